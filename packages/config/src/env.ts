@@ -1,0 +1,74 @@
+/**
+ * Environment variables -> the config file's shape. The only place `process.env` is read
+ * (apps pass `process.env` in; tests pass their own object).
+ */
+type Env = Record<string, string | undefined>;
+type Tree = Record<string, unknown>;
+
+export class ConfigInputError extends Error {}
+
+function bool(name: string, v: string): boolean {
+  const s = v.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+  if (['0', 'false', 'no', 'off'].includes(s)) return false;
+  throw new ConfigInputError(`${name}: expected true or false, got "${v}"`);
+}
+
+function int(name: string, v: string): number {
+  if (!/^-?\d+$/.test(v.trim())) throw new ConfigInputError(`${name}: expected an integer, got "${v}"`);
+  return Number(v);
+}
+
+function set(tree: Tree, path: string[], value: unknown) {
+  let node = tree;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === undefined || next === null || typeof next !== 'object') node[key] = {};
+    node = node[key] as Tree;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+const scalars: Array<[string, string[], 'str' | 'int' | 'bool']> = [
+  ['SVC_HTTP_HOST', ['http', 'host'], 'str'],
+  ['SVC_HTTP_PORT', ['http', 'port'], 'int'],
+  ['SVC_PUBLIC_BASE_URL', ['http', 'public_base_url'], 'str'],
+  ['SVC_TRUST_PROXY', ['http', 'trust_proxy'], 'bool'],
+  ['SVC_DATA_DIR', ['data_dir'], 'str'],
+  ['DATABASE_URL', ['database', 'url'], 'str'],
+  ['SVC_DATABASE_POOL_SIZE', ['database', 'pool_size'], 'int'],
+  ['REDIS_URL', ['redis', 'url'], 'str'],
+  ['SVC_LOG_LEVEL', ['log', 'level'], 'str'],
+  ['SVC_INSTALLATION_KEY', ['installation_key'], 'str'],
+  ['SVC_AUTH_PASSWORD_LOGIN', ['auth', 'password_login'], 'bool'],
+  ['SVC_PORTAL_REGISTRATION', ['portal_auth', 'registration'], 'str'],
+  ['SVC_PORTAL_PASSWORD_LOGIN', ['portal_auth', 'password_login'], 'bool'],
+  ['SVC_SMTP_URL', ['mail', 'smtp_url'], 'str'],
+  ['SVC_MAIL_FROM', ['mail', 'from'], 'str'],
+  ['SVC_ARGON2_MEMORY_KIB', ['password_hash', 'memory_kib'], 'int'],
+  ['SVC_ARGON2_ITERATIONS', ['password_hash', 'iterations'], 'int'],
+  ['SVC_ARGON2_PARALLELISM', ['password_hash', 'parallelism'], 'int'],
+  ['SVC_PASSWORD_HASH_CONCURRENCY', ['password_hash', 'concurrency'], 'int'],
+];
+
+/** Keys that hold secrets: accepted from the environment only, never from a config file. */
+export const SECRET_PATHS = [['installation_key'], ['mail', 'smtp_url']] as const;
+
+const OAUTH_ENV =
+  /^SVC_(AUTH|PORTAL)_OAUTH_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|ISSUER|AUTHORIZATION_ENDPOINT|TOKEN_ENDPOINT|USERINFO_ENDPOINT)$/;
+
+export function applyEnv(tree: Tree, env: Env): Tree {
+  for (const [name, path, kind] of scalars) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    set(tree, path, kind === 'int' ? int(name, raw) : kind === 'bool' ? bool(name, raw) : raw);
+  }
+  for (const [name, raw] of Object.entries(env)) {
+    const m = OAUTH_ENV.exec(name);
+    if (!m || raw === undefined || raw === '') continue;
+    const [, surface, provider, field] = m as unknown as [string, string, string, string];
+    const section = surface === 'AUTH' ? 'auth' : 'portal_auth';
+    set(tree, [section, 'oauth', provider.toLowerCase(), field.toLowerCase()], raw);
+  }
+  return tree;
+}

@@ -1,0 +1,3 @@
+export { checkInvariants } from './invariants.ts';
+export { ConfigError, loadConfig } from './load.ts';
+export { type Config, type ConfigInput, configSchema, type OAuthProviderConfig, type RateLimitWindow } from './schema.ts';

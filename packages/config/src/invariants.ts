@@ -1,0 +1,20 @@
+import type { Config } from './schema.ts';
+
+/**
+ * Spec 5.9 rule 3: combinations that would leave nobody able to sign in, or accept
+ * registrations that can never be confirmed. Each broken rule is one readable sentence.
+ */
+export function checkInvariants(config: Config): string[] {
+  const broken: string[] = [];
+  if (!config.auth.password_login && Object.keys(config.auth.oauth).length === 0) {
+    broken.push(
+      'auth.password_login is off (SVC_AUTH_PASSWORD_LOGIN=false) but no admin OAuth provider is configured under auth.oauth: no administrator could sign in',
+    );
+  }
+  if (config.portal_auth.registration !== 'closed' && config.portal_auth.password_login && !config.mail.smtp_url) {
+    broken.push(
+      `portal_auth.registration is ${config.portal_auth.registration} with portal password sign-in on, but no mail transport is configured (SVC_SMTP_URL): registrations could never be confirmed`,
+    );
+  }
+  return broken;
+}

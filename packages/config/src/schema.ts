@@ -1,0 +1,111 @@
+import { z } from 'zod';
+
+/**
+ * The one description of the installation's static configuration. Keys mirror the spec's
+ * names (auth.password_login, portal_auth.registration ...) so the config file, the docs and
+ * the code use one vocabulary. Values come from an optional config file (YAML or JSON),
+ * overlaid by environment variables (see env.ts); secrets come only from the environment.
+ */
+
+const oauthProvider = z.object({
+  client_id: z.string().min(1),
+  client_secret: z.string().min(1),
+  issuer: z.url().optional(),
+  authorization_endpoint: z.url().optional(),
+  token_endpoint: z.url().optional(),
+  userinfo_endpoint: z.url().optional(),
+  scopes: z.array(z.string()).optional(),
+});
+export type OAuthProviderConfig = z.infer<typeof oauthProvider>;
+
+const window = z.object({
+  limit: z.number().int().positive(),
+  window_seconds: z.number().int().positive(),
+});
+export type RateLimitWindow = z.infer<typeof window>;
+
+const perIpAndSubject = (ip: RateLimitWindow, subject: RateLimitWindow) =>
+  z.object({ per_ip: window.default(ip), per_subject: window.default(subject) }).default({ per_ip: ip, per_subject: subject });
+
+export const configSchema = z.object({
+  http: z
+    .object({
+      host: z.string().default('0.0.0.0'),
+      port: z.number().int().min(0).max(65535).default(8080),
+      /** Base of links handed to users (subscription URLs); defaults to http://localhost:{port}. */
+      public_base_url: z.url().optional(),
+      /** Take the client address from X-Forwarded-For (only behind a proxy you control). */
+      trust_proxy: z.boolean().default(false),
+      body_limit_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(1024 * 1024),
+    })
+    .default({ host: '0.0.0.0', port: 8080, trust_proxy: false, body_limit_bytes: 1024 * 1024 }),
+  /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
+  data_dir: z.string().min(1).default('./data'),
+  database: z.object({ url: z.string().min(1).optional(), pool_size: z.number().int().positive().default(10) }).default({ pool_size: 10 }),
+  redis: z.object({ url: z.string().min(1).optional() }).default({}),
+  log: z
+    .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
+    .default({ level: 'info' }),
+  /** 32 bytes, base64; encrypts secrets at rest. Generated into data_dir when absent. Environment only. */
+  installation_key: z.string().optional(),
+  auth: z
+    .object({
+      password_login: z.boolean().default(true),
+      oauth: z.record(z.string().regex(/^[a-z0-9_-]+$/), oauthProvider).default({}),
+      access_token_ttl_seconds: z
+        .number()
+        .int()
+        .positive()
+        .default(15 * 60),
+      refresh_token_ttl_seconds: z
+        .number()
+        .int()
+        .positive()
+        .default(30 * 24 * 3600),
+    })
+    .default({ password_login: true, oauth: {}, access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 2592000 }),
+  portal_auth: z
+    .object({
+      registration: z.enum(['closed', 'application', 'open']).default('closed'),
+      password_login: z.boolean().default(true),
+      oauth: z.record(z.string().regex(/^[a-z0-9_-]+$/), oauthProvider).default({}),
+    })
+    .default({ registration: 'closed', password_login: true, oauth: {} }),
+  mail: z
+    .object({ smtp_url: z.string().min(1).optional(), from: z.string().default('svc <no-reply@localhost>') })
+    .default({ from: 'svc <no-reply@localhost>' }),
+  password_hash: z
+    .object({
+      // OWASP's Argon2id minimum: m=19 MiB, t=2, p=1. Lower values are refused.
+      memory_kib: z
+        .number()
+        .int()
+        .min(19 * 1024)
+        .default(19 * 1024),
+      iterations: z.number().int().min(2).default(2),
+      parallelism: z.number().int().min(1).default(1),
+      /** Hashes computed at once; the rest queue. Default: cores - 1 (min 1), so a login flood never takes the event loop's core. */
+      concurrency: z.number().int().positive().optional(),
+      /** Hash requests allowed to wait; beyond that sign-in answers 503 at once instead of piling up. */
+      max_queue: z.number().int().positive().default(256),
+    })
+    .default({ memory_kib: 19 * 1024, iterations: 2, parallelism: 1, max_queue: 256 }),
+  rate_limits: z
+    .object({
+      login: perIpAndSubject({ limit: 20, window_seconds: 60 }, { limit: 10, window_seconds: 900 }),
+      refresh: perIpAndSubject({ limit: 60, window_seconds: 60 }, { limit: 30, window_seconds: 60 }),
+      setup: perIpAndSubject({ limit: 10, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
+    })
+    .default({
+      login: { per_ip: { limit: 20, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 900 } },
+      refresh: { per_ip: { limit: 60, window_seconds: 60 }, per_subject: { limit: 30, window_seconds: 60 } },
+      setup: { per_ip: { limit: 10, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },
+    }),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;

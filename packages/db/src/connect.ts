@@ -1,0 +1,71 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.ts';
+import type { Database } from './schema/index.ts';
+
+// int8 (counters, revisions, count(*)) as number, as PGlite returns it: every int8 we store
+// (bytes, revisions) stays below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** Where PGlite keeps its files, or the server URL with the password masked. */
+  location: string;
+  destroy(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL server URL; when absent, PGlite in `dataDir`. */
+  url?: string | undefined;
+  dataDir: string;
+  poolSize?: number;
+  /** PostgreSQL schema to use (tests isolate by schema); created if missing. */
+  schema?: string;
+}
+
+/** The dialect factory: node-postgres when a URL is given, else PGlite in the data dir. */
+export async function connectDatabase(opts: ConnectOptions): Promise<DatabaseHandle> {
+  if (opts.url) {
+    const pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 10,
+      ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+    });
+    if (opts.schema) {
+      const c = await pool.connect();
+      try {
+        await c.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema.replaceAll('"', '')}"`);
+      } finally {
+        c.release();
+      }
+    }
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', location: maskUrl(opts.url), destroy: () => db.destroy() };
+  }
+  const dir = resolve(opts.dataDir, 'pg');
+  mkdirSync(dir, { recursive: true });
+  const pglite = await PGlite.create(dir);
+  return fromPGlite(pglite, dir);
+}
+
+/** Wraps an existing PGlite instance (tests use in-memory clones of a migrated template). */
+export function fromPGlite(pglite: PGlite, location = 'memory://'): DatabaseHandle {
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return { db, kind: 'pglite', location, destroy: () => db.destroy() };
+}
+
+function maskUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres';
+  }
+}

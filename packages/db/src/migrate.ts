@@ -1,0 +1,15 @@
+import { type Kysely, type MigrationResultSet, Migrator } from 'kysely';
+import { migrations } from './migrations/index.ts';
+
+export class MigrationError extends Error {}
+
+/** Brings the schema to the latest version; safe to run concurrently (kysely takes a lock). */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new MigrationError(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

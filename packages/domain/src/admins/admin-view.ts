@@ -1,0 +1,30 @@
+import type { AdminRow } from '@svc/db';
+import { ValidationError } from '../errors.ts';
+
+export interface AdminView {
+  id: string;
+  email: string;
+  role: AdminRow['role'];
+  has_password: boolean;
+  created_at: string;
+  updated_at: string;
+  last_login_at: string | null;
+}
+
+export const adminView = (r: AdminRow): AdminView => ({
+  id: r.id,
+  email: r.email,
+  role: r.role,
+  has_password: r.password_hash !== null,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+  last_login_at: r.last_login_at?.toISOString() ?? null,
+});
+
+/** Emails are compared case-insensitively: stored trimmed and lower-cased. */
+export function normalizeEmail(email: string, field = 'email'): string {
+  const e = email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e) || e.length > 254)
+    throw new ValidationError('invalid email', { [field]: 'must be an email address' });
+  return e;
+}

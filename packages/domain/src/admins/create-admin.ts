@@ -1,0 +1,50 @@
+import type { AdminRole, AdminRow, Db } from '@svc/db';
+import { writeAudit } from '../audit/write-audit.ts';
+import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { ConflictError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { newId } from '../shared/ids.ts';
+import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
+
+export interface CreateAdminInput {
+  email: string;
+  password?: string | null | undefined;
+  role: AdminRole;
+}
+
+/** Inserts the row inside `trx`; the password is hashed by the caller, outside the transaction. */
+export async function insertAdmin(
+  trx: Db,
+  ctx: DomainContext,
+  email: string,
+  passwordHash: string | null,
+  role: AdminRole,
+): Promise<AdminRow> {
+  const taken = await trx.selectFrom('admins').select('id').where('email', '=', email).executeTakeFirst();
+  if (taken) throw new ConflictError('an admin with this email exists', { email: 'already taken' });
+  const now = ctx.clock.now();
+  return trx
+    .insertInto('admins')
+    .values({
+      id: newId('adm', now.getTime()),
+      email,
+      password_hash: passwordHash,
+      role,
+      created_at: now,
+      updated_at: now,
+      last_login_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function createAdmin(ctx: DomainContext, input: CreateAdminInput): Promise<AdminView> {
+  const email = normalizeEmail(input.email);
+  if (input.password != null) checkPasswordPolicy(input.password);
+  const hash = input.password != null ? await ctx.passwords.hash(input.password) : null;
+  return ctx.db.transaction().execute(async (trx) => {
+    const row = await insertAdmin(trx, ctx, email, hash, input.role);
+    await writeAudit(trx, ctx, { action: 'admin.created', entity_type: 'admin', entity_id: row.id, details: { email, role: row.role } });
+    return adminView(row);
+  });
+}

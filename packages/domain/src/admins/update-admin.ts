@@ -1,0 +1,52 @@
+import type { AdminRole } from '@svc/db';
+import { writeAudit } from '../audit/write-audit.ts';
+import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { revokeAllSessions } from '../auth/sessions.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
+import { assertNotLastOwner } from './owner-guard.ts';
+
+export interface UpdateAdminInput {
+  email?: string | undefined;
+  /** null removes the password (OAuth-only admin). */
+  password?: string | null | undefined;
+  role?: AdminRole | undefined;
+}
+
+/** PATCH merge. A new password or a removed one ends every session of that admin. */
+export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateAdminInput): Promise<AdminView> {
+  const email = input.email !== undefined ? normalizeEmail(input.email) : undefined;
+  if (typeof input.password === 'string') checkPasswordPolicy(input.password);
+  const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('admins').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!current) throw new NotFoundError('admin', id);
+    if (input.role !== undefined && input.role !== 'owner' && current.role === 'owner') await assertNotLastOwner(trx, id, 'demote');
+    if (email !== undefined && email !== current.email) {
+      const taken = await trx.selectFrom('admins').select('id').where('email', '=', email).executeTakeFirst();
+      if (taken) throw new ConflictError('an admin with this email exists', { email: 'already taken' });
+    }
+    const now = ctx.clock.now();
+    const row = await trx
+      .updateTable('admins')
+      .set({
+        ...(email !== undefined ? { email } : {}),
+        ...(input.role !== undefined ? { role: input.role } : {}),
+        ...(hash !== undefined ? { password_hash: hash } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (hash !== undefined) await revokeAllSessions(trx, { type: 'admin', id }, 'password_changed', now);
+    const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAdminInput] !== undefined);
+    await writeAudit(trx, ctx, {
+      action: 'admin.updated',
+      entity_type: 'admin',
+      entity_id: id,
+      details: { changed, ...(input.role !== undefined ? { role: { from: current.role, to: input.role } } : {}) },
+    });
+    return adminView(row);
+  });
+}

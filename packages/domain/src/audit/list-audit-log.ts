@@ -1,0 +1,52 @@
+import type { AuditLogRow } from '@svc/db';
+import type { DomainContext } from '../shared/context.ts';
+import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+
+export interface AuditFilter extends PageRequest {
+  actor_id?: string | undefined;
+  entity_type?: string | undefined;
+  entity_id?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+export interface AuditView {
+  id: string;
+  at: string;
+  actor_type: string;
+  actor_id: string | null;
+  action: string;
+  entity_type: string | null;
+  entity_id: string | null;
+  ip: string | null;
+  details: Record<string, unknown> | null;
+}
+
+export const auditView = (r: AuditLogRow): AuditView => ({
+  id: r.id,
+  at: r.at.toISOString(),
+  actor_type: r.actor_type,
+  actor_id: r.actor_id,
+  action: r.action,
+  entity_type: r.entity_type,
+  entity_id: r.entity_id,
+  ip: r.ip,
+  details: r.details,
+});
+
+/** Newest first; `from` inclusive, `to` exclusive. */
+export async function listAuditLog(ctx: DomainContext, f: AuditFilter): Promise<Page<AuditView>> {
+  const after = decodeCursor(f.cursor);
+  let q = ctx.db.selectFrom('audit_log').selectAll();
+  if (f.actor_id) q = q.where('actor_id', '=', f.actor_id);
+  if (f.entity_type) q = q.where('entity_type', '=', f.entity_type);
+  if (f.entity_id) q = q.where('entity_id', '=', f.entity_id);
+  if (f.from) q = q.where('at', '>=', f.from);
+  if (f.to) q = q.where('at', '<', f.to);
+  if (after) q = q.where('id', '<', after);
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
+  return toPage(rows, f.limit, auditView);
+}

@@ -1,0 +1,66 @@
+import { normalizeEmail } from '../admins/admin-view.ts';
+import { writeAudit } from '../audit/write-audit.ts';
+import { UnauthenticatedError } from '../errors.ts';
+import { anonymous, type DomainDeps } from '../shared/context.ts';
+import { assertAdminMethodEnabled } from './methods.ts';
+import { enforceRateLimit } from './rate-limit.ts';
+import { issueSession, type RequestMeta, type TokenPair } from './sessions.ts';
+
+const FAILED = 'invalid email or password';
+
+/**
+ * Admin password sign-in. Unknown email, no password and wrong password look the same
+ * from outside (same message, same Argon2 work); each failure is audited.
+ */
+export async function loginAdminWithPassword(
+  deps: DomainDeps,
+  input: { email: string; password: string },
+  meta: RequestMeta,
+): Promise<TokenPair> {
+  assertAdminMethodEnabled(deps.config, 'password');
+  const email = normalizeEmail(input.email);
+  await enforceRateLimit(deps, 'login', deps.config.rate_limits.login, { ip: meta.ip, subject: `admin:${email}` });
+
+  const admin = await deps.db.selectFrom('admins').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
+  const ok = await deps.passwords.verify(admin?.password_hash ?? null, input.password);
+  if (!ok || !admin) {
+    await writeAudit(
+      deps.db,
+      { clock: deps.clock, actor: anonymous(meta.ip, meta.userAgent) },
+      {
+        action: 'auth.login_failed',
+        entity_type: admin ? 'admin' : null,
+        entity_id: admin?.id ?? null,
+        details: {
+          surface: 'admin',
+          method: 'password',
+          email,
+          reason: !admin ? 'unknown_email' : admin.password_hash ? 'wrong_password' : 'no_password',
+        },
+      },
+    );
+    throw new UnauthenticatedError(FAILED);
+  }
+  const rehash = admin.password_hash && deps.passwords.needsRehash(admin.password_hash) ? await deps.passwords.hash(input.password) : null;
+
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    await trx
+      .updateTable('admins')
+      .set({ last_login_at: now, ...(rehash ? { password_hash: rehash } : {}) })
+      .where('id', '=', admin.id)
+      .execute();
+    const pair = await issueSession(deps, trx, { type: 'admin', id: admin.id }, 'password', meta);
+    await writeAudit(
+      trx,
+      { clock: deps.clock, actor: { type: 'admin', id: admin.id, ip: meta.ip ?? null } },
+      {
+        action: 'auth.login',
+        entity_type: 'admin',
+        entity_id: admin.id,
+        details: { method: 'password' },
+      },
+    );
+    return pair;
+  });
+}

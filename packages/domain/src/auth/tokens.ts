@@ -1,0 +1,123 @@
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { AdminRole, Db, SubjectType } from '@svc/db';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { UnauthenticatedError } from '../errors.ts';
+import type { Clock } from '../shared/clock.ts';
+import { newId } from '../shared/ids.ts';
+import { advisoryXactLock } from '../shared/locks.ts';
+import { decryptSecret, encryptSecret } from '../shared/secrets.ts';
+
+export type Scope = 'admin' | 'client';
+export const scopeOf = (subject: SubjectType): Scope => subject;
+
+export interface AccessClaims {
+  sub: string;
+  scope: Scope;
+  role?: AdminRole | undefined;
+  /** Session id: logout revokes this session. */
+  sid: string;
+  exp: number;
+}
+
+export interface TokenService {
+  signAccess(claims: Omit<AccessClaims, 'exp'>): Promise<{ token: string; expiresIn: number }>;
+  /** Verifies signature, expiry and scope; anything else is UnauthenticatedError. */
+  verifyAccess(token: string, scope: Scope): Promise<AccessClaims>;
+}
+
+const ALG = 'EdDSA';
+const ISSUER = 'svc';
+
+/**
+ * Access tokens: EdDSA (Ed25519) JWTs. Asymmetric so a surface that only verifies needs no
+ * secret; the private key is kept in signing_keys encrypted with the installation key, so
+ * every replica signs with the same key. Verification keys are cached by kid and reloaded
+ * on an unknown kid (another replica rotated).
+ */
+export async function createTokenService(opts: {
+  db: Db;
+  installationKey: Buffer;
+  clock: Clock;
+  accessTtlSeconds: number;
+}): Promise<TokenService> {
+  const { db, installationKey, clock } = opts;
+  const publicKeys = new Map<string, KeyObject>();
+
+  async function loadPublicKeys() {
+    const rows = await db.selectFrom('signing_keys').select(['kid', 'public_jwk']).where('retired_at', 'is', null).execute();
+    for (const r of rows) publicKeys.set(r.kid, createPublicKey({ key: r.public_jwk as never, format: 'jwk' }));
+  }
+
+  const active = await ensureSigningKey(db, installationKey, clock);
+  await loadPublicKeys();
+
+  return {
+    async signAccess(claims) {
+      const now = Math.floor(clock.now().getTime() / 1000);
+      const token = await new SignJWT({ scope: claims.scope, sid: claims.sid, ...(claims.role ? { role: claims.role } : {}) })
+        .setProtectedHeader({ alg: ALG, kid: active.kid, typ: 'at+jwt' })
+        .setIssuer(ISSUER)
+        .setSubject(claims.sub)
+        .setIssuedAt(now)
+        .setExpirationTime(now + opts.accessTtlSeconds)
+        .sign(active.privateKey);
+      return { token, expiresIn: opts.accessTtlSeconds };
+    },
+    async verifyAccess(token, scope) {
+      try {
+        const { payload } = await jwtVerify(
+          token,
+          async (header) => {
+            const kid = header.kid ?? '';
+            if (!publicKeys.has(kid)) await loadPublicKeys();
+            const key = publicKeys.get(kid);
+            if (!key) throw new UnauthenticatedError('unknown signing key');
+            return key;
+          },
+          { algorithms: [ALG], issuer: ISSUER, currentDate: clock.now(), typ: 'at+jwt' },
+        );
+        if (payload.scope !== scope) throw new UnauthenticatedError(`this route needs a token of scope ${scope}`);
+        if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') {
+          throw new UnauthenticatedError('malformed access token');
+        }
+        return {
+          sub: payload.sub,
+          scope,
+          sid: payload.sid,
+          exp: payload.exp,
+          role: payload.role as AdminRole | undefined,
+        };
+      } catch (err) {
+        if (err instanceof UnauthenticatedError) throw err;
+        if (err instanceof joseErrors.JWTExpired) throw new UnauthenticatedError('access token expired');
+        throw new UnauthenticatedError('invalid access token');
+      }
+    },
+  };
+}
+
+async function ensureSigningKey(db: Db, installationKey: Buffer, clock: Clock): Promise<{ kid: string; privateKey: KeyObject }> {
+  const row = await db.transaction().execute(async (trx) => {
+    const found = await trx
+      .selectFrom('signing_keys')
+      .selectAll()
+      .where('retired_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirst();
+    if (found) return found;
+    // Two replicas starting at once on an empty database must agree on one key.
+    await advisoryXactLock(trx, 'svc.signing_keys');
+    const again = await trx.selectFrom('signing_keys').selectAll().where('retired_at', 'is', null).executeTakeFirst();
+    if (again) return again;
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const values = {
+      kid: newId('key', clock.now().getTime()),
+      alg: ALG,
+      public_jwk: JSON.stringify(publicKey.export({ format: 'jwk' })),
+      private_key_enc: encryptSecret(installationKey, privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()),
+      created_at: clock.now(),
+    };
+    return trx.insertInto('signing_keys').values(values).returningAll().executeTakeFirstOrThrow();
+  });
+  return { kid: row.kid, privateKey: createPrivateKey(decryptSecret(installationKey, row.private_key_enc)) };
+}

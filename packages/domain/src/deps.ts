@@ -1,0 +1,39 @@
+import type { Config } from '@svc/config';
+import type { Db } from '@svc/db';
+import type { Logger } from 'pino';
+import { createPasswordHasher } from './auth/password-hasher.ts';
+import type { RateLimitStore } from './auth/rate-limit.ts';
+import { createTokenService } from './auth/tokens.ts';
+import { bindInstallationKey } from './installation/installation-key.ts';
+import type { Clock } from './shared/clock.ts';
+import type { DomainDeps } from './shared/context.ts';
+
+/**
+ * Wires the domain's services for one process: checks the installation key against the
+ * database, loads (or creates) the signing key, sizes the password hasher.
+ */
+export async function createDomainDeps(opts: {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  rateLimiter: RateLimitStore;
+  installationKey: Buffer;
+}): Promise<DomainDeps> {
+  await bindInstallationKey(opts.db, opts.installationKey, opts.clock);
+  const tokens = await createTokenService({
+    db: opts.db,
+    installationKey: opts.installationKey,
+    clock: opts.clock,
+    accessTtlSeconds: opts.config.auth.access_token_ttl_seconds,
+  });
+  return {
+    db: opts.db,
+    clock: opts.clock,
+    log: opts.log,
+    config: opts.config,
+    passwords: createPasswordHasher(opts.config.password_hash),
+    rateLimiter: opts.rateLimiter,
+    tokens,
+  };
+}

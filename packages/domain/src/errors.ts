@@ -1,0 +1,64 @@
+/**
+ * Domain errors, each with a stable `type` slug. Transports map them once (packages/http
+ * to problem+json, the control plane to gRPC status). Compare `type`, never `instanceof`
+ * across packages.
+ */
+export type ErrorType = 'validation' | 'unauthenticated' | 'forbidden' | 'not-found' | 'conflict' | 'rate-limited' | 'unavailable';
+
+export class DomainError extends Error {
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+    /** Per-field reasons (problem+json `errors`). */
+    readonly errors?: Record<string, string>,
+    /** Extra members safe to show to the caller. */
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const isDomainError = (e: unknown): e is DomainError =>
+  e instanceof Error && e.name === 'DomainError' && typeof (e as DomainError).type === 'string';
+
+export class ValidationError extends DomainError {
+  constructor(message: string, errors?: Record<string, string>) {
+    super('validation', message, errors);
+  }
+}
+export class UnauthenticatedError extends DomainError {
+  constructor(message = 'authentication required') {
+    super('unauthenticated', message);
+  }
+}
+export class ForbiddenError extends DomainError {
+  constructor(message = 'not allowed') {
+    super('forbidden', message);
+  }
+}
+export class NotFoundError extends DomainError {
+  constructor(entity: string, id?: string) {
+    super('not-found', id ? `${entity} ${id} not found` : `${entity} not found`);
+  }
+}
+export class ConflictError extends DomainError {
+  constructor(message: string, errors?: Record<string, string>, extra?: Record<string, unknown>) {
+    super('conflict', message, errors, extra);
+  }
+}
+export class RateLimitedError extends DomainError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('rate-limited', `too many attempts; retry in ${retryAfterSeconds} s`, undefined, {
+      retry_after_seconds: retryAfterSeconds,
+    });
+  }
+}
+export class UnavailableError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super('unavailable', message);
+  }
+}

@@ -1,0 +1,88 @@
+import type { AdminView } from '../admins/admin-view.ts';
+import { adminView, normalizeEmail } from '../admins/admin-view.ts';
+import { insertAdmin } from '../admins/create-admin.ts';
+import { writeAudit } from '../audit/write-audit.ts';
+import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { enforceRateLimit } from '../auth/rate-limit.ts';
+import type { RequestMeta } from '../auth/sessions.ts';
+import { NotFoundError, UnauthenticatedError } from '../errors.ts';
+import { anonymous, type DomainDeps, SYSTEM, withActor } from '../shared/context.ts';
+import { advisoryXactLock } from '../shared/locks.ts';
+import { randomToken, sha256Hex } from '../shared/secrets.ts';
+
+const LOCK = 'svc.setup';
+
+/**
+ * Spec 3.4: at every start while no admin exists, a fresh one-time setup token replaces
+ * any earlier one (only its hash is stored). Returns the token for the process log, or
+ * null when the installation already has an admin.
+ */
+export async function beginBootstrap(deps: Pick<DomainDeps, 'db' | 'clock'>): Promise<string | null> {
+  return deps.db.transaction().execute(async (trx) => {
+    await advisoryXactLock(trx, LOCK);
+    const admin = await trx.selectFrom('admins').select('id').limit(1).executeTakeFirst();
+    if (admin) {
+      await trx.deleteFrom('setup_tokens').execute();
+      return null;
+    }
+    const token = randomToken(32);
+    await trx.deleteFrom('setup_tokens').execute();
+    await trx
+      .insertInto('setup_tokens')
+      .values({ token_hash: sha256Hex(token), created_at: deps.clock.now() })
+      .execute();
+    return token;
+  });
+}
+
+export async function setupRequired(deps: Pick<DomainDeps, 'db'>): Promise<boolean> {
+  const admin = await deps.db.selectFrom('admins').select('id').limit(1).executeTakeFirst();
+  return !admin;
+}
+
+/**
+ * POST /setup: the valid token creates the first owner, once. Afterwards (an admin exists)
+ * the endpoint is gone: NotFound, whatever the body.
+ */
+export async function completeSetup(
+  deps: DomainDeps,
+  input: { token: string; email: string; password: string },
+  meta: RequestMeta,
+): Promise<AdminView> {
+  if (!(await setupRequired(deps))) throw new NotFoundError('route');
+  await enforceRateLimit(deps, 'setup', deps.config.rate_limits.setup, { ip: meta.ip });
+  const email = normalizeEmail(input.email);
+  checkPasswordPolicy(input.password);
+  const hash = await deps.passwords.hash(input.password);
+
+  const result = await deps.db.transaction().execute(async (trx) => {
+    await advisoryXactLock(trx, LOCK);
+    const admin = await trx.selectFrom('admins').select('id').limit(1).executeTakeFirst();
+    if (admin) return { gone: true as const };
+    const used = await trx
+      .deleteFrom('setup_tokens')
+      .where('token_hash', '=', sha256Hex(input.token))
+      .returning('token_hash')
+      .executeTakeFirst();
+    if (!used) return { invalid: true as const };
+    await trx.deleteFrom('setup_tokens').execute();
+    const ctx = withActor(deps, { ...SYSTEM, ip: meta.ip ?? null });
+    const row = await insertAdmin(trx, ctx, email, hash, 'owner');
+    await writeAudit(trx, ctx, { action: 'setup.completed', entity_type: 'admin', entity_id: row.id, details: { email, role: 'owner' } });
+    return { admin: adminView(row) };
+  });
+
+  if ('gone' in result) throw new NotFoundError('route');
+  if ('invalid' in result) {
+    await writeAudit(
+      deps.db,
+      { clock: deps.clock, actor: anonymous(meta.ip, meta.userAgent) },
+      {
+        action: 'setup.token_rejected',
+        details: { email },
+      },
+    );
+    throw new UnauthenticatedError('invalid setup token');
+  }
+  return result.admin;
+}

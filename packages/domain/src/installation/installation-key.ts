@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '@svc/db';
+import type { Clock } from '../shared/clock.ts';
+import { hmacHex, safeEqual } from '../shared/secrets.ts';
+
+export class InstallationKeyError extends Error {}
+
+const KEY_FILE = 'installation.key';
+
+function parseKey(text: string, source: string): Buffer {
+  const key = Buffer.from(text.trim(), 'base64');
+  if (key.length !== 32) throw new InstallationKeyError(`${source}: expected 32 bytes in base64, got ${key.length} bytes`);
+  return key;
+}
+
+/**
+ * The installation key encrypts secrets at rest. From SVC_INSTALLATION_KEY when set (split
+ * deployments give every replica the same one), else from `<data_dir>/installation.key`,
+ * created (mode 0600) on first start.
+ */
+export function loadInstallationKey(opts: { installation_key?: string | undefined; data_dir: string }): Buffer {
+  if (opts.installation_key) return parseKey(opts.installation_key, 'SVC_INSTALLATION_KEY');
+  const path = join(opts.data_dir, KEY_FILE);
+  if (existsSync(path)) return parseKey(readFileSync(path, 'utf8'), path);
+  mkdirSync(opts.data_dir, { recursive: true });
+  writeFileSync(path, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+  return parseKey(readFileSync(path, 'utf8'), path);
+}
+
+const LABEL = 'svc installation key check v1';
+
+/**
+ * Records which key this database belongs to on first start and refuses a different key
+ * later: a replica with the wrong key would otherwise fail to decrypt every secret.
+ */
+export async function bindInstallationKey(db: Db, key: Buffer, clock: Clock): Promise<void> {
+  const check = hmacHex(key, LABEL);
+  await db
+    .insertInto('installation')
+    .values({ id: 1, key_check: check, created_at: clock.now() })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  const row = await db.selectFrom('installation').select('key_check').where('id', '=', 1).executeTakeFirstOrThrow();
+  if (!safeEqual(row.key_check, check)) {
+    throw new InstallationKeyError(
+      'the installation key (SVC_INSTALLATION_KEY or <data_dir>/installation.key) is not the one this database was initialised with; secrets could not be decrypted, so the service refuses to start',
+    );
+  }
+}

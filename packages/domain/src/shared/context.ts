@@ -1,0 +1,36 @@
+import type { Config } from '@svc/config';
+import type { ActorType, AdminRole, Db } from '@svc/db';
+import type { Logger } from 'pino';
+import type { PasswordHasher } from '../auth/password-hasher.ts';
+import type { RateLimitStore } from '../auth/rate-limit.ts';
+import type { TokenService } from '../auth/tokens.ts';
+import type { Clock } from './clock.ts';
+
+/** Who is acting, and from where; written to the audit log with every change. */
+export interface Actor {
+  type: ActorType;
+  id: string | null;
+  role?: AdminRole | undefined;
+  ip?: string | null | undefined;
+  userAgent?: string | null | undefined;
+}
+
+export const SYSTEM: Actor = { type: 'system', id: null };
+export const anonymous = (ip?: string | null, userAgent?: string | null): Actor => ({ type: 'anonymous', id: null, ip, userAgent });
+
+/** What every use case may use: built once at start, shared by every surface. */
+export interface DomainDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  config: Config;
+  passwords: PasswordHasher;
+  rateLimiter: RateLimitStore;
+  tokens: TokenService;
+}
+
+export interface DomainContext extends DomainDeps {
+  actor: Actor;
+}
+
+export const withActor = (deps: DomainDeps, actor: Actor): DomainContext => ({ ...deps, actor });

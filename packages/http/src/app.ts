@@ -1,0 +1,90 @@
+import type { Hook } from '@hono/zod-openapi';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { DomainDeps } from '@svc/domain';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import { clientIp } from './client-ip.ts';
+import type { AppEnv } from './env.ts';
+import { fieldErrors, mapError } from './errors.ts';
+import { problemResponse } from './problem.ts';
+
+const TARGET_PREFIX: Record<string, string> = { query: 'query.', param: 'path.', header: 'header.', json: '', form: '' };
+
+/** Failed zod validation of any part of the request: 400 problem+json with errors per field. */
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result, c) => {
+  if (!result.success) {
+    const target = (result as { target?: string }).target ?? 'json';
+    return problemResponse(
+      c,
+      'validation',
+      `the request ${target === 'json' ? 'body' : target} is invalid`,
+      fieldErrors(result.error, TARGET_PREFIX[target] ?? ''),
+    );
+  }
+};
+
+/** A feature app (routes only); mount it on the root app made by createApp. */
+export function createRouter(basePath = '/'): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  return basePath === '/' ? app : (app.basePath(basePath) as OpenAPIHono<AppEnv>);
+}
+
+/**
+ * The one root app factory: request id, client address, body limit, problem+json for
+ * every error (domain errors, malformed JSON, unknown route, wrong method).
+ */
+export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const { trust_proxy, body_limit_bytes } = deps.config.http;
+  app.use(requestId());
+  app.use(async (c, next) => {
+    c.set('deps', deps);
+    c.set('clientIp', clientIp(c, trust_proxy));
+    await next();
+  });
+  app.use(
+    bodyLimit({
+      maxSize: body_limit_bytes,
+      onError: (c) => problemResponse(c, 'payload-too-large', `the request body exceeds ${body_limit_bytes} bytes`),
+    }),
+  );
+  app.onError((err, c) => mapError(err, c, deps.log));
+  app.notFound((c) => {
+    const allowed = allowedMethods(app, c.req.path);
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
+      return problemResponse(
+        c,
+        'method-not-allowed',
+        `${c.req.method} is not allowed on ${c.req.path}`,
+        {},
+        { headers: { allow: allowed.join(', ') } },
+      );
+    }
+    return problemResponse(c, 'route-not-found', `no route for ${c.req.method} ${c.req.path}`);
+  });
+  return app;
+}
+
+const patterns = new WeakMap<object, Array<{ method: string; re: RegExp }>>();
+
+function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
+  let list = patterns.get(app);
+  if (!list || list.length !== app.routes.filter((r) => r.method !== 'ALL').length) {
+    list = app.routes
+      .filter((r) => r.method !== 'ALL')
+      .map((r) => ({
+        method: r.method,
+        re: new RegExp(
+          `^${r.path
+            .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+            .replace(/:[A-Za-z0-9_]+/g, '[^/]+')
+            .replace(/\*/g, '.*')}/?$`,
+        ),
+      }));
+    patterns.set(app, list);
+  }
+  const methods = new Set(list.filter((p) => p.re.test(path)).map((p) => p.method));
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods];
+}

@@ -1,0 +1,40 @@
+import { isDomainError } from '@svc/domain';
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { Logger } from 'pino';
+import type { ZodError } from 'zod';
+import { problemResponse } from './problem.ts';
+
+/** Zod issues -> `errors` per field (dot path; `(body)` for the body itself). */
+export function fieldErrors(error: ZodError, prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const path = issue.path.map(String).join('.') || '(body)';
+    const key = prefix && path !== '(body)' ? `${prefix}${path}` : path;
+    out[key] ??= issue.message;
+  }
+  return out;
+}
+
+/** The one place an error becomes an HTTP response. */
+export function mapError(err: unknown, c: Context, log: Logger): Response {
+  if (isDomainError(err)) {
+    const headers: Record<string, string> = {};
+    const retry = (err as { retryAfterSeconds?: number }).retryAfterSeconds;
+    if (retry !== undefined) headers['retry-after'] = String(retry);
+    if (err.type === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
+    const slug = err.type === 'not-found' && err.message === 'route not found' ? 'route-not-found' : err.type;
+    const detail = slug === 'route-not-found' ? `no route for ${c.req.method} ${c.req.path}` : err.message;
+    return problemResponse(c, slug, detail, err.errors ?? {}, { headers, extra: err.extra ?? {} });
+  }
+  if (err instanceof HTTPException) {
+    if (err.status === 400 && err.message.startsWith('Malformed JSON')) {
+      return problemResponse(c, 'malformed-json', 'the request body is not valid JSON');
+    }
+    if (err.status === 413) return problemResponse(c, 'payload-too-large', 'the request body is too large');
+    if (err.status === 401) return problemResponse(c, 'unauthenticated', err.message || 'authentication required');
+    if (err.status === 400) return problemResponse(c, 'bad-request', err.message || 'bad request');
+  }
+  log.error({ err, method: c.req.method, path: c.req.path }, 'unhandled error');
+  return problemResponse(c, 'internal', 'an unexpected error occurred; it has been logged');
+}

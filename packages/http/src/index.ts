@@ -1,0 +1,7 @@
+export { createApp, createRouter, validationHook } from './app.ts';
+export { OWNERS, READERS, type RouteAuth, requireAuth, WRITERS } from './auth.ts';
+export type { AppEnv } from './env.ts';
+export { fieldErrors, mapError } from './errors.ts';
+export { pageOf, pageQuery } from './pagination.ts';
+export { type Problem, type ProblemSlug, problemBody, problemResponse, problemType } from './problem.ts';
+export { defineRoute, ProblemSchema } from './route.ts';

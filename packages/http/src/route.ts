@@ -1,0 +1,57 @@
+import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { type RouteAuth, requireAuth } from './auth.ts';
+import { problemResponse } from './problem.ts';
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    errors: z.record(z.string(), z.string()),
+  })
+  .openapi('Problem');
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});
+
+/** JSON bodies must say so; anything else is 415 before validation. */
+const requireJsonBody: MiddlewareHandler = async (c, next) => {
+  const type = c.req.header('content-type');
+  const hasBody = c.req.header('content-length') !== '0' && (type !== undefined || c.req.header('transfer-encoding'));
+  if (hasBody && !(type && /^application\/([a-z.+-]*\+)?json\b/i.test(type))) {
+    return problemResponse(c, 'unsupported-media-type', 'send the body as application/json');
+  }
+  await next();
+};
+
+/**
+ * Declares a route once: method, path, zod request/response schemas, who may call it.
+ * Adds the auth middleware (before validation and handler), the bearer security
+ * requirement and the roles to the OpenAPI operation, and the problem responses.
+ */
+export function defineRoute<const R extends RouteConfig>(spec: R & { auth: RouteAuth | null }): R {
+  const { auth, ...route } = spec;
+  const middleware: MiddlewareHandler[] = [];
+  if (auth) middleware.push(requireAuth(auth) as unknown as MiddlewareHandler);
+  if (route.request?.body) middleware.push(requireJsonBody);
+  const roles = auth?.roles ? ` Roles: ${auth.roles.join(', ')}.` : '';
+  const config = {
+    ...route,
+    ...(route.request?.body ? { request: { ...route.request, body: { required: true, ...route.request.body } } } : {}),
+    ...(auth ? { security: [{ bearer: [] }], 'x-scope': auth.scope, ...(auth.roles ? { 'x-roles': [...auth.roles] } : {}) } : {}),
+    description: `${route.description ?? ''}${auth ? ` Scope: ${auth.scope}.${roles}` : ''}`.trim(),
+    middleware: [...middleware, ...((route.middleware as MiddlewareHandler[] | undefined) ?? [])],
+    responses: {
+      ...route.responses,
+      ...(route.request ? { 400: problem('Invalid request (errors per field)') } : {}),
+      ...(auth ? { 401: problem('Missing, invalid or expired token, or a token of another scope') } : {}),
+      ...(auth?.roles ? { 403: problem('Role not allowed') } : {}),
+      429: problem('Rate limited (Retry-After)'),
+    },
+  };
+  return createRoute(config as unknown as RouteConfig) as unknown as R;
+}
