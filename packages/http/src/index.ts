@@ -1,5 +1,6 @@
 export { createApp, createRouter, validationHook } from './app.ts';
 export { OWNERS, READERS, type RouteAuth, requireAuth, WRITERS } from './auth.ts';
+export { actorContext, requestMeta } from './context.ts';
 export type { AppEnv } from './env.ts';
 export { fieldErrors, mapError } from './errors.ts';
 export { pageOf, pageQuery } from './pagination.ts';

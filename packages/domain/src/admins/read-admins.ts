@@ -1,4 +1,4 @@
-import { NotFoundError } from '../errors.ts';
+import { NotFoundError, UnauthenticatedError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type AdminView, adminView } from './admin-view.ts';
@@ -34,4 +34,11 @@ export async function adminCount(ctx: Pick<DomainContext, 'db'>): Promise<number
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(r.n);
+}
+
+/** The admin behind an access token; a token that outlived its admin is an authentication failure. */
+export async function getCurrentAdmin(ctx: Pick<DomainContext, 'db'>, id: string): Promise<AdminView> {
+  const row = await ctx.db.selectFrom('admins').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new UnauthenticatedError('the admin of this token no longer exists');
+  return adminView(row);
 }

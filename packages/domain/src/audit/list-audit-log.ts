@@ -1,4 +1,4 @@
-import type { AuditLogRow } from '@svc/db';
+import type { ActorType, AuditLogRow } from '@svc/db';
 import type { DomainContext } from '../shared/context.ts';
 import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 
@@ -13,7 +13,7 @@ export interface AuditFilter extends PageRequest {
 export interface AuditView {
   id: string;
   at: string;
-  actor_type: string;
+  actor_type: ActorType;
   actor_id: string | null;
   action: string;
   entity_type: string | null;

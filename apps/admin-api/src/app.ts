@@ -1,0 +1,23 @@
+import { swaggerUI } from '@hono/swagger-ui';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { type AppEnv, createRouter } from '@svc/http';
+import { registerRoutes } from './routes/index.ts';
+
+export const ADMIN_BASE = '/api/v1';
+
+/** The admin REST surface, /api/v1, as a router to mount on a root app (alone or all-in-one). */
+export function createAdminApi(): OpenAPIHono<AppEnv> {
+  const app = createRouter(ADMIN_BASE);
+  registerRoutes(app);
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc admin API',
+      version: '1',
+      description: 'Admin surface of the node control plane. Errors are application/problem+json (RFC 9457).',
+    },
+    servers: [{ url: '/' }],
+  });
+  app.get('/docs', swaggerUI({ url: `${ADMIN_BASE}/openapi.json` }));
+  return app;
+}

@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { createAdmin } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, OWNERS } from '@svc/http';
+import { AdminSchema, body, Email, json, Password, Role } from '../../schemas.ts';
+
+export const CreateAdminBody = z
+  .object({
+    email: Email,
+    password: Password.optional().openapi({ description: 'omit for an admin who signs in only through OAuth' }),
+    role: Role,
+  })
+  .openapi('CreateAdmin');
+
+export const route = defineRoute({
+  method: 'post',
+  path: '/admins',
+  tags: ['admins'],
+  summary: 'Create an admin',
+  auth: { scope: 'admin', roles: OWNERS },
+  request: body(CreateAdminBody),
+  responses: { 201: json(AdminSchema, 'Created'), 409: { description: 'Email taken' } },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await createAdmin(actorContext(c), c.req.valid('json')), 201));

@@ -1,0 +1,33 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { updateAdmin } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, OWNERS } from '@svc/http';
+import { AdminSchema, body, Email, IdParam, json, Password, Role } from '../../schemas.ts';
+
+export const UpdateAdminBody = z
+  .object({
+    email: Email.optional(),
+    password: Password.nullable()
+      .optional()
+      .openapi({ description: "null removes password sign-in; any change ends the admin's sessions" }),
+    role: Role.optional(),
+  })
+  .strict()
+  .openapi('UpdateAdmin');
+
+export const route = defineRoute({
+  method: 'patch',
+  path: '/admins/{id}',
+  tags: ['admins'],
+  summary: 'Update an admin (merge); the last owner cannot be demoted',
+  auth: { scope: 'admin', roles: OWNERS },
+  request: { params: IdParam, ...body(UpdateAdminBody) },
+  responses: {
+    200: json(AdminSchema, 'Updated'),
+    404: { description: 'No such admin' },
+    409: { description: 'Last owner, or email taken' },
+  },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await updateAdmin(actorContext(c), c.req.valid('param').id, c.req.valid('json')), 200));

@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { completeSetup } from '@svc/domain';
+import { type AppEnv, defineRoute, requestMeta } from '@svc/http';
+import { AdminSchema, body, Email, json, Password } from '../../schemas.ts';
+
+export const SetupBody = z.object({ token: z.string().min(1).max(256), email: Email, password: Password }).openapi('SetupRequest');
+
+export const route = defineRoute({
+  method: 'post',
+  path: '/setup',
+  tags: ['auth'],
+  summary: 'Create the first owner with the setup token from the process log (bootstrap mode only; 404 afterwards)',
+  auth: null,
+  request: body(SetupBody),
+  responses: {
+    201: json(AdminSchema, 'The owner was created; bootstrap mode has ended'),
+    404: { description: 'Bootstrap has ended' },
+  },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => {
+    const admin = await completeSetup(c.get('deps'), c.req.valid('json'), requestMeta(c));
+    return c.json(admin, 201);
+  });

@@ -1,0 +1,41 @@
+import { z } from '@hono/zod-openapi';
+
+export const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
+
+export const Email = z.string().trim().max(254).email().openapi({ example: 'ops@example.com' });
+export const Password = z.string().min(1).max(1024).openapi({ format: 'password' });
+export const Role = z.enum(['owner', 'admin', 'viewer']);
+
+export const AdminSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    role: Role,
+    has_password: z.boolean(),
+    created_at: z.string().openapi({ format: 'date-time' }),
+    updated_at: z.string().openapi({ format: 'date-time' }),
+    last_login_at: z.string().nullable().openapi({ format: 'date-time' }),
+  })
+  .openapi('Admin');
+
+export const TokenPairSchema = z
+  .object({
+    access_token: z.string(),
+    refresh_token: z.string(),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().openapi({ description: 'seconds until the access token expires' }),
+    refresh_expires_in: z.number().int(),
+  })
+  .openapi('TokenPair');
+
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+export const body = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });

@@ -1,0 +1,50 @@
+import { parseArgs } from 'node:util';
+
+export class UsageError extends Error {}
+
+export const USAGE = `usage: svc <command>
+
+  svc start                                   run every surface in one process (all-in-one)
+  svc migrate                                 apply database migrations and exit
+  svc admin create --email E --role R         create an admin (R: owner | admin | viewer)
+        [--password-stdin]                    read the password from stdin instead of a prompt
+  svc admin reset-password --email E          set a new password and end the admin's sessions
+        [--password-stdin]
+
+Configuration comes from the environment (SVC_*, DATABASE_URL, REDIS_URL) and the optional
+file named by SVC_CONFIG_FILE; see README.md.`;
+
+export interface Command {
+  name: 'start' | 'migrate' | 'admin create' | 'admin reset-password' | 'help';
+  email?: string;
+  role?: 'owner' | 'admin' | 'viewer';
+  passwordStdin: boolean;
+}
+
+export function parseCommand(argv: string[]): Command {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      role: { type: 'string' },
+      'password-stdin': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const words = positionals.join(' ');
+  const passwordStdin = values['password-stdin'] ?? false;
+  if (values.help || words === '' || words === 'help') return { name: 'help', passwordStdin };
+  if (words === 'start' || words === 'migrate') return { name: words, passwordStdin };
+  if (words === 'admin create' || words === 'admin reset-password') {
+    if (!values.email) throw new UsageError(`svc ${words}: --email is required`);
+    if (words === 'admin create') {
+      const role = values.role ?? 'owner';
+      if (role !== 'owner' && role !== 'admin' && role !== 'viewer')
+        throw new UsageError(`--role must be owner, admin or viewer, not "${role}"`);
+      return { name: words, email: values.email, role, passwordStdin };
+    }
+    return { name: words, email: values.email, passwordStdin };
+  }
+  throw new UsageError(`unknown command: svc ${words}`);
+}

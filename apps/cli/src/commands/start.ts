@@ -1,0 +1,21 @@
+import { createAdminApi, createHttpService } from '@svc/admin-api';
+import type { Config } from '@svc/config';
+import { announceBootstrap, createRuntime } from '@svc/runtime';
+
+/**
+ * All-in-one: every surface in one process on one port, over PGlite (or DATABASE_URL) and
+ * in-process adapters (or REDIS_URL). Later surfaces (portal, gRPC, worker) mount here too.
+ */
+export async function startAllInOne(config: Config): Promise<{ stop(): Promise<void> }> {
+  const rt = await createRuntime(config);
+  const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
+  const { url } = await http.start();
+  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
+  await announceBootstrap(rt, `${url}/api/v1/setup`);
+  return {
+    stop: async () => {
+      await http.stop();
+      await rt.close();
+    },
+  };
+}

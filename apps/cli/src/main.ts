@@ -1,0 +1,55 @@
+import { ConfigError, loadConfig } from '@svc/config';
+import { isDomainError } from '@svc/domain';
+import { parseCommand, USAGE, UsageError } from './args.ts';
+import { adminCreate, adminResetPassword } from './commands/admin.ts';
+import { migrate } from './commands/migrate.ts';
+import { startAllInOne } from './commands/start.ts';
+
+async function main(argv: string[]): Promise<number> {
+  const cmd = parseCommand(argv);
+  if (cmd.name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const config = loadConfig(process.env);
+  switch (cmd.name) {
+    case 'start': {
+      const svc = await startAllInOne(config);
+      const stop = async () => {
+        await svc.stop();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return -1; // keep running
+    }
+    case 'migrate':
+      await migrate(config);
+      return 0;
+    case 'admin create':
+      await adminCreate(config, { email: cmd.email as string, role: cmd.role ?? 'owner', passwordStdin: cmd.passwordStdin });
+      return 0;
+    case 'admin reset-password':
+      await adminResetPassword(config, { email: cmd.email as string, passwordStdin: cmd.passwordStdin });
+      return 0;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) process.stderr.write(`svc: refusing to start, ${err.message}\n`);
+    else if (err instanceof UsageError) process.stderr.write(`svc: ${err.message}\n\n${USAGE}\n`);
+    else if (isDomainError(err)) {
+      const fields = err.errors
+        ? Object.entries(err.errors)
+            .map(([k, v]) => `\n  ${k}: ${v}`)
+            .join('')
+        : '';
+      process.stderr.write(`svc: ${err.message}${fields}\n`);
+    } else process.stderr.write(`svc: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(err instanceof ConfigError ? 78 : 1);
+  },
+);

@@ -1,0 +1,62 @@
+import { createSharedState, type SharedStateAdapters } from '@svc/bus';
+import type { Config } from '@svc/config';
+import { connectDatabase, type DatabaseHandle, migrateToLatest } from '@svc/db';
+import { type Clock, createDomainDeps, type DomainDeps, loadInstallationKey, systemClock } from '@svc/domain';
+import type { Logger } from 'pino';
+import { createLogger } from './logger.ts';
+
+export interface Runtime {
+  config: Config;
+  deps: DomainDeps;
+  database: DatabaseHandle;
+  shared: SharedStateAdapters;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** An already open database (tests hand in a PGlite clone or a schema). */
+  database?: DatabaseHandle;
+  /** Key prefix for Redis (tests isolate by prefix). */
+  redisKeyPrefix?: string;
+  /** Run migrations before anything else (default true: migrations run at start). */
+  migrate?: boolean;
+}
+
+/**
+ * Config -> adapters -> domain services, the same for every app and for `svc start`:
+ * the database (PGlite or PostgreSQL), migrations, shared state (memory or Redis), the
+ * installation key bound to the database, tokens and password hashing.
+ */
+export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const log = opts.log ?? createLogger(config);
+  const clock = opts.clock ?? systemClock;
+  const installationKey = loadInstallationKey(config);
+  const database =
+    opts.database ?? (await connectDatabase({ url: config.database.url, dataDir: config.data_dir, poolSize: config.database.pool_size }));
+  const closers: Array<() => Promise<void>> = opts.database ? [] : [() => database.destroy()];
+  try {
+    if (opts.migrate !== false) {
+      const applied = await migrateToLatest(database.db);
+      if (applied.length) log.info({ applied, database: database.location }, 'migrations applied');
+    }
+    const shared = await createSharedState({ redisUrl: config.redis.url, keyPrefix: opts.redisKeyPrefix });
+    closers.unshift(() => shared.close());
+    const deps = await createDomainDeps({ config, db: database.db, clock, log, rateLimiter: shared.rateLimiter, installationKey });
+    return {
+      config,
+      deps,
+      database,
+      shared,
+      log,
+      close: async () => {
+        for (const close of closers) await close();
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => {});
+    throw err;
+  }
+}
