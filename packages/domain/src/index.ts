@@ -7,6 +7,7 @@ export * from './admins/update-admin.ts';
 export * from './audit/list-audit-log.ts';
 export * from './audit/write-audit.ts';
 export * from './auth/admin-login.ts';
+export * from './auth/authorize.ts';
 export * from './auth/methods.ts';
 export * from './auth/password-hasher.ts';
 export * from './auth/rate-limit.ts';

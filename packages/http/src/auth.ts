@@ -1,5 +1,5 @@
 import type { AdminRole } from '@svc/db';
-import { ForbiddenError, type Scope, UnauthenticatedError } from '@svc/domain';
+import { authorize, type Scope } from '@svc/domain';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from './env.ts';
 
@@ -19,13 +19,11 @@ export const OWNERS: readonly AdminRole[] = ['owner'];
  */
 export function requireAuth(auth: RouteAuth) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const header = c.req.header('authorization');
-    const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!m) throw new UnauthenticatedError('missing bearer token');
-    const claims = await c.get('deps').tokens.verifyAccess(m[1] as string, auth.scope);
-    if (auth.roles && (!claims.role || !auth.roles.includes(claims.role))) {
-      throw new ForbiddenError(`this action needs role ${auth.roles.join(' or ')}`);
-    }
+    const claims = await authorize(c.get('deps'), c.req.header('authorization'), auth, {
+      ip: c.get('clientIp'),
+      userAgent: c.req.header('user-agent') ?? null,
+      route: `${c.req.method} ${c.req.routePath}`,
+    });
     c.set('auth', claims);
     await next();
   });

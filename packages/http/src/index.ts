@@ -6,3 +6,4 @@ export { fieldErrors, mapError } from './errors.ts';
 export { pageOf, pageQuery } from './pagination.ts';
 export { type Problem, type ProblemSlug, problemBody, problemResponse, problemType } from './problem.ts';
 export { defineRoute, ProblemSchema } from './route.ts';
+export { createHttpService, type HttpService } from './server.ts';

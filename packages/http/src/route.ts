@@ -1,4 +1,5 @@
 import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
+import type { DomainDeps } from '@svc/domain';
 import type { MiddlewareHandler } from 'hono';
 import { type RouteAuth, requireAuth } from './auth.ts';
 import { problemResponse } from './problem.ts';
@@ -33,9 +34,21 @@ const requireJsonBody: MiddlewareHandler = async (c, next) => {
  * Adds the auth middleware (before validation and handler), the bearer security
  * requirement and the roles to the OpenAPI operation, and the problem responses.
  */
-export function defineRoute<const R extends RouteConfig>(spec: R & { auth: RouteAuth | null }): R {
-  const { auth, ...route } = spec;
+export function defineRoute<const R extends RouteConfig>(
+  spec: R & {
+    auth: RouteAuth | null;
+    /** Throws (NotFound) when the route is switched off: runs before anything else, so it looks absent. */
+    gate?: (deps: DomainDeps) => void | Promise<void>;
+  },
+): R {
+  const { auth, gate, ...route } = spec;
   const middleware: MiddlewareHandler[] = [];
+  if (gate) {
+    middleware.push(async (c, next) => {
+      await gate(c.get('deps') as DomainDeps);
+      await next();
+    });
+  }
   if (auth) middleware.push(requireAuth(auth) as unknown as MiddlewareHandler);
   if (route.request?.body) middleware.push(requireJsonBody);
   const roles = auth?.roles ? ` Roles: ${auth.roles.join(', ')}.` : '';

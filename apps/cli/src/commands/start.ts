@@ -1,5 +1,6 @@
-import { createAdminApi, createHttpService } from '@svc/admin-api';
+import { createAdminApi } from '@svc/admin-api';
 import type { Config } from '@svc/config';
+import { createHttpService } from '@svc/http';
 import { announceBootstrap, createRuntime } from '@svc/runtime';
 
 /**

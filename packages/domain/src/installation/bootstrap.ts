@@ -40,6 +40,11 @@ export async function setupRequired(deps: Pick<DomainDeps, 'db'>): Promise<boole
   return !admin;
 }
 
+/** The setup endpoint exists only in bootstrap mode; afterwards it is 404, whatever is sent. */
+export async function assertBootstrapMode(deps: Pick<DomainDeps, 'db'>): Promise<void> {
+  if (!(await setupRequired(deps))) throw new NotFoundError('route');
+}
+
 /**
  * POST /setup: the valid token creates the first owner, once. Afterwards (an admin exists)
  * the endpoint is gone: NotFound, whatever the body.
@@ -49,7 +54,7 @@ export async function completeSetup(
   input: { token: string; email: string; password: string },
   meta: RequestMeta,
 ): Promise<AdminView> {
-  if (!(await setupRequired(deps))) throw new NotFoundError('route');
+  await assertBootstrapMode(deps);
   await enforceRateLimit(deps, 'setup', deps.config.rate_limits.setup, { ip: meta.ip });
   const email = normalizeEmail(input.email);
   checkPasswordPolicy(input.password);

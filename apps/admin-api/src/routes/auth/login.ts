@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { loginAdminWithPassword } from '@svc/domain';
+import { assertAdminMethodEnabled, loginAdminWithPassword } from '@svc/domain';
 import { type AppEnv, defineRoute, requestMeta } from '@svc/http';
 import { body, Email, json, Password, TokenPairSchema } from '../../schemas.ts';
 
@@ -12,6 +12,7 @@ export const route = defineRoute({
   tags: ['auth'],
   summary: 'Sign in with email and password (404 when auth.password_login is off)',
   auth: null,
+  gate: (deps) => assertAdminMethodEnabled(deps.config, 'password'),
   request: body(LoginBody),
   responses: {
     200: json(TokenPairSchema, 'Token pair'),

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { completeSetup } from '@svc/domain';
+import { assertBootstrapMode, completeSetup } from '@svc/domain';
 import { type AppEnv, defineRoute, requestMeta } from '@svc/http';
 import { AdminSchema, body, Email, json, Password } from '../../schemas.ts';
 
@@ -12,6 +12,7 @@ export const route = defineRoute({
   tags: ['auth'],
   summary: 'Create the first owner with the setup token from the process log (bootstrap mode only; 404 afterwards)',
   auth: null,
+  gate: assertBootstrapMode,
   request: body(SetupBody),
   responses: {
     201: json(AdminSchema, 'The owner was created; bootstrap mode has ended'),

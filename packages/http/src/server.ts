@@ -2,9 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { DomainDeps } from '@svc/domain';
-import type { AppEnv } from '@svc/http';
-import { createApp } from '@svc/http';
-import { createAdminApi } from './app.ts';
+import { createApp } from './app.ts';
+import type { AppEnv } from './env.ts';
 
 export interface HttpService {
   start(): Promise<{ port: number; url: string }>;
@@ -46,6 +45,3 @@ export function createHttpService(
       }),
   };
 }
-
-export const createAdminApiService = (deps: DomainDeps, opts: { host?: string; port?: number } = {}) =>
-  createHttpService(deps, (root) => root.route('/', createAdminApi()), opts);

@@ -1,0 +1,41 @@
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string | undefined;
+  headers?: Record<string, string>;
+  /** Raw body sent as is (malformed JSON, other content types). */
+  raw?: string;
+}
+
+/** Minimal fetch wrapper for tests: real HTTP, JSON in and out, no retries. */
+export function createApiClient(baseUrl: string) {
+  async function call<T = any>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let payload: string | undefined;
+    if (opts.raw !== undefined) payload = opts.raw;
+    else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if (/json/.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+  return {
+    baseUrl,
+    call,
+    get: <T = any>(path: string, opts?: RequestOptions) => call<T>('GET', path, undefined, opts),
+    post: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('POST', path, body, opts),
+    patch: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('PATCH', path, body, opts),
+    delete: <T = any>(path: string, opts?: RequestOptions) => call<T>('DELETE', path, undefined, opts),
+  };
+}
+export type ApiClient = ReturnType<typeof createApiClient>;

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { type Config, loadConfig } from '@svc/config';
+import type { DomainDeps } from '@svc/domain';
+import { type AppEnv, createHttpService } from '@svc/http';
+import { announceBootstrap, createLogger, createRuntime, type Runtime } from '@svc/runtime';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+import { createFakeClock, type FakeClock } from './fake-clock.ts';
+import { type ApiClient, createApiClient } from './http-client.ts';
+
+export interface TestServer {
+  url: string;
+  api: ApiClient;
+  deps: DomainDeps;
+  config: Config;
+  clock: FakeClock;
+  runtime: Runtime;
+  database: TestDatabase;
+  /** The setup token logged at start, or null when an admin existed. */
+  setupToken: string | null;
+  /** Every log line written so far, parsed. */
+  logs: Array<Record<string, any>>;
+  /** Stops HTTP and the runtime; the database survives when `keepDatabase`. */
+  stop(opts?: { keepDatabase?: boolean }): Promise<void>;
+}
+
+export interface TestServerOptions {
+  /** Environment as an operator would set it (SVC_*), on top of the test defaults. */
+  env?: Record<string, string>;
+  clock?: FakeClock;
+  /** Reuse a database (restart scenarios); by default each server gets its own. */
+  database?: TestDatabase;
+  /** Open the database named by the config (SVC_DATA_DIR / DATABASE_URL) like `svc start` does. */
+  useConfiguredDatabase?: boolean;
+  installationKey?: string;
+  /** Mounts the surfaces under test on the root app (e.g. `(root) => root.route('/', createAdminApi())`). */
+  mount: (root: OpenAPIHono<AppEnv>) => void;
+}
+
+/**
+ * Boots the real thing: config from env, runtime (database, shared state: Redis when
+ * REDIS_URL is set), the admin surface on an ephemeral port, bootstrap announcement.
+ */
+export async function startTestServer(opts: TestServerOptions): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const env: Record<string, string> = {
+    SVC_DATA_DIR: dataDir,
+    SVC_HTTP_HOST: '127.0.0.1',
+    SVC_HTTP_PORT: '0',
+    SVC_LOG_LEVEL: 'info',
+    SVC_INSTALLATION_KEY: opts.installationKey ?? randomBytes(32).toString('base64'),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const logs: Array<Record<string, any>> = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) logs.push(JSON.parse(line));
+      cb();
+    },
+  });
+  const clock = opts.clock ?? createFakeClock();
+  const database = opts.useConfiguredDatabase ? undefined : (opts.database ?? (await createTestDatabase()));
+  const runtime = await createRuntime(config, {
+    clock,
+    log: createLogger(config, sink),
+    ...(database ? { database } : {}),
+    redisKeyPrefix: `svc-test:${randomBytes(6).toString('hex')}:`,
+  });
+  const http = createHttpService(runtime.deps, opts.mount);
+  const { url } = await http.start();
+  const setupToken = await announceBootstrap(runtime);
+  return {
+    url,
+    api: createApiClient(url),
+    deps: runtime.deps,
+    config,
+    clock,
+    runtime,
+    database: database ?? runtime.database,
+    setupToken,
+    logs,
+    async stop(o = {}) {
+      await http.stop();
+      await runtime.close();
+      if (!o.keepDatabase && database) await database.destroy();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
