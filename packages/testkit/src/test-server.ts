@@ -37,6 +37,8 @@ export interface TestServerOptions {
   /** Open the database named by the config (SVC_DATA_DIR / DATABASE_URL) like `svc start` does. */
   useConfiguredDatabase?: boolean;
   installationKey?: string;
+  /** Config values in the config file's shape (e.g. rate_limits), applied over env. */
+  config?: Record<string, unknown>;
   /** Mounts the surfaces under test on the root app (e.g. `(root) => root.route('/', createAdminApi())`). */
   mount: (root: OpenAPIHono<AppEnv>) => void;
 }
@@ -56,7 +58,7 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...opts.env,
   };
-  const config = loadConfig(env);
+  const config = loadConfig(env, opts.config ?? {});
   const logs: Array<Record<string, any>> = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
