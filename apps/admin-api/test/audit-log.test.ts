@@ -55,7 +55,7 @@ describe('audit log (spec 5.10, 6): every admin mutation and every auth failure,
     const after = await audit(`from=${encodeURIComponent(t1)}`);
     expect(after.body.items.map((i: { action: string }) => i.action)).toEqual(['auth.login']);
     const before = await audit(`to=${encodeURIComponent(t1)}&limit=200`);
-    expect(before.body.items.some((i: { action: string }) => i.action === 'auth.login' && i.at === t1)).toBe(false);
+    expect(before.body.items.some((i: { action: string; at: string }) => i.action === 'auth.login' && i.at === t1)).toBe(false);
     const window = await audit(`from=${encodeURIComponent(t0)}&to=${encodeURIComponent(s.clock.now().toISOString())}`);
     expect(window.body.items).toHaveLength(1);
   });

@@ -1,4 +1,4 @@
-import { setupOwner, type TestServer } from '@svc/testkit';
+import { type ApiResponse, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -17,7 +17,9 @@ async function pageAll(path: string, limit: number, between?: (n: number) => Pro
   let cursor: string | null = null;
   for (let n = 0; n < 100; n++) {
     const sep = path.includes('?') ? '&' : '?';
-    const res = await s.api.get(`${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token });
+    const res: ApiResponse = await s.api.get(`${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+      token,
+    });
     expect(res.status).toBe(200);
     expect(res.body.items.length).toBeLessThanOrEqual(limit);
     ids.push(...res.body.items.map((i: { id: string }) => i.id));

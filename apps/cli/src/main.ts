@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '@svc/config';
+import { DataDirLockedError } from '@svc/db';
 import { isDomainError } from '@svc/domain';
 import { parseCommand, USAGE, UsageError } from './args.ts';
 import { adminCreate, adminResetPassword } from './commands/admin.ts';
@@ -41,6 +42,7 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`svc: refusing to start, ${err.message}\n`);
+    else if (err instanceof DataDirLockedError) process.stderr.write(`svc: ${err.message}\n`);
     else if (err instanceof UsageError) process.stderr.write(`svc: ${err.message}\n\n${USAGE}\n`);
     else if (isDomainError(err)) {
       const fields = err.errors

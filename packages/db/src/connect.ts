@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema/index.ts';
 
@@ -50,8 +51,21 @@ export async function connectDatabase(opts: ConnectOptions): Promise<DatabaseHan
   }
   const dir = resolve(opts.dataDir, 'pg');
   mkdirSync(dir, { recursive: true });
-  const pglite = await PGlite.create(dir);
-  return fromPGlite(pglite, dir);
+  const unlock = lockDataDir(resolve(opts.dataDir, 'pg.lock'));
+  try {
+    const pglite = await PGlite.create(dir);
+    const handle = fromPGlite(pglite, dir);
+    return {
+      ...handle,
+      destroy: async () => {
+        await handle.destroy();
+        unlock();
+      },
+    };
+  } catch (err) {
+    unlock();
+    throw err;
+  }
 }
 
 /** Wraps an existing PGlite instance (tests use in-memory clones of a migrated template). */

@@ -1,4 +1,5 @@
 export { type ConnectOptions, connectDatabase, type DatabaseHandle, type Db, fromPGlite } from './connect.ts';
+export { DataDirLockedError } from './data-dir-lock.ts';
 export { MigrationError, migrateToLatest } from './migrate.ts';
 export { migrations } from './migrations/index.ts';
 export { PGliteDialect } from './pglite-dialect.ts';

@@ -6,6 +6,7 @@ import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { advisoryXactLock } from '../shared/locks.ts';
 import { decryptSecret, encryptSecret } from '../shared/secrets.ts';
+import { JwtError, type VerifiedJwt, verifyEdDsaJwt } from './jwt-verify.ts';
 
 export type Scope = 'admin' | 'client';
 export const scopeOf = (subject: SubjectType): Scope => subject;
@@ -43,7 +44,9 @@ export async function createTokenService(opts: {
   const { db, installationKey, clock } = opts;
   const publicKeys = new Map<string, KeyObject>();
 
+  let loadedAt = 0;
   async function loadPublicKeys() {
+    loadedAt = Date.now();
     const rows = await db.selectFrom('signing_keys').select(['kid', 'public_jwk']).where('retired_at', 'is', null).execute();
     for (const r of rows) publicKeys.set(r.kid, createPublicKey({ key: r.public_jwk as never, format: 'jwk' }));
   }
@@ -64,34 +67,32 @@ export async function createTokenService(opts: {
       return { token, expiresIn: opts.accessTtlSeconds };
     },
     async verifyAccess(token, scope) {
+      const nowSeconds = Math.floor(clock.now().getTime() / 1000);
+      const opts = { issuer: ISSUER, typ: 'at+jwt', nowSeconds };
+      let verified: VerifiedJwt;
       try {
-        const { payload } = await jwtVerify(
-          token,
-          async (header) => {
-            const kid = header.kid ?? '';
-            if (!publicKeys.has(kid)) await loadPublicKeys();
-            const key = publicKeys.get(kid);
-            if (!key) throw new UnauthenticatedError('unknown signing key');
-            return key;
-          },
-          { algorithms: [ALG], issuer: ISSUER, currentDate: clock.now(), typ: 'at+jwt' },
-        );
-        if (payload.scope !== scope) throw new UnauthenticatedError(`this route needs a token of scope ${scope}`);
-        if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') {
-          throw new UnauthenticatedError('malformed access token');
-        }
-        return {
-          sub: payload.sub,
-          scope,
-          sid: payload.sid,
-          exp: payload.exp,
-          role: payload.role as AdminRole | undefined,
-        };
+        verified = verifyEdDsaJwt(token, (kid) => publicKeys.get(kid), opts);
       } catch (err) {
-        if (err instanceof UnauthenticatedError) throw err;
-        if (err instanceof joseErrors.JWTExpired) throw new UnauthenticatedError('access token expired');
-        throw new UnauthenticatedError('invalid access token');
+        if (!(err instanceof JwtError)) throw new UnauthenticatedError('invalid access token');
+        if (err.message === 'unknown signing key' && Date.now() - loadedAt > 10_000) {
+          // Another replica may have rotated: reload (at most every 10 s, so forged kids cannot
+          // turn into a query per request), then decide.
+          await loadPublicKeys();
+          try {
+            verified = verifyEdDsaJwt(token, (kid) => publicKeys.get(kid), opts);
+          } catch (again) {
+            throw new UnauthenticatedError(again instanceof JwtError && again.expired ? 'access token expired' : 'invalid access token');
+          }
+        } else {
+          throw new UnauthenticatedError(err.expired ? 'access token expired' : 'invalid access token');
+        }
       }
+      const payload = verified.payload;
+      if (payload.scope !== scope) throw new UnauthenticatedError(`this route needs a token of scope ${scope}`);
+      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') {
+        throw new UnauthenticatedError('malformed access token');
+      }
+      return { sub: payload.sub, scope, sid: payload.sid, exp: payload.exp, role: payload.role as AdminRole | undefined };
     },
   };
 }

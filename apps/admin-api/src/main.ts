@@ -1,0 +1,28 @@
+// The admin surface as its own deployable (split mode): `node --import tsx apps/admin-api/src/main.ts`.
+import { ConfigError, loadConfig } from '@svc/config';
+import { createHttpService } from '@svc/http';
+import { announceBootstrap, createRuntime } from '@svc/runtime';
+import { createAdminApi } from './app.ts';
+
+async function main() {
+  const config = loadConfig(process.env);
+  const rt = await createRuntime(config);
+  const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
+  const { url } = await http.start();
+  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `admin-api listening on ${url}`);
+  await announceBootstrap(rt, `${url}/api/v1/setup`);
+  const stop = async () => {
+    await http.stop();
+    await rt.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    err instanceof ConfigError ? `admin-api: refusing to start, ${err.message}\n` : `admin-api: ${(err as Error).stack}\n`,
+  );
+  process.exit(err instanceof ConfigError ? 78 : 1);
+});

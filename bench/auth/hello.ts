@@ -1,0 +1,14 @@
+// Baseline: a bare node:http hello-world in its own process.
+import { createServer } from 'node:http';
+
+const server = createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  res.end('hello');
+});
+server.listen(0, '127.0.0.1', () => {
+  const addr = server.address();
+  process.send?.({ url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` });
+});
+process.on('message', (m) => {
+  if (m === 'stop') server.close(() => process.exit(0));
+});
