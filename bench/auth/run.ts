@@ -46,10 +46,8 @@ const server = await child<{
 }>('server.ts');
 const { url, email, password } = server.msg;
 const loginBody = JSON.stringify({ email, password });
-const login = await (
-  await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody })
-).json();
-const token = login.access_token as string;
+const loginRes = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody });
+const token = ((await loginRes.json()) as { access_token: string }).access_token;
 
 // 1. /auth/me
 await cannon({ url: `${url}/api/v1/auth/me`, duration: 2, headers: { authorization: `Bearer ${token}` } }); // warm-up
