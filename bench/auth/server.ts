@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdminApi } from '@svc/admin-api';
 import { loadConfig } from '@svc/config';
+import { connectDatabase } from '@svc/db';
 import { createAdmin, SYSTEM, withActor } from '@svc/domain';
 import { createHttpService } from '@svc/http';
 import { createRuntime } from '@svc/runtime';
+import { sql } from 'kysely';
 
 const lifted = { limit: 1_000_000_000, window_seconds: 1 };
 const config = loadConfig(
@@ -22,7 +24,10 @@ const config = loadConfig(
     rate_limits: { login: { per_ip: lifted, per_subject: lifted }, refresh: { per_ip: lifted, per_subject: lifted } },
   },
 );
-const rt = await createRuntime(config);
+// On a PostgreSQL server the bench works in a schema of its own, dropped at the end.
+const schema = config.database.url ? `bench_${process.pid}` : undefined;
+const database = config.database.url ? await connectDatabase({ url: config.database.url, dataDir: config.data_dir, schema }) : undefined;
+const rt = await createRuntime(config, database ? { database } : {});
 const email = 'bench@example.com';
 const password = 'bench-password-1';
 await createAdmin(withActor(rt.deps, SYSTEM), { email, password, role: 'owner' });
@@ -35,6 +40,10 @@ process.on('message', async (m) => {
   if (m === 'stop') {
     await http.stop();
     await rt.close();
+    if (database && schema) {
+      await sql`drop schema ${sql.id(schema)} cascade`.execute(database.db);
+      await database.destroy();
+    }
     process.exit(0);
   }
 });

@@ -93,3 +93,10 @@ describe('every error is application/problem+json with type, title, status, deta
     expectProblem(await s.api.delete(`/api/v1/admins/${me.body.id}`, { token }), 409, 'conflict');
   });
 });
+
+describe('health endpoints', () => {
+  it('GET /healthz answers ok and GET /readyz checks the database', async () => {
+    expect((await s.api.get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await s.api.get('/readyz')).body).toEqual({ status: 'ok' });
+  });
+});

@@ -2,6 +2,7 @@ import type { Hook } from '@hono/zod-openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { DomainDeps } from '@svc/domain';
 import { bodyLimit } from 'hono/body-limit';
+import { sql } from 'kysely';
 import { requestId } from 'hono/request-id';
 import { clientIp } from './client-ip.ts';
 import type { AppEnv } from './env.ts';
@@ -50,6 +51,17 @@ export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
     }),
   );
   app.onError((err, c) => mapError(err, c, deps.log));
+  // Liveness and readiness for orchestrators; outside the versioned surfaces.
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    try {
+      await sql`select 1`.execute(deps.db);
+      return c.json({ status: 'ok' });
+    } catch (err) {
+      deps.log.warn({ err }, 'readiness check failed');
+      return problemResponse(c, 'unavailable', 'the database is not reachable');
+    }
+  });
   app.notFound((c) => {
     const allowed = allowedMethods(app, c.req.path);
     if (allowed.length > 0 && !allowed.includes(c.req.method)) {
