@@ -46,7 +46,11 @@ const server = await child<{
 }>('server.ts');
 const { url, email, password } = server.msg;
 const loginBody = JSON.stringify({ email, password });
-const loginRes = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody });
+const loginRes = await fetch(`${url}/api/v1/auth/login`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: loginBody,
+});
 const token = ((await loginRes.json()) as { access_token: string }).access_token;
 
 // 1. /auth/me

@@ -4,20 +4,29 @@ import { createHttpService } from '@svc/http';
 import { announceBootstrap, createRuntime } from '@svc/runtime';
 import { createAdminApi } from './app.ts';
 
-async function main() {
+async function start() {
   const config = loadConfig(process.env);
   const rt = await createRuntime(config);
   const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `admin-api listening on ${url}`);
   await announceBootstrap(rt, `${url}/api/v1/setup`);
-  const stop = async () => {
+  return async () => {
     await http.stop();
     await rt.close();
+  };
+}
+
+async function main() {
+  const starting = start();
+  const stop = async () => {
+    const close = await starting.catch(() => undefined);
+    await close?.();
     process.exit(0);
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  await starting;
 }
 
 main().catch((err: unknown) => {

@@ -15,13 +15,17 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
   switch (cmd.name) {
     case 'start': {
-      const svc = await startAllInOne(config);
+      // Signals are handled from the first moment: a stop during start-up waits for the
+      // start to finish, then closes cleanly (PGlite's lock and files included).
+      const starting = startAllInOne(config);
       const stop = async () => {
-        await svc.stop();
+        const svc = await starting.catch(() => undefined);
+        await svc?.stop();
         process.exit(0);
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      await starting;
       return -1; // keep running
     }
     case 'migrate':

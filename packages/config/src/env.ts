@@ -38,6 +38,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool']> = [
   ['DATABASE_URL', ['database', 'url'], 'str'],
   ['SVC_DATABASE_POOL_SIZE', ['database', 'pool_size'], 'int'],
   ['REDIS_URL', ['redis', 'url'], 'str'],
+  ['SVC_REDIS_KEY_PREFIX', ['redis', 'key_prefix'], 'str'],
   ['SVC_LOG_LEVEL', ['log', 'level'], 'str'],
   ['SVC_INSTALLATION_KEY', ['installation_key'], 'str'],
   ['SVC_AUTH_PASSWORD_LOGIN', ['auth', 'password_login'], 'bool'],
@@ -51,8 +52,10 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool']> = [
   ['SVC_PASSWORD_HASH_CONCURRENCY', ['password_hash', 'concurrency'], 'int'],
 ];
 
-/** Keys that hold secrets: accepted from the environment only, never from a config file. */
-export const SECRET_PATHS = [['installation_key'], ['mail', 'smtp_url']] as const;
+/** The environment variable that sets a config path, for messages ("SVC_HTTP_PORT (http.port)"). */
+export function envNameOf(path: string): string | undefined {
+  return scalars.find(([, p]) => p.join('.') === path)?.[0];
+}
 
 const OAUTH_ENV =
   /^SVC_(AUTH|PORTAL)_OAUTH_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|ISSUER|AUTHORIZATION_ENDPOINT|TOKEN_ENDPOINT|USERINFO_ENDPOINT)$/;

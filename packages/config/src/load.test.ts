@@ -145,7 +145,7 @@ describe('invalid values refuse to start with a message naming the variable', ()
   it('SVC_HTTP_PORT=70000 is out of range (names http.port)', () => {
     const err = refusal({ SVC_HTTP_PORT: '70000' });
     expect(err.problems).toHaveLength(1);
-    expect(err.problems[0]).toMatch(/^http\.port: /);
+    expect(err.problems[0]).toMatch(/^SVC_HTTP_PORT \(http\.port\): .*\(got 70000\)$/);
   });
 
   it('SVC_AUTH_PASSWORD_LOGIN=maybe', () => {
@@ -165,12 +165,12 @@ describe('invalid values refuse to start with a message naming the variable', ()
     const [problem] = err.problems as [string];
     // The schema speaks the spec's key (portal_auth.registration, documented next to
     // SVC_PORTAL_REGISTRATION in spec 5.9); the accepted values are spelled out.
-    expect(problem).toMatch(/^portal_auth\.registration: /);
+    expect(problem).toMatch(/^SVC_PORTAL_REGISTRATION \(portal_auth\.registration\): .*\(got "sometimes"\)$/);
     for (const mode of ['closed', 'application', 'open']) expect(problem).toContain(mode);
   });
 
   it('SVC_LOG_LEVEL=loud names log.level', () => {
-    expect(refusal({ SVC_LOG_LEVEL: 'loud' }).problems[0]).toMatch(/^log\.level: /);
+    expect(refusal({ SVC_LOG_LEVEL: 'loud' }).problems[0]).toMatch(/^SVC_LOG_LEVEL \(log\.level\): /);
   });
 
   it('the message is one readable block starting with "invalid configuration"', () => {
@@ -356,7 +356,7 @@ describe('config file (SVC_CONFIG_FILE)', () => {
 
   it('a wrongly typed value in the file refuses with the key', () => {
     const path = configFile('yaml', 'http:\n  port: eighty\n');
-    expect(refusal({ SVC_CONFIG_FILE: path }).problems[0]).toMatch(/^http\.port: /);
+    expect(refusal({ SVC_CONFIG_FILE: path }).problems[0]).toMatch(/^SVC_HTTP_PORT \(http\.port\): .*\(got "eighty"\)$/);
   });
 });
 
@@ -368,13 +368,16 @@ describe('Argon2id parameters below the OWASP minimum are refused (m=19 MiB, t=2
   ])('%s=%s', (name, value, key) => {
     const err = refusal({ [name]: value });
     expect(err.problems).toHaveLength(1);
-    expect(err.problems[0]).toMatch(new RegExp(`^${key.replaceAll('.', '\\.')}: `));
+    expect(err.problems[0]).toMatch(new RegExp(`^${name} \\(${key.replaceAll('.', '\\.')}\\): .*\\(got ${value}\\)$`));
   });
 
   it('the same floor holds for the config file', () => {
     const path = configFile('yaml', 'password_hash:\n  memory_kib: 4096\n  iterations: 1\n');
     const err = refusal({ SVC_CONFIG_FILE: path });
-    expect(err.problems.map((p) => p.split(':')[0]).sort()).toEqual(['password_hash.iterations', 'password_hash.memory_kib']);
+    expect(err.problems.map((p) => p.split(':')[0]).sort()).toEqual([
+      'SVC_ARGON2_ITERATIONS (password_hash.iterations)',
+      'SVC_ARGON2_MEMORY_KIB (password_hash.memory_kib)',
+    ]);
   });
 
   it('exactly the minimum and anything above it start', () => {
@@ -392,5 +395,25 @@ describe('Argon2id parameters below the OWASP minimum are refused (m=19 MiB, t=2
       iterations: 4,
       parallelism: 2,
     });
+  });
+});
+
+describe('connection URLs with credentials are secrets', () => {
+  it('a database.url or redis.url carrying a password in the config file is refused', () => {
+    const path = configFile('yaml', 'database:\n  url: postgres://svc:hunter2@db/svc\nredis:\n  url: redis://:pw@cache:6379\n');
+    const err = refusal({ SVC_CONFIG_FILE: path });
+    expect(err.problems.join('\n')).toMatch(/database\.url/);
+    expect(err.problems.join('\n')).toMatch(/redis\.url/);
+  });
+
+  it('the same URLs from the environment are accepted, and SVC_REDIS_KEY_PREFIX sets the key prefix', () => {
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://svc:hunter2@db/svc',
+      REDIS_URL: 'redis://:pw@cache:6379',
+      SVC_REDIS_KEY_PREFIX: 'tenant-a:',
+    });
+    expect(c.database.url).toBe('postgres://svc:hunter2@db/svc');
+    expect(c.redis).toEqual({ url: 'redis://:pw@cache:6379', key_prefix: 'tenant-a:' });
+    expect(loadConfig({}).redis.key_prefix).toBe('svc:');
   });
 });

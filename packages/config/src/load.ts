@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { applyEnv, ConfigInputError } from './env.ts';
+import { applyEnv, ConfigInputError, envNameOf } from './env.ts';
 import { checkInvariants } from './invariants.ts';
 import { type Config, configSchema } from './schema.ts';
 
@@ -31,11 +31,30 @@ function readFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+function valueAt(tree: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let node = tree;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+const hasPassword = (url: unknown): boolean => {
+  try {
+    return typeof url === 'string' && new URL(url).password !== '';
+  } catch {
+    return false;
+  }
+};
+
 function secretsInFile(tree: Record<string, unknown>): string[] {
   const found: string[] = [];
   if (tree.installation_key !== undefined) found.push('installation_key');
   const mail = tree.mail as Record<string, unknown> | undefined;
   if (mail?.smtp_url !== undefined) found.push('mail.smtp_url');
+  if (hasPassword((tree.database as Record<string, unknown> | undefined)?.url)) found.push('database.url (it carries a password)');
+  if (hasPassword((tree.redis as Record<string, unknown> | undefined)?.url)) found.push('redis.url (it carries a password)');
   for (const section of ['auth', 'portal_auth']) {
     const oauth = (tree[section] as Record<string, unknown> | undefined)?.oauth as Record<string, Record<string, unknown>> | undefined;
     for (const [name, p] of Object.entries(oauth ?? {})) {
@@ -63,7 +82,15 @@ export function loadConfig(env: Record<string, string | undefined> = {}, overrid
   const merged = deepMerge(tree, overrides);
   const result = configSchema.safeParse(merged);
   if (!result.success) {
-    throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+    throw new ConfigError(
+      result.error.issues.map((i) => {
+        const path = i.path.join('.') || '(root)';
+        const env = envNameOf(path);
+        const given = valueAt(merged, i.path);
+        const shown = given === undefined ? '' : ` (got ${JSON.stringify(given)})`;
+        return `${env ? `${env} (${path})` : path}: ${i.message}${shown}`;
+      }),
+    );
   }
   const broken = checkInvariants(result.data);
   if (broken.length) throw new ConfigError(broken);

@@ -46,7 +46,13 @@ export const configSchema = z.object({
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),
   database: z.object({ url: z.string().min(1).optional(), pool_size: z.number().int().positive().default(10) }).default({ pool_size: 10 }),
-  redis: z.object({ url: z.string().min(1).optional() }).default({}),
+  redis: z
+    .object({
+      url: z.string().min(1).optional(),
+      /** Prefix of every key; give installations that share one Redis different prefixes. */
+      key_prefix: z.string().min(1).max(64).default('svc:'),
+    })
+    .default({ key_prefix: 'svc:' }),
   log: z
     .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
     .default({ level: 'info' }),

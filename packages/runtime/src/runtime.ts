@@ -19,7 +19,7 @@ export interface RuntimeOptions {
   log?: Logger;
   /** An already open database (tests hand in a PGlite clone or a schema). */
   database?: DatabaseHandle;
-  /** Key prefix for Redis (tests isolate by prefix). */
+  /** Key prefix for Redis, over config.redis.key_prefix (tests isolate by prefix). */
   redisKeyPrefix?: string;
   /** Run migrations before anything else (default true: migrations run at start). */
   migrate?: boolean;
@@ -42,7 +42,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       const applied = await migrateToLatest(database.db);
       if (applied.length) log.info({ applied, database: database.location }, 'migrations applied');
     }
-    const shared = await createSharedState({ redisUrl: config.redis.url, keyPrefix: opts.redisKeyPrefix });
+    const shared = await createSharedState({ redisUrl: config.redis.url, keyPrefix: opts.redisKeyPrefix ?? config.redis.key_prefix });
     closers.unshift(() => shared.close());
     const deps = await createDomainDeps({ config, db: database.db, clock, log, rateLimiter: shared.rateLimiter, installationKey });
     return {
