@@ -23,3 +23,4 @@ export * from './shared/context.ts';
 export * from './shared/ids.ts';
 export * from './shared/pagination.ts';
 export * from './shared/secrets.ts';
+export * from './auth/jwt-verify.ts';

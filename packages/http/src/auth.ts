@@ -22,7 +22,8 @@ export function requireAuth(auth: RouteAuth) {
     const claims = await authorize(c.get('deps'), c.req.header('authorization'), auth, {
       ip: c.get('clientIp'),
       userAgent: c.req.header('user-agent') ?? null,
-      route: `${c.req.method} ${c.req.routePath}`,
+      // Only computed for the audit entry of a refusal.
+      route: () => `${c.req.method} ${c.req.routePath}`,
     });
     c.set('auth', claims);
     await next();

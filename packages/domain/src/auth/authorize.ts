@@ -18,7 +18,7 @@ export async function authorize(
   deps: DomainDeps,
   authorization: string | undefined,
   need: Requirement,
-  meta: RequestMeta & { route: string },
+  meta: RequestMeta & { route: () => string },
 ): Promise<AccessClaims> {
   let claims: AccessClaims | undefined;
   try {
@@ -39,7 +39,7 @@ export async function authorize(
         { clock: deps.clock, actor },
         {
           action: err.type === 'forbidden' ? 'auth.forbidden' : 'auth.token_rejected',
-          details: { route: meta.route, reason: err.message, scope: need.scope },
+          details: { route: meta.route(), reason: err.message, scope: need.scope },
         },
       );
     }
