@@ -62,7 +62,18 @@ function wrk(spec: LoadSpec): Promise<LoadResult> {
   writeFileSync(script, lines.join('\n'));
   const threads = Math.min(2, spec.connections);
   return new Promise((resolve, reject) => {
-    const p = spawn('wrk', ['-t', String(threads), '-c', String(spec.connections), '-d', `${spec.seconds}s`, '--latency', '-s', script, spec.url]);
+    const p = spawn('wrk', [
+      '-t',
+      String(threads),
+      '-c',
+      String(spec.connections),
+      '-d',
+      `${spec.seconds}s`,
+      '--latency',
+      '-s',
+      script,
+      spec.url,
+    ]);
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => {

@@ -15,7 +15,11 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 function child<T>(file: string, args: string[] = []): Promise<{ proc: ChildProcess; msg: T }> {
   return new Promise((resolve, reject) => {
-    const proc = fork(join(here, file), args, { execArgv: ['--import', 'tsx'], env: process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const proc = fork(join(here, file), args, {
+      execArgv: ['--import', 'tsx'],
+      env: process.env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     proc.once('message', (msg) => resolve({ proc, msg: msg as T }));
     proc.once('error', reject);
     proc.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
@@ -39,7 +43,11 @@ const server = await child<{
 }>('server.ts');
 const { url, email, password } = server.msg;
 const loginBody = JSON.stringify({ email, password });
-const loginRes = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody });
+const loginRes = await fetch(`${url}/api/v1/auth/login`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: loginBody,
+});
 const token = ((await loginRes.json()) as { access_token: string }).access_token;
 const auth = { authorization: `Bearer ${token}` };
 const meUrl = `${url}/api/v1/auth/me`;
@@ -48,7 +56,14 @@ await load({ url: meUrl, seconds: 2, connections: CONNECTIONS, headers: auth });
 const me = await load({ url: meUrl, seconds: SECONDS, connections: CONNECTIONS, headers: auth });
 const meQuiet = await load({ url: meUrl, seconds: 3, connections: 1, headers: auth });
 const [logins, meDuringFlood] = await Promise.all([
-  load({ url: `${url}/api/v1/auth/login`, seconds: SECONDS, connections: 16, method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody }),
+  load({
+    url: `${url}/api/v1/auth/login`,
+    seconds: SECONDS,
+    connections: 16,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: loginBody,
+  }),
   load({ url: meUrl, seconds: SECONDS, connections: 1, headers: auth }),
 ]);
 

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
-import { PGliteDialect } from './pglite-dialect.ts';
+import { PGliteDialect, type PGliteSession } from './pglite-dialect.ts';
+import { startPGliteWorker } from './pglite-worker.ts';
 import type { Database } from './schema/index.ts';
 
 // int8 (counters, revisions, count(*)) as number, as PGlite returns it: every int8 we store
@@ -53,8 +54,8 @@ export async function connectDatabase(opts: ConnectOptions): Promise<DatabaseHan
   mkdirSync(dir, { recursive: true });
   const unlock = lockDataDir(resolve(opts.dataDir, 'pg.lock'));
   try {
-    const pglite = await PGlite.create(dir);
-    const handle = fromPGlite(pglite, dir);
+    const session = await startPGliteWorker(dir);
+    const handle = fromPGliteSession(session, dir);
     return {
       ...handle,
       destroy: async () => {
@@ -68,9 +69,13 @@ export async function connectDatabase(opts: ConnectOptions): Promise<DatabaseHan
   }
 }
 
-/** Wraps an existing PGlite instance (tests use in-memory clones of a migrated template). */
+/** Wraps an in-process PGlite instance (tests use in-memory clones of a migrated template). */
 export function fromPGlite(pglite: PGlite, location = 'memory://'): DatabaseHandle {
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return fromPGliteSession(pglite as unknown as PGliteSession, location);
+}
+
+export function fromPGliteSession(session: PGliteSession, location: string): DatabaseHandle {
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(session) });
   return { db, kind: 'pglite', location, destroy: () => db.destroy() };
 }
 

@@ -2,34 +2,65 @@ import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 
 export class DataDirLockedError extends Error {}
 
-const alive = (pid: number): boolean => {
+/** Start time of a process in clock ticks since boot (Linux), so a reused pid is told apart. */
+function startTimeOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22; the command name (field 2) may contain spaces, so count after its ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-};
+}
+
+const held = new Set<string>();
+
+function holder(path: string): { pid: number; start: string | null } | null {
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; start?: unknown };
+    return typeof parsed.pid === 'number' ? { pid: parsed.pid, start: typeof parsed.start === 'string' ? parsed.start : null } : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * PGlite is an embedded database: two processes opening the same files corrupt them. The
- * first process to open the data dir writes its pid here; another (a second `svc start`,
- * or `svc admin create` while the server runs) is refused with a clear message. A lock left
- * by a process that no longer exists is taken over.
+ * first opener records its pid (and start time) here; anyone else (a second `svc start`,
+ * or `svc admin create` while the server runs, or a second open in this process) is refused
+ * with a clear message. A lock whose process is gone, or whose pid now belongs to another
+ * process (containers restart as pid 1), is taken over.
  */
 export function lockDataDir(path: string): () => void {
+  if (held.has(path))
+    throw new DataDirLockedError(`the embedded database at ${path.replace(/\/[^/]+$/, '')} is already open in this process`);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
+      writeSync(fd, JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid) }));
       closeSync(fd);
-      return () => rmSync(path, { force: true });
+      held.add(path);
+      return () => {
+        held.delete(path);
+        rmSync(path, { force: true });
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(path, 'utf8').trim());
-      if (pid && pid !== process.pid && alive(pid)) {
+      const owner = holder(path);
+      const live =
+        owner && owner.pid !== process.pid && alive(owner.pid) && (owner.start === null || owner.start === startTimeOf(owner.pid));
+      if (live) {
         throw new DataDirLockedError(
-          `the embedded database in ${path.replace(/\/[^/]+$/, '')} is in use by process ${pid} (a running svc start?); stop it first, or run this command against DATABASE_URL`,
+          `the embedded database in ${path.replace(/\/[^/]+$/, '')} is in use by process ${owner.pid} (a running svc start?); stop it first, or point this command at DATABASE_URL`,
         );
       }
       rmSync(path, { force: true });

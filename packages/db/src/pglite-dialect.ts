@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -12,6 +11,20 @@ import {
   type TransactionSettings,
 } from 'kysely';
 
+export interface SessionResult {
+  rows: unknown[];
+  affectedRows?: number | undefined;
+  /** Number of result columns (0 for statements that return no rows). */
+  fields: number | unknown[];
+}
+
+/** One PGlite session: in process (PGlite itself) or on a worker thread (pglite-worker.ts). */
+export interface PGliteSession {
+  query(sql: string, params: unknown[]): Promise<SessionResult>;
+  close(): Promise<void>;
+  readonly closed: boolean;
+}
+
 /**
  * Kysely dialect for PGlite. PGlite is one session: two transactions must never interleave
  * on it, so the single connection is handed out under a lock, held by kysely for a whole
@@ -20,7 +33,7 @@ import {
  * other's transactions; hence our own ~50 lines.)
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: PGliteSession) {}
   createAdapter() {
     return new PostgresAdapter();
   }
@@ -40,7 +53,7 @@ class PGliteDriver implements Driver {
   private queue: Array<() => void> = [];
   private held = false;
 
-  constructor(private readonly pglite: PGlite) {
+  constructor(private readonly pglite: PGliteSession) {
     this.connection = new PGliteConnection(pglite);
   }
 
@@ -77,13 +90,11 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: PGliteSession) {}
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const res = await this.pglite.query<R>(query.sql, query.parameters as unknown[]);
-    const affected = res.affectedRows;
-    return affected !== undefined && res.fields.length === 0
-      ? { rows: res.rows, numAffectedRows: BigInt(affected) }
-      : { rows: res.rows, ...(affected !== undefined ? { numAffectedRows: BigInt(affected) } : {}) };
+    const res = await this.pglite.query(query.sql, query.parameters as unknown[]);
+    const rows = res.rows as R[];
+    return res.affectedRows !== undefined ? { rows, numAffectedRows: BigInt(res.affectedRows) } : { rows };
   }
   // biome-ignore lint/correctness/useYield: PGlite cannot stream; kysely requires the method.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
