@@ -54,6 +54,7 @@ const meUrl = `${url}/api/v1/auth/me`;
 
 await load({ url: meUrl, seconds: 2, connections: CONNECTIONS, headers: auth }); // warm-up
 const me = await load({ url: meUrl, seconds: SECONDS, connections: CONNECTIONS, headers: auth });
+const health = await load({ url: `${url}/healthz`, seconds: SECONDS, connections: CONNECTIONS });
 const meQuiet = await load({ url: meUrl, seconds: 3, connections: 1, headers: auth });
 const [logins, meDuringFlood] = await Promise.all([
   load({
@@ -90,6 +91,7 @@ const lines = [
   '|---|---|',
   `| logins/s (Argon2id m=19 MiB t=2 p=1; ${server.msg.concurrency} hashing slot(s); 16 connections) | ${n(logins.rps)} (p50 ${logins.p50} ms; errors ${logins.errors}) |`,
   `| GET /api/v1/auth/me req/s | ${n(me.rps)} (p50 ${me.p50} ms, p99 ${me.p99} ms; errors ${me.errors}) |`,
+  `| GET /healthz req/s (our app without auth or database) | ${n(health.rps)} |`,
   `| baseline: bare node:http hello-world req/s | ${n(bare.rps)} |`,
   `| baseline: bare JWT verifies/s, jose jwtVerify, same key, one core | ${n(verify.jose)} |`,
   `| baseline: bare JWT verifies/s, the server's verifier (node:crypto), same key, one core | ${n(verify.ours)} |`,
