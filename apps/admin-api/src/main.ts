@@ -1,16 +1,18 @@
 // The admin surface as its own deployable (split mode): `node --import tsx apps/admin-api/src/main.ts`.
 import { ConfigError, loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { announceBootstrap, createRuntime } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
 import { createAdminApi } from './app.ts';
 
 async function start() {
   const config = loadConfig(process.env);
   const rt = await createRuntime(config);
+  warnUnimplementedOAuth(rt);
+  const bootstrap = await prepareBootstrap(rt);
   const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `admin-api listening on ${url}`);
-  await announceBootstrap(rt, `${url}/api/v1/setup`);
+  bootstrap.announce(url);
   return async () => {
     await http.stop();
     await rt.close();

@@ -100,3 +100,24 @@ describe('health endpoints', () => {
     expect((await s.api.get('/readyz')).body).toEqual({ status: 'ok' });
   });
 });
+
+describe('request bodies are JSON or refused', () => {
+  it('a body without Content-Type is 415, not silently ignored', async () => {
+    const me = await s.api.get('/api/v1/auth/me', { token });
+    const res = await s.api.call('PATCH', `/api/v1/admins/${me.body.id}`, undefined, {
+      token,
+      raw: '{"email":"changed@example.com"}',
+      headers: { 'content-type': '' },
+    });
+    expect(res.status).toBe(415);
+    expect((await s.api.get('/api/v1/auth/me', { token })).body.email).toBe(me.body.email);
+  });
+
+  it('a JSON body with a media type the parser does not take is 415', async () => {
+    const res = await s.api.call('POST', '/api/v1/auth/login', undefined, {
+      raw: '{"email":"a@example.com","password":"x"}',
+      headers: { 'content-type': 'Application/JSON' },
+    });
+    expect(res.status).toBe(415);
+  });
+});

@@ -85,3 +85,40 @@ describe('rate limits (spec 5.10): sign-in and refresh per IP and per subject, s
     expect((await s.api.post('/api/v1/auth/refresh', { refresh_token: 'whatever' }, from('10.3.0.3'))).status).toBe(401);
   });
 });
+
+describe('client address behind a trusted proxy', () => {
+  it('is the rightmost X-Forwarded-For entry: entries the caller prepends do not change the rate-limit key', async () => {
+    s = await startAdminApi({ config: limits });
+    for (let i = 0; i < 3; i++) {
+      const res = await s.api.post(
+        '/api/v1/auth/login',
+        { email: `x${i}@example.com`, password: 'nope-nope' },
+        { headers: { 'x-forwarded-for': `1.2.3.${i}, 10.9.9.9` } },
+      );
+      expect(res.status).toBe(401);
+    }
+    const limited = await s.api.post(
+      '/api/v1/auth/login',
+      { email: 'y@example.com', password: 'nope-nope' },
+      { headers: { 'x-forwarded-for': '7.7.7.7, 10.9.9.9' } },
+    );
+    expect(limited.status).toBe(429);
+    const rows = await s.deps.db.selectFrom('audit_log').select('ip').where('action', '=', 'auth.login_failed').execute();
+    expect(new Set(rows.map((r) => r.ip))).toEqual(new Set(['10.9.9.9']));
+  });
+});
+
+describe('refused bearer tokens are audited, but a flood is not a write flood', () => {
+  it('audits at most 60 refusals per address and minute, and refuses every request', async () => {
+    s = await startAdminApi({ config: limits });
+    const results = [];
+    for (let i = 0; i < 70; i++)
+      results.push((await s.api.get('/api/v1/auth/me', { token: `bogus-${i}`, headers: { 'x-forwarded-for': '10.4.4.4' } })).status);
+    expect(new Set(results)).toEqual(new Set([401]));
+    const audited = await s.deps.db.selectFrom('audit_log').select('id').where('action', '=', 'auth.token_rejected').execute();
+    expect(audited).toHaveLength(60);
+    s.clock.advance(60_001);
+    await s.api.get('/api/v1/auth/me', { token: 'bogus-late', headers: { 'x-forwarded-for': '10.4.4.4' } });
+    expect(await s.deps.db.selectFrom('audit_log').select('id').where('action', '=', 'auth.token_rejected').execute()).toHaveLength(61);
+  });
+});

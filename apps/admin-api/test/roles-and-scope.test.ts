@@ -166,3 +166,27 @@ describe('admins resource (owner only)', () => {
     expect(res.body.errors).toBeDefined();
   });
 });
+
+describe('owner powers end with the owner role, not with the token', () => {
+  it('a deleted owner cannot use a still-valid token to create a new owner', async () => {
+    const other = await adminWithRole(s, owner.access_token, 'owner');
+    expect((await s.api.delete(`/api/v1/admins/${other.admin.id}`, { token: owner.access_token })).status).toBe(204);
+    const res = await s.api.post(
+      '/api/v1/admins',
+      { email: 'backdoor@example.com', password: 'backdoor-pass', role: 'owner' },
+      { token: other.access_token },
+    );
+    expect(res.status).toBe(403);
+    expect(
+      await s.deps.db.selectFrom('admins').select('id').where('email', '=', 'backdoor@example.com').executeTakeFirst(),
+    ).toBeUndefined();
+  });
+
+  it('a demoted owner cannot promote themselves back with the old token', async () => {
+    const other = await adminWithRole(s, owner.access_token, 'owner');
+    expect((await s.api.patch(`/api/v1/admins/${other.admin.id}`, { role: 'viewer' }, { token: owner.access_token })).status).toBe(200);
+    const res = await s.api.patch(`/api/v1/admins/${other.admin.id}`, { role: 'owner' }, { token: other.access_token });
+    expect(res.status).toBe(403);
+    expect((await s.api.get(`/api/v1/admins/${other.admin.id}`, { token: owner.access_token })).body.role).toBe('viewer');
+  });
+});

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 
 export class DataDirLockedError extends Error {}
 
@@ -24,9 +24,9 @@ function alive(pid: number): boolean {
 
 const held = new Set<string>();
 
-function holder(path: string): { pid: number; start: string | null } | null {
+function holder(text: string): { pid: number; start: string | null } | null {
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; start?: unknown };
+    const parsed = JSON.parse(text) as { pid?: unknown; start?: unknown };
     return typeof parsed.pid === 'number' ? { pid: parsed.pid, start: typeof parsed.start === 'string' ? parsed.start : null } : null;
   } catch {
     return null;
@@ -43,7 +43,7 @@ function holder(path: string): { pid: number; start: string | null } | null {
 export function lockDataDir(path: string): () => void {
   if (held.has(path))
     throw new DataDirLockedError(`the embedded database at ${path.replace(/\/[^/]+$/, '')} is already open in this process`);
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
       writeSync(fd, JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid) }));
@@ -55,7 +55,14 @@ export function lockDataDir(path: string): () => void {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = holder(path);
+      let seen: string;
+      try {
+        seen = readFileSync(path, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw e;
+      }
+      const owner = holder(seen);
       const live =
         owner && owner.pid !== process.pid && alive(owner.pid) && (owner.start === null || owner.start === startTimeOf(owner.pid));
       if (live) {
@@ -63,7 +70,20 @@ export function lockDataDir(path: string): () => void {
           `the embedded database in ${path.replace(/\/[^/]+$/, '')} is in use by process ${owner.pid} (a running svc start?); stop it first, or point this command at DATABASE_URL`,
         );
       }
-      rmSync(path, { force: true });
+      // Take the stale lock over by moving it aside, then check that what we moved is the stale
+      // lock we judged: if another starter replaced it meanwhile, put theirs back and give way.
+      const aside = `${path}.stale-${process.pid}-${Date.now()}`;
+      try {
+        renameSync(path, aside);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw e;
+      }
+      if (readFileSync(aside, 'utf8') !== seen) {
+        renameSync(aside, path);
+        throw new DataDirLockedError(`another process is opening the embedded database in ${path.replace(/\/[^/]+$/, '')}`);
+      }
+      rmSync(aside, { force: true });
     }
   }
   throw new DataDirLockedError(`could not lock ${path}`);

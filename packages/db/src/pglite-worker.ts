@@ -47,6 +47,7 @@ export async function startPGliteWorker(dataDir: string): Promise<PGliteSession>
   const send = (msg: Record<string, unknown>) =>
     new Promise<SessionResult | undefined>((resolve, reject) => {
       if (failure) return reject(failure);
+      if (closed) return reject(new Error('the embedded database is closed'));
       const id = nextId++;
       pending.set(id, { resolve, reject });
       worker.postMessage({ ...msg, id });
@@ -63,6 +64,8 @@ export async function startPGliteWorker(dataDir: string): Promise<PGliteSession>
       if (closed) return;
       await send({ op: 'close' });
       closed = true;
+      for (const p of pending.values()) p.reject(new Error('the embedded database is closed'));
+      pending.clear();
       await worker.terminate();
     },
   };

@@ -1,13 +1,10 @@
 import type { AdminRole } from '@svc/db';
-import { authorize, type Scope } from '@svc/domain';
+import { authorize } from '@svc/domain';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from './env.ts';
 
-export interface RouteAuth {
-  scope: Scope;
-  /** Admin roles allowed; omitted for client-scope routes. */
-  roles?: readonly AdminRole[];
-}
+/** Admin routes must name their roles (spec 5.4); client routes have none. */
+export type RouteAuth = { scope: 'admin'; roles: readonly AdminRole[] } | { scope: 'client'; roles?: undefined };
 
 export const READERS: readonly AdminRole[] = ['owner', 'admin', 'viewer'];
 export const WRITERS: readonly AdminRole[] = ['owner', 'admin'];

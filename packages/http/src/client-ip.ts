@@ -1,11 +1,16 @@
+import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 
-/** The caller's address; X-Forwarded-For's first hop only when the proxy is trusted. */
+/**
+ * The caller's address. Behind a trusted proxy (http.trust_proxy), the rightmost
+ * X-Forwarded-For entry: the one our proxy appended. Entries to its left were written by the
+ * caller and would let anyone pick their own rate-limit key.
+ */
 export function clientIp(c: Context, trustProxy: boolean): string | null {
   if (trustProxy) {
-    const fwd = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
-    if (fwd) return fwd;
+    const last = c.req.header('x-forwarded-for')?.split(',').pop()?.trim();
+    if (last && isIP(last)) return last;
   }
   try {
     return getConnInfo(c).remote.address ?? null;

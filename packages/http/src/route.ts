@@ -19,11 +19,15 @@ const problem = (description: string) => ({
   content: { 'application/problem+json': { schema: ProblemSchema } },
 });
 
-/** JSON bodies must say so; anything else is 415 before validation. */
+// Hono's JSON validator parses only these (case-sensitive) media types and treats any other
+// body as {}: refuse the rest with 415 instead of silently ignoring them.
+const JSON_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/;
+
 const requireJsonBody: MiddlewareHandler = async (c, next) => {
+  const length = Number(c.req.header('content-length') ?? 0);
+  const hasBody = length > 0 || c.req.header('transfer-encoding') !== undefined;
   const type = c.req.header('content-type');
-  const hasBody = c.req.header('content-length') !== '0' && (type !== undefined || c.req.header('transfer-encoding'));
-  if (hasBody && !(type && /^application\/([a-z.+-]*\+)?json\b/i.test(type))) {
+  if (hasBody && !(type && JSON_TYPE.test(type))) {
     return problemResponse(c, 'unsupported-media-type', 'send the body as application/json');
   }
   await next();

@@ -7,7 +7,8 @@ import type { AppEnv } from './env.ts';
 
 export interface HttpService {
   start(): Promise<{ port: number; url: string }>;
-  stop(): Promise<void>;
+  /** Graceful: waits up to `graceMs` for requests in flight. */
+  stop(graceMs?: number): Promise<void>;
   app: OpenAPIHono<AppEnv>;
 }
 
@@ -35,13 +36,17 @@ export function createHttpService(
         s.once('error', reject);
         server = s;
       }),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (!server) return resolve();
-        const s = server;
-        server = undefined;
-        s.close(() => resolve());
-        (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      }),
+    async stop(graceMs = 5000) {
+      if (!server) return;
+      const s = server as unknown as import('node:http').Server;
+      server = undefined;
+      // Stop accepting, let requests in flight finish (a refresh whose rotation committed must
+      // still deliver its new token), then cut what is left after the grace period.
+      const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+      s.closeIdleConnections?.();
+      const timer = setTimeout(() => s.closeAllConnections?.(), graceMs);
+      await closed;
+      clearTimeout(timer);
+    },
   };
 }

@@ -2,16 +2,30 @@ import { beginBootstrap } from '@svc/domain';
 import type { Runtime } from './runtime.ts';
 
 /**
- * Spec 3.4 at start: with no admin, a new one-time setup token goes to the process log
- * (the only secret ever logged, because the spec makes the log the proof of operator access).
+ * Spec 3.4, before the server listens: with no admin, a new one-time setup token replaces
+ * the last run's (so the old one is dead before the first request can use it). Returns a
+ * function that writes it to the process log once the address is known (the only secret ever
+ * logged: the spec makes the log the proof of operator access).
  */
-export async function announceBootstrap(rt: Runtime, setupUrl?: string): Promise<string | null> {
+export async function prepareBootstrap(rt: Runtime): Promise<{ token: string | null; announce(baseUrl?: string): void }> {
   const token = await beginBootstrap(rt.deps);
-  if (token) {
-    rt.log.warn(
-      { setup_token: token, ...(setupUrl ? { setup_url: setupUrl } : {}) },
-      `bootstrap mode: no admin exists. setup_token=${token} - POST it with an email and password to /api/v1/setup (or run: svc admin create --email E --role owner)`,
-    );
+  return {
+    token,
+    announce(baseUrl) {
+      if (!token) return;
+      const setupUrl = baseUrl ? `${baseUrl}/api/v1/setup` : undefined;
+      rt.log.warn(
+        { setup_token: token, ...(setupUrl ? { setup_url: setupUrl } : {}) },
+        `bootstrap mode: no admin exists. setup_token=${token} - POST it with an email and password to /api/v1/setup (or run: svc admin create --email E --role owner)`,
+      );
+    },
+  };
+}
+
+/** OAuth providers the config names but this version cannot sign in with yet. */
+export function warnUnimplementedOAuth(rt: Runtime): void {
+  const providers = Object.keys(rt.config.auth.oauth);
+  if (providers.length) {
+    rt.log.warn({ providers }, 'admin OAuth providers are configured, but OAuth sign-in routes are not available in this version yet');
   }
-  return token;
 }

@@ -1,3 +1,3 @@
-export { announceBootstrap } from './bootstrap.ts';
+export { prepareBootstrap, warnUnimplementedOAuth } from './bootstrap.ts';
 export { createLogger } from './logger.ts';
 export { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';

@@ -7,7 +7,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type Config, loadConfig } from '@svc/config';
 import type { DomainDeps } from '@svc/domain';
 import { type AppEnv, createHttpService } from '@svc/http';
-import { announceBootstrap, createLogger, createRuntime, type Runtime } from '@svc/runtime';
+import { createLogger, createRuntime, prepareBootstrap, type Runtime } from '@svc/runtime';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
 import { type ApiClient, createApiClient } from './http-client.ts';
@@ -74,9 +74,11 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
     ...(database ? { database } : {}),
     redisKeyPrefix: `svc-test:${randomBytes(6).toString('hex')}:`,
   });
+  const bootstrap = await prepareBootstrap(runtime);
   const http = createHttpService(runtime.deps, opts.mount);
   const { url } = await http.start();
-  const setupToken = await announceBootstrap(runtime);
+  bootstrap.announce(url);
+  const setupToken = bootstrap.token;
   return {
     url,
     api: createApiClient(url),

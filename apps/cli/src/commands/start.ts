@@ -1,7 +1,7 @@
 import { createAdminApi } from '@svc/admin-api';
 import type { Config } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { announceBootstrap, createRuntime } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
 
 /**
  * All-in-one: every surface in one process on one port, over PGlite (or DATABASE_URL) and
@@ -9,10 +9,12 @@ import { announceBootstrap, createRuntime } from '@svc/runtime';
  */
 export async function startAllInOne(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await createRuntime(config);
+  warnUnimplementedOAuth(rt);
+  const bootstrap = await prepareBootstrap(rt);
   const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
-  await announceBootstrap(rt, `${url}/api/v1/setup`);
+  bootstrap.announce(url);
   return {
     stop: async () => {
       await http.stop();

@@ -3,7 +3,9 @@ import { writeAudit } from '../audit/write-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { assertActorIsOwner } from './actor-guard.ts';
 import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
 
 export interface CreateAdminInput {
@@ -35,7 +37,13 @@ export async function insertAdmin(
       last_login_at: null,
     })
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirstOrThrow()
+    .catch((err: unknown) => {
+      // Lost a race with another create of the same email (API or shell).
+      if (isUniqueViolation(err, 'admins_email_key'))
+        throw new ConflictError('an admin with this email exists', { email: 'already taken' });
+      throw err;
+    });
 }
 
 export async function createAdmin(ctx: DomainContext, input: CreateAdminInput): Promise<AdminView> {
@@ -43,6 +51,7 @@ export async function createAdmin(ctx: DomainContext, input: CreateAdminInput): 
   if (input.password != null) checkPasswordPolicy(input.password);
   const hash = input.password != null ? await ctx.passwords.hash(input.password) : null;
   return ctx.db.transaction().execute(async (trx) => {
+    await assertActorIsOwner(trx, ctx.actor);
     const row = await insertAdmin(trx, ctx, email, hash, input.role);
     await writeAudit(trx, ctx, { action: 'admin.created', entity_type: 'admin', entity_id: row.id, details: { email, role: row.role } });
     return adminView(row);

@@ -1,10 +1,12 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { assertActorIsOwner } from './actor-guard.ts';
 import { assertNotLastOwner } from './owner-guard.ts';
 
 export async function deleteAdmin(ctx: DomainContext, id: string): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
+    await assertActorIsOwner(trx, ctx.actor);
     const current = await trx.selectFrom('admins').select(['id', 'role', 'email']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('admin', id);
     if (current.role === 'owner') await assertNotLastOwner(trx, id, 'delete');

@@ -4,6 +4,8 @@ import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
+import { assertActorIsOwner } from './actor-guard.ts';
 import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
 import { assertNotLastOwner } from './owner-guard.ts';
 
@@ -20,6 +22,7 @@ export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateA
   if (typeof input.password === 'string') checkPasswordPolicy(input.password);
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
   return ctx.db.transaction().execute(async (trx) => {
+    await assertActorIsOwner(trx, ctx.actor);
     const current = await trx.selectFrom('admins').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('admin', id);
     if (input.role !== undefined && input.role !== 'owner' && current.role === 'owner') await assertNotLastOwner(trx, id, 'demote');
@@ -38,7 +41,12 @@ export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateA
       })
       .where('id', '=', id)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirstOrThrow()
+      .catch((err: unknown) => {
+        if (isUniqueViolation(err, 'admins_email_key'))
+          throw new ConflictError('an admin with this email exists', { email: 'already taken' });
+        throw err;
+      });
     if (hash !== undefined) await revokeAllSessions(trx, { type: 'admin', id }, 'password_changed', now);
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAdminInput] !== undefined);
     await writeAudit(trx, ctx, {

@@ -5,6 +5,19 @@ import { anonymous, type DomainDeps } from '../shared/context.ts';
 import type { RequestMeta } from './sessions.ts';
 import type { AccessClaims, Scope } from './tokens.ts';
 
+/** Refusals audited per address and minute; past that, a flood of bad tokens is not a write flood. */
+const AUDITED_REFUSALS_PER_MINUTE = 60;
+
+async function auditAllowed(deps: DomainDeps, ip: string | null | undefined): Promise<boolean> {
+  const r = await deps.rateLimiter.hit(
+    `rl:audit-refusal:ip:${ip ?? 'unknown'}`,
+    AUDITED_REFUSALS_PER_MINUTE,
+    60_000,
+    deps.clock.now().getTime(),
+  );
+  return r.allowed;
+}
+
 export interface Requirement {
   scope: Scope;
   roles?: readonly AdminRole[] | undefined;
@@ -30,7 +43,7 @@ export async function authorize(
     }
     return claims;
   } catch (err) {
-    if (isDomainError(err)) {
+    if (isDomainError(err) && (await auditAllowed(deps, meta.ip))) {
       const actor = claims
         ? { type: 'admin' as const, id: claims.sub, role: claims.role, ip: meta.ip ?? null }
         : anonymous(meta.ip, meta.userAgent);
