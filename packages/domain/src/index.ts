@@ -21,6 +21,7 @@ export * from './installation/bootstrap.ts';
 export * from './installation/installation-key.ts';
 export * from './shared/clock.ts';
 export * from './shared/context.ts';
+export * from './shared/db-errors.ts';
 export * from './shared/ids.ts';
 export * from './shared/pagination.ts';
 export * from './shared/secrets.ts';

@@ -1,6 +1,6 @@
-import { createTestDatabase } from '@svc/testkit';
+import { isUniqueViolation } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
-import { isUniqueViolation } from '../shared/db-errors.ts';
+import { createTestDatabase } from '../src/database.ts';
 
 describe('a unique violation is recognised the same way on PGlite and PostgreSQL', () => {
   it('names the constraint the duplicate email broke', async () => {
