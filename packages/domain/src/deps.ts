@@ -7,6 +7,7 @@ import { createTokenService } from './auth/tokens.ts';
 import { bindInstallationKey } from './installation/installation-key.ts';
 import type { Clock } from './shared/clock.ts';
 import type { DomainDeps } from './shared/context.ts';
+import { createSealer } from './shared/sealed.ts';
 
 /**
  * Wires the domain's services for one process: checks the installation key against the
@@ -35,5 +36,6 @@ export async function createDomainDeps(opts: {
     passwords: createPasswordHasher(opts.config.password_hash),
     rateLimiter: opts.rateLimiter,
     tokens,
+    secrets: createSealer(opts.installationKey),
   };
 }

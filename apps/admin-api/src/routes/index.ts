@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '@svc/http';
+import * as access_groupsFeature from './access-groups/index.ts';
+import * as acme_accountsFeature from './acme-accounts/index.ts';
 import * as adminsCreate from './admins/create.ts';
 import * as adminsDelete from './admins/delete.ts';
 import * as adminsGet from './admins/get.ts';
@@ -12,9 +14,48 @@ import * as me from './auth/me.ts';
 import * as methods from './auth/methods.ts';
 import * as refresh from './auth/refresh.ts';
 import * as setup from './auth/setup.ts';
+import * as certificatesFeature from './certificates/index.ts';
+import * as chainsFeature from './chains/index.ts';
+import * as clientsFeature from './clients/index.ts';
+import * as dns_providersFeature from './dns-providers/index.ts';
+import * as inbound_profilesFeature from './inbound-profiles/index.ts';
+import * as inboundsFeature from './inbounds/index.ts';
+import * as nodesFeature from './nodes/index.ts';
+import * as payment_providersFeature from './payment-providers/index.ts';
+import * as paymentsFeature from './payments/index.ts';
+import * as plansFeature from './plans/index.ts';
+import * as statsFeature from './stats/index.ts';
+import * as subscriptionsFeature from './subscriptions/index.ts';
 
 /** Every admin route, registered one by one (no long .openapi() chains: they slow the type checker). */
-const routes = [methods, setup, login, refresh, logout, me, adminsList, adminsCreate, adminsGet, adminsUpdate, adminsDelete, auditList];
+const routes = [
+  methods,
+  setup,
+  login,
+  refresh,
+  logout,
+  me,
+  adminsList,
+  adminsCreate,
+  adminsGet,
+  adminsUpdate,
+  adminsDelete,
+  auditList,
+  nodesFeature,
+  chainsFeature,
+  statsFeature,
+  inbound_profilesFeature,
+  inboundsFeature,
+  access_groupsFeature,
+  certificatesFeature,
+  clientsFeature,
+  subscriptionsFeature,
+  plansFeature,
+  payment_providersFeature,
+  paymentsFeature,
+  dns_providersFeature,
+  acme_accountsFeature,
+];
 
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
   for (const r of routes) r.register(app);

@@ -1,5 +1,24 @@
 import type { AdminsTable, SetupTokensTable } from './admins.ts';
 import type { AuditLogTable } from './audit-log.ts';
+import type {
+  AcmeAccountsTable,
+  DnsProvidersTable,
+  PaymentProvidersTable,
+  PaymentsTable,
+  PlanAccessGroupsTable,
+  PlansTable,
+} from './billing.ts';
+import type { ClientsTable, SubscriptionAccessGroupsTable, SubscriptionsTable, UsageHourlyTable } from './customers.ts';
+import type {
+  AccessGroupInboundsTable,
+  AccessGroupsTable,
+  CertificatesTable,
+  ChainHopsTable,
+  ChainsTable,
+  InboundProfilesTable,
+  InboundsTable,
+  NodesTable,
+} from './fleet.ts';
 import type { InstallationTable, SigningKeysTable } from './installation.ts';
 import type { RefreshTokensTable, SessionsTable } from './sessions.ts';
 
@@ -11,9 +30,30 @@ export interface Database {
   sessions: SessionsTable;
   refresh_tokens: RefreshTokensTable;
   audit_log: AuditLogTable;
+  nodes: NodesTable;
+  certificates: CertificatesTable;
+  inbound_profiles: InboundProfilesTable;
+  chains: ChainsTable;
+  chain_hops: ChainHopsTable;
+  inbounds: InboundsTable;
+  access_groups: AccessGroupsTable;
+  access_group_inbounds: AccessGroupInboundsTable;
+  clients: ClientsTable;
+  subscriptions: SubscriptionsTable;
+  subscription_access_groups: SubscriptionAccessGroupsTable;
+  usage_hourly: UsageHourlyTable;
+  plans: PlansTable;
+  plan_access_groups: PlanAccessGroupsTable;
+  payment_providers: PaymentProvidersTable;
+  payments: PaymentsTable;
+  dns_providers: DnsProvidersTable;
+  acme_accounts: AcmeAccountsTable;
 }
 
 export type * from './admins.ts';
 export type * from './audit-log.ts';
+export type * from './billing.ts';
+export type * from './customers.ts';
+export type * from './fleet.ts';
 export type * from './installation.ts';
 export type * from './sessions.ts';

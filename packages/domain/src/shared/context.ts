@@ -5,6 +5,7 @@ import type { PasswordHasher } from '../auth/password-hasher.ts';
 import type { RateLimitStore } from '../auth/rate-limit.ts';
 import type { TokenService } from '../auth/tokens.ts';
 import type { Clock } from './clock.ts';
+import type { Sealer } from './sealed.ts';
 
 /** Who is acting, and from where; written to the audit log with every change. */
 export interface Actor {
@@ -27,6 +28,8 @@ export interface DomainDeps {
   passwords: PasswordHasher;
   rateLimiter: RateLimitStore;
   tokens: TokenService;
+  /** Seals secrets at rest with the installation key. */
+  secrets: Sealer;
 }
 
 export interface DomainContext extends DomainDeps {

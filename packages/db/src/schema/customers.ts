@@ -1,0 +1,60 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+type Int8 = ColumnType<number, number | undefined, number>;
+
+export type ClientStatus = 'pending' | 'active' | 'rejected' | 'disabled';
+
+export interface ClientsTable {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  email_verified_at: Date | null;
+  status: ClientStatus;
+  note: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+export type ClientRow = Selectable<ClientsTable>;
+
+export type SubscriptionStatus = 'active' | 'limited' | 'expired' | 'disabled';
+export type Renewal = 'no_reset' | 'day' | 'week' | 'month';
+
+export interface SubscriptionsTable {
+  id: string;
+  client_id: string;
+  status: SubscriptionStatus;
+  traffic_limit_bytes: number | null;
+  /** Traffic in the current renewal period. */
+  used_bytes: Int8;
+  lifetime_used_bytes: Int8;
+  expires_at: Date | null;
+  renewal: Generated<Renewal>;
+  period_started_at: Date;
+  vless_uuid: string;
+  vmess_uuid: string;
+  trojan_password: string;
+  shadowsocks_password: string;
+  /** SHA-256 of the link token: /sub/{token} looks it up by this. */
+  token_hash: string;
+  /** The link token itself, encrypted with the installation key, to show the link again. */
+  token_enc: string;
+  credentials_rotated_at: Date | null;
+  plan_id: string | null;
+  note: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+
+export interface SubscriptionAccessGroupsTable {
+  subscription_id: string;
+  access_group_id: string;
+}
+
+export interface UsageHourlyTable {
+  subscription_id: string;
+  node_id: string;
+  hour: Date;
+  uplink_bytes: Int8;
+  downlink_bytes: Int8;
+}

@@ -1,0 +1,110 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+type Json<T> = ColumnType<T, string, string>;
+type Int8 = ColumnType<number, number | undefined, number>;
+
+export type AdminStatus = 'enabled' | 'disabled';
+export type Connectivity = 'online' | 'offline';
+
+export interface NodesTable {
+  id: string;
+  name: string;
+  address: string;
+  admin_status: Generated<AdminStatus>;
+  connectivity: Generated<Connectivity>;
+  desired_revision: Int8;
+  applied_revision: Int8;
+  last_apply_error: string | null;
+  last_seen_at: Date | null;
+  agent_version: string | null;
+  xray_version: string | null;
+  hostname: string | null;
+  os: string | null;
+  arch: string | null;
+  /** The last StatusReport, snake_case. */
+  status: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  last_usage_report_id: Int8;
+  enroll_token_hash: string | null;
+  enroll_token_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+export type NodeRow = Selectable<NodesTable>;
+
+export interface CertificatesTable {
+  id: string;
+  name: string | null;
+  kind: 'uploaded' | 'acme';
+  status: Generated<string>;
+  domains: Json<string[]>;
+  cert_pem: string | null;
+  key_pem_enc: string | null;
+  issuer: string | null;
+  not_before: Date | null;
+  not_after: Date | null;
+  acme_account_id: string | null;
+  dns_provider_id: string | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+export type CertificateRow = Selectable<CertificatesTable>;
+
+export type Protocol = 'vless' | 'vmess' | 'trojan' | 'shadowsocks';
+
+export interface InboundProfilesTable {
+  id: string;
+  name: string;
+  protocol: Protocol;
+  /** {network, security, tcp|ws|grpc|httpupgrade|xhttp, tls|reality} without the REALITY private key. */
+  stream: Json<Record<string, unknown>>;
+  sniffing: Json<{ enabled: boolean; dest_override: string[]; route_only: boolean }>;
+  vless_flow: string | null;
+  shadowsocks_method: string | null;
+  block_bittorrent: Generated<boolean>;
+  reality_private_key_enc: string | null;
+  certificate_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+export type InboundProfileRow = Selectable<InboundProfilesTable>;
+
+export interface ChainsTable {
+  id: string;
+  name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ChainHopsTable {
+  chain_id: string;
+  position: number;
+  node_id: string;
+  port: number;
+  /** Credential the previous hop presents to this hop's chain-in (generated, internal). */
+  secret: string;
+}
+
+export interface InboundsTable {
+  id: string;
+  node_id: string;
+  profile_id: string;
+  tag: string;
+  port: number;
+  listen: string | null;
+  host: string | null;
+  chain_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+export type InboundRow = Selectable<InboundsTable>;
+
+export interface AccessGroupsTable {
+  id: string;
+  name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface AccessGroupInboundsTable {
+  access_group_id: string;
+  inbound_id: string;
+}

@@ -1,0 +1,77 @@
+import type { Db } from '@svc/db';
+import { sql } from 'kysely';
+
+/**
+ * Data flow 1 of ARCHITECTURE.md: a change that alters what a node must run bumps that
+ * node's desired_revision inside the change's own transaction. These queries name the nodes
+ * each kind of change reaches; every use case calls them instead of deciding on its own.
+ */
+export async function bumpNodeRevisions(trx: Db, nodeIds: Iterable<string>): Promise<string[]> {
+  const ids = [...new Set(nodeIds)].sort();
+  if (ids.length === 0) return [];
+  await trx
+    .updateTable('nodes')
+    .set({ desired_revision: sql`desired_revision + 1` as never })
+    .where('id', 'in', ids)
+    .execute();
+  return ids;
+}
+
+/** Nodes that run any of these inbounds (users of an inbound live on its node). */
+export async function nodesOfInbounds(trx: Db, inboundIds: readonly string[]): Promise<string[]> {
+  if (inboundIds.length === 0) return [];
+  const rows = await trx.selectFrom('inbounds').select('node_id').distinct().where('id', 'in', inboundIds).execute();
+  return rows.map((r) => r.node_id);
+}
+
+/** Nodes with an inbound of this profile. */
+export async function nodesOfProfile(trx: Db, profileId: string): Promise<string[]> {
+  const rows = await trx.selectFrom('inbounds').select('node_id').distinct().where('profile_id', '=', profileId).execute();
+  return rows.map((r) => r.node_id);
+}
+
+/** Nodes whose inbounds are granted by these access groups. */
+export async function nodesOfAccessGroups(trx: Db, groupIds: readonly string[]): Promise<string[]> {
+  if (groupIds.length === 0) return [];
+  const rows = await trx
+    .selectFrom('access_group_inbounds as g')
+    .innerJoin('inbounds as i', 'i.id', 'g.inbound_id')
+    .select('i.node_id')
+    .distinct()
+    .where('g.access_group_id', 'in', groupIds)
+    .execute();
+  return rows.map((r) => r.node_id);
+}
+
+/** Nodes that carry a subscription's users: the nodes of its access groups' inbounds. */
+export async function nodesOfSubscriptions(trx: Db, subscriptionIds: readonly string[]): Promise<string[]> {
+  if (subscriptionIds.length === 0) return [];
+  const rows = await trx
+    .selectFrom('subscription_access_groups as s')
+    .innerJoin('access_group_inbounds as g', 'g.access_group_id', 's.access_group_id')
+    .innerJoin('inbounds as i', 'i.id', 'g.inbound_id')
+    .select('i.node_id')
+    .distinct()
+    .where('s.subscription_id', 'in', subscriptionIds)
+    .execute();
+  return rows.map((r) => r.node_id);
+}
+
+/** Every hop of a chain, and the nodes of inbounds routed through it. */
+export async function nodesOfChain(trx: Db, chainId: string): Promise<string[]> {
+  const hops = await trx.selectFrom('chain_hops').select('node_id').where('chain_id', '=', chainId).execute();
+  const inbounds = await trx.selectFrom('inbounds').select('node_id').where('chain_id', '=', chainId).execute();
+  return [...new Set([...hops, ...inbounds].map((r) => r.node_id))];
+}
+
+/** Nodes serving TLS with this certificate (through a profile that references it). */
+export async function nodesOfCertificate(trx: Db, certificateId: string): Promise<string[]> {
+  const rows = await trx
+    .selectFrom('inbounds as i')
+    .innerJoin('inbound_profiles as p', 'p.id', 'i.profile_id')
+    .select('i.node_id')
+    .distinct()
+    .where('p.certificate_id', '=', certificateId)
+    .execute();
+  return rows.map((r) => r.node_id);
+}

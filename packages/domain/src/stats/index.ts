@@ -1,0 +1,2 @@
+// Use cases of this feature, exported for every surface.
+export {};
