@@ -75,3 +75,17 @@ export async function nodesOfCertificate(trx: Db, certificateId: string): Promis
     .execute();
   return rows.map((r) => r.node_id);
 }
+
+/** Nodes that connect to this node: the hop right before it in every chain it is part of (its address is in their config). */
+export async function nodesDialingNode(trx: Db, nodeId: string): Promise<string[]> {
+  const rows = await trx
+    .selectFrom('chain_hops as h')
+    .innerJoin('chain_hops as prev', (j) =>
+      j.onRef('prev.chain_id', '=', 'h.chain_id').on('prev.position', '=', sql<number>`h.position - 1`),
+    )
+    .select('prev.node_id')
+    .distinct()
+    .where('h.node_id', '=', nodeId)
+    .execute();
+  return rows.map((r) => r.node_id);
+}

@@ -1,2 +1,2 @@
 // Use cases of this feature, exported for every surface.
-export {};
+export * from './overview.ts';

@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { issueEnrollToken } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { IdParam, json } from '../../schemas.ts';
+
+export const EnrollTokenSchema = z
+  .object({
+    token: z.string().openapi({ description: 'Shown once; only its hash is stored. Valid for one enrollment within 24 h.' }),
+    expires_at: z.string().openapi({ format: 'date-time' }),
+    node_id: z.string(),
+  })
+  .openapi('NodeEnrollToken');
+
+export const route = defineRoute({
+  method: 'post',
+  path: '/nodes/{id}/enroll-token',
+  tags: ['nodes'],
+  summary: 'Issue or re-issue the one-time enrollment token (the previous one stops working)',
+  auth: { scope: 'admin', roles: WRITERS },
+  request: { params: IdParam },
+  responses: { 201: json(EnrollTokenSchema, 'Issued'), 404: { description: 'No such node' } },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await issueEnrollToken(actorContext(c), c.req.valid('param').id), 201));

@@ -1,0 +1,21 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { listNodes } from '@svc/domain';
+import { type AppEnv, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
+import { json } from '../../schemas.ts';
+import { AdminStatus, Connectivity, NodeSchema } from './schemas.ts';
+
+export const NodePage = pageOf(NodeSchema, 'NodePage');
+
+export const route = defineRoute({
+  method: 'get',
+  path: '/nodes',
+  tags: ['nodes'],
+  summary: 'List nodes, oldest first',
+  auth: { scope: 'admin', roles: READERS },
+  request: { query: z.object({ ...pageQuery, admin_status: AdminStatus.optional(), connectivity: Connectivity.optional() }) },
+  responses: { 200: json(NodePage, 'A page of nodes') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await listNodes(c.get('deps'), c.req.valid('query')), 200));

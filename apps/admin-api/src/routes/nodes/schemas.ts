@@ -1,0 +1,35 @@
+import { z } from '@hono/zod-openapi';
+
+const Timestamp = z.string().openapi({ format: 'date-time' });
+
+export const AdminStatus = z.enum(['enabled', 'disabled']);
+export const Connectivity = z.enum(['online', 'offline']);
+
+export const NodeName = z.string().trim().min(1).max(64).openapi({ example: 'fra-1' });
+export const NodeAddress = z.string().trim().min(1).max(255).openapi({
+  description: 'Host clients connect to: a DNS name or an IPv4/IPv6 literal (no scheme or port)',
+  example: 'fra-1.example.net',
+});
+
+export const NodeSchema = z
+  .object({
+    id: z.string().openapi({ example: 'nod_01jd0000000000000000000000' }),
+    name: z.string(),
+    address: z.string(),
+    admin_status: AdminStatus,
+    connectivity: Connectivity,
+    desired_revision: z.number().int().openapi({ description: 'Moves with every change to what the node must run' }),
+    applied_revision: z.number().int().openapi({ description: 'The last revision the agent applied' }),
+    last_apply_error: z.string().nullable(),
+    last_seen_at: Timestamp.nullable(),
+    agent_version: z.string().nullable(),
+    xray_version: z.string().nullable(),
+    hostname: z.string().nullable(),
+    os: z.string().nullable(),
+    arch: z.string().nullable(),
+    status: z.record(z.string(), z.unknown()).nullable().openapi({ description: "The agent's last StatusReport (snake_case), or null" }),
+    enroll_token_expires_at: Timestamp.nullable().openapi({ description: 'Expiry of the outstanding enrollment token, if one was issued' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi('Node');

@@ -1,0 +1,48 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { ConflictError } from '../errors.ts';
+import { bumpNodeRevisions } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
+import { newId } from '../shared/ids.ts';
+import { type ChainView, chainView, normalizeChainName } from './chain-view.ts';
+import { checkHopsAvailable, checkHopsShape, type HopInput, insertHops } from './hops.ts';
+
+export interface CreateChainInput {
+  name: string;
+  hops: HopInput[];
+}
+
+export const chainNameTaken = () => new ConflictError('a chain with this name exists', { name: 'already taken' });
+
+/** Creates a chain and its ordered hops; every hop node now runs a chain-in/out, so each is bumped. */
+export async function createChain(ctx: DomainContext, input: CreateChainInput): Promise<ChainView> {
+  const name = normalizeChainName(input.name);
+  checkHopsShape(input.hops);
+  return ctx.db.transaction().execute(async (trx) => {
+    await checkHopsAvailable(trx, input.hops);
+    const taken = await trx.selectFrom('chains').select('id').where('name', '=', name).executeTakeFirst();
+    if (taken) throw chainNameTaken();
+    const now = ctx.clock.now();
+    const row = await trx
+      .insertInto('chains')
+      .values({ id: newId('chn', now.getTime()), name, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((err: unknown) => {
+        if (isUniqueViolation(err, 'chains_name_key')) throw chainNameTaken();
+        throw err;
+      });
+    await insertHops(trx, ctx, row.id, input.hops);
+    const bumped = await bumpNodeRevisions(
+      trx,
+      input.hops.map((h) => h.node_id),
+    );
+    await writeAudit(trx, ctx, {
+      action: 'chain.created',
+      entity_type: 'chain',
+      entity_id: row.id,
+      details: { name, hops: input.hops.map((h) => ({ node_id: h.node_id, port: h.port })), bumped_nodes: bumped },
+    });
+    return chainView(trx, row);
+  });
+}

@@ -1,0 +1,86 @@
+import { isIP } from 'node:net';
+import type { AdminStatus, Connectivity, NodeRow } from '@svc/db';
+import { ValidationError } from '../errors.ts';
+
+export interface NodeView {
+  id: string;
+  name: string;
+  address: string;
+  admin_status: AdminStatus;
+  connectivity: Connectivity;
+  desired_revision: number;
+  applied_revision: number;
+  last_apply_error: string | null;
+  last_seen_at: string | null;
+  agent_version: string | null;
+  xray_version: string | null;
+  hostname: string | null;
+  os: string | null;
+  arch: string | null;
+  /** The agent's last StatusReport (snake_case), or null before the first one. */
+  status: Record<string, unknown> | null;
+  /** Whether an enrollment token was issued and has not expired (the token itself is never shown again). */
+  enroll_token_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const nodeView = (r: NodeRow): NodeView => ({
+  id: r.id,
+  name: r.name,
+  address: r.address,
+  admin_status: r.admin_status,
+  connectivity: r.connectivity,
+  desired_revision: Number(r.desired_revision),
+  applied_revision: Number(r.applied_revision),
+  last_apply_error: r.last_apply_error,
+  last_seen_at: r.last_seen_at?.toISOString() ?? null,
+  agent_version: r.agent_version,
+  xray_version: r.xray_version,
+  hostname: r.hostname,
+  os: r.os,
+  arch: r.arch,
+  status: r.status ?? null,
+  enroll_token_expires_at: r.enroll_token_hash && r.enroll_token_expires_at ? r.enroll_token_expires_at.toISOString() : null,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+export const NODE_NAME_MAX = 64;
+
+/** Names are trimmed; 1-64 characters, no control characters. */
+export function normalizeNodeName(name: string, field = 'name'): string {
+  const n = name.trim();
+  if (n.length < 1 || n.length > NODE_NAME_MAX)
+    throw new ValidationError('invalid node name', { [field]: `must be 1-${NODE_NAME_MAX} characters` });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(n)) throw new ValidationError('invalid node name', { [field]: 'must not contain control characters' });
+  return n;
+}
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * The host clients (and the previous hop of a chain) connect to: an IPv4 or IPv6 literal
+ * (IPv6 with or without brackets, stored without) or a DNS name (RFC 1123 labels, at most
+ * 253 characters, stored lower case without a trailing dot). No scheme, port or path.
+ */
+export function normalizeNodeAddress(address: string, field = 'address'): string {
+  const invalid = (reason: string) => new ValidationError('invalid node address', { [field]: reason });
+  let a = address.trim();
+  if (a.startsWith('[') && a.endsWith(']')) {
+    a = a.slice(1, -1);
+    if (isIP(a) !== 6) throw invalid('brackets are only for an IPv6 literal');
+  }
+  if (isIP(a) === 4) return a;
+  if (isIP(a) === 6) return a.toLowerCase();
+  a = a.toLowerCase().replace(/\.$/, '');
+  if (a.length === 0 || a.length > 253) throw invalid('must be a DNS name (at most 253 characters) or an IP address');
+  const labels = a.split('.');
+  if (!labels.every((l) => LABEL.test(l)))
+    throw invalid(
+      'must be a DNS name (letters, digits and hyphens in dot-separated labels of 1-63) or an IP address, without scheme or port',
+    );
+  if (/^[0-9]+$/.test(labels[labels.length - 1] as string)) throw invalid('is neither a valid IP address nor a DNS name');
+  return a;
+}

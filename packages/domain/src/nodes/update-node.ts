@@ -1,0 +1,62 @@
+import type { AdminStatus } from '@svc/db';
+import { writeAudit } from '../audit/write-audit.ts';
+import { NotFoundError } from '../errors.ts';
+import { bumpNodeRevisions, nodesDialingNode } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
+import { nodeNameTaken } from './create-node.ts';
+import { type NodeView, nodeView, normalizeNodeAddress, normalizeNodeName } from './node-view.ts';
+
+export interface UpdateNodeInput {
+  name?: string | undefined;
+  address?: string | undefined;
+  admin_status?: AdminStatus | undefined;
+}
+
+/**
+ * PATCH merge. A new address changes what the nodes dialing this one (the previous hop of
+ * each chain it is part of) must run, so those are bumped; the name and admin_status
+ * change nothing a node runs (a disabled node is refused at the agent stream instead).
+ */
+export async function updateNode(ctx: DomainContext, id: string, input: UpdateNodeInput): Promise<NodeView> {
+  const name = input.name !== undefined ? normalizeNodeName(input.name) : undefined;
+  const address = input.address !== undefined ? normalizeNodeAddress(input.address) : undefined;
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('nodes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!current) throw new NotFoundError('node', id);
+    if (name !== undefined && name !== current.name) {
+      const taken = await trx.selectFrom('nodes').select('id').where('name', '=', name).where('id', '!=', id).executeTakeFirst();
+      if (taken) throw nodeNameTaken();
+    }
+    const now = ctx.clock.now();
+    const row = await trx
+      .updateTable('nodes')
+      .set({
+        ...(name !== undefined ? { name } : {}),
+        ...(address !== undefined ? { address } : {}),
+        ...(input.admin_status !== undefined ? { admin_status: input.admin_status } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((err: unknown) => {
+        if (isUniqueViolation(err, 'nodes_name_key')) throw nodeNameTaken();
+        throw err;
+      });
+    const changes: Record<string, { from: unknown; to: unknown }> = {};
+    if (name !== undefined && name !== current.name) changes.name = { from: current.name, to: name };
+    if (address !== undefined && address !== current.address) changes.address = { from: current.address, to: address };
+    if (input.admin_status !== undefined && input.admin_status !== current.admin_status)
+      changes.admin_status = { from: current.admin_status, to: input.admin_status };
+    // Never this node itself: a node appears at most once per chain, so it never dials itself.
+    const bumped = changes.address ? await bumpNodeRevisions(trx, await nodesDialingNode(trx, id)) : [];
+    await writeAudit(trx, ctx, {
+      action: 'node.updated',
+      entity_type: 'node',
+      entity_id: id,
+      details: { changed: Object.keys(changes), ...changes, ...(bumped.length ? { bumped_nodes: bumped } : {}) },
+    });
+    return nodeView(row);
+  });
+}

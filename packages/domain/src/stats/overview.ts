@@ -1,0 +1,63 @@
+import { sql } from 'kysely';
+import { ValidationError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+
+export const STATS_DEFAULT_PERIOD_MS = 24 * 60 * 60 * 1000;
+
+export interface StatsOverviewQuery {
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+export interface StatsOverview {
+  nodes: { total: number; online: number; offline: number; enabled: number; disabled: number };
+  subscriptions: { total: number; active: number; limited: number; expired: number; disabled: number };
+  traffic: { from: string; to: string; uplink_bytes: number; downlink_bytes: number; total_bytes: number };
+}
+
+/**
+ * Fleet and customer counts now, and traffic of the hourly usage rows with `hour` in
+ * [from, to). Defaults: `to` is now, `from` is 24 h before `to`.
+ */
+export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q: StatsOverviewQuery): Promise<StatsOverview> {
+  const to = q.to ?? ctx.clock.now();
+  const from = q.from ?? new Date(to.getTime() - STATS_DEFAULT_PERIOD_MS);
+  if (from.getTime() >= to.getTime()) throw new ValidationError('the period is empty', { from: 'must be before to' });
+
+  const n = await ctx.db
+    .selectFrom('nodes')
+    .select([
+      sql<number>`count(*)`.as('total'),
+      sql<number>`count(*) filter (where connectivity = 'online')`.as('online'),
+      sql<number>`count(*) filter (where admin_status = 'enabled')`.as('enabled'),
+    ])
+    .executeTakeFirstOrThrow();
+  const s = await ctx.db
+    .selectFrom('subscriptions')
+    .select(['status', sql<number>`count(*)`.as('n')])
+    .groupBy('status')
+    .execute();
+  const t = await ctx.db
+    .selectFrom('usage_hourly')
+    .select([sql<string>`coalesce(sum(uplink_bytes), 0)`.as('up'), sql<string>`coalesce(sum(downlink_bytes), 0)`.as('down')])
+    .where('hour', '>=', from)
+    .where('hour', '<', to)
+    .executeTakeFirstOrThrow();
+
+  const nodesTotal = Number(n.total);
+  const byStatus = { active: 0, limited: 0, expired: 0, disabled: 0 };
+  for (const r of s) byStatus[r.status] = Number(r.n);
+  const up = Number(t.up);
+  const down = Number(t.down);
+  return {
+    nodes: {
+      total: nodesTotal,
+      online: Number(n.online),
+      offline: nodesTotal - Number(n.online),
+      enabled: Number(n.enabled),
+      disabled: nodesTotal - Number(n.enabled),
+    },
+    subscriptions: { total: s.reduce((a, r) => a + Number(r.n), 0), ...byStatus },
+    traffic: { from: from.toISOString(), to: to.toISOString(), uplink_bytes: up, downlink_bytes: down, total_bytes: up + down },
+  };
+}
