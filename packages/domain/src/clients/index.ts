@@ -1,2 +1,7 @@
-// Use cases of this feature, exported for every surface.
-export {};
+export { approveClient, rejectClient } from './change-client-status.ts';
+export * from './client-status.ts';
+export * from './client-view.ts';
+export * from './create-client.ts';
+export * from './delete-client.ts';
+export * from './read-clients.ts';
+export * from './update-client.ts';

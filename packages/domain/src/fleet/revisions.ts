@@ -89,3 +89,18 @@ export async function nodesDialingNode(trx: Db, nodeId: string): Promise<string[
     .execute();
   return rows.map((r) => r.node_id);
 }
+
+/** Nodes that carry any subscription of these clients (a client's status decides whether its users run). */
+export async function nodesOfClients(trx: Db, clientIds: readonly string[]): Promise<string[]> {
+  if (clientIds.length === 0) return [];
+  const rows = await trx
+    .selectFrom('subscriptions as sub')
+    .innerJoin('subscription_access_groups as s', 's.subscription_id', 'sub.id')
+    .innerJoin('access_group_inbounds as g', 'g.access_group_id', 's.access_group_id')
+    .innerJoin('inbounds as i', 'i.id', 'g.inbound_id')
+    .select('i.node_id')
+    .distinct()
+    .where('sub.client_id', 'in', clientIds)
+    .execute();
+  return rows.map((r) => r.node_id);
+}

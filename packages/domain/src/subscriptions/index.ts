@@ -1,2 +1,10 @@
-// Use cases of this feature, exported for every surface.
-export {};
+export * from './create-subscription.ts';
+export * from './credentials.ts';
+export * from './delete-subscription.ts';
+export * from './expire-subscriptions.ts';
+export * from './read-subscriptions.ts';
+export * from './rotate-credentials.ts';
+export * from './subscription-status.ts';
+export * from './subscription-view.ts';
+export * from './update-subscription.ts';
+export * from './usage.ts';

@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { listClients } from '@svc/domain';
+import { type AppEnv, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
+import { json } from '../../schemas.ts';
+import { ClientSchema, ClientStatus } from './schemas.ts';
+
+export const ClientPage = pageOf(ClientSchema, 'ClientPage');
+
+export const route = defineRoute({
+  method: 'get',
+  path: '/clients',
+  tags: ['clients'],
+  summary: 'List clients, oldest first; status=pending is the application queue',
+  auth: { scope: 'admin', roles: READERS },
+  request: {
+    query: z.object({
+      ...pageQuery,
+      status: ClientStatus.optional(),
+      email: z.string().max(254).optional().openapi({ description: 'exact address, case-insensitive' }),
+    }),
+  },
+  responses: { 200: json(ClientPage, 'A page of clients') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await listClients(c.get('deps'), c.req.valid('query')), 200));

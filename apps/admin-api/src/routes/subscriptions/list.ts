@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { listSubscriptions } from '@svc/domain';
+import { type AppEnv, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
+import { json } from '../../schemas.ts';
+import { SubscriptionSchema, SubscriptionStatus } from './schemas.ts';
+
+export const SubscriptionPage = pageOf(SubscriptionSchema, 'SubscriptionPage');
+
+export const route = defineRoute({
+  method: 'get',
+  path: '/subscriptions',
+  tags: ['subscriptions'],
+  summary: 'List subscriptions, oldest first',
+  auth: { scope: 'admin', roles: READERS },
+  request: {
+    query: z.object({
+      ...pageQuery,
+      client_id: z.string().max(64).optional(),
+      status: SubscriptionStatus.optional().openapi({ description: 'the status as of now, as the view shows it' }),
+    }),
+  },
+  responses: { 200: json(SubscriptionPage, 'A page of subscriptions') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await listSubscriptions(c.get('deps'), c.req.valid('query')), 200));

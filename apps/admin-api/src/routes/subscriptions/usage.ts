@@ -1,0 +1,45 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { getSubscriptionUsage } from '@svc/domain';
+import { type AppEnv, defineRoute, READERS } from '@svc/http';
+import { IdParam, json } from '../../schemas.ts';
+import { Instant } from './schemas.ts';
+
+const Granularity = z.enum(['hour', 'day']);
+
+export const SubscriptionUsageSchema = z
+  .object({
+    subscription_id: z.string(),
+    granularity: Granularity,
+    from: z.string().openapi({ format: 'date-time', description: 'from, rounded down to the granularity' }),
+    to: z.string().openapi({ format: 'date-time', description: 'to, rounded up to the granularity' }),
+    items: z.array(
+      z.object({
+        start: z.string().openapi({ format: 'date-time' }),
+        uplink_bytes: z.number().int(),
+        downlink_bytes: z.number().int(),
+      }),
+    ),
+  })
+  .openapi('SubscriptionUsage');
+
+export const route = defineRoute({
+  method: 'get',
+  path: '/subscriptions/{id}/usage',
+  tags: ['subscriptions'],
+  summary: 'Traffic per UTC hour or day, summed over nodes; every bucket from..to is present',
+  description: 'to defaults to now, from to 1 day (hour) or 30 days (day) before to. At most 31 days at hour granularity, 366 at day.',
+  auth: { scope: 'admin', roles: READERS },
+  request: {
+    params: IdParam,
+    query: z.object({
+      from: Instant.optional(),
+      to: Instant.optional(),
+      granularity: Granularity.default('hour'),
+    }),
+  },
+  responses: { 200: json(SubscriptionUsageSchema, 'Usage series'), 404: { description: 'No such subscription' } },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await getSubscriptionUsage(c.get('deps'), c.req.valid('param').id, c.req.valid('query')), 200));

@@ -1,0 +1,55 @@
+import type { ClientRow, ClientStatus, Db } from '@svc/db';
+import { writeAudit } from '../audit/write-audit.ts';
+import { revokeAllSessions } from '../auth/sessions.ts';
+import { NotFoundError } from '../errors.ts';
+import { bumpNodeRevisions, nodesOfClients } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { type ClientEvent, clientTransition } from './client-status.ts';
+import { type ClientView, clientView } from './client-view.ts';
+
+/**
+ * Side effects of every client status change, inside the changing transaction: whether a
+ * client's subscriptions run on nodes depends on the client being active, so the nodes of
+ * all its subscriptions get a new revision; a client that is no longer active keeps no
+ * session (its access tokens still live out their 15 minutes; the portal re-checks status).
+ */
+export async function afterClientStatusChange(trx: Db, clientId: string, from: ClientStatus, to: ClientStatus, now: Date) {
+  if (from === to) return [];
+  if (to !== 'active') await revokeAllSessions(trx, { type: 'client', id: clientId }, `client_${to}`, now);
+  return bumpNodeRevisions(trx, await nodesOfClients(trx, [clientId]));
+}
+
+export async function lockClient(trx: Db, id: string): Promise<ClientRow> {
+  const row = await trx.selectFrom('clients').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+  if (!row) throw new NotFoundError('client', id);
+  return row;
+}
+
+async function decide(ctx: DomainContext, id: string, event: 'approve' | 'reject'): Promise<ClientView> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await lockClient(trx, id);
+    const to = clientTransition(current.status, event satisfies ClientEvent);
+    const now = ctx.clock.now();
+    // Approval keeps email_verified_at as it is: the applicant confirms the address separately.
+    const row = await trx
+      .updateTable('clients')
+      .set({ status: to, updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const bumped = await afterClientStatusChange(trx, id, current.status, to, now);
+    await writeAudit(trx, ctx, {
+      action: event === 'approve' ? 'client.approved' : 'client.rejected',
+      entity_type: 'client',
+      entity_id: id,
+      details: { status: { from: current.status, to }, ...(bumped.length ? { nodes_bumped: bumped } : {}) },
+    });
+    return clientView(row);
+  });
+}
+
+/** POST /clients/{id}/approve: pending -> active (application mode's queue), else 409. */
+export const approveClient = (ctx: DomainContext, id: string) => decide(ctx, id, 'approve');
+
+/** POST /clients/{id}/reject: pending -> rejected, else 409. */
+export const rejectClient = (ctx: DomainContext, id: string) => decide(ctx, id, 'reject');

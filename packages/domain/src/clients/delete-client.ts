@@ -1,0 +1,47 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { ConflictError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { lockClient } from './change-client-status.ts';
+
+const BLOCKERS_SHOWN = 100;
+
+/**
+ * Deletes a client and its sessions. Refused (409) while subscriptions or payments still
+ * reference it: delete those first (payments are history; a client with payments stays).
+ */
+export async function deleteClient(ctx: DomainContext, id: string): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    // FOR UPDATE conflicts with the FOR KEY SHARE a concurrent subscription create takes on
+    // the client, so no subscription can appear between this check and the delete.
+    const current = await lockClient(trx, id);
+    const subs = await trx
+      .selectFrom('subscriptions')
+      .select('id')
+      .where('client_id', '=', id)
+      .orderBy('id')
+      .limit(BLOCKERS_SHOWN)
+      .execute();
+    const payments = await trx
+      .selectFrom('payments')
+      .select('id')
+      .where('client_id', '=', id)
+      .orderBy('id')
+      .limit(BLOCKERS_SHOWN)
+      .execute();
+    if (subs.length > 0 || payments.length > 0) {
+      const blocked_by: Record<string, string[]> = {};
+      if (subs.length) blocked_by.subscriptions = subs.map((r) => r.id);
+      if (payments.length) blocked_by.payments = payments.map((r) => r.id);
+      const what = [subs.length ? 'subscriptions' : null, payments.length ? 'payments' : null].filter(Boolean).join(' and ');
+      throw new ConflictError(`the client still has ${what}; delete them first`, undefined, { blocked_by });
+    }
+    await trx.deleteFrom('sessions').where('subject_type', '=', 'client').where('subject_id', '=', id).execute();
+    await trx.deleteFrom('clients').where('id', '=', id).execute();
+    await writeAudit(trx, ctx, {
+      action: 'client.deleted',
+      entity_type: 'client',
+      entity_id: id,
+      details: { email: current.email, status: current.status },
+    });
+  });
+}

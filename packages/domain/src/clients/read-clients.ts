@@ -1,0 +1,32 @@
+import type { ClientStatus } from '@svc/db';
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { type ClientView, clientView } from './client-view.ts';
+
+export interface ClientFilter extends PageRequest {
+  /** `pending` is the application queue. */
+  status?: ClientStatus | undefined;
+  /** Exact address, compared case-insensitively. */
+  email?: string | undefined;
+}
+
+/** Oldest first, by id (keyset; the status filter walks the (status, id) index). */
+export async function listClients(ctx: Pick<DomainContext, 'db'>, f: ClientFilter): Promise<Page<ClientView>> {
+  const after = decodeCursor(f.cursor);
+  let q = ctx.db.selectFrom('clients').selectAll();
+  if (f.status) q = q.where('status', '=', f.status);
+  if (f.email) q = q.where('email', '=', f.email.trim().toLowerCase());
+  if (after) q = q.where('id', '>', after);
+  const rows = await q
+    .orderBy('id', 'asc')
+    .limit(f.limit + 1)
+    .execute();
+  return toPage(rows, f.limit, clientView);
+}
+
+export async function getClient(ctx: Pick<DomainContext, 'db'>, id: string): Promise<ClientView> {
+  const row = await ctx.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new NotFoundError('client', id);
+  return clientView(row);
+}

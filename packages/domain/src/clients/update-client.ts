@@ -1,0 +1,71 @@
+import { normalizeEmail } from '../admins/admin-view.ts';
+import { writeAudit } from '../audit/write-audit.ts';
+import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { revokeAllSessions } from '../auth/sessions.ts';
+import { ConflictError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
+import { afterClientStatusChange, lockClient } from './change-client-status.ts';
+import { adminStatusEvent } from './client-status.ts';
+import { CLIENT_EMAIL_TAKEN, type ClientView, clientView } from './client-view.ts';
+
+export interface UpdateClientInput {
+  /** Ban (active -> disabled) or unban (disabled -> active); nothing else. */
+  status?: 'active' | 'disabled' | undefined;
+  email?: string | undefined;
+  /** null removes password sign-in. */
+  password?: string | null | undefined;
+  note?: string | null | undefined;
+}
+
+/**
+ * PATCH merge. A new email set by the admin counts as verified (the admin vouches, as at
+ * creation). A password change or removal ends the client's sessions; so does a ban.
+ */
+export async function updateClient(ctx: DomainContext, id: string, input: UpdateClientInput): Promise<ClientView> {
+  const email = input.email !== undefined ? normalizeEmail(input.email) : undefined;
+  if (typeof input.password === 'string') checkPasswordPolicy(input.password);
+  const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await lockClient(trx, id);
+    const event = input.status !== undefined ? adminStatusEvent(current.status, input.status) : null;
+    const emailChanged = email !== undefined && email !== current.email;
+    if (emailChanged) {
+      const taken = await trx.selectFrom('clients').select('id').where('email', '=', email).executeTakeFirst();
+      if (taken) throw new ConflictError('a client with this email exists', CLIENT_EMAIL_TAKEN);
+    }
+    const now = ctx.clock.now();
+    const to = input.status ?? current.status;
+    const row = await trx
+      .updateTable('clients')
+      .set({
+        ...(emailChanged ? { email, email_verified_at: now } : {}),
+        ...(hash !== undefined ? { password_hash: hash } : {}),
+        ...(input.note !== undefined ? { note: input.note } : {}),
+        status: to,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((err: unknown) => {
+        if (isUniqueViolation(err, 'clients_email_key')) throw new ConflictError('a client with this email exists', CLIENT_EMAIL_TAKEN);
+        throw err;
+      });
+    if (hash !== undefined) await revokeAllSessions(trx, { type: 'client', id }, 'password_changed', now);
+    const bumped = await afterClientStatusChange(trx, id, current.status, to, now);
+    const changed = Object.keys(input).filter((k) => input[k as keyof UpdateClientInput] !== undefined);
+    await writeAudit(trx, ctx, {
+      action: 'client.updated',
+      entity_type: 'client',
+      entity_id: id,
+      details: {
+        changed,
+        ...(event ? { status: { from: current.status, to }, event } : {}),
+        ...(emailChanged ? { email: { from: current.email, to: email } } : {}),
+        ...(bumped.length ? { nodes_bumped: bumped } : {}),
+      },
+    });
+    return clientView(row);
+  });
+}

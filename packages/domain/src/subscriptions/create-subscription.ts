@@ -1,0 +1,84 @@
+import type { Renewal } from '@svc/db';
+import { writeAudit } from '../audit/write-audit.ts';
+import { ValidationError } from '../errors.ts';
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { newId } from '../shared/ids.ts';
+import { setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
+import { newCredentials } from './credentials.ts';
+import { subscriptionStatus } from './subscription-status.ts';
+import { type SubscriptionView, subscriptionView } from './subscription-view.ts';
+
+export interface CreateSubscriptionInput {
+  client_id: string;
+  access_group_ids: string[];
+  /** null or absent: unlimited. */
+  traffic_limit_bytes?: number | null | undefined;
+  /** null or absent: never expires; otherwise in the future. */
+  expires_at?: Date | null | undefined;
+  renewal?: Renewal | undefined;
+  note?: string | null | undefined;
+}
+
+/**
+ * A new subscription with its own proxy credentials and link token. Unknown client or
+ * access groups are a 400 naming each field. The nodes of its inbounds get a new revision.
+ */
+export async function createSubscription(ctx: DomainContext, input: CreateSubscriptionInput): Promise<SubscriptionView> {
+  const { credentials } = newCredentials(ctx.secrets);
+  return ctx.db.transaction().execute(async (trx) => {
+    const now = ctx.clock.now();
+    const errors: Record<string, string> = {};
+    if (input.expires_at && input.expires_at.getTime() <= now.getTime()) errors.expires_at = 'must be in the future';
+    // FOR KEY SHARE: a concurrent delete of the client waits until this subscription exists, then sees it.
+    const client = await trx.selectFrom('clients').select('id').where('id', '=', input.client_id).forKeyShare().executeTakeFirst();
+    if (!client) errors.client_id = `no client ${input.client_id}`;
+    Object.assign(errors, await unknownAccessGroups(trx, input.access_group_ids));
+    if (Object.keys(errors).length > 0) throw new ValidationError('the subscription refers to what does not exist or is invalid', errors);
+
+    const fields = {
+      traffic_limit_bytes: input.traffic_limit_bytes ?? null,
+      expires_at: input.expires_at ?? null,
+      used_bytes: 0,
+    };
+    const status = subscriptionStatus({ admin_disabled: false, ...fields }, now);
+    const id = newId('sub', now.getTime());
+    const row = await trx
+      .insertInto('subscriptions')
+      .values({
+        id,
+        client_id: input.client_id,
+        status,
+        traffic_limit_bytes: fields.traffic_limit_bytes,
+        used_bytes: 0,
+        expires_at: fields.expires_at,
+        renewal: input.renewal ?? 'no_reset',
+        period_started_at: now,
+        ...credentials,
+        credentials_rotated_at: null,
+        note: input.note ?? null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await setSubscriptionGroups(trx, id, input.access_group_ids);
+    const bumped = await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, [id]));
+    const groupIds = [...new Set(input.access_group_ids)].sort();
+    await writeAudit(trx, ctx, {
+      action: 'subscription.created',
+      entity_type: 'subscription',
+      entity_id: id,
+      details: {
+        client_id: row.client_id,
+        access_group_ids: groupIds,
+        traffic_limit_bytes: row.traffic_limit_bytes,
+        expires_at: row.expires_at?.toISOString() ?? null,
+        renewal: row.renewal,
+        status,
+        nodes_bumped: bumped,
+      },
+    });
+    return subscriptionView(ctx, row, groupIds, now);
+  });
+}

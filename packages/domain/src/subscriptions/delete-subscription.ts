@@ -1,0 +1,23 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { lockSubscription } from './lock-subscription.ts';
+
+/**
+ * Removes the subscription with its access-group links and usage rows (cascade); payments
+ * keep their history with subscription_id set to null. Its nodes drop its users.
+ */
+export async function deleteSubscription(ctx: DomainContext, id: string): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const current = await lockSubscription(trx, id);
+    const nodes = await nodesOfSubscriptions(trx, [id]);
+    await trx.deleteFrom('subscriptions').where('id', '=', id).execute();
+    const bumped = await bumpNodeRevisions(trx, nodes);
+    await writeAudit(trx, ctx, {
+      action: 'subscription.deleted',
+      entity_type: 'subscription',
+      entity_id: id,
+      details: { client_id: current.client_id, status: current.status, nodes_bumped: bumped },
+    });
+  });
+}

@@ -1,0 +1,63 @@
+import type { SubscriptionStatus } from '@svc/db';
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { groupIdsOf, linkOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
+
+export interface SubscriptionFilter extends PageRequest {
+  client_id?: string | undefined;
+  /** The status as computed now, like the view shows it. */
+  status?: SubscriptionStatus | undefined;
+}
+
+type ReadCtx = Pick<DomainContext, 'db' | 'clock' | 'secrets' | 'config'>;
+
+/**
+ * Oldest first, by id (keyset). The stored status is right as of the last write; only time
+ * moves it without a write (expiry), so the filter corrects for expires_at <= now, and
+ * each filter value still starts from the (status, id) index.
+ */
+export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Promise<Page<SubscriptionView>> {
+  const after = decodeCursor(f.cursor);
+  const now = ctx.clock.now();
+  let q = ctx.db.selectFrom('subscriptions').selectAll();
+  if (f.client_id) q = q.where('client_id', '=', f.client_id);
+  switch (f.status) {
+    case undefined:
+      break;
+    case 'disabled':
+      q = q.where('status', '=', 'disabled');
+      break;
+    case 'expired':
+      q = q.where((eb) =>
+        eb.or([eb('status', '=', 'expired'), eb.and([eb('status', 'in', ['active', 'limited']), eb('expires_at', '<=', now)])]),
+      );
+      break;
+    default:
+      q = q.where('status', '=', f.status).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+  }
+  if (after) q = q.where('id', '>', after);
+  const rows = await q
+    .orderBy('id', 'asc')
+    .limit(f.limit + 1)
+    .execute();
+  const groups = await groupIdsOf(
+    ctx.db,
+    rows.slice(0, f.limit).map((r) => r.id),
+  );
+  return toPage(rows, f.limit, (r) => subscriptionView(ctx, r, groups.get(r.id) ?? [], now));
+}
+
+export async function getSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionView> {
+  const row = await ctx.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new NotFoundError('subscription', id);
+  const groups = await groupIdsOf(ctx.db, [id]);
+  return subscriptionView(ctx, row, groups.get(id) ?? [], ctx.clock.now());
+}
+
+/** GET /subscriptions/{id}/link. */
+export async function getSubscriptionLink(ctx: ReadCtx, id: string): Promise<{ url: string }> {
+  const row = await ctx.db.selectFrom('subscriptions').select('token_enc').where('id', '=', id).executeTakeFirst();
+  if (!row) throw new NotFoundError('subscription', id);
+  return { url: linkOf(ctx, row) };
+}

@@ -1,0 +1,34 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { newCredentials } from './credentials.ts';
+import { lockSubscription } from './lock-subscription.ts';
+import { currentStatus } from './subscription-status.ts';
+import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
+
+/**
+ * New uuids, passwords and link token: the old link stops resolving at once (its hash is
+ * gone) and the nodes of the subscription's inbounds get a new revision to swap the users.
+ */
+export async function rotateSubscriptionCredentials(ctx: DomainContext, id: string): Promise<SubscriptionView> {
+  const { credentials } = newCredentials(ctx.secrets);
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await lockSubscription(trx, id);
+    const now = ctx.clock.now();
+    const status = currentStatus(current, now);
+    const row = await trx
+      .updateTable('subscriptions')
+      .set({ ...credentials, credentials_rotated_at: now, status, updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const bumped = await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, [id]));
+    await writeAudit(trx, ctx, {
+      action: 'subscription.credentials_rotated',
+      entity_type: 'subscription',
+      entity_id: id,
+      details: { ...(status !== current.status ? { status: { from: current.status, to: status } } : {}), nodes_bumped: bumped },
+    });
+    return subscriptionView(ctx, row, (await groupIdsOf(trx, [id])).get(id) ?? [], now);
+  });
+}

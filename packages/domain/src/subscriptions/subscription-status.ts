@@ -1,0 +1,49 @@
+import type { SubscriptionStatus } from '@svc/db';
+
+export interface SubscriptionStatusInput {
+  /** An admin switched it off (PATCH status disabled). */
+  admin_disabled: boolean;
+  used_bytes: number;
+  /** null: unlimited. */
+  traffic_limit_bytes: number | null;
+  /** null: never expires. */
+  expires_at: Date | null;
+}
+
+/**
+ * The one rule for a subscription's status, first match wins:
+ * disabled (by an admin) > expired (expires_at <= now) > limited (a limit is set and
+ * used_bytes >= limit) > active. Every write stores the result in `subscriptions.status`;
+ * reads compute it again, so a subscription whose expiry passed since its last write is
+ * shown (and filtered) as expired before any job has written that down.
+ */
+export function subscriptionStatus(s: SubscriptionStatusInput, now: Date): SubscriptionStatus {
+  if (s.admin_disabled) return 'disabled';
+  if (s.expires_at !== null && s.expires_at.getTime() <= now.getTime()) return 'expired';
+  if (s.traffic_limit_bytes !== null && s.used_bytes >= s.traffic_limit_bytes) return 'limited';
+  return 'active';
+}
+
+/**
+ * `disabled` outranks every computed status, so the stored status is `disabled` exactly
+ * when an admin disabled the subscription: no separate flag is needed.
+ */
+export const isAdminDisabled = (row: { status: SubscriptionStatus }): boolean => row.status === 'disabled';
+
+/** The status of a stored row as of `now`. */
+export const currentStatus = (
+  row: { status: SubscriptionStatus; used_bytes: number; traffic_limit_bytes: number | null; expires_at: Date | null },
+  now: Date,
+): SubscriptionStatus =>
+  subscriptionStatus(
+    {
+      admin_disabled: isAdminDisabled(row),
+      used_bytes: row.used_bytes,
+      traffic_limit_bytes: row.traffic_limit_bytes,
+      expires_at: row.expires_at,
+    },
+    now,
+  );
+
+/** Only active subscriptions have users on nodes (the client must be active as well). */
+export const subscriptionServes = (status: SubscriptionStatus): boolean => status === 'active';

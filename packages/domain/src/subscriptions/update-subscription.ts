@@ -1,0 +1,82 @@
+import type { Renewal } from '@svc/db';
+import { writeAudit } from '../audit/write-audit.ts';
+import { ValidationError } from '../errors.ts';
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
+import { lockSubscription } from './lock-subscription.ts';
+import { isAdminDisabled, subscriptionStatus } from './subscription-status.ts';
+import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
+
+export interface UpdateSubscriptionInput {
+  renewal?: Renewal | undefined;
+  /** null: unlimited. */
+  traffic_limit_bytes?: number | null | undefined;
+  /** The admin's switch; limited and expired are computed, never set. */
+  status?: 'active' | 'disabled' | undefined;
+  /** null: never expires. A time in the past expires the subscription now. */
+  expires_at?: Date | null | undefined;
+  /** Replaces the whole list. */
+  access_group_ids?: string[] | undefined;
+  note?: string | null | undefined;
+}
+
+/**
+ * PATCH merge; the status is computed again and stored. Nodes get a new revision only when
+ * something they run changes: the stored status, or the access groups (the nodes before
+ * and after the change). Renewal, limit, expiry or note alone, with the status unchanged,
+ * reach no node.
+ */
+export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await lockSubscription(trx, id);
+    if (input.access_group_ids !== undefined) {
+      const errors = await unknownAccessGroups(trx, input.access_group_ids);
+      if (Object.keys(errors).length > 0) throw new ValidationError('unknown access groups', errors);
+    }
+    const now = ctx.clock.now();
+    const beforeGroups = (await groupIdsOf(trx, [id])).get(id) ?? [];
+    const groupsChanged = input.access_group_ids !== undefined && !sameSet(beforeGroups, input.access_group_ids);
+    const next = {
+      traffic_limit_bytes: input.traffic_limit_bytes !== undefined ? input.traffic_limit_bytes : current.traffic_limit_bytes,
+      expires_at: input.expires_at !== undefined ? input.expires_at : current.expires_at,
+    };
+    const adminDisabled = input.status !== undefined ? input.status === 'disabled' : isAdminDisabled(current);
+    const status = subscriptionStatus({ admin_disabled: adminDisabled, used_bytes: current.used_bytes, ...next }, now);
+
+    const nodesBefore = groupsChanged || status !== current.status ? await nodesOfSubscriptions(trx, [id]) : [];
+    const row = await trx
+      .updateTable('subscriptions')
+      .set({
+        ...next,
+        ...(input.renewal !== undefined ? { renewal: input.renewal } : {}),
+        ...(input.note !== undefined ? { note: input.note } : {}),
+        status,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    let groups = beforeGroups;
+    if (groupsChanged && input.access_group_ids) {
+      await setSubscriptionGroups(trx, id, input.access_group_ids);
+      groups = [...new Set(input.access_group_ids)].sort();
+    }
+    const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
+    const bumped = await bumpNodeRevisions(trx, [...nodesBefore, ...nodesAfter]);
+
+    const changed = Object.keys(input).filter((k) => input[k as keyof UpdateSubscriptionInput] !== undefined);
+    await writeAudit(trx, ctx, {
+      action: 'subscription.updated',
+      entity_type: 'subscription',
+      entity_id: id,
+      details: {
+        changed,
+        ...(status !== current.status ? { status: { from: current.status, to: status } } : {}),
+        ...(groupsChanged ? { access_group_ids: { from: beforeGroups, to: groups } } : {}),
+        ...(bumped.length ? { nodes_bumped: bumped } : {}),
+      },
+    });
+    return subscriptionView(ctx, row, groups, now);
+  });
+}
