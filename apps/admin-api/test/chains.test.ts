@@ -459,3 +459,24 @@ describe('roles: a viewer reads chains but changes nothing', () => {
     expect((await s.api.get(`/api/v1/chains/${ch.id}`, { token })).body.hops.map((h: { port: number }) => h.port)).toEqual([45000, 45000]);
   });
 });
+
+describe('OpenAPI document', () => {
+  it('declares every chain operation with its schemas and roles', async () => {
+    const { paths, components } = (await s.api.get('/api/v1/openapi.json')).body;
+    for (const [path, method] of [
+      ['/api/v1/chains', 'get'],
+      ['/api/v1/chains', 'post'],
+      ['/api/v1/chains/{id}', 'get'],
+      ['/api/v1/chains/{id}', 'patch'],
+      ['/api/v1/chains/{id}', 'delete'],
+    ] as const) {
+      const op = paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(op['x-roles']).toEqual(method === 'get' ? ['owner', 'admin', 'viewer'] : ['owner', 'admin']);
+    }
+    expect(paths['/api/v1/chains'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CreateChain');
+    expect(paths['/api/v1/chains/{id}'].patch.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/UpdateChain');
+    expect(Object.keys(components.schemas)).toEqual(expect.arrayContaining(['Chain', 'ChainHop', 'ChainHopInput', 'ChainPage']));
+    expect(JSON.stringify(components.schemas.Chain)).not.toContain('secret');
+  });
+});

@@ -487,3 +487,29 @@ describe('roles: a viewer reads nodes but changes nothing', () => {
     expect((await s.api.get('/api/v1/nodes')).status).toBe(401);
   });
 });
+
+describe('OpenAPI document', () => {
+  it('declares every node operation with its schemas and roles', async () => {
+    const { paths, components } = (await s.api.get('/api/v1/openapi.json')).body;
+    const ops: Array<[string, string, string[]]> = [
+      ['/api/v1/nodes', 'get', ['owner', 'admin', 'viewer']],
+      ['/api/v1/nodes', 'post', ['owner', 'admin']],
+      ['/api/v1/nodes/{id}', 'get', ['owner', 'admin', 'viewer']],
+      ['/api/v1/nodes/{id}', 'patch', ['owner', 'admin']],
+      ['/api/v1/nodes/{id}', 'delete', ['owner', 'admin']],
+      ['/api/v1/nodes/{id}/enroll-token', 'post', ['owner', 'admin']],
+    ];
+    for (const [path, method, roles] of ops) {
+      const op = paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(op['x-roles']).toEqual(roles);
+      expect(op.responses['401'].content['application/problem+json']).toBeDefined();
+    }
+    expect(paths['/api/v1/nodes'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CreateNode');
+    expect(paths['/api/v1/nodes/{id}'].patch.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/UpdateNode');
+    expect(paths['/api/v1/nodes'].get.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/NodePage');
+    expect(Object.keys(components.schemas)).toEqual(
+      expect.arrayContaining(['Node', 'NodePage', 'CreateNode', 'UpdateNode', 'NodeEnrollToken']),
+    );
+  });
+});

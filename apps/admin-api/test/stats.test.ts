@@ -206,3 +206,13 @@ describe('GET /stats/overview', () => {
     expect((await s.api.get('/api/v1/stats/overview')).status).toBe(401);
   });
 });
+
+describe('OpenAPI document', () => {
+  it('declares the overview with its query and response schema, for readers', async () => {
+    const { paths } = (await s.api.get('/api/v1/openapi.json')).body;
+    const op = paths['/api/v1/stats/overview'].get;
+    expect(op['x-roles']).toEqual(['owner', 'admin', 'viewer']);
+    expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'to']);
+    expect(op.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/StatsOverview');
+  });
+});
