@@ -1,2 +1,11 @@
 // Use cases of this feature, exported for every surface.
-export {};
+export * from './acme-account-view.ts';
+export * from './create-acme-account.ts';
+export * from './create-dns-provider.ts';
+export * from './delete-acme-account.ts';
+export * from './delete-dns-provider.ts';
+export * from './dns-provider-kinds.ts';
+export * from './dns-provider-view.ts';
+export * from './read-acme-accounts.ts';
+export * from './read-dns-providers.ts';
+export * from './update-dns-provider.ts';

@@ -1,2 +1,14 @@
 // Use cases of this feature, exported for every surface.
-export {};
+export * from './config-fields.ts';
+export * from './create-payment-provider.ts';
+export * from './create-plan.ts';
+export * from './delete-payment-provider.ts';
+export * from './delete-plan.ts';
+export * from './payment-provider-view.ts';
+export * from './plan-view.ts';
+export * from './provider-kinds.ts';
+export * from './read-payment-providers.ts';
+export * from './read-payments.ts';
+export * from './read-plans.ts';
+export * from './update-payment-provider.ts';
+export * from './update-plan.ts';

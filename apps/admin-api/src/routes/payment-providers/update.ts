@@ -1,0 +1,35 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { updatePaymentProvider } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { body, IdParam, json } from '../../schemas.ts';
+import { problem } from '../plans/schemas.ts';
+import { PaymentProviderSchema, ProviderConfigInput, ProviderName } from './schemas.ts';
+
+export const UpdatePaymentProviderBody = z
+  .object({
+    name: ProviderName.optional(),
+    enabled: z.boolean().optional(),
+    config: ProviderConfigInput.optional().openapi({
+      description: 'merged field by field: a value sets the field, null removes it (secrets included)',
+    }),
+  })
+  .strict()
+  .openapi('UpdatePaymentProvider');
+
+export const route = defineRoute({
+  method: 'patch',
+  path: '/payment-providers/{id}',
+  tags: ['payment-providers'],
+  summary: 'Update a payment provider (merge; config merges field by field)',
+  auth: { scope: 'admin', roles: WRITERS },
+  request: { params: IdParam, ...body(UpdatePaymentProviderBody) },
+  responses: {
+    200: json(PaymentProviderSchema, 'Updated'),
+    404: problem('No such payment provider'),
+    409: problem('Enabled without its required secrets (missing_secrets names them)'),
+  },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await updatePaymentProvider(actorContext(c), c.req.valid('param').id, c.req.valid('json')), 200));

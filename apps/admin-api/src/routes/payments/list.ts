@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { listPayments } from '@svc/domain';
+import { type AppEnv, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
+import { json } from '../../schemas.ts';
+import { PaymentSchema, PaymentStatus } from './schemas.ts';
+
+export const PaymentPage = pageOf(PaymentSchema, 'PaymentPage');
+
+const Id = z.string().min(1).max(64);
+
+export const route = defineRoute({
+  method: 'get',
+  path: '/payments',
+  tags: ['payments'],
+  summary: 'List payments, oldest first (read-only: checkout and provider webhooks write them)',
+  auth: { scope: 'admin', roles: READERS },
+  request: {
+    query: z.object({
+      ...pageQuery,
+      client_id: Id.optional(),
+      status: PaymentStatus.optional(),
+      provider_id: Id.optional(),
+      subscription_id: Id.optional(),
+      plan_id: Id.optional(),
+    }),
+  },
+  responses: { 200: json(PaymentPage, 'A page of payments') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await listPayments(c.get('deps'), c.req.valid('query')), 200));

@@ -1,0 +1,27 @@
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { type AcmeAccountView, acmeAccountView } from './acme-account-view.ts';
+
+export interface AcmeAccountFilter extends PageRequest {
+  email?: string | undefined;
+}
+
+/** Oldest first, by id. */
+export async function listAcmeAccounts(ctx: Pick<DomainContext, 'db'>, f: AcmeAccountFilter): Promise<Page<AcmeAccountView>> {
+  const after = decodeCursor(f.cursor);
+  let q = ctx.db.selectFrom('acme_accounts').selectAll();
+  if (f.email !== undefined) q = q.where('email', '=', f.email.trim().toLowerCase());
+  if (after) q = q.where('id', '>', after);
+  const rows = await q
+    .orderBy('id', 'asc')
+    .limit(f.limit + 1)
+    .execute();
+  return toPage(rows, f.limit, acmeAccountView);
+}
+
+export async function getAcmeAccount(ctx: Pick<DomainContext, 'db'>, id: string): Promise<AcmeAccountView> {
+  const row = await ctx.db.selectFrom('acme_accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new NotFoundError('ACME account', id);
+  return acmeAccountView(row);
+}

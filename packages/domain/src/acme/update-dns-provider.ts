@@ -1,0 +1,40 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { dnsProviderKind } from './dns-provider-kinds.ts';
+import { checkDnsCredentials, type DnsProviderView, dnsProviderView, openDnsCredentials } from './dns-provider-view.ts';
+
+export interface UpdateDnsProviderInput {
+  name?: string | undefined;
+  /** Replaces the whole credential set (validated against the provider's kind). */
+  credentials?: Record<string, unknown> | undefined;
+}
+
+/** PATCH merge of name and credentials; the kind is fixed at creation. */
+export async function updateDnsProvider(ctx: DomainContext, id: string, input: UpdateDnsProviderInput): Promise<DnsProviderView> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('dns_providers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!current) throw new NotFoundError('DNS provider', id);
+    const credentials = input.credentials !== undefined ? checkDnsCredentials(dnsProviderKind(current.kind), input.credentials) : undefined;
+    const now = ctx.clock.now();
+    const row = await trx
+      .updateTable('dns_providers')
+      .set({
+        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(credentials !== undefined ? { credentials_enc: ctx.secrets.seal(JSON.stringify(credentials)) } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const names = Object.keys(credentials ?? openDnsCredentials(ctx.secrets, row.credentials_enc)).sort();
+    const changed = Object.keys(input).filter((k) => input[k as keyof UpdateDnsProviderInput] !== undefined);
+    await writeAudit(trx, ctx, {
+      action: 'dns_provider.updated',
+      entity_type: 'dns_provider',
+      entity_id: id,
+      details: { changed, ...(credentials !== undefined ? { credentials_set: names } : {}) },
+    });
+    return dnsProviderView(row, names);
+  });
+}

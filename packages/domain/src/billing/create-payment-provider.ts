@@ -1,0 +1,57 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { ValidationError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { newId } from '../shared/ids.ts';
+import { checkFields } from './config-fields.ts';
+import { assertEnableable, type PaymentProviderView, paymentProviderView, sealProviderSecrets } from './payment-provider-view.ts';
+import { paymentProviderKind } from './provider-kinds.ts';
+
+export interface CreatePaymentProviderInput {
+  kind: string;
+  name: string;
+  /** Default false; true needs every required secret. */
+  enabled?: boolean | undefined;
+  /** Public and secret settings of the kind, in one object; secrets are split off and sealed. */
+  config?: Record<string, unknown> | undefined;
+}
+
+export async function createPaymentProvider(ctx: DomainContext, input: CreatePaymentProviderInput): Promise<PaymentProviderView> {
+  const kind = paymentProviderKind(input.kind);
+  const given = input.config ?? {};
+  const errors = checkFields(kind.fields, given, { prefix: 'config.', kind: kind.kind, allowNull: false });
+  const pub: Record<string, string> = {};
+  const secrets: Record<string, string> = {};
+  for (const [name, f] of Object.entries(kind.fields)) {
+    const v = given[name];
+    if (typeof v === 'string') (f.secret ? secrets : pub)[name] = v;
+    else if (!f.secret && f.required && v === undefined) errors[`config.${name}`] ??= 'required';
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError('invalid payment provider settings', errors);
+  const enabled = input.enabled ?? false;
+  if (enabled) assertEnableable(kind, secrets);
+  return ctx.db.transaction().execute(async (trx) => {
+    const now = ctx.clock.now();
+    const row = await trx
+      .insertInto('payment_providers')
+      .values({
+        id: newId('ppr', now.getTime()),
+        kind: kind.kind,
+        name: input.name.trim(),
+        enabled,
+        config: JSON.stringify(pub),
+        secrets_enc: sealProviderSecrets(ctx.secrets, secrets),
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const secretNames = Object.keys(secrets).sort();
+    await writeAudit(trx, ctx, {
+      action: 'payment_provider.created',
+      entity_type: 'payment_provider',
+      entity_id: row.id,
+      details: { kind: kind.kind, name: row.name, enabled, config: Object.keys(pub).sort(), secrets_set: secretNames },
+    });
+    return paymentProviderView(row, secretNames);
+  });
+}

@@ -1,0 +1,46 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { newId } from '../shared/ids.ts';
+import { checkAccessGroups, checkCurrency, type PlanView, planView, replacePlanAccessGroups } from './plan-view.ts';
+
+export interface CreatePlanInput {
+  name: string;
+  price: number;
+  currency: string;
+  duration_days: number;
+  traffic_limit_bytes?: number | null | undefined;
+  access_group_ids?: string[] | undefined;
+  archived?: boolean | undefined;
+}
+
+/** A plan is what a client buys; it changes no node configuration (no revision bump). */
+export async function createPlan(ctx: DomainContext, input: CreatePlanInput): Promise<PlanView> {
+  const currency = checkCurrency(input.currency);
+  return ctx.db.transaction().execute(async (trx) => {
+    const groups = await checkAccessGroups(trx, input.access_group_ids ?? []);
+    const now = ctx.clock.now();
+    const row = await trx
+      .insertInto('plans')
+      .values({
+        id: newId('pln', now.getTime()),
+        name: input.name.trim(),
+        price: input.price,
+        currency,
+        duration_days: input.duration_days,
+        traffic_limit_bytes: input.traffic_limit_bytes ?? null,
+        archived: input.archived ?? false,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await replacePlanAccessGroups(trx, row.id, groups);
+    await writeAudit(trx, ctx, {
+      action: 'plan.created',
+      entity_type: 'plan',
+      entity_id: row.id,
+      details: { name: row.name, price: Number(row.price), currency, duration_days: row.duration_days, access_group_ids: groups },
+    });
+    return planView(row, groups);
+  });
+}

@@ -1,0 +1,34 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { blockedError, collectBlockers, hasBlockers, isForeignKeyViolation } from './references.ts';
+
+const HINT = 'disable it instead (PATCH {"enabled": false})';
+
+/** Refused (409) while payments reference the provider. Its sealed secrets go with the row. */
+export async function deletePaymentProvider(ctx: DomainContext, id: string): Promise<void> {
+  await ctx.db
+    .transaction()
+    .execute(async (trx) => {
+      const current = await trx
+        .selectFrom('payment_providers')
+        .select(['id', 'kind', 'name'])
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!current) throw new NotFoundError('payment provider', id);
+      const blockers = await collectBlockers(trx, id, [{ table: 'payments', column: 'provider_id' }]);
+      if (hasBlockers(blockers)) throw blockedError(`payment provider ${id}`, blockers, HINT);
+      await trx.deleteFrom('payment_providers').where('id', '=', id).execute();
+      await writeAudit(trx, ctx, {
+        action: 'payment_provider.deleted',
+        entity_type: 'payment_provider',
+        entity_id: id,
+        details: { kind: current.kind, name: current.name },
+      });
+    })
+    .catch((err: unknown) => {
+      if (isForeignKeyViolation(err)) throw blockedError(`payment provider ${id}`, { ids: {}, counts: { payments: 1 } }, HINT);
+      throw err;
+    });
+}

@@ -1,0 +1,32 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { blockedError, collectBlockers, hasBlockers, isForeignKeyViolation } from './references.ts';
+
+const ARCHIVE_HINT = 'archive it instead (PATCH {"archived": true}) to stop selling it and keep its history';
+
+/**
+ * Refused (409) while payments reference the plan, or subscriptions that were bought with it
+ * (subscriptions.plan_id has no foreign key, so this check is what keeps it meaningful).
+ * Its access-group grants go with it.
+ */
+export async function deletePlan(ctx: DomainContext, id: string): Promise<void> {
+  await ctx.db
+    .transaction()
+    .execute(async (trx) => {
+      // FOR UPDATE waits for a payment being inserted right now (its foreign key holds a key-share lock).
+      const current = await trx.selectFrom('plans').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!current) throw new NotFoundError('plan', id);
+      const blockers = await collectBlockers(trx, id, [
+        { table: 'payments', column: 'plan_id' },
+        { table: 'subscriptions', column: 'plan_id' },
+      ]);
+      if (hasBlockers(blockers)) throw blockedError(`plan ${id}`, blockers, ARCHIVE_HINT);
+      await trx.deleteFrom('plans').where('id', '=', id).execute();
+      await writeAudit(trx, ctx, { action: 'plan.deleted', entity_type: 'plan', entity_id: id, details: { name: current.name } });
+    })
+    .catch((err: unknown) => {
+      if (isForeignKeyViolation(err)) throw blockedError(`plan ${id}`, { ids: {}, counts: { payments: 1 } }, ARCHIVE_HINT);
+      throw err;
+    });
+}

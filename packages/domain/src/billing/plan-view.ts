@@ -1,0 +1,85 @@
+import type { Db, PlanRow } from '@svc/db';
+import { ValidationError } from '../errors.ts';
+
+export interface PlanView {
+  id: string;
+  name: string;
+  /** Minor units of `currency` (cents). */
+  price: number;
+  currency: string;
+  duration_days: number;
+  /** null: unlimited. */
+  traffic_limit_bytes: number | null;
+  access_group_ids: string[];
+  archived: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export const planView = (r: PlanRow, accessGroupIds: string[]): PlanView => ({
+  id: r.id,
+  name: r.name,
+  price: Number(r.price),
+  currency: r.currency,
+  duration_days: r.duration_days,
+  traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+  access_group_ids: accessGroupIds,
+  archived: r.archived,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+/** Access group ids of these plans, each list sorted by id. */
+export async function planAccessGroups(db: Db, planIds: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(planIds.map((id) => [id, []]));
+  if (planIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('plan_access_groups')
+    .select(['plan_id', 'access_group_id'])
+    .where('plan_id', 'in', planIds)
+    .orderBy('plan_id')
+    .orderBy('access_group_id')
+    .execute();
+  for (const r of rows) out.get(r.plan_id)?.push(r.access_group_id);
+  return out;
+}
+
+const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(
+  typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('currency') : [],
+);
+
+/** ISO 4217: three upper-case letters, and a code the runtime's ICU knows when it has a list. */
+export function checkCurrency(currency: string, field = 'currency'): string {
+  if (!/^[A-Z]{3}$/.test(currency))
+    throw new ValidationError('invalid currency', { [field]: 'must be an ISO 4217 code in upper case (EUR)' });
+  if (KNOWN_CURRENCIES.size > 0 && !KNOWN_CURRENCIES.has(currency))
+    throw new ValidationError('unknown currency', { [field]: 'not an ISO 4217 currency code' });
+  return currency;
+}
+
+/**
+ * The access groups a plan grants must exist. Locks them (FOR KEY SHARE, as the foreign key
+ * would) so a concurrent delete of a group waits for this transaction and then sees the plan.
+ * Duplicates are collapsed; the result is sorted.
+ */
+export async function checkAccessGroups(trx: Db, ids: readonly string[], field = 'access_group_ids'): Promise<string[]> {
+  const unique = [...new Set(ids)].sort();
+  if (unique.length === 0) return unique;
+  const found = await trx.selectFrom('access_groups').select('id').where('id', 'in', unique).forKeyShare().execute();
+  const known = new Set(found.map((r) => r.id));
+  const errors: Record<string, string> = {};
+  ids.forEach((id, i) => {
+    if (!known.has(id)) errors[`${field}.${i}`] = `no access group ${id}`;
+  });
+  if (Object.keys(errors).length > 0) throw new ValidationError('unknown access group', errors);
+  return unique;
+}
+
+export async function replacePlanAccessGroups(trx: Db, planId: string, groupIds: readonly string[]): Promise<void> {
+  await trx.deleteFrom('plan_access_groups').where('plan_id', '=', planId).execute();
+  if (groupIds.length === 0) return;
+  await trx
+    .insertInto('plan_access_groups')
+    .values(groupIds.map((g) => ({ plan_id: planId, access_group_id: g })))
+    .execute();
+}

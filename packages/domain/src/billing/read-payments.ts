@@ -1,0 +1,66 @@
+import type { PaymentRow, PaymentStatus } from '@svc/db';
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+
+/** Payments are written by checkout and provider webhooks (payments issue); admins read them. */
+export interface PaymentView {
+  id: string;
+  client_id: string;
+  plan_id: string;
+  provider_id: string;
+  subscription_id: string | null;
+  /** Minor units of `currency`. */
+  amount: number;
+  currency: string;
+  status: PaymentStatus;
+  provider_payment_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The Idempotency-Key and the checkout URL stay internal. */
+export const paymentView = (r: PaymentRow): PaymentView => ({
+  id: r.id,
+  client_id: r.client_id,
+  plan_id: r.plan_id,
+  provider_id: r.provider_id,
+  subscription_id: r.subscription_id,
+  amount: Number(r.amount),
+  currency: r.currency,
+  status: r.status,
+  provider_payment_id: r.provider_payment_id,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+export interface PaymentFilter extends PageRequest {
+  client_id?: string | undefined;
+  status?: PaymentStatus | undefined;
+  provider_id?: string | undefined;
+  subscription_id?: string | undefined;
+  plan_id?: string | undefined;
+}
+
+/** Oldest first, by id. */
+export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFilter): Promise<Page<PaymentView>> {
+  const after = decodeCursor(f.cursor);
+  let q = ctx.db.selectFrom('payments').selectAll();
+  if (f.client_id !== undefined) q = q.where('client_id', '=', f.client_id);
+  if (f.status !== undefined) q = q.where('status', '=', f.status);
+  if (f.provider_id !== undefined) q = q.where('provider_id', '=', f.provider_id);
+  if (f.subscription_id !== undefined) q = q.where('subscription_id', '=', f.subscription_id);
+  if (f.plan_id !== undefined) q = q.where('plan_id', '=', f.plan_id);
+  if (after) q = q.where('id', '>', after);
+  const rows = await q
+    .orderBy('id', 'asc')
+    .limit(f.limit + 1)
+    .execute();
+  return toPage(rows, f.limit, paymentView);
+}
+
+export async function getPayment(ctx: Pick<DomainContext, 'db'>, id: string): Promise<PaymentView> {
+  const row = await ctx.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new NotFoundError('payment', id);
+  return paymentView(row);
+}

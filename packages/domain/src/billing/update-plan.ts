@@ -1,0 +1,59 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { NotFoundError } from '../errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { checkAccessGroups, checkCurrency, type PlanView, planAccessGroups, planView, replacePlanAccessGroups } from './plan-view.ts';
+
+export interface UpdatePlanInput {
+  name?: string | undefined;
+  price?: number | undefined;
+  currency?: string | undefined;
+  duration_days?: number | undefined;
+  /** null: unlimited. */
+  traffic_limit_bytes?: number | null | undefined;
+  /** Replaces the whole list. */
+  access_group_ids?: string[] | undefined;
+  archived?: boolean | undefined;
+}
+
+/**
+ * PATCH merge. A price change applies to later purchases only (payments keep their own
+ * amount). Archiving hides the plan from sale and keeps its history.
+ */
+export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePlanInput): Promise<PlanView> {
+  const currency = input.currency !== undefined ? checkCurrency(input.currency) : undefined;
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('plans').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!current) throw new NotFoundError('plan', id);
+    const groups = input.access_group_ids !== undefined ? await checkAccessGroups(trx, input.access_group_ids) : undefined;
+    const now = ctx.clock.now();
+    const row = await trx
+      .updateTable('plans')
+      .set({
+        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(input.price !== undefined ? { price: input.price } : {}),
+        ...(currency !== undefined ? { currency } : {}),
+        ...(input.duration_days !== undefined ? { duration_days: input.duration_days } : {}),
+        ...(input.traffic_limit_bytes !== undefined ? { traffic_limit_bytes: input.traffic_limit_bytes } : {}),
+        ...(input.archived !== undefined ? { archived: input.archived } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (groups !== undefined) await replacePlanAccessGroups(trx, id, groups);
+    const finalGroups = groups ?? (await planAccessGroups(trx, [id])).get(id) ?? [];
+    const changed = Object.keys(input).filter((k) => input[k as keyof UpdatePlanInput] !== undefined);
+    await writeAudit(trx, ctx, {
+      action: 'plan.updated',
+      entity_type: 'plan',
+      entity_id: id,
+      details: {
+        changed,
+        ...(input.price !== undefined ? { price: { from: Number(current.price), to: input.price } } : {}),
+        ...(input.archived !== undefined ? { archived: { from: current.archived, to: input.archived } } : {}),
+        ...(groups !== undefined ? { access_group_ids: groups } : {}),
+      },
+    });
+    return planView(row, finalGroups);
+  });
+}
