@@ -1,4 +1,4 @@
-import type { SubscriptionStatus } from '@svc/db';
+import type { ClientStatus, SubscriptionStatus } from '@svc/db';
 
 export interface SubscriptionStatusInput {
   /** An admin switched it off (PATCH status disabled). */
@@ -45,5 +45,10 @@ export const currentStatus = (
     now,
   );
 
-/** Only active subscriptions have users on nodes (the client must be active as well). */
-export const subscriptionServes = (status: SubscriptionStatus): boolean => status === 'active';
+/**
+ * Whether a subscription's users belong on its nodes: the subscription is active and so
+ * is its client (a banned, pending or rejected client's subscriptions serve nobody). For
+ * the desired-state compiler; revision bumps are wider (every status change of either).
+ */
+export const subscriptionServes = (status: SubscriptionStatus, clientStatus: ClientStatus): boolean =>
+  status === 'active' && clientStatus === 'active';
