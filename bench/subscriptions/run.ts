@@ -8,7 +8,7 @@ import { availableParallelism, cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectDatabase, migrateToLatest } from '@svc/db';
-import { encodeCursor } from '@svc/domain';
+import { encodeCursor, encryptSecret } from '@svc/domain';
 import { sql } from 'kysely';
 import { seed } from './seed.ts';
 
@@ -19,6 +19,8 @@ if (!url) {
   process.exit(2);
 }
 const SCHEMA = 'bench_subscriptions';
+// Fixed, so the kept schema stays bound to the same key across runs (it is bench data only).
+const INSTALLATION_KEY = Buffer.alloc(32, 42);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 const CREATES = Number(process.env.BENCH_CREATES ?? 10_000);
 const CONCURRENCY = 16;
@@ -33,7 +35,7 @@ let seedSeconds: number | null = null;
 if (have < 1_000_000) {
   const t = performance.now();
   await sql`truncate subscriptions, clients cascade`.execute(db);
-  await seed(db);
+  await seed(db, encryptSecret(INSTALLATION_KEY, 'bench-link-token-0123456789abcdefghijklmnop'));
   seedSeconds = (performance.now() - t) / 1000;
 }
 
@@ -41,7 +43,7 @@ function child<T>(file: string): Promise<{ proc: ChildProcess; msg: T }> {
   return new Promise((resolve, reject) => {
     const proc = fork(join(here, file), [], {
       execArgv: ['--import', 'tsx'],
-      env: { ...process.env, BENCH_SCHEMA: SCHEMA },
+      env: { ...process.env, BENCH_SCHEMA: SCHEMA, SVC_INSTALLATION_KEY: INSTALLATION_KEY.toString('base64') },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     proc.once('message', (msg) => resolve({ proc, msg: msg as T }));
