@@ -3,6 +3,7 @@ import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { blockedError, collectBlockers, hasBlockers, isForeignKeyViolation } from './references.ts';
 
+const PROVIDER_REFS = [{ table: 'payments', column: 'provider_id' }] as const;
 const HINT = 'disable it instead (PATCH {"enabled": false})';
 
 /** Refused (409) while payments reference the provider. Its sealed secrets go with the row. */
@@ -17,7 +18,7 @@ export async function deletePaymentProvider(ctx: DomainContext, id: string): Pro
         .forUpdate()
         .executeTakeFirst();
       if (!current) throw new NotFoundError('payment provider', id);
-      const blockers = await collectBlockers(trx, id, [{ table: 'payments', column: 'provider_id' }]);
+      const blockers = await collectBlockers(trx, id, PROVIDER_REFS);
       if (hasBlockers(blockers)) throw blockedError(`payment provider ${id}`, blockers, HINT);
       await trx.deleteFrom('payment_providers').where('id', '=', id).execute();
       await writeAudit(trx, ctx, {
@@ -27,8 +28,9 @@ export async function deletePaymentProvider(ctx: DomainContext, id: string): Pro
         details: { kind: current.kind, name: current.name },
       });
     })
-    .catch((err: unknown) => {
-      if (isForeignKeyViolation(err)) throw blockedError(`payment provider ${id}`, { ids: {}, counts: { payments: 1 } }, HINT);
+    .catch(async (err: unknown) => {
+      // Defensive: the row lock makes this unreachable, but a restrict violation must answer 409, not 500.
+      if (isForeignKeyViolation(err)) throw blockedError(`payment provider ${id}`, await collectBlockers(ctx.db, id, PROVIDER_REFS), HINT);
       throw err;
     });
 }
