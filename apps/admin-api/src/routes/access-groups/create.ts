@@ -1,0 +1,25 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { createAccessGroup } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { body, json } from '../../schemas.ts';
+import { problem } from '../inbound-profiles/schemas.ts';
+import { AccessGroupSchema, GroupName, InboundIds } from './schemas.ts';
+
+export const CreateAccessGroupBody = z
+  .object({ name: GroupName, inbound_ids: InboundIds.optional().openapi({ default: [] }) })
+  .strict()
+  .openapi('CreateAccessGroup');
+
+export const route = defineRoute({
+  method: 'post',
+  path: '/access-groups',
+  tags: ['access-groups'],
+  summary: 'Create an access group (a set of inbounds granted together)',
+  auth: { scope: 'admin', roles: WRITERS },
+  request: body(CreateAccessGroupBody),
+  responses: { 201: json(AccessGroupSchema, 'Created'), 409: problem('Name taken') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await createAccessGroup(actorContext(c), c.req.valid('json')), 201));

@@ -1,0 +1,31 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { updateCertificate } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { body, IdParam, json } from '../../schemas.ts';
+import { problem } from '../inbound-profiles/schemas.ts';
+import { CertificateName, CertificateSchema, CertPem, Domains, KeyPem } from './schemas.ts';
+
+export const UpdateCertificateBody = z
+  .object({
+    name: CertificateName.nullable().optional(),
+    cert_pem: CertPem.optional().openapi({ description: 'new material: send with key_pem' }),
+    key_pem: KeyPem.optional(),
+    domains: Domains.optional(),
+  })
+  .strict()
+  .openapi('UpdateCertificate');
+
+export const route = defineRoute({
+  method: 'patch',
+  path: '/certificates/{id}',
+  tags: ['certificates'],
+  summary: 'Update a certificate (merge); cert_pem + key_pem together replace the material',
+  description: 'New material moves the desired revision of every node serving TLS with this certificate.',
+  auth: { scope: 'admin', roles: WRITERS },
+  request: { params: IdParam, ...body(UpdateCertificateBody) },
+  responses: { 200: json(CertificateSchema, 'Updated'), 404: problem('No such certificate') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await updateCertificate(actorContext(c), c.req.valid('param').id, c.req.valid('json')), 200));

@@ -1,0 +1,41 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { createInboundProfile } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { body, json } from '../../schemas.ts';
+import {
+  InboundProfileSchema,
+  ProfileName,
+  Protocol,
+  problem,
+  ShadowsocksMethod,
+  SniffingInput,
+  StreamInput,
+  VlessFlow,
+} from './schemas.ts';
+
+export const CreateInboundProfileBody = z
+  .object({
+    name: ProfileName,
+    protocol: Protocol,
+    stream: StreamInput,
+    sniffing: SniffingInput.optional(),
+    vless_flow: VlessFlow.nullable().optional(),
+    shadowsocks_method: ShadowsocksMethod.nullable().optional(),
+    block_bittorrent: z.boolean().optional().openapi({ default: false, description: 'needs sniffing.enabled' }),
+  })
+  .strict()
+  .openapi('CreateInboundProfile');
+
+export const route = defineRoute({
+  method: 'post',
+  path: '/inbound-profiles',
+  tags: ['inbound-profiles'],
+  summary: 'Create an inbound profile (protocol, transport, security); REALITY keys are generated when not given',
+  auth: { scope: 'admin', roles: WRITERS },
+  request: body(CreateInboundProfileBody),
+  responses: { 201: json(InboundProfileSchema, 'Created'), 409: problem('Name taken') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await createInboundProfile(actorContext(c), c.req.valid('json')), 201));

@@ -1,0 +1,34 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { updateInbound } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { body, IdParam, json } from '../../schemas.ts';
+import { problem } from '../inbound-profiles/schemas.ts';
+import { Host, InboundSchema, Listen, Port, RefId } from './schemas.ts';
+
+export const UpdateInboundBody = z
+  .object({
+    node_id: RefId.optional(),
+    profile_id: RefId.optional(),
+    port: Port.optional(),
+    listen: Listen.nullable().optional().openapi({ description: 'null clears' }),
+    host: Host.nullable().optional().openapi({ description: 'null clears' }),
+    chain_id: RefId.nullable().optional().openapi({ description: 'null clears' }),
+  })
+  .strict()
+  .openapi('UpdateInbound');
+
+export const route = defineRoute({
+  method: 'patch',
+  path: '/inbounds/{id}',
+  tags: ['inbounds'],
+  summary: 'Update an inbound (merge)',
+  description:
+    'A change of node, profile, port, listen or chain moves the desired revision of the old and the new node (and of the old and new chain hops when the chain changes); host only shapes client links.',
+  auth: { scope: 'admin', roles: WRITERS },
+  request: { params: IdParam, ...body(UpdateInboundBody) },
+  responses: { 200: json(InboundSchema, 'Updated'), 404: problem('No such inbound'), 409: problem('The port is taken on the node') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json(await updateInbound(actorContext(c), c.req.valid('param').id, c.req.valid('json')), 200));

@@ -1,0 +1,58 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
+import { newId } from '../shared/ids.ts';
+import {
+  type AccessGroupView,
+  accessGroupView,
+  checkInboundIds,
+  groupNameTaken,
+  normalizeGroupName,
+  unknownInboundRace,
+} from './access-group.ts';
+
+export interface CreateAccessGroupInput {
+  name: string;
+  inbound_ids?: string[] | undefined;
+}
+
+/**
+ * No revision moves: nodes run a group's inbounds for the subscriptions granted the group, and
+ * no subscription can be granted a group that did not exist.
+ */
+export async function createAccessGroup(ctx: DomainContext, input: CreateAccessGroupInput): Promise<AccessGroupView> {
+  const name = normalizeGroupName(input.name);
+  return ctx.db.transaction().execute(async (trx) => {
+    const taken = await trx.selectFrom('access_groups').select('id').where('name', '=', name).executeTakeFirst();
+    if (taken) throw groupNameTaken();
+    const inboundIds = await checkInboundIds(trx, input.inbound_ids ?? []);
+    const now = ctx.clock.now();
+    const row = await trx
+      .insertInto('access_groups')
+      .values({ id: newId('agr', now.getTime()), name, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((err: unknown) => {
+        if (isUniqueViolation(err, 'access_groups_name_key')) throw groupNameTaken();
+        throw err;
+      });
+    if (inboundIds.length > 0) {
+      await trx
+        .insertInto('access_group_inbounds')
+        .values(inboundIds.map((inbound_id) => ({ access_group_id: row.id, inbound_id })))
+        .execute()
+        .catch((err: unknown) => {
+          if (isForeignKeyViolation(err)) throw unknownInboundRace();
+          throw err;
+        });
+    }
+    await writeAudit(trx, ctx, {
+      action: 'access_group.created',
+      entity_type: 'access_group',
+      entity_id: row.id,
+      details: { name, inbound_ids: inboundIds },
+    });
+    return accessGroupView(row, inboundIds);
+  });
+}

@@ -1,0 +1,44 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import { idList, isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
+import type { DomainContext } from '../shared/context.ts';
+
+/** Refused (409) while an inbound profile uses the certificate; nothing serves it, so no revision moves. */
+export async function deleteCertificate(ctx: DomainContext, id: string): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom('certificates')
+      .select(['id', 'name', 'domains'])
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw new NotFoundError('certificate', id);
+    const profiles = await trx
+      .selectFrom('inbound_profiles')
+      .select('id')
+      .where('certificate_id', '=', id)
+      .orderBy('id')
+      .limit(100)
+      .execute();
+    if (profiles.length > 0) throw certificateInUse(profiles.map((p) => p.id));
+    await trx
+      .deleteFrom('certificates')
+      .where('id', '=', id)
+      .execute()
+      .catch((err: unknown) => {
+        if (isForeignKeyViolation(err)) throw certificateInUse([]);
+        throw err;
+      });
+    await writeAudit(trx, ctx, {
+      action: 'certificate.deleted',
+      entity_type: 'certificate',
+      entity_id: id,
+      details: { name: current.name, domains: current.domains },
+    });
+  });
+}
+
+const certificateInUse = (ids: string[]) =>
+  new ConflictError(`the certificate is used by inbound profiles${ids.length ? ` (${idList(ids)})` : ''}; change them first`, undefined, {
+    blocked_by: { inbound_profiles: ids },
+  });

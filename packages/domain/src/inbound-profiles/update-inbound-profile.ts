@@ -1,0 +1,113 @@
+import type { Protocol } from '@svc/db';
+import { sql } from 'kysely';
+import { writeAudit } from '../audit/write-audit.ts';
+import { NotFoundError } from '../errors.ts';
+import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
+import { profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
+import {
+  dedupeSniffing,
+  type InboundProfileView,
+  inboundProfileView,
+  normalizeName,
+  type ProfileFields,
+  resolveProfile,
+  type Sniffing,
+} from './profile.ts';
+import type { StoredStream, StreamInput } from './stream.ts';
+
+export interface UpdateInboundProfileInput {
+  name?: string | undefined;
+  protocol?: Protocol | undefined;
+  /** Replaces the whole stream object. REALITY's private key and short ids are kept when omitted. */
+  stream?: StreamInput | undefined;
+  /** Merged field by field into the current sniffing settings. */
+  sniffing?: Partial<Sniffing> | undefined;
+  vless_flow?: ProfileFields['vless_flow'] | undefined;
+  shadowsocks_method?: ProfileFields['shadowsocks_method'] | undefined;
+  block_bittorrent?: boolean | undefined;
+}
+
+/** Fields that are part of what a node runs; a change to any of them moves the revision of every node with an inbound of the profile. */
+const NODE_FIELDS = ['protocol', 'stream', 'sniffing', 'vless_flow', 'shadowsocks_method', 'block_bittorrent'] as const;
+
+/** PATCH merge: absent fields stay; `stream` given replaces the stream as a whole. */
+export async function updateInboundProfile(ctx: DomainContext, id: string, input: UpdateInboundProfileInput): Promise<InboundProfileView> {
+  const name = input.name !== undefined ? normalizeName(input.name) : undefined;
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('inbound_profiles').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
+    if (!current) throw new NotFoundError('inbound profile', id);
+    if (name !== undefined && name !== current.name) {
+      const taken = await trx.selectFrom('inbound_profiles').select('id').where('name', '=', name).executeTakeFirst();
+      if (taken) throw profileNameTaken();
+    }
+    const stored = current.stream as unknown as StoredStream;
+    const merged: ProfileFields = {
+      name: name ?? current.name,
+      protocol: input.protocol ?? current.protocol,
+      stream: input.stream ?? (stored as StreamInput),
+      sniffing: dedupeSniffing({ ...(current.sniffing as Sniffing), ...stripUndefined(input.sniffing ?? {}) }),
+      vless_flow: input.vless_flow !== undefined ? input.vless_flow : (current.vless_flow as ProfileFields['vless_flow']),
+      shadowsocks_method:
+        input.shadowsocks_method !== undefined
+          ? input.shadowsocks_method
+          : (current.shadowsocks_method as ProfileFields['shadowsocks_method']),
+      block_bittorrent: input.block_bittorrent ?? current.block_bittorrent,
+    };
+    const resolved = await resolveProfile(trx, merged, {
+      privateKey: current.reality_private_key_enc !== null ? ctx.secrets.open(current.reality_private_key_enc) : null,
+      shortIds: stored.reality?.short_ids ?? null,
+    });
+    const keyChanged = resolved.realityPrivateKey !== null && resolved.stream.reality?.public_key !== stored.reality?.public_key;
+    const row = await trx
+      .updateTable('inbound_profiles')
+      .set({
+        name: merged.name,
+        protocol: merged.protocol,
+        stream: JSON.stringify(resolved.stream),
+        sniffing: JSON.stringify(merged.sniffing),
+        vless_flow: merged.vless_flow,
+        shadowsocks_method: merged.shadowsocks_method,
+        block_bittorrent: merged.block_bittorrent,
+        // Re-sealed only when the key changed; dropped when the profile leaves REALITY.
+        ...(resolved.realityPrivateKey === null
+          ? { reality_private_key_enc: null }
+          : keyChanged || current.reality_private_key_enc === null
+            ? { reality_private_key_enc: ctx.secrets.seal(resolved.realityPrivateKey) }
+            : {}),
+        certificate_id: resolved.certificateId,
+        updated_at: ctx.clock.now(),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((err: unknown) => {
+        if (isUniqueViolation(err, 'inbound_profiles_name_key')) throw profileNameTaken();
+        throw err;
+      });
+    // Tags read `<protocol>-<port>`; ports are unique per node, so renamed tags stay unique.
+    if (merged.protocol !== current.protocol) {
+      await trx
+        .updateTable('inbounds')
+        .set({ tag: sql`${merged.protocol} || '-' || port` as never })
+        .where('profile_id', '=', id)
+        .execute();
+    }
+    const changed = Object.keys(input).filter((k) => input[k as keyof UpdateInboundProfileInput] !== undefined);
+    const nodes = changed.some((k) => (NODE_FIELDS as readonly string[]).includes(k))
+      ? await bumpNodeRevisions(trx, await nodesOfProfile(trx, id))
+      : [];
+    await writeAudit(trx, ctx, {
+      action: 'inbound_profile.updated',
+      entity_type: 'inbound_profile',
+      entity_id: id,
+      details: {
+        changed,
+        ...(keyChanged ? { reality_key_replaced: true } : {}),
+        ...(nodes.length > 0 ? { nodes_bumped: nodes } : {}),
+      },
+    });
+    return inboundProfileView(row);
+  });
+}

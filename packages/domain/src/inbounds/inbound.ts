@@ -1,0 +1,135 @@
+import { isIP } from 'node:net';
+import type { Db, InboundRow } from '@svc/db';
+import { ConflictError, ValidationError } from '../errors.ts';
+import { idList, isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
+import { isHostOrIp } from '../inbound-profiles/stream.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
+import { advisoryXactLock } from '../shared/locks.ts';
+
+export interface InboundView {
+  id: string;
+  node_id: string;
+  profile_id: string;
+  tag: string;
+  port: number;
+  listen: string | null;
+  host: string | null;
+  chain_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const inboundView = (r: InboundRow): InboundView => ({
+  id: r.id,
+  node_id: r.node_id,
+  profile_id: r.profile_id,
+  tag: r.tag,
+  port: r.port,
+  listen: r.listen,
+  host: r.host,
+  chain_id: r.chain_id,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+export interface InboundFields {
+  node_id: string;
+  profile_id: string;
+  port: number;
+  listen: string | null;
+  host: string | null;
+  chain_id: string | null;
+}
+
+/** `<protocol>-<port>`: ports are unique per node, so tags are too. */
+export const inboundTag = (protocol: string, port: number): string => `${protocol}-${port}`;
+
+/**
+ * Checks the fields and what they reference; returns the profile's protocol (for the tag).
+ * Only the references in `check` are looked up (a PATCH checks what it changes).
+ */
+export async function checkInbound(
+  trx: Db,
+  f: InboundFields,
+  check: { node: boolean; profile: boolean; chain: boolean },
+): Promise<{ protocol: string }> {
+  const errors: Record<string, string> = {};
+  if (!Number.isInteger(f.port) || f.port < 1 || f.port > 65535) errors.port = 'an integer 1-65535';
+  if (f.listen !== null && isIP(f.listen) === 0) errors.listen = 'must be an IP address literal (e.g. 0.0.0.0 or ::)';
+  if (f.host !== null && !isHostOrIp(f.host)) errors.host = 'must be a host name or an IP address';
+  if (check.node) {
+    const node = await trx.selectFrom('nodes').select('id').where('id', '=', f.node_id).executeTakeFirst();
+    if (!node) errors.node_id = 'no such node';
+  }
+  const profile = await trx.selectFrom('inbound_profiles').select('protocol').where('id', '=', f.profile_id).executeTakeFirst();
+  if (!profile && check.profile) errors.profile_id = 'no such inbound profile';
+  if (f.chain_id !== null && check.chain) {
+    const chain = await trx.selectFrom('chains').select('id').where('id', '=', f.chain_id).executeTakeFirst();
+    if (!chain) errors.chain_id = 'no such chain';
+    else {
+      const first = await trx
+        .selectFrom('chain_hops')
+        .select('node_id')
+        .where('chain_id', '=', f.chain_id)
+        .where('position', '=', 0)
+        .executeTakeFirst();
+      if (!first) errors.chain_id = 'the chain has no hops';
+      else if (first.node_id !== f.node_id && !errors.node_id)
+        errors.chain_id = `an inbound routed through this chain must live on its first hop's node (${first.node_id})`;
+    }
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError('invalid inbound', errors);
+  return { protocol: profile?.protocol ?? 'unknown' };
+}
+
+/**
+ * A node's ports are shared by its inbounds and the chain hops placed on it, and no constraint
+ * spans both tables: every transaction taking a port on a node holds this lock first (the
+ * same lock the chains' hop placement takes).
+ */
+export async function lockNodePorts(trx: Db, nodeIds: Iterable<string>): Promise<void> {
+  for (const id of [...new Set(nodeIds)].sort()) await advisoryXactLock(trx, `svc.node-ports.${id}`);
+}
+
+export async function assertPortFree(trx: Db, nodeId: string, port: number, exceptInboundId?: string): Promise<void> {
+  let iq = trx.selectFrom('inbounds').select('id').where('node_id', '=', nodeId).where('port', '=', port);
+  if (exceptInboundId) iq = iq.where('id', '!=', exceptInboundId);
+  const inbounds = (await iq.execute()).map((r) => r.id);
+  if (inbounds.length > 0) throw portTaken(nodeId, port, { inbounds });
+  const chains = await trx
+    .selectFrom('chain_hops')
+    .select('chain_id')
+    .distinct()
+    .where('node_id', '=', nodeId)
+    .where('port', '=', port)
+    .execute();
+  if (chains.length > 0) throw portTaken(nodeId, port, { chains: chains.map((r) => r.chain_id) });
+}
+
+function portTaken(nodeId: string, port: number, blockedBy: { inbounds?: string[]; chains?: string[] }): ConflictError {
+  const [kind, ids] = blockedBy.inbounds ? ['inbound', blockedBy.inbounds] : ['chain hop of', blockedBy.chains ?? []];
+  return new ConflictError(
+    `port ${port} on node ${nodeId} is taken by ${kind} ${idList(ids)}`,
+    { port: `taken on this node by ${kind} ${idList(ids)}` },
+    { blocked_by: blockedBy },
+  );
+}
+
+/** Maps the constraint errors of a lost race to the answers the checks would have given. */
+export function mapInboundWriteError(f: InboundFields): (err: unknown) => never {
+  return (err: unknown) => {
+    if (isUniqueViolation(err, 'inbounds_node_port') || isUniqueViolation(err, 'inbounds_node_tag'))
+      throw new ConflictError(`port ${f.port} on node ${f.node_id} is taken by another inbound`, { port: 'taken on this node' });
+    if (isForeignKeyViolation(err, 'inbounds_node_id_fkey')) throw new ValidationError('invalid inbound', { node_id: 'no such node' });
+    if (isForeignKeyViolation(err, 'inbounds_profile_id_fkey'))
+      throw new ValidationError('invalid inbound', { profile_id: 'no such inbound profile' });
+    if (isForeignKeyViolation(err, 'inbounds_chain_id_fkey')) throw new ValidationError('invalid inbound', { chain_id: 'no such chain' });
+    throw err;
+  };
+}
+
+export async function hopNodesOfChain(trx: Db, chainId: string | null): Promise<string[]> {
+  if (chainId === null) return [];
+  const rows = await trx.selectFrom('chain_hops').select('node_id').where('chain_id', '=', chainId).execute();
+  return rows.map((r) => r.node_id);
+}

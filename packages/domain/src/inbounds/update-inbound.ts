@@ -1,0 +1,82 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { NotFoundError } from '../errors.ts';
+import { bumpNodeRevisions } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import {
+  assertPortFree,
+  checkInbound,
+  hopNodesOfChain,
+  type InboundFields,
+  type InboundView,
+  inboundTag,
+  inboundView,
+  lockNodePorts,
+  mapInboundWriteError,
+} from './inbound.ts';
+
+export interface UpdateInboundInput {
+  node_id?: string | undefined;
+  profile_id?: string | undefined;
+  port?: number | undefined;
+  /** null clears. */
+  listen?: string | null | undefined;
+  host?: string | null | undefined;
+  chain_id?: string | null | undefined;
+}
+
+/** What a node runs from an inbound; `host` only shapes client links. */
+const NODE_FIELDS = ['node_id', 'profile_id', 'port', 'listen', 'chain_id'] as const;
+
+/**
+ * PATCH merge. A change a node runs moves the revision of the old and the new node, and of
+ * the hops of the old and the new chain when the chain changes.
+ */
+export async function updateInbound(ctx: DomainContext, id: string, input: UpdateInboundInput): Promise<InboundView> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('inbounds').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
+    if (!current) throw new NotFoundError('inbound', id);
+    const f: InboundFields = {
+      node_id: input.node_id ?? current.node_id,
+      profile_id: input.profile_id ?? current.profile_id,
+      port: input.port ?? current.port,
+      listen: input.listen !== undefined ? input.listen : current.listen,
+      host: input.host !== undefined ? input.host : current.host,
+      chain_id: input.chain_id !== undefined ? input.chain_id : current.chain_id,
+    };
+    const changed = (Object.keys(f) as (keyof InboundFields)[]).filter((k) => f[k] !== current[k]);
+    const { protocol } = await checkInbound(trx, f, {
+      node: changed.includes('node_id'),
+      profile: changed.includes('profile_id'),
+      chain: changed.includes('chain_id') || changed.includes('node_id'),
+    });
+    if (changed.includes('node_id') || changed.includes('port')) {
+      await lockNodePorts(trx, [f.node_id]);
+      await assertPortFree(trx, f.node_id, f.port, id);
+    }
+    const row = await trx
+      .updateTable('inbounds')
+      .set({ ...f, tag: inboundTag(protocol, f.port), updated_at: ctx.clock.now() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch(mapInboundWriteError(f));
+    let nodes: string[] = [];
+    if (changed.some((k) => (NODE_FIELDS as readonly string[]).includes(k))) {
+      const chainNodes = changed.includes('chain_id')
+        ? [...(await hopNodesOfChain(trx, current.chain_id)), ...(await hopNodesOfChain(trx, f.chain_id))]
+        : [];
+      nodes = await bumpNodeRevisions(trx, [current.node_id, f.node_id, ...chainNodes]);
+    }
+    await writeAudit(trx, ctx, {
+      action: 'inbound.updated',
+      entity_type: 'inbound',
+      entity_id: id,
+      details: {
+        changed,
+        ...Object.fromEntries(changed.map((k) => [k, { from: current[k], to: f[k] }])),
+        ...(nodes.length > 0 ? { nodes_bumped: nodes } : {}),
+      },
+    });
+    return inboundView(row);
+  });
+}
