@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { ValidationError } from '../errors.ts';
-import { isHostname } from '../inbound-profiles/stream.ts';
+import { isDomainName } from '../inbound-profiles/stream.ts';
 
 export interface ParsedCertificate {
   /** The chain as given, normalised to PEM blocks joined by newlines. */
@@ -49,7 +49,7 @@ export function parseCertificateMaterial(certPem: string, keyPem: string, domain
     names = [...new Set(domains.map((d) => d.trim().toLowerCase()))];
     const errors: Record<string, string> = {};
     names.forEach((d, i) => {
-      if (!isHostname(d)) errors[`domains.${i}`] = 'must be a host name';
+      if (!isDomainName(d)) errors[`domains.${i}`] = 'must be a host name (a leading *. allowed)';
       else if (!covers(leaf, sanDns, d)) errors[`domains.${i}`] = `the certificate does not cover ${d}`;
     });
     if (Object.keys(errors).length > 0) throw new ValidationError('invalid domains', errors);
@@ -83,7 +83,7 @@ function commonName(subject: string): string[] {
     .split('\n')
     .map((l) => /^CN=(.+)$/.exec(l)?.[1])
     .find(Boolean);
-  return cn && isHostname(cn) ? [cn.toLowerCase()] : [];
+  return cn && isDomainName(cn) ? [cn.toLowerCase()] : [];
 }
 
 function covers(leaf: X509Certificate, sanDns: string[], domain: string): boolean {

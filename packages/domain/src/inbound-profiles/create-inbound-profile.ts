@@ -1,9 +1,10 @@
 import type { Protocol } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
-import { ConflictError } from '../errors.ts';
+import { ConflictError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { isForeignKeyViolation } from './db-errors.ts';
 import {
   DEFAULT_SNIFFING,
   dedupeSniffing,
@@ -25,6 +26,9 @@ export interface CreateInboundProfileInput {
   shadowsocks_method?: ProfileFields['shadowsocks_method'] | undefined;
   block_bittorrent?: boolean | undefined;
 }
+
+/** The certificate was deleted between the check and the write. */
+export const certificateGone = () => new ValidationError('invalid inbound profile', { 'stream.tls.certificate_id': 'no such certificate' });
 
 export const profileNameTaken = () => new ConflictError('an inbound profile with this name exists', { name: 'already taken' });
 
@@ -64,6 +68,7 @@ export async function createInboundProfile(ctx: DomainContext, input: CreateInbo
       .executeTakeFirstOrThrow()
       .catch((err: unknown) => {
         if (isUniqueViolation(err, 'inbound_profiles_name_key')) throw profileNameTaken();
+        if (isForeignKeyViolation(err, 'inbound_profiles_certificate_id_fkey')) throw certificateGone();
         throw err;
       });
     await writeAudit(trx, ctx, {

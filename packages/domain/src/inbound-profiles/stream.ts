@@ -96,10 +96,12 @@ export interface ResolvedStream {
   certificateId: string | null;
 }
 
-const HOST_RE = /^(?=.{1,253}$)(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+const HOST_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 const ALPN_TOKENS = new Set(['h3', 'h2', 'http/1.1']);
 
 export const isHostname = (s: string): boolean => HOST_RE.test(s);
+/** A host name, or a wildcard one (`*.example.com`): names a certificate covers. */
+export const isDomainName = (s: string): boolean => HOST_RE.test(s.startsWith('*.') ? s.slice(2) : s);
 export const isHostOrIp = (s: string): boolean => isHostname(s) || isIP(s.replace(/^\[(.*)\]$/, '$1')) !== 0;
 
 /**

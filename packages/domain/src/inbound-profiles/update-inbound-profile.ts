@@ -5,7 +5,8 @@ import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
-import { profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
+import { certificateGone, profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
+import { isForeignKeyViolation } from './db-errors.ts';
 import {
   dedupeSniffing,
   type InboundProfileView,
@@ -84,6 +85,7 @@ export async function updateInboundProfile(ctx: DomainContext, id: string, input
       .executeTakeFirstOrThrow()
       .catch((err: unknown) => {
         if (isUniqueViolation(err, 'inbound_profiles_name_key')) throw profileNameTaken();
+        if (isForeignKeyViolation(err, 'inbound_profiles_certificate_id_fkey')) throw certificateGone();
         throw err;
       });
     // Tags read `<protocol>-<port>`; ports are unique per node, so renamed tags stay unique.
