@@ -17,28 +17,79 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
     await expect(SwaggerParser.validate(structuredClone(res.body))).resolves.toBeTruthy();
   });
 
-  it('declares every admin route of this surface with its schemas', async () => {
-    const { paths } = (await s.api.get('/api/v1/openapi.json')).body;
-    const ops = Object.entries(paths as Record<string, object>).flatMap(([p, item]) =>
-      Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`),
-    );
-    expect(ops.sort()).toEqual(
-      [
-        'GET /api/v1/auth/methods',
-        'POST /api/v1/setup',
-        'POST /api/v1/auth/login',
-        'POST /api/v1/auth/refresh',
-        'POST /api/v1/auth/logout',
-        'GET /api/v1/auth/me',
-        'GET /api/v1/admins',
-        'POST /api/v1/admins',
-        'GET /api/v1/admins/{id}',
-        'PATCH /api/v1/admins/{id}',
-        'DELETE /api/v1/admins/{id}',
-        'GET /api/v1/audit-log',
-      ].sort(),
-    );
-    expect(paths['/api/v1/admins'].post.requestBody.content['application/json'].schema).toBeDefined();
+  it('declares every admin route of spec 4.3/4.4 built so far, each with response schemas and problem responses', async () => {
+    const { paths } = (await s.api.get('/api/v1/openapi.json')).body as { paths: Record<string, Record<string, any>> };
+    const ops = Object.entries(paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
+    const crud = (base: string, ops: string[] = ['GET', 'POST']) => ops.map((m) => `${m} /api/v1/${base}`);
+    const one = (base: string, ops: string[] = ['GET', 'PATCH', 'DELETE']) => ops.map((m) => `${m} /api/v1/${base}/{id}`);
+    const expected = [
+      'GET /api/v1/auth/methods',
+      'POST /api/v1/setup',
+      'POST /api/v1/auth/login',
+      'POST /api/v1/auth/refresh',
+      'POST /api/v1/auth/logout',
+      'GET /api/v1/auth/me',
+      ...crud('admins'),
+      ...one('admins'),
+      ...crud('nodes'),
+      ...one('nodes'),
+      'POST /api/v1/nodes/{id}/enroll-token',
+      ...crud('inbound-profiles'),
+      ...one('inbound-profiles'),
+      ...crud('inbounds'),
+      ...one('inbounds'),
+      ...crud('chains'),
+      ...one('chains'),
+      ...crud('certificates'),
+      ...one('certificates'),
+      ...crud('dns-providers'),
+      ...one('dns-providers'),
+      ...crud('acme-accounts'),
+      ...one('acme-accounts', ['GET', 'DELETE']),
+      ...crud('access-groups'),
+      ...one('access-groups'),
+      ...crud('clients'),
+      ...one('clients'),
+      'POST /api/v1/clients/{id}/approve',
+      'POST /api/v1/clients/{id}/reject',
+      ...crud('subscriptions'),
+      ...one('subscriptions'),
+      'POST /api/v1/subscriptions/{id}/rotate-credentials',
+      'GET /api/v1/subscriptions/{id}/usage',
+      'GET /api/v1/subscriptions/{id}/link',
+      ...crud('plans'),
+      ...one('plans'),
+      ...crud('payment-providers'),
+      ...one('payment-providers'),
+      'GET /api/v1/payments',
+      'GET /api/v1/payments/{id}',
+      'GET /api/v1/stats/overview',
+      'GET /api/v1/audit-log',
+    ];
+    expect(ops.sort()).toEqual(expected.sort());
+    for (const [p, item] of Object.entries(paths)) {
+      for (const [m, op] of Object.entries(item)) {
+        const ok = Object.entries(op.responses as Record<string, any>).filter(([code]) => code.startsWith('2'));
+        expect(ok.length, `${m} ${p}`).toBeGreaterThan(0);
+        for (const [code, res] of ok)
+          if (code !== '204') expect(res.content?.['application/json']?.schema, `${m} ${p} ${code}`).toBeDefined();
+        if (p !== '/api/v1/auth/methods')
+          expect(
+            Object.keys(op.responses).some((c) => c.startsWith('4')),
+            `${m} ${p} problems`,
+          ).toBe(true);
+        if (
+          ['post', 'patch'].includes(m) &&
+          !p.endsWith('/logout') &&
+          !p.endsWith('/enroll-token') &&
+          !p.endsWith('/approve') &&
+          !p.endsWith('/reject') &&
+          !p.endsWith('/rotate-credentials')
+        ) {
+          expect(op.requestBody?.content?.['application/json']?.schema, `${m} ${p} body`).toBeDefined();
+        }
+      }
+    }
     expect(paths['/api/v1/admins'].get.security).toEqual([{ bearer: [] }]);
   });
 

@@ -1,7 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
-import { isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import {
   type AccessGroupView,

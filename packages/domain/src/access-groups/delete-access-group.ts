@@ -1,7 +1,7 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { idList, isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
 import { membersOf } from './access-group.ts';
 
 /**

@@ -1,9 +1,8 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfInbounds } from '../fleet/revisions.ts';
-import { isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import {
   type AccessGroupView,
   accessGroupView,

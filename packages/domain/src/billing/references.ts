@@ -2,10 +2,7 @@ import type { Db } from '@svc/db';
 import type { Kysely } from 'kysely';
 import { ConflictError } from '../errors.ts';
 
-/** A PostgreSQL foreign-key violation (23503); same code from pg and PGlite. */
-export function isForeignKeyViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === '23503';
-}
+export { isForeignKeyViolation } from '../shared/db-errors.ts';
 
 /** At most this many blocking ids are listed in a 409 (the message gives the count). */
 export const BLOCKED_BY_MAX = 100;

@@ -2,9 +2,8 @@ import type { Protocol } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
-import { isForeignKeyViolation } from './db-errors.ts';
 import {
   DEFAULT_SNIFFING,
   dedupeSniffing,

@@ -1,7 +1,7 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { idList, isForeignKeyViolation } from './db-errors.ts';
+import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
 
 const BLOCKERS_SHOWN = 100;
 

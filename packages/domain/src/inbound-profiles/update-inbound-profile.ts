@@ -4,9 +4,8 @@ import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { certificateGone, profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
-import { isForeignKeyViolation } from './db-errors.ts';
 import {
   dedupeSniffing,
   type InboundProfileView,

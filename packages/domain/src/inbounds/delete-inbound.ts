@@ -1,8 +1,8 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
-import { idList, isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
 import { hopNodesOfChain } from './inbound.ts';
 
 /** Refused (409) while the inbound is in an access group; otherwise its node (and chain hops) get a new revision. */

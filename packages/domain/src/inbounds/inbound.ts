@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
 import type { Db, InboundRow } from '@svc/db';
+import { assertInboundFitsChain } from '../chains/inbound-fits-chain.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
-import { idList, isForeignKeyViolation } from '../inbound-profiles/db-errors.ts';
 import { isHostOrIp } from '../inbound-profiles/stream.ts';
-import { isUniqueViolation } from '../shared/db-errors.ts';
-import { advisoryXactLock } from '../shared/locks.ts';
+import { lockNodePorts, portUsers } from '../nodes/node-ports.ts';
+import { idList, isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 
 export interface InboundView {
   id: string;
@@ -66,44 +66,19 @@ export async function checkInbound(
   if (f.chain_id !== null && check.chain) {
     const chain = await trx.selectFrom('chains').select('id').where('id', '=', f.chain_id).executeTakeFirst();
     if (!chain) errors.chain_id = 'no such chain';
-    else {
-      const first = await trx
-        .selectFrom('chain_hops')
-        .select('node_id')
-        .where('chain_id', '=', f.chain_id)
-        .where('position', '=', 0)
-        .executeTakeFirst();
-      if (!first) errors.chain_id = 'the chain has no hops';
-      else if (first.node_id !== f.node_id && !errors.node_id)
-        errors.chain_id = `an inbound routed through this chain must live on its first hop's node (${first.node_id})`;
-    }
   }
   if (Object.keys(errors).length > 0) throw new ValidationError('invalid inbound', errors);
+  // The chain rule lives with chains (and share-locks the chain against a concurrent hop edit).
+  if (f.chain_id !== null && check.chain) await assertInboundFitsChain(trx, f.chain_id, f.node_id);
   return { protocol: profile?.protocol ?? 'unknown' };
 }
 
-/**
- * A node's ports are shared by its inbounds and the chain hops placed on it, and no constraint
- * spans both tables: every transaction taking a port on a node holds this lock first (the
- * same lock the chains' hop placement takes).
- */
-export async function lockNodePorts(trx: Db, nodeIds: Iterable<string>): Promise<void> {
-  for (const id of [...new Set(nodeIds)].sort()) await advisoryXactLock(trx, `svc.node-ports.${id}`);
-}
+export { lockNodePorts };
 
 export async function assertPortFree(trx: Db, nodeId: string, port: number, exceptInboundId?: string): Promise<void> {
-  let iq = trx.selectFrom('inbounds').select('id').where('node_id', '=', nodeId).where('port', '=', port);
-  if (exceptInboundId) iq = iq.where('id', '!=', exceptInboundId);
-  const inbounds = (await iq.execute()).map((r) => r.id);
-  if (inbounds.length > 0) throw portTaken(nodeId, port, { inbounds });
-  const chains = await trx
-    .selectFrom('chain_hops')
-    .select('chain_id')
-    .distinct()
-    .where('node_id', '=', nodeId)
-    .where('port', '=', port)
-    .execute();
-  if (chains.length > 0) throw portTaken(nodeId, port, { chains: chains.map((r) => r.chain_id) });
+  const users = await portUsers(trx, nodeId, port, { inboundId: exceptInboundId });
+  if (users.inbounds.length > 0) throw portTaken(nodeId, port, { inbounds: users.inbounds });
+  if (users.chains.length > 0) throw portTaken(nodeId, port, { chains: [...new Set(users.chains)] });
 }
 
 function portTaken(nodeId: string, port: number, blockedBy: { inbounds?: string[]; chains?: string[] }): ConflictError {
