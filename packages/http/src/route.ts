@@ -33,6 +33,13 @@ const requireJsonBody: MiddlewareHandler = async (c, next) => {
   await next();
 };
 
+/** Every error response a route declares is a problem document; say so in the OpenAPI. */
+function withProblemBodies(responses: Record<string, { description: string; content?: unknown }>) {
+  const out: Record<string, unknown> = {};
+  for (const [code, res] of Object.entries(responses)) out[code] = Number(code) >= 400 && !res.content ? problem(res.description) : res;
+  return out;
+}
+
 /**
  * Declares a route once: method, path, zod request/response schemas, who may call it.
  * Adds the auth middleware (before validation and handler), the bearer security
@@ -63,7 +70,7 @@ export function defineRoute<const R extends RouteConfig>(
     description: `${route.description ?? ''}${auth ? ` Scope: ${auth.scope}.${roles}` : ''}`.trim(),
     middleware: [...middleware, ...((route.middleware as MiddlewareHandler[] | undefined) ?? [])],
     responses: {
-      ...route.responses,
+      ...withProblemBodies(route.responses as Record<string, { description: string; content?: unknown }>),
       ...(route.request ? { 400: problem('Invalid request (errors per field)') } : {}),
       ...(auth ? { 401: problem('Missing, invalid or expired token, or a token of another scope') } : {}),
       ...(auth?.roles ? { 403: problem('Role not allowed') } : {}),

@@ -1,7 +1,7 @@
 import { createAdminApi } from '@svc/admin-api';
 import type { Config } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, startMaintenance, warnUnimplementedOAuth } from '@svc/runtime';
 
 /**
  * All-in-one: every surface in one process on one port, over PGlite (or DATABASE_URL) and
@@ -15,8 +15,10 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
   bootstrap.announce(url);
+  const stopMaintenance = startMaintenance(rt);
   return {
     stop: async () => {
+      stopMaintenance();
       await http.stop();
       await rt.close();
     },

@@ -34,8 +34,9 @@ export async function createInbound(ctx: DomainContext, input: CreateInboundInpu
     chain_id: input.chain_id ?? null,
   };
   return ctx.db.transaction().execute(async (trx) => {
-    const { protocol } = await checkInbound(trx, f, { node: true, profile: true, chain: true });
+    // Ports first, then the chain (checkInbound share-locks it): the order chains take too.
     await lockNodePorts(trx, [f.node_id]);
+    const { protocol } = await checkInbound(trx, f, { node: true, profile: true, chain: true });
     await assertPortFree(trx, f.node_id, f.port);
     const now = ctx.clock.now();
     const row = await trx

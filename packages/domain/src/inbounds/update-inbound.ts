@@ -44,15 +44,15 @@ export async function updateInbound(ctx: DomainContext, id: string, input: Updat
       chain_id: input.chain_id !== undefined ? input.chain_id : current.chain_id,
     };
     const changed = (Object.keys(f) as (keyof InboundFields)[]).filter((k) => f[k] !== current[k]);
+    // Ports first, then the chain (checkInbound share-locks it): the order chains take too.
+    const portsMove = changed.includes('node_id') || changed.includes('port');
+    if (portsMove) await lockNodePorts(trx, [f.node_id]);
     const { protocol } = await checkInbound(trx, f, {
       node: changed.includes('node_id'),
       profile: changed.includes('profile_id'),
       chain: changed.includes('chain_id') || changed.includes('node_id'),
     });
-    if (changed.includes('node_id') || changed.includes('port')) {
-      await lockNodePorts(trx, [f.node_id]);
-      await assertPortFree(trx, f.node_id, f.port, id);
-    }
+    if (portsMove) await assertPortFree(trx, f.node_id, f.port, id);
     const row = await trx
       .updateTable('inbounds')
       .set({ ...f, tag: inboundTag(protocol, f.port), updated_at: ctx.clock.now() })

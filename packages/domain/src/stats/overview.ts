@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { effectiveStatusSql } from '../subscriptions/subscription-status.ts';
 
 export const STATS_DEFAULT_PERIOD_MS = 24 * 60 * 60 * 1000;
 
@@ -32,10 +33,12 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
       sql<number>`count(*) filter (where admin_status = 'enabled')`.as('enabled'),
     ])
     .executeTakeFirstOrThrow();
+  // Counted by the status rule as of now, like the subscription list and views.
+  const status = effectiveStatusSql(ctx.clock.now());
   const s = await ctx.db
     .selectFrom('subscriptions')
-    .select(['status', sql<number>`count(*)`.as('n')])
-    .groupBy('status')
+    .select([status.as('status'), sql<number>`count(*)`.as('n')])
+    .groupBy(sql`1`)
     .execute();
   const t = await ctx.db
     .selectFrom('usage_hourly')

@@ -1,4 +1,5 @@
 import type { ClientStatus, SubscriptionStatus } from '@svc/db';
+import { sql } from 'kysely';
 
 export interface SubscriptionStatusInput {
   /** An admin switched it off (PATCH status disabled). */
@@ -52,3 +53,10 @@ export const currentStatus = (
  */
 export const subscriptionServes = (status: SubscriptionStatus, clientStatus: ClientStatus): boolean =>
   status === 'active' && clientStatus === 'active';
+
+/**
+ * The same rule in SQL, for counts and filters over stored rows: a stored active or limited
+ * row whose expires_at has passed is expired (the stored value waits for the sweep).
+ */
+export const effectiveStatusSql = (now: Date) =>
+  sql<SubscriptionStatus>`case when status in ('active', 'limited') and expires_at <= ${now} then 'expired' else status end`;
