@@ -2,8 +2,8 @@ import { isIP } from 'node:net';
 import type { Db, InboundRow } from '@svc/db';
 import { assertInboundFitsChain } from '../chains/inbound-fits-chain.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
-import { isHostOrIp } from '../inbound-profiles/stream.ts';
 import { lockNodePorts, portUsers } from '../nodes/node-ports.ts';
+import { normalizeNodeAddress } from '../nodes/node-view.ts';
 import { idList, isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 
 export interface InboundView {
@@ -56,7 +56,15 @@ export async function checkInbound(
   const errors: Record<string, string> = {};
   if (!Number.isInteger(f.port) || f.port < 1 || f.port > 65535) errors.port = 'an integer 1-65535';
   if (f.listen !== null && isIP(f.listen) === 0) errors.listen = 'must be an IP address literal (e.g. 0.0.0.0 or ::)';
-  if (f.host !== null && !isHostOrIp(f.host)) errors.host = 'must be a host name or an IP address';
+  if (f.host !== null) {
+    // The host clients connect to: the same rule (and normal form) as a node's address.
+    try {
+      f.host = normalizeNodeAddress(f.host, 'host');
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      Object.assign(errors, err.errors);
+    }
+  }
   if (check.node) {
     const node = await trx.selectFrom('nodes').select('id').where('id', '=', f.node_id).executeTakeFirst();
     if (!node) errors.node_id = 'no such node';
