@@ -46,3 +46,26 @@ describe("an inbound's host follows the same rule and normal form as a node's ad
     expect(res.body.errors.host).toBeDefined();
   });
 });
+
+describe('a profile PATCH bumps nodes only when what they run changes', () => {
+  it('re-sending the same sniffing bumps nothing; a real change bumps the node', async () => {
+    const port = 30000 + Math.floor(Math.random() * 30000);
+    expect((await s.api.post('/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port }, { token })).status).toBe(201);
+    const rev = async () => (await s.api.get(`/api/v1/nodes/${node.id}`, { token })).body.desired_revision as number;
+    const r0 = await rev();
+    const same = await s.api.patch(
+      `/api/v1/inbound-profiles/${profile.id}`,
+      { sniffing: { enabled: false, dest_override: [], route_only: false } },
+      { token },
+    );
+    expect(same.status, same.text).toBe(200);
+    expect(await rev()).toBe(r0);
+    const real = await s.api.patch(
+      `/api/v1/inbound-profiles/${profile.id}`,
+      { sniffing: { enabled: true, dest_override: ['http', 'tls'], route_only: false } },
+      { token },
+    );
+    expect(real.status, real.text).toBe(200);
+    expect(await rev()).toBe(r0 + 1);
+  });
+});

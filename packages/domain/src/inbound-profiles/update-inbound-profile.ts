@@ -96,9 +96,9 @@ export async function updateInboundProfile(ctx: DomainContext, id: string, input
         .execute();
     }
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateInboundProfileInput] !== undefined);
-    const nodes = changed.some((k) => (NODE_FIELDS as readonly string[]).includes(k))
-      ? await bumpNodeRevisions(trx, await nodesOfProfile(trx, id))
-      : [];
+    // Bump only when what nodes run really differs (a field re-sent with its value is no change).
+    const differs = keyChanged || NODE_FIELDS.some((k) => JSON.stringify(row[k]) !== JSON.stringify(current[k]));
+    const nodes = differs ? await bumpNodeRevisions(trx, await nodesOfProfile(trx, id)) : [];
     await writeAudit(trx, ctx, {
       action: 'inbound_profile.updated',
       entity_type: 'inbound_profile',
