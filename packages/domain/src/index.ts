@@ -29,6 +29,7 @@ export * from './inbounds/index.ts';
 export * from './installation/bootstrap.ts';
 export * from './installation/installation-key.ts';
 export * from './nodes/index.ts';
+export * from './pki/index.ts';
 export * from './shared/clock.ts';
 export * from './shared/context.ts';
 export * from './shared/db-errors.ts';

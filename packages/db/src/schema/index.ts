@@ -19,12 +19,13 @@ import type {
   InboundsTable,
   NodesTable,
 } from './fleet.ts';
-import type { InstallationTable, SigningKeysTable } from './installation.ts';
+import type { CertificateAuthorityTable, InstallationTable, SigningKeysTable } from './installation.ts';
 import type { RefreshTokensTable, SessionsTable } from './sessions.ts';
 
 export interface Database {
   installation: InstallationTable;
   signing_keys: SigningKeysTable;
+  certificate_authority: CertificateAuthorityTable;
   admins: AdminsTable;
   setup_tokens: SetupTokensTable;
   sessions: SessionsTable;

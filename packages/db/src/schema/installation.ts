@@ -16,3 +16,12 @@ export interface SigningKeysTable {
   created_at: Date;
   retired_at: Date | null;
 }
+
+export interface CertificateAuthorityTable {
+  id: number;
+  cert_pem: string;
+  /** PKCS#8 private key, sealed with the installation key. */
+  key_enc: string;
+  not_after: Date;
+  created_at: Date;
+}

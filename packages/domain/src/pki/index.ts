@@ -1,0 +1,2 @@
+export * from './ca-store.ts';
+export * from './internal-ca.ts';

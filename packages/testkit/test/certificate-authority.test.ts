@@ -1,0 +1,25 @@
+import { X509Certificate } from 'node:crypto';
+import { createSealer, ensureCertificateAuthority, systemClock } from '@svc/domain';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../src/database.ts';
+
+describe("the installation's certificate authority", () => {
+  it('is created once, kept with its key sealed, and the same CA comes back', async () => {
+    const database = await createTestDatabase();
+    try {
+      const secrets = createSealer(Buffer.alloc(32, 3));
+      const deps = { db: database.db, clock: systemClock, secrets };
+      const [a, b] = await Promise.all([ensureCertificateAuthority(deps), ensureCertificateAuthority(deps)]);
+      expect(a.certPem).toBe(b.certPem);
+      expect(await database.db.selectFrom('certificate_authority').select('id').execute()).toHaveLength(1);
+      const again = await ensureCertificateAuthority(deps);
+      expect(again.certPem).toBe(a.certPem);
+      const row = await database.db.selectFrom('certificate_authority').selectAll().executeTakeFirstOrThrow();
+      expect(row.key_enc).not.toContain('PRIVATE KEY');
+      expect(secrets.open(row.key_enc)).toContain('PRIVATE KEY');
+      expect(new X509Certificate(a.certPem).subject).toMatch(/^CN=svc internal CA [0-9a-f]{12}$/);
+    } finally {
+      await database.destroy();
+    }
+  });
+});
