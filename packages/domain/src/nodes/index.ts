@@ -1,6 +1,7 @@
 // Use cases of this feature, exported for every surface.
 export * from './create-node.ts';
 export * from './delete-node.ts';
+export * from './enroll-node.ts';
 export * from './issue-enroll-token.ts';
 export * from './node-ports.ts';
 export * from './node-view.ts';

@@ -1,0 +1,1 @@
+export { type ControlPlaneOptions, createControlPlane } from './server.ts';

@@ -1,0 +1,115 @@
+import 'reflect-metadata';
+import { webcrypto, X509Certificate } from 'node:crypto';
+import { ChannelCredentials } from '@grpc/grpc-js';
+import * as x509 from '@peculiar/x509';
+import { createAdminApi } from '@svc/admin-api';
+import { ControlPlaneDefinition } from '@svc/proto';
+import { login, OWNER, setupOwner, startTestServer, type TestServer } from '@svc/testkit';
+import { ClientError, createChannel, createClient, Status } from 'nice-grpc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createControlPlane } from '../src/server.ts';
+
+let s: TestServer;
+let token: string;
+let gateway: ReturnType<typeof createControlPlane>;
+let client: ReturnType<typeof createClient<typeof ControlPlaneDefinition>>;
+let caCertPem: string;
+let channel: ReturnType<typeof createChannel>;
+
+beforeAll(async () => {
+  s = await startTestServer({ mount: (root) => root.route('/', createAdminApi()) });
+  token = (await setupOwner(s)).access_token;
+  gateway = createControlPlane(s.deps, { host: '127.0.0.1', port: 0, tlsHosts: ['localhost', '127.0.0.1'] });
+  const started = await gateway.start();
+  caCertPem = started.caCertPem;
+  channel = createChannel(`127.0.0.1:${started.port}`, ChannelCredentials.createSsl(Buffer.from(caCertPem)));
+  client = createClient(ControlPlaneDefinition, channel);
+});
+afterAll(async () => {
+  channel.close();
+  await gateway.stop();
+  await s.stop();
+});
+
+async function csr() {
+  const keys = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair;
+  return (
+    await x509.Pkcs10CertificateRequestGenerator.create({ name: 'CN=agent', keys, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } })
+  ).toString('pem');
+}
+
+async function nodeWithToken() {
+  // A fresh access token: a test below moves the clock past the enrollment token's 24 h.
+  token = (await login(s, OWNER.email, OWNER.password)).access_token;
+  const tag = Math.random().toString(36).slice(2, 8);
+  const node = (await s.api.post('/api/v1/nodes', { name: `n-${tag}`, address: `${tag}.example.com` }, { token })).body;
+  const issued = await s.api.post(`/api/v1/nodes/${node.id}/enroll-token`, undefined, { token });
+  expect(issued.status, issued.text).toBe(201);
+  return { node, enrollToken: issued.body.token as string };
+}
+
+const code = async (p: Promise<unknown>) => {
+  try {
+    await p;
+    return 'OK';
+  } catch (err) {
+    return err instanceof ClientError ? Status[err.code] : String(err);
+  }
+};
+
+describe('Enroll over TLS without a client certificate (spec 4.1, 5.1, 7.1)', () => {
+  it('signs the CSR into a certificate naming the node and returns the CA that pins the server', async () => {
+    const { node, enrollToken } = await nodeWithToken();
+    const res = await client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'edge-1', agentVersion: '0.1.0' });
+    expect(res.nodeId).toBe(node.id);
+    expect(res.caCertPem).toBe(caCertPem);
+    const cert = new X509Certificate(res.clientCertPem);
+    expect(cert.subject).toBe(`CN=${node.id}`);
+    expect(cert.verify(new X509Certificate(caCertPem).publicKey)).toBe(true);
+    const view = (await s.api.get(`/api/v1/nodes/${node.id}`, { token })).body;
+    expect(view).toMatchObject({ hostname: 'edge-1', agent_version: '0.1.0' });
+    const audit = await s.deps.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'node.enrolled')
+      .where('entity_id', '=', node.id)
+      .execute();
+    expect(audit[0]).toMatchObject({ actor_type: 'node', actor_id: node.id });
+  });
+
+  it('a used token is UNAUTHENTICATED', async () => {
+    const { enrollToken } = await nodeWithToken();
+    expect(await code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe('OK');
+    expect(await code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe(
+      'UNAUTHENTICATED',
+    );
+  });
+
+  it('an unknown or expired token is UNAUTHENTICATED, and a re-issued token replaces the old one', async () => {
+    expect(await code(client.enroll({ token: 'nope', csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe('UNAUTHENTICATED');
+    const { node, enrollToken } = await nodeWithToken();
+    const reissued = (await s.api.post(`/api/v1/nodes/${node.id}/enroll-token`, undefined, { token })).body.token as string;
+    expect(await code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe(
+      'UNAUTHENTICATED',
+    );
+    s.clock.advance(25 * 3600_000);
+    expect(await code(client.enroll({ token: reissued, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe('UNAUTHENTICATED');
+  });
+
+  it('a CSR that is not one is INVALID_ARGUMENT and leaves the token usable', async () => {
+    const { enrollToken } = await nodeWithToken();
+    expect(await code(client.enroll({ token: enrollToken, csrPem: 'garbage', hostname: 'h', agentVersion: '1' }))).toBe('INVALID_ARGUMENT');
+    expect(await code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe('OK');
+  });
+
+  it('two agents racing with one token get one certificate', async () => {
+    const { enrollToken } = await nodeWithToken();
+    const results = await Promise.all(
+      [1, 2, 3].map(async () => code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))),
+    );
+    expect(results.sort()).toEqual(['OK', 'UNAUTHENTICATED', 'UNAUTHENTICATED']);
+  });
+});

@@ -1,0 +1,75 @@
+import { writeAudit } from '../audit/write-audit.ts';
+import { UnauthenticatedError } from '../errors.ts';
+import { type LoadedCa, signNodeCsr } from '../pki/internal-ca.ts';
+import type { DomainDeps } from '../shared/context.ts';
+import { sha256Hex } from '../shared/secrets.ts';
+
+export interface EnrollInput {
+  token: string;
+  csr_pem: string;
+  hostname: string;
+  agent_version: string;
+}
+
+export interface Enrollment {
+  node_id: string;
+  client_cert_pem: string;
+  ca_cert_pem: string;
+}
+
+/**
+ * Enroll (spec 4.1, 5.1): the one-time token from the panel names the node; the agent's CSR
+ * (its key never leaves the node) is signed into the node's client certificate. The token is
+ * consumed in the same transaction, so two agents racing with one token get one certificate.
+ * Invalid, expired and used tokens look the same from outside: UNAUTHENTICATED. A CSR that
+ * does not verify is a validation error and leaves the token usable.
+ */
+export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollInput, meta: { ip?: string | null }): Promise<Enrollment> {
+  const now = deps.clock.now();
+  const hash = sha256Hex(input.token);
+  const result = await deps.db.transaction().execute(async (trx) => {
+    const node = await trx
+      .selectFrom('nodes')
+      .select(['id', 'enroll_token_expires_at', 'admin_status'])
+      .where('enroll_token_hash', '=', hash)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!node || !node.enroll_token_expires_at || node.enroll_token_expires_at <= now)
+      return { refused: node ? 'expired' : 'unknown' } as const;
+    const cert = await signNodeCsr(ca, input.csr_pem, node.id, now);
+    await trx
+      .updateTable('nodes')
+      .set({
+        enroll_token_hash: null,
+        enroll_token_expires_at: null,
+        hostname: input.hostname.slice(0, 255) || null,
+        agent_version: input.agent_version.slice(0, 64) || null,
+        updated_at: now,
+      })
+      .where('id', '=', node.id)
+      .execute();
+    await writeAudit(
+      trx,
+      { clock: deps.clock, actor: { type: 'node', id: node.id, ip: meta.ip ?? null } },
+      {
+        action: 'node.enrolled',
+        entity_type: 'node',
+        entity_id: node.id,
+        details: { hostname: input.hostname.slice(0, 255), agent_version: input.agent_version.slice(0, 64) },
+      },
+    );
+    return { enrollment: { node_id: node.id, client_cert_pem: cert, ca_cert_pem: ca.certPem } } as const;
+  });
+  if ('refused' in result) {
+    await writeAudit(
+      deps.db,
+      { clock: deps.clock, actor: { type: 'anonymous', id: null, ip: meta.ip ?? null } },
+      {
+        action: 'node.enroll_refused',
+        details: { reason: result.refused },
+      },
+    );
+    throw new UnauthenticatedError('invalid, expired or used enrollment token');
+  }
+  return result.enrollment;
+}
