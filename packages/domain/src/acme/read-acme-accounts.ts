@@ -1,3 +1,4 @@
+import { emailKey } from '../admins/admin-view.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
@@ -11,7 +12,7 @@ export interface AcmeAccountFilter extends PageRequest {
 export async function listAcmeAccounts(ctx: Pick<DomainContext, 'db'>, f: AcmeAccountFilter): Promise<Page<AcmeAccountView>> {
   const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('acme_accounts').selectAll();
-  if (f.email !== undefined) q = q.where('email', '=', f.email.trim().toLowerCase());
+  if (f.email !== undefined) q = q.where('email', '=', emailKey(f.email));
   if (after) q = q.where('id', '>', after);
   const rows = await q
     .orderBy('id', 'asc')

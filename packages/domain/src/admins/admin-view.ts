@@ -21,9 +21,11 @@ export const adminView = (r: AdminRow): AdminView => ({
   last_login_at: r.last_login_at?.toISOString() ?? null,
 });
 
-/** Emails are compared case-insensitively: stored trimmed and lower-cased. */
+/** Emails are compared case-insensitively: stored, and looked up, trimmed and lower-cased. */
+export const emailKey = (email: string): string => email.trim().toLowerCase();
+
 export function normalizeEmail(email: string, field = 'email'): string {
-  const e = email.trim().toLowerCase();
+  const e = emailKey(email);
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e) || e.length > 254)
     throw new ValidationError('invalid email', { [field]: 'must be an email address' });
   return e;

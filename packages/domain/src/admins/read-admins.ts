@@ -1,7 +1,7 @@
 import { NotFoundError, UnauthenticatedError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
-import { type AdminView, adminView } from './admin-view.ts';
+import { type AdminView, adminView, emailKey } from './admin-view.ts';
 
 export interface AdminFilter extends PageRequest {
   role?: 'owner' | 'admin' | 'viewer' | undefined;
@@ -13,7 +13,7 @@ export async function listAdmins(ctx: Pick<DomainContext, 'db'>, f: AdminFilter)
   const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('admins').selectAll();
   if (f.role) q = q.where('role', '=', f.role);
-  if (f.email) q = q.where('email', '=', f.email.trim().toLowerCase());
+  if (f.email) q = q.where('email', '=', emailKey(f.email));
   if (after) q = q.where('id', '>', after);
   const rows = await q
     .orderBy('id', 'asc')

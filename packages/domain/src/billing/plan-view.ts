@@ -1,4 +1,5 @@
 import type { Db, PlanRow } from '@svc/db';
+import { unknownAccessGroups } from '../access-groups/group-refs.ts';
 import { ValidationError } from '../errors.ts';
 
 export interface PlanView {
@@ -63,16 +64,9 @@ export function checkCurrency(currency: string, field = 'currency'): string {
  * Duplicates are collapsed; the result is sorted.
  */
 export async function checkAccessGroups(trx: Db, ids: readonly string[], field = 'access_group_ids'): Promise<string[]> {
-  const unique = [...new Set(ids)].sort();
-  if (unique.length === 0) return unique;
-  const found = await trx.selectFrom('access_groups').select('id').where('id', 'in', unique).forKeyShare().execute();
-  const known = new Set(found.map((r) => r.id));
-  const errors: Record<string, string> = {};
-  ids.forEach((id, i) => {
-    if (!known.has(id)) errors[`${field}.${i}`] = `no access group ${id}`;
-  });
+  const errors = await unknownAccessGroups(trx, ids, field);
   if (Object.keys(errors).length > 0) throw new ValidationError('unknown access group', errors);
-  return unique;
+  return [...new Set(ids)].sort();
 }
 
 export async function replacePlanAccessGroups(trx: Db, planId: string, groupIds: readonly string[]): Promise<void> {

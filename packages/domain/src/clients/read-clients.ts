@@ -1,4 +1,5 @@
 import type { ClientStatus } from '@svc/db';
+import { emailKey } from '../admins/admin-view.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
@@ -16,7 +17,7 @@ export async function listClients(ctx: Pick<DomainContext, 'db'>, f: ClientFilte
   const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('clients').selectAll();
   if (f.status) q = q.where('status', '=', f.status);
-  if (f.email) q = q.where('email', '=', f.email.trim().toLowerCase());
+  if (f.email) q = q.where('email', '=', emailKey(f.email));
   if (after) q = q.where('id', '>', after);
   const rows = await q
     .orderBy('id', 'asc')
