@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
-import { type ApiResponse, adminWithRole, setupOwner, type TestServer } from '@svc/testkit';
+import { createHash, X509Certificate } from 'node:crypto';
+import { type ApiResponse, adminWithRole, setupOwner, startTestServer, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdminApi } from '../src/app.ts';
 import { startAdminApi } from './harness.ts';
 
 let s: TestServer;
@@ -439,6 +440,33 @@ describe('POST /nodes/{id}/enroll-token', () => {
     expect(audit[0]).toMatchObject({ actor_id: ownerId, entity_type: 'node' });
     expect(JSON.stringify(audit[0]?.details)).not.toContain(res.body.token);
     expect(JSON.stringify(audit[0]?.details)).not.toContain(row.enroll_token_hash);
+  });
+
+  it('returns what an agent needs for its first connection: the gateway endpoint and the CA that pins it', async () => {
+    const node = await createNode();
+    const res = await s.api.post(`/api/v1/nodes/${node.id}/enroll-token`, undefined, { token });
+    expect(res.body.grpc_endpoint).toBe('localhost:8443');
+    const ca = new X509Certificate(res.body.ca_cert_pem);
+    expect(ca.ca).toBe(true);
+    expect(res.body.ca_cert_sha256).toBe(createHash('sha256').update(ca.raw).digest('hex'));
+    const stored = await s.deps.db.selectFrom('certificate_authority').select('cert_pem').executeTakeFirstOrThrow();
+    expect(res.body.ca_cert_pem).toBe(stored.cert_pem);
+  });
+
+  it('SVC_ENROLL_TOKEN_TTL_SECONDS and SVC_GRPC_PUBLIC_ENDPOINT shape the token (issue 4: TTL configurable)', async () => {
+    const other = await startTestServer({
+      mount: (root) => root.route('/', createAdminApi()),
+      env: { SVC_ENROLL_TOKEN_TTL_SECONDS: '600', SVC_GRPC_PUBLIC_ENDPOINT: 'cp.example.com:443' },
+    });
+    try {
+      const t = (await setupOwner(other)).access_token;
+      const n = (await other.api.post('/api/v1/nodes', { name: 'ttl', address: 'ttl.example.com' }, { token: t })).body;
+      const res = await other.api.post(`/api/v1/nodes/${n.id}/enroll-token`, undefined, { token: t });
+      expect(res.body.expires_at).toBe(new Date(other.clock.now().getTime() + 600_000).toISOString());
+      expect(res.body.grpc_endpoint).toBe('cp.example.com:443');
+    } finally {
+      await other.stop();
+    }
   });
 
   it('re-issuing replaces the token: the old hash is gone, the expiry restarts', async () => {

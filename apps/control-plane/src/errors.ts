@@ -9,6 +9,7 @@ const STATUS: Record<DomainError['type'], Status> = {
   conflict: Status.FAILED_PRECONDITION,
   'rate-limited': Status.RESOURCE_EXHAUSTED,
   unavailable: Status.UNAVAILABLE,
+  timeout: Status.DEADLINE_EXCEEDED,
 };
 
 /** The one place a domain error becomes a gRPC status (field reasons go into the message). */

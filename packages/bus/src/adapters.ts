@@ -1,28 +1,44 @@
-import type { RateLimitStore } from '@svc/domain';
+import type { MessageBus, RateLimitStore } from '@svc/domain';
 import { Redis } from 'ioredis';
+import { createMemoryBus } from './pubsub/memory-bus.ts';
+import { createRedisBus } from './pubsub/redis-bus.ts';
 import { createMemoryRateLimitStore } from './rate-limit/memory-store.ts';
 import { createRedisRateLimitStore } from './rate-limit/redis-store.ts';
 
 export interface SharedStateAdapters {
   kind: 'memory' | 'redis';
   rateLimiter: RateLimitStore;
+  /** Publish/subscribe between the processes of one installation. */
+  bus: MessageBus;
   close(): Promise<void>;
 }
 
 /**
- * State that replicas must share (rate-limit windows now; stream ownership, pub/sub and
- * command replies later): Redis when a URL is configured, this process's memory otherwise.
+ * State that replicas must share (rate-limit windows, the message bus that carries node
+ * changes, stream hand-overs and agent commands): Redis when a URL is configured, this
+ * process's memory otherwise.
  */
 export async function createSharedState(opts: { redisUrl?: string | undefined; keyPrefix?: string }): Promise<SharedStateAdapters> {
   if (!opts.redisUrl) {
-    return { kind: 'memory', rateLimiter: createMemoryRateLimitStore(), close: async () => {} };
+    return { kind: 'memory', rateLimiter: createMemoryRateLimitStore(), bus: createMemoryBus(), close: async () => {} };
   }
+  const prefix = opts.keyPrefix ?? 'svc:';
   const redis = new Redis(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
   await redis.connect();
+  // Subscriptions need a connection of their own (a subscribed connection takes no other commands).
+  const subscriber = redis.duplicate({ lazyConnect: true, maxRetriesPerRequest: null });
+  try {
+    await subscriber.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
   return {
     kind: 'redis',
-    rateLimiter: createRedisRateLimitStore(redis, opts.keyPrefix ?? 'svc:'),
+    rateLimiter: createRedisRateLimitStore(redis, prefix),
+    bus: createRedisBus(redis, subscriber, prefix),
     close: async () => {
+      await subscriber.quit().catch(() => subscriber.disconnect());
       await redis.quit().catch(() => redis.disconnect());
     },
   };

@@ -1,3 +1,5 @@
 export { createSharedState, type SharedStateAdapters } from './adapters.ts';
+export { createMemoryBus } from './pubsub/memory-bus.ts';
+export { createRedisBus } from './pubsub/redis-bus.ts';
 export { createMemoryRateLimitStore } from './rate-limit/memory-store.ts';
 export { createRedisRateLimitStore } from './rate-limit/redis-store.ts';

@@ -19,6 +19,14 @@ function int(name: string, v: string): number {
   return Number(v);
 }
 
+/** Comma-separated, blanks dropped: "a.example, 10.0.0.1" -> ['a.example', '10.0.0.1']. */
+function list(v: string): string[] {
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 function set(tree: Tree, path: string[], value: unknown) {
   let node = tree;
   for (const key of path.slice(0, -1)) {
@@ -29,11 +37,17 @@ function set(tree: Tree, path: string[], value: unknown) {
   node[path[path.length - 1] as string] = value;
 }
 
-const scalars: Array<[string, string[], 'str' | 'int' | 'bool']> = [
+const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_HTTP_HOST', ['http', 'host'], 'str'],
   ['SVC_HTTP_PORT', ['http', 'port'], 'int'],
   ['SVC_PUBLIC_BASE_URL', ['http', 'public_base_url'], 'str'],
   ['SVC_TRUST_PROXY', ['http', 'trust_proxy'], 'bool'],
+  ['SVC_GRPC_HOST', ['grpc', 'host'], 'str'],
+  ['SVC_GRPC_PORT', ['grpc', 'port'], 'int'],
+  ['SVC_GRPC_PUBLIC_HOSTS', ['grpc', 'public_hosts'], 'list'],
+  ['SVC_GRPC_PUBLIC_ENDPOINT', ['grpc', 'public_endpoint'], 'str'],
+  ['SVC_ENROLL_TOKEN_TTL_SECONDS', ['grpc', 'enroll_token_ttl_seconds'], 'int'],
+  ['SVC_GRPC_MAX_SEND_MESSAGE_BYTES', ['grpc', 'max_send_message_bytes'], 'int'],
   ['SVC_DATA_DIR', ['data_dir'], 'str'],
   ['DATABASE_URL', ['database', 'url'], 'str'],
   ['SVC_DATABASE_POOL_SIZE', ['database', 'pool_size'], 'int'],
@@ -64,7 +78,7 @@ export function applyEnv(tree: Tree, env: Env): Tree {
   for (const [name, path, kind] of scalars) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    set(tree, path, kind === 'int' ? int(name, raw) : kind === 'bool' ? bool(name, raw) : raw);
+    set(tree, path, kind === 'int' ? int(name, raw) : kind === 'bool' ? bool(name, raw) : kind === 'list' ? list(raw) : raw);
   }
   for (const [name, raw] of Object.entries(env)) {
     const m = OAUTH_ENV.exec(name);

@@ -76,6 +76,25 @@ describe('environment overrides', () => {
     expect(c.redis.url).toBe('redis://cache:6379/2');
   });
 
+  it('the agent gateway listens on 8443 for localhost and 127.0.0.1 by default; SVC_GRPC_* override it (issue 4)', () => {
+    const d = loadConfig({});
+    expect(d.grpc.port).toBe(8443);
+    expect(d.grpc.public_hosts).toEqual(['localhost', '127.0.0.1']);
+    expect(d.grpc.enroll_token_ttl_seconds).toBe(24 * 3600);
+    const c = loadConfig({
+      SVC_GRPC_PORT: '9443',
+      SVC_GRPC_PUBLIC_HOSTS: ' cp.example.com, 203.0.113.7 ,',
+      SVC_GRPC_PUBLIC_ENDPOINT: 'cp.example.com:443',
+      SVC_ENROLL_TOKEN_TTL_SECONDS: '3600',
+    });
+    expect(c.grpc).toMatchObject({
+      port: 9443,
+      public_hosts: ['cp.example.com', '203.0.113.7'],
+      public_endpoint: 'cp.example.com:443',
+      enroll_token_ttl_seconds: 3600,
+    });
+  });
+
   it('SVC_HTTP_PORT=0 asks for an ephemeral port (tests, svc start on port 0)', () => {
     expect(loadConfig({ SVC_HTTP_PORT: '0' }).http.port).toBe(0);
   });

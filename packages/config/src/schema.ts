@@ -43,6 +43,46 @@ export const configSchema = z.object({
         .default(1024 * 1024),
     })
     .default({ host: '0.0.0.0', port: 8080, trust_proxy: false, body_limit_bytes: 1024 * 1024 }),
+  /** The agent gateway (apps/control-plane): one TLS port for Enroll and the mTLS Sync stream. */
+  grpc: z
+    .object({
+      host: z.string().default('0.0.0.0'),
+      port: z.number().int().min(0).max(65535).default(8443),
+      /** Names and addresses agents dial; they go into the server certificate (signed by the internal CA). */
+      public_hosts: z.array(z.string().min(1)).min(1).default(['localhost', '127.0.0.1']),
+      /** host:port handed to agents with an enrollment token; default: the first public host and grpc.port. */
+      public_endpoint: z.string().min(1).optional(),
+      /** How long an enrollment token stays valid. */
+      enroll_token_ttl_seconds: z
+        .number()
+        .int()
+        .min(60)
+        .max(30 * 24 * 3600)
+        .default(24 * 3600),
+      /** Largest message the gateway sends (a DesiredState of a big node); agents must accept at least this much. */
+      max_send_message_bytes: z
+        .number()
+        .int()
+        .min(4 * 1024 * 1024)
+        .default(256 * 1024 * 1024),
+      /** Largest message the gateway accepts (a UsageReport, a LogBatch). */
+      max_receive_message_bytes: z
+        .number()
+        .int()
+        .min(1024 * 1024)
+        .default(64 * 1024 * 1024),
+      /** Seconds without any message after which a stream counts as dead (status arrives every 30 s). */
+      idle_timeout_seconds: z.number().int().min(35).default(95),
+    })
+    .default({
+      host: '0.0.0.0',
+      port: 8443,
+      public_hosts: ['localhost', '127.0.0.1'],
+      enroll_token_ttl_seconds: 24 * 3600,
+      max_send_message_bytes: 256 * 1024 * 1024,
+      max_receive_message_bytes: 64 * 1024 * 1024,
+      idle_timeout_seconds: 95,
+    }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),
   database: z.object({ url: z.string().min(1).optional(), pool_size: z.number().int().positive().default(10) }).default({ pool_size: 10 }),

@@ -5,6 +5,7 @@ import { createPasswordHasher } from './auth/password-hasher.ts';
 import type { RateLimitStore } from './auth/rate-limit.ts';
 import { createTokenService } from './auth/tokens.ts';
 import { bindInstallationKey } from './installation/installation-key.ts';
+import type { MessageBus } from './shared/bus.ts';
 import type { Clock } from './shared/clock.ts';
 import type { DomainDeps } from './shared/context.ts';
 import { createSealer } from './shared/sealed.ts';
@@ -19,6 +20,7 @@ export async function createDomainDeps(opts: {
   clock: Clock;
   log: Logger;
   rateLimiter: RateLimitStore;
+  bus: MessageBus;
   installationKey: Buffer;
 }): Promise<DomainDeps> {
   await bindInstallationKey(opts.db, opts.installationKey, opts.clock);
@@ -35,6 +37,7 @@ export async function createDomainDeps(opts: {
     config: opts.config,
     passwords: createPasswordHasher(opts.config.password_hash),
     rateLimiter: opts.rateLimiter,
+    bus: opts.bus,
     tokens,
     secrets: createSealer(opts.installationKey),
   };

@@ -3,7 +3,15 @@
  * to problem+json, the control plane to gRPC status). Compare `type`, never `instanceof`
  * across packages.
  */
-export type ErrorType = 'validation' | 'unauthenticated' | 'forbidden' | 'not-found' | 'conflict' | 'rate-limited' | 'unavailable';
+export type ErrorType =
+  | 'validation'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-found'
+  | 'conflict'
+  | 'rate-limited'
+  | 'unavailable'
+  | 'timeout';
 
 export class DomainError extends Error {
   constructor(
@@ -60,5 +68,11 @@ export class UnavailableError extends DomainError {
     readonly retryAfterSeconds?: number,
   ) {
     super('unavailable', message);
+  }
+}
+/** Something we waited on (an agent's answer) did not come in time. */
+export class TimeoutError extends DomainError {
+  constructor(message: string) {
+    super('timeout', message);
   }
 }

@@ -37,6 +37,7 @@ const TITLES: Record<ProblemSlug, [number, string]> = {
   'rate-limited': [429, 'Too many requests'],
   internal: [500, 'Internal error'],
   unavailable: [503, 'Service unavailable'],
+  timeout: [504, 'Gateway timeout'],
 };
 
 /** Stable problem type URIs: compare these, never the title or detail text. */

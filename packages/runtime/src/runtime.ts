@@ -44,7 +44,15 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     }
     const shared = await createSharedState({ redisUrl: config.redis.url, keyPrefix: opts.redisKeyPrefix ?? config.redis.key_prefix });
     closers.unshift(() => shared.close());
-    const deps = await createDomainDeps({ config, db: database.db, clock, log, rateLimiter: shared.rateLimiter, installationKey });
+    const deps = await createDomainDeps({
+      config,
+      db: database.db,
+      clock,
+      log,
+      rateLimiter: shared.rateLimiter,
+      bus: shared.bus,
+      installationKey,
+    });
     return {
       config,
       deps,

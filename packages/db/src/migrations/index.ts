@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as foundation from './2026-11-21T0900-foundation.ts';
 import * as fleet from './2026-11-21T1000-fleet.ts';
 import * as pki from './2026-11-21T1100-pki.ts';
+import * as gateway from './2026-11-21T1200-agent-gateway.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
   '2026-11-21T0900-foundation': foundation,
   '2026-11-21T1000-fleet': fleet,
   '2026-11-21T1100-pki': pki,
+  '2026-11-21T1200-agent-gateway': gateway,
 };

@@ -26,10 +26,26 @@ export interface NodesTable {
   last_usage_report_id: Int8;
   enroll_token_hash: string | null;
   enroll_token_expires_at: Date | null;
+  stream_replica: string | null;
+  stream_session: string | null;
+  stream_opened_at: Date | null;
+  cert_serial: string | null;
+  cert_previous_serial: string | null;
+  cert_not_after: Date | null;
+  last_status_at: Date | null;
+  last_apply_at: Date | null;
+  usage_entries_dropped: Generated<Int8>;
   created_at: Date;
   updated_at: Date;
 }
 export type NodeRow = Selectable<NodesTable>;
+
+export interface GatewayReplicasTable {
+  id: string;
+  hostname: string;
+  started_at: Date;
+  heartbeat_at: Date;
+}
 
 export interface CertificatesTable {
   id: string;

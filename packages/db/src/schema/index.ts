@@ -15,6 +15,7 @@ import type {
   CertificatesTable,
   ChainHopsTable,
   ChainsTable,
+  GatewayReplicasTable,
   InboundProfilesTable,
   InboundsTable,
   NodesTable,
@@ -32,6 +33,7 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   audit_log: AuditLogTable;
   nodes: NodesTable;
+  gateway_replicas: GatewayReplicasTable;
   certificates: CertificatesTable;
   inbound_profiles: InboundProfilesTable;
   chains: ChainsTable;

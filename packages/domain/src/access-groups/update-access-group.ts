@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfInbounds } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
@@ -26,7 +27,7 @@ export interface UpdateAccessGroupInput {
  */
 export async function updateAccessGroup(ctx: DomainContext, id: string, input: UpdateAccessGroupInput): Promise<AccessGroupView> {
   const name = input.name !== undefined ? normalizeGroupName(input.name) : undefined;
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const current = await trx.selectFrom('access_groups').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('access group', id);
     if (name !== undefined && name !== current.name) {

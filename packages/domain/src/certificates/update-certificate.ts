@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { type CertificateView, certificateView, normalizeCertificateName } from './certificate.ts';
@@ -29,7 +30,7 @@ export async function updateCertificate(ctx: DomainContext, id: string, input: U
   let parsed: ParsedCertificate | undefined;
   if (hasCert) parsed = parseCertificateMaterial(input.cert_pem as string, input.key_pem as string, input.domains);
   const name = normalizeCertificateName(input.name);
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const current = await trx.selectFrom('certificates').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('certificate', id);
     let domains = parsed?.domains;

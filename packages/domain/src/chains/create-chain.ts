@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
@@ -18,7 +19,7 @@ export const chainNameTaken = () => new ConflictError('a chain with this name ex
 export async function createChain(ctx: DomainContext, input: CreateChainInput): Promise<ChainView> {
   const name = normalizeChainName(input.name);
   checkHopsShape(input.hops);
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     await checkHopsAvailable(trx, input.hops);
     const taken = await trx.selectFrom('chains').select('id').where('name', '=', name).executeTakeFirst();
     if (taken) throw chainNameTaken();

@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 
@@ -9,7 +10,7 @@ import type { DomainContext } from '../shared/context.ts';
  * chain (its foreign key locks the row) wait for the decision.
  */
 export async function deleteChain(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx) => {
     const current = await trx.selectFrom('chains').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('chain', id);
     const inbounds = (await trx.selectFrom('inbounds').select('id').where('chain_id', '=', id).orderBy('id').limit(100).execute()).map(

@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfChain } from '../fleet/revisions.ts';
 import { lockNodePorts } from '../nodes/node-ports.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -24,7 +25,7 @@ export interface UpdateChainInput {
 export async function updateChain(ctx: DomainContext, id: string, input: UpdateChainInput): Promise<ChainView> {
   const name = input.name !== undefined ? normalizeChainName(input.name) : undefined;
   if (input.hops !== undefined) checkHopsShape(input.hops);
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     // Ports before the chain row: the order every port-taking writer follows.
     if (input.hops !== undefined)
       await lockNodePorts(

@@ -1,10 +1,12 @@
 import type { Db } from '@svc/db';
 import { sql } from 'kysely';
+import { markNodesChanged } from './node-changes.ts';
 
 /**
  * Data flow 1 of ARCHITECTURE.md: a change that alters what a node must run bumps that
  * node's desired_revision inside the change's own transaction. These queries name the nodes
  * each kind of change reaches; every use case calls them instead of deciding on its own.
+ * The transaction must be an inTransaction: the bumped nodes are announced after commit.
  */
 export async function bumpNodeRevisions(trx: Db, nodeIds: Iterable<string>): Promise<string[]> {
   const ids = [...new Set(nodeIds)].sort();
@@ -14,6 +16,7 @@ export async function bumpNodeRevisions(trx: Db, nodeIds: Iterable<string>): Pro
     .set({ desired_revision: sql`desired_revision + 1` as never })
     .where('id', 'in', ids)
     .execute();
+  markNodesChanged(trx, ids);
   return ids;
 }
 

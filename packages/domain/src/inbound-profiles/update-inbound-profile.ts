@@ -2,6 +2,7 @@ import type { Protocol } from '@svc/db';
 import { sql } from 'kysely';
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
@@ -35,7 +36,7 @@ const NODE_FIELDS = ['protocol', 'stream', 'sniffing', 'vless_flow', 'shadowsock
 /** PATCH merge: absent fields stay; `stream` given replaces the stream as a whole. */
 export async function updateInboundProfile(ctx: DomainContext, id: string, input: UpdateInboundProfileInput): Promise<InboundProfileView> {
   const name = input.name !== undefined ? normalizeName(input.name) : undefined;
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const current = await trx.selectFrom('inbound_profiles').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('inbound profile', id);
     if (name !== undefined && name !== current.name) {

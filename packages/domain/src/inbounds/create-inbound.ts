@@ -1,4 +1,5 @@
 import { writeAudit } from '../audit/write-audit.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
@@ -33,7 +34,7 @@ export async function createInbound(ctx: DomainContext, input: CreateInboundInpu
     host: input.host ?? null,
     chain_id: input.chain_id ?? null,
   };
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     // Ports first, then the chain (checkInbound share-locks it): the order chains take too.
     await lockNodePorts(trx, [f.node_id]);
     const { protocol } = await checkInbound(trx, f, { node: true, profile: true, chain: true });

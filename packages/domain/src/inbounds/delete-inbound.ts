@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
@@ -7,7 +8,7 @@ import { hopNodesOfChain } from './inbound.ts';
 
 /** Refused (409) while the inbound is in an access group; otherwise its node (and chain hops) get a new revision. */
 export async function deleteInbound(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx) => {
     // FOR UPDATE waits for (and then blocks) group memberships being added right now.
     const current = await trx.selectFrom('inbounds').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('inbound', id);

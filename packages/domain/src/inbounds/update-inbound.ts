@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import {
@@ -32,7 +33,7 @@ const NODE_FIELDS = ['node_id', 'profile_id', 'port', 'listen', 'chain_id'] as c
  * the hops of the old and the new chain when the chain changes.
  */
 export async function updateInbound(ctx: DomainContext, id: string, input: UpdateInboundInput): Promise<InboundView> {
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const current = await trx.selectFrom('inbounds').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('inbound', id);
     const f: InboundFields = {

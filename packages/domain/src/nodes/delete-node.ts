@@ -1,5 +1,6 @@
 import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { inTransaction, markNodesChanged } from '../fleet/node-changes.ts';
 import type { DomainContext } from '../shared/context.ts';
 
 /** How many blocking ids a 409 names per kind (the message gives the full count). */
@@ -9,10 +10,11 @@ const BLOCKERS_SHOWN = 100;
  * Deletes a node that nothing uses. A hop of a chain (spec 4.4, 7.2) or a node still running
  * inbounds answers 409 naming them (`blocked_by: {chains, inbounds}`). The row lock makes a
  * concurrent hop or inbound insert (whose foreign key locks this row) wait for the decision.
- * Nothing else runs anything of this node, so no revision moves.
+ * Nothing else runs anything of this node, so no revision moves; the gateway is told so the
+ * node's open stream ends.
  */
 export async function deleteNode(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx) => {
     const current = await trx.selectFrom('nodes').select(['id', 'name', 'address']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('node', id);
     const chains = (
@@ -32,6 +34,7 @@ export async function deleteNode(ctx: DomainContext, id: string): Promise<void> 
       });
     }
     await trx.deleteFrom('nodes').where('id', '=', id).execute();
+    markNodesChanged(trx, [id]); // its open stream ends
     await writeAudit(trx, ctx, {
       action: 'node.deleted',
       entity_type: 'node',

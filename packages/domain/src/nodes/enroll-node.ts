@@ -1,5 +1,7 @@
+import { certificateFacts } from '../agents/renew-agent-certificate.ts';
 import { writeAudit } from '../audit/write-audit.ts';
 import { UnauthenticatedError } from '../errors.ts';
+import { inTransaction, markNodesChanged } from '../fleet/node-changes.ts';
 import { type LoadedCa, signNodeCsr } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { sha256Hex } from '../shared/secrets.ts';
@@ -22,12 +24,14 @@ export interface Enrollment {
  * (its key never leaves the node) is signed into the node's client certificate. The token is
  * consumed in the same transaction, so two agents racing with one token get one certificate.
  * Invalid, expired and used tokens look the same from outside: UNAUTHENTICATED. A CSR that
- * does not verify is a validation error and leaves the token usable.
+ * does not verify is a validation error and leaves the token usable. Enrolling again retires
+ * the node's previous certificate (and ends a stream opened with it); the new agent's usage
+ * report ids start over.
  */
 export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollInput, meta: { ip?: string | null }): Promise<Enrollment> {
   const now = deps.clock.now();
   const hash = sha256Hex(input.token);
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await inTransaction(deps, async (trx) => {
     const node = await trx
       .selectFrom('nodes')
       .select(['id', 'enroll_token_expires_at', 'admin_status'])
@@ -37,6 +41,7 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
     if (!node || !node.enroll_token_expires_at || node.enroll_token_expires_at <= now)
       return { refused: node ? 'expired' : 'unknown' } as const;
     const cert = await signNodeCsr(ca, input.csr_pem, node.id, now);
+    const facts = certificateFacts(cert);
     await trx
       .updateTable('nodes')
       .set({
@@ -44,10 +49,17 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
         enroll_token_expires_at: null,
         hostname: input.hostname.slice(0, 255) || null,
         agent_version: input.agent_version.slice(0, 64) || null,
+        // The new certificate is the node's only identity: an older one (a previous install) is refused.
+        cert_serial: facts.serial,
+        cert_previous_serial: null,
+        cert_not_after: facts.not_after,
+        // A fresh agent numbers its usage reports from the start again.
+        last_usage_report_id: 0,
         updated_at: now,
       })
       .where('id', '=', node.id)
       .execute();
+    markNodesChanged(trx, [node.id]); // a stream still open with the old identity ends
     await writeAudit(
       trx,
       { clock: deps.clock, actor: { type: 'node', id: node.id, ip: meta.ip ?? null } },

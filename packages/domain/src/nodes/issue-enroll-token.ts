@@ -1,27 +1,43 @@
+import { createHash, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { Config } from '@svc/config';
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
+import { ensureCertificateAuthority } from '../pki/ca-store.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { randomToken, sha256Hex } from '../shared/secrets.ts';
-
-/** An enrollment token is valid this long after issue. */
-export const ENROLL_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface EnrollTokenView {
   /** Shown once: only its SHA-256 is stored. */
   token: string;
   expires_at: string;
   node_id: string;
+  /** host:port the agent dials (grpc.public_endpoint, else the first public host and grpc.port). */
+  grpc_endpoint: string;
+  /** The internal CA: the agent pins the server with it from its very first connection. */
+  ca_cert_pem: string;
+  /** SHA-256 of the CA certificate (DER), hex: for checking a copied PEM by eye. */
+  ca_cert_sha256: string;
+}
+
+/** Where agents reach the gateway, as handed out with enrollment tokens. */
+export function grpcEndpoint(config: Config): string {
+  if (config.grpc.public_endpoint) return config.grpc.public_endpoint;
+  const host = config.grpc.public_hosts[0] as string;
+  return `${isIP(host) === 6 ? `[${host}]` : host}:${config.grpc.port}`;
 }
 
 /**
- * Issues the node's one-time enrollment token (32 random bytes, base64url), or replaces the
+ * Issues the node's one-time enrollment token (32 random bytes, base64url; valid for
+ * grpc.enroll_token_ttl_seconds), or replaces the
  * previous one: the node row holds a single hash, so the old token is dead at commit.
  */
 export async function issueEnrollToken(ctx: DomainContext, nodeId: string): Promise<EnrollTokenView> {
   const token = randomToken(32);
+  const ca = await ensureCertificateAuthority(ctx);
   return ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now();
-    const expires = new Date(now.getTime() + ENROLL_TOKEN_TTL_MS);
+    const expires = new Date(now.getTime() + ctx.config.grpc.enroll_token_ttl_seconds * 1000);
     const previous = await trx.selectFrom('nodes').select('enroll_token_hash').where('id', '=', nodeId).forUpdate().executeTakeFirst();
     if (!previous) throw new NotFoundError('node', nodeId);
     await trx
@@ -35,6 +51,13 @@ export async function issueEnrollToken(ctx: DomainContext, nodeId: string): Prom
       entity_id: nodeId,
       details: { expires_at: expires.toISOString(), replaced_previous: previous.enroll_token_hash !== null },
     });
-    return { token, expires_at: expires.toISOString(), node_id: nodeId };
+    return {
+      token,
+      expires_at: expires.toISOString(),
+      node_id: nodeId,
+      grpc_endpoint: grpcEndpoint(ctx.config),
+      ca_cert_pem: ca.certPem,
+      ca_cert_sha256: createHash('sha256').update(new X509Certificate(ca.certPem).raw).digest('hex'),
+    };
   });
 }

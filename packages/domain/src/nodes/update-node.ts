@@ -1,6 +1,7 @@
 import type { AdminStatus } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
+import { inTransaction, markNodesChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesDialingNode } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
@@ -16,12 +17,13 @@ export interface UpdateNodeInput {
 /**
  * PATCH merge. A new address changes what the nodes dialing this one (the previous hop of
  * each chain it is part of) must run, so those are bumped; the name and admin_status
- * change nothing a node runs (a disabled node is refused at the agent stream instead).
+ * change nothing a node runs; a changed admin_status is announced so the gateway ends
+ * (disabled) or keeps admitting (enabled) the node's stream.
  */
 export async function updateNode(ctx: DomainContext, id: string, input: UpdateNodeInput): Promise<NodeView> {
   const name = input.name !== undefined ? normalizeNodeName(input.name) : undefined;
   const address = input.address !== undefined ? normalizeNodeAddress(input.address) : undefined;
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const current = await trx.selectFrom('nodes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('node', id);
     if (name !== undefined && name !== current.name) {
@@ -50,6 +52,8 @@ export async function updateNode(ctx: DomainContext, id: string, input: UpdateNo
     if (input.admin_status !== undefined && input.admin_status !== current.admin_status)
       changes.admin_status = { from: current.admin_status, to: input.admin_status };
     // Never this node itself: a node appears at most once per chain, so it never dials itself.
+    // Disabling ends the node's open stream; re-enabling lets it back in (the gateway re-reads the row).
+    if (changes.admin_status) markNodesChanged(trx, [id]);
     const bumped = changes.address ? await bumpNodeRevisions(trx, await nodesDialingNode(trx, id)) : [];
     await writeAudit(trx, ctx, {
       action: 'node.updated',

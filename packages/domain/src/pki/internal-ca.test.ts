@@ -37,13 +37,17 @@ describe('the internal CA issues node identities (spec 5.1, 4.1 rule 1)', () => 
     expect(cert.checkIssued(ca.nodeCert)).toBe(true);
     expect(cert.verify(ca.nodeCert.publicKey)).toBe(true);
     expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
-    expect(verifyNodeCertificate(ca, cert.raw, now)).toBe('nod_01abc');
+    expect(verifyNodeCertificate(ca, cert.raw, now)).toEqual({
+      node_id: 'nod_01abc',
+      serial: cert.serialNumber.toUpperCase(),
+      not_after: new Date(cert.validTo),
+    });
   });
 
   it('accepts Ed25519 agent keys and refuses RSA', async () => {
-    expect(verifyNodeCertificate(ca, new X509Certificate(await signNodeCsr(ca, await agentCsr('ed25519'), 'nod_ed', now)).raw, now)).toBe(
-      'nod_ed',
-    );
+    expect(
+      verifyNodeCertificate(ca, new X509Certificate(await signNodeCsr(ca, await agentCsr('ed25519'), 'nod_ed', now)).raw, now)?.node_id,
+    ).toBe('nod_ed');
     await expect(signNodeCsr(ca, await agentCsr('rsa'), 'nod_rsa', now)).rejects.toMatchObject({
       type: 'validation',
       errors: { csr_pem: expect.stringMatching(/P-256 or Ed25519/) },

@@ -129,12 +129,19 @@ export async function issueServerCertificate(ca: LoadedCa, hosts: readonly strin
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
+/** Who a verified client certificate names: the node id (its CN), its serial (upper-case hex) and expiry. */
+export interface NodeIdentity {
+  node_id: string;
+  serial: string;
+  not_after: Date;
+}
+
 /**
  * The node a presented client certificate names, or null: it must be issued and signed by our
  * CA (the TLS layer asks for a certificate but does not check it), be valid at `now`, and be
  * meant for client authentication.
  */
-export function verifyNodeCertificate(ca: LoadedCa, der: Buffer | string, now: Date): string | null {
+export function verifyNodeCertificate(ca: LoadedCa, der: Buffer | string, now: Date): NodeIdentity | null {
   let c: X509Certificate;
   try {
     c = new X509Certificate(der);
@@ -146,5 +153,5 @@ export function verifyNodeCertificate(ca: LoadedCa, der: Buffer | string, now: D
   if (t < Date.parse(c.validFrom) || t > Date.parse(c.validTo)) return null;
   if (!(c.keyUsage ?? []).includes(CLIENT_AUTH)) return null;
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(c.subject)?.[1];
-  return cn ?? null;
+  return cn ? { node_id: cn, serial: c.serialNumber.toUpperCase(), not_after: new Date(c.validTo) } : null;
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { PasswordHasher } from '../auth/password-hasher.ts';
 import type { RateLimitStore } from '../auth/rate-limit.ts';
 import type { TokenService } from '../auth/tokens.ts';
+import type { MessageBus } from './bus.ts';
 import type { Clock } from './clock.ts';
 import type { Sealer } from './sealed.ts';
 
@@ -27,6 +28,8 @@ export interface DomainDeps {
   config: Config;
   passwords: PasswordHasher;
   rateLimiter: RateLimitStore;
+  /** Publish/subscribe between processes (memory in all-in-one mode, Redis in split mode). */
+  bus: MessageBus;
   tokens: TokenService;
   /** Seals secrets at rest with the installation key. */
   secrets: Sealer;

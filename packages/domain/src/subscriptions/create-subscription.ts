@@ -1,6 +1,7 @@
 import type { Renewal } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
 import { ValidationError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
@@ -26,7 +27,7 @@ export interface CreateSubscriptionInput {
  */
 export async function createSubscription(ctx: DomainContext, input: CreateSubscriptionInput): Promise<SubscriptionView> {
   const { credentials } = newCredentials(ctx.secrets);
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const now = ctx.clock.now();
     const errors: Record<string, string> = {};
     if (input.expires_at && input.expires_at.getTime() <= now.getTime()) errors.expires_at = 'must be in the future';

@@ -1,4 +1,5 @@
 import { writeAudit } from '../audit/write-audit.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { lockSubscription } from './lock-subscription.ts';
@@ -8,7 +9,7 @@ import { lockSubscription } from './lock-subscription.ts';
  * keep their history with subscription_id set to null. Its nodes drop its users.
  */
 export async function deleteSubscription(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx) => {
     const current = await lockSubscription(trx, id);
     const nodes = await nodesOfSubscriptions(trx, [id]);
     await trx.deleteFrom('subscriptions').where('id', '=', id).execute();

@@ -1,4 +1,5 @@
 import { writeAudit } from '../audit/write-audit.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 
@@ -10,7 +11,7 @@ import type { DomainContext } from '../shared/context.ts';
  * it expired (call again while it returns `batch`).
  */
 export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): Promise<number> {
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const now = ctx.clock.now();
     const due = await trx
       .selectFrom('subscriptions')

@@ -1,4 +1,5 @@
 import { writeAudit } from '../audit/write-audit.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newCredentials } from './credentials.ts';
@@ -12,7 +13,7 @@ import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscript
  */
 export async function rotateSubscriptionCredentials(ctx: DomainContext, id: string): Promise<SubscriptionView> {
   const { credentials } = newCredentials(ctx.secrets);
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const current = await lockSubscription(trx, id);
     const now = ctx.clock.now();
     const status = currentStatus(current, now);

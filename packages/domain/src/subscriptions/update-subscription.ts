@@ -1,6 +1,7 @@
 import type { Renewal } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
 import { ValidationError } from '../errors.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
@@ -28,7 +29,7 @@ export interface UpdateSubscriptionInput {
  * reach no node.
  */
 export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
-  return ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx) => {
     const current = await lockSubscription(trx, id);
     if (input.access_group_ids !== undefined) {
       const errors = await unknownAccessGroups(trx, input.access_group_ids);

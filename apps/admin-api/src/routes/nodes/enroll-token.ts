@@ -6,9 +6,20 @@ import { IdParam, json } from '../../schemas.ts';
 
 export const EnrollTokenSchema = z
   .object({
-    token: z.string().openapi({ description: 'Shown once; only its hash is stored. Valid for one enrollment within 24 h.' }),
+    token: z.string().openapi({
+      description:
+        'Shown once; only its hash is stored. Valid for one enrollment until expires_at (grpc.enroll_token_ttl_seconds, default 24 h).',
+    }),
     expires_at: z.string().openapi({ format: 'date-time' }),
     node_id: z.string(),
+    grpc_endpoint: z.string().openapi({
+      description:
+        'host:port of the agent gateway (SVC_GRPC_PUBLIC_ENDPOINT, else the first SVC_GRPC_PUBLIC_HOSTS entry and SVC_GRPC_PORT)',
+    }),
+    ca_cert_pem: z
+      .string()
+      .openapi({ description: 'The internal CA certificate: the agent verifies the gateway with it from its first connection' }),
+    ca_cert_sha256: z.string().openapi({ description: 'SHA-256 of the CA certificate (DER), lower-case hex' }),
   })
   .openapi('NodeEnrollToken');
 

@@ -1,0 +1,49 @@
+import { hostname } from 'node:os';
+import type { DomainDeps } from '../shared/context.ts';
+
+/**
+ * Liveness of gateway replicas (connectivity "across replicas", issue 4): each replica
+ * refreshes its row every few seconds; a replica silent for `staleAfterMs` is taken for dead
+ * and the nodes it held go offline. A replica that stops cleanly retires itself at once.
+ */
+export async function heartbeatReplica(deps: Pick<DomainDeps, 'db' | 'clock'>, replicaId: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db
+    .insertInto('gateway_replicas')
+    .values({ id: replicaId, hostname: hostname().slice(0, 255), started_at: now, heartbeat_at: now })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: now }))
+    .execute();
+}
+
+/** Sets offline the nodes held by replicas that stopped refreshing, and forgets those replicas. */
+export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, staleAfterMs: number): Promise<number> {
+  const now = deps.clock.now();
+  const cutoff = new Date(now.getTime() - staleAfterMs);
+  return deps.db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('nodes')
+      .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: now })
+      .where('connectivity', '=', 'online')
+      .where((eb) =>
+        eb.or([
+          eb('stream_replica', 'is', null),
+          eb('stream_replica', 'not in', eb.selectFrom('gateway_replicas').select('id').where('heartbeat_at', '>=', cutoff)),
+        ]),
+      )
+      .executeTakeFirst();
+    await trx.deleteFrom('gateway_replicas').where('heartbeat_at', '<', cutoff).execute();
+    return Number(result.numUpdatedRows);
+  });
+}
+
+/** A clean stop: this replica's nodes go offline now, not after the staleness window. */
+export async function retireReplica(deps: Pick<DomainDeps, 'db' | 'clock'>, replicaId: string): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('nodes')
+      .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: deps.clock.now() })
+      .where('stream_replica', '=', replicaId)
+      .execute();
+    await trx.deleteFrom('gateway_replicas').where('id', '=', replicaId).execute();
+  });
+}

@@ -1,0 +1,25 @@
+/**
+ * The message bus between processes (ARCHITECTURE.md data flows 2-3): fire-and-forget
+ * publish/subscribe of JSON messages on named topics. In-process memory in all-in-one mode,
+ * Redis pub/sub in split mode. Delivery is at most once; whoever needs certainty re-checks
+ * the database (the gateway reconciles revisions on a timer).
+ */
+export type Unsubscribe = () => Promise<void>;
+
+export interface MessageBus {
+  publish(topic: string, message: unknown): Promise<void>;
+  /** Resolves once the subscription is active: a message published after that is delivered. */
+  subscribe(topic: string, handler: (message: unknown) => void): Promise<Unsubscribe>;
+}
+
+/** Topics; one list so producers and consumers cannot drift apart. */
+export const TOPICS = {
+  /** { ids: string[] }: these nodes' desired state or admission (enabled, deleted) changed. */
+  nodesChanged: 'nodes.changed',
+  /** { node_id, session, replica }: a replica accepted a new Sync stream of this node; older ones end. */
+  streamOpened: 'nodes.stream-opened',
+  /** AgentCommandRequest: for the replica holding the node's stream. */
+  agentCommands: 'agent.commands',
+  /** Prefix of per-request reply topics (command acknowledgements, LogBatch relays). */
+  replies: 'agent.replies.',
+} as const;
