@@ -1,38 +1,91 @@
 import * as grpc from '@grpc/grpc-js';
-import { type DomainDeps, ensureCertificateAuthority, issueServerCertificate } from '@svc/domain';
+import { type DomainDeps, ensureCertificateAuthority, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
 import { TlsMaterialProvider } from './cert-provider.ts';
+import { revisionOnlySource, type SnapshotSource } from './desired-state-source.ts';
+import { identityInterceptor } from './identity-interceptor.ts';
 import { controlPlaneService } from './service.ts';
+import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
 
 export interface ControlPlaneOptions {
   host: string;
   port: number;
   /** Names and addresses agents dial; they go into the server certificate. */
   tlsHosts: readonly string[];
+  /** Largest message sent (a big node's DesiredState) and accepted (a usage report). */
+  maxSendMessageBytes?: number;
+  maxReceiveMessageBytes?: number;
+  /** A stream without any message for this long is ended (status arrives every 30 s). */
+  idleTimeoutMs?: number;
+  helloTimeoutMs?: number;
+  timing?: Partial<RegistryTiming>;
+  /** Where DesiredState snapshots come from (the desired-state compiler). */
+  snapshots?: SnapshotSource;
+}
+
+export interface ControlPlane {
+  readonly replicaId: string;
+  /** Streams held by this replica. */
+  readonly streams: number;
+  start(): Promise<{ port: number; caCertPem: string }>;
+  stop(): Promise<void>;
 }
 
 /** The agent gateway: one TLS port, Enroll without and Sync with a client certificate. */
-export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions) {
-  const server = createServer({ 'grpc.default_compression_algorithm': 2 /* gzip */ });
-  let port = 0;
+export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions): ControlPlane {
+  const replicaId = newId('gw');
+  const registry = new StreamRegistry(deps, replicaId, { ...DEFAULT_TIMING, ...opts.timing });
+  let server: ReturnType<typeof createServer> | undefined;
   return {
-    async start(): Promise<{ port: number; caCertPem: string }> {
+    replicaId,
+    get streams() {
+      return registry.size;
+    },
+    async start() {
       const ca = await ensureCertificateAuthority(deps);
       const identity = await issueServerCertificate(ca, opts.tlsHosts, deps.clock.now());
       const provider = new TlsMaterialProvider(
         { caCertificate: Buffer.from(ca.certPem) },
         { certificate: Buffer.from(identity.certPem), privateKey: Buffer.from(identity.keyPem) },
       );
-      server.add(ControlPlaneDefinition, controlPlaneService(deps, ca));
+      server = createServer({
+        interceptors: [identityInterceptor(ca, () => deps.clock.now())],
+        'grpc.max_send_message_length': opts.maxSendMessageBytes ?? 256 * 1024 * 1024,
+        'grpc.max_receive_message_length': opts.maxReceiveMessageBytes ?? 64 * 1024 * 1024,
+        // Desired states compress well (repeated keys and ids): gzip on the stream.
+        'grpc.default_compression_algorithm': 2,
+        // Find dead peers (a node that lost power keeps no TCP session alive).
+        'grpc.keepalive_time_ms': 30_000,
+        'grpc.keepalive_timeout_ms': 10_000,
+        'grpc.http2.min_ping_interval_without_data_ms': 10_000,
+        'grpc.keepalive_permit_without_calls': 1,
+      });
+      server.add(
+        ControlPlaneDefinition,
+        controlPlaneService(deps, ca, {
+          deps,
+          ca,
+          registry,
+          snapshots: opts.snapshots ?? revisionOnlySource(deps),
+          idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
+          ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
+        }),
+      );
+      await registry.start();
       const creds = grpc.experimental.createCertificateProviderServerCredentials(provider, provider, false);
-      port = await server.listen(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, creds);
+      const port = await server.listen(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, creds);
       // The provider's listeners fire on the next turn; a connection before that finds no TLS context.
       await new Promise((r) => setImmediate(r));
       return { port, caCertPem: ca.certPem };
     },
-    async stop(): Promise<void> {
-      await server.shutdown();
+    async stop() {
+      await registry.stop();
+      if (!server) return;
+      const s = server;
+      // Streams were ended above; give their statuses a moment to leave, then close hard.
+      await Promise.race([s.shutdown(), new Promise((r) => setTimeout(r, 2000))]);
+      s.forceShutdown();
     },
   };
 }

@@ -1,12 +1,11 @@
 import { type DomainDeps, enrollNode, type LoadedCa } from '@svc/domain';
 import type { ControlPlaneServiceImplementation } from '@svc/proto';
-import { ServerError, Status } from 'nice-grpc';
 import { toGrpcError } from './errors.ts';
-
-const peerIp = (peer: string): string | null => /^(?:ipv[46]:)?\[?([^\]]+?)\]?:\d+$/.exec(peer)?.[1] ?? null;
+import { peerIp } from './peer.ts';
+import { type SyncDeps, syncHandler } from './sync-stream.ts';
 
 /** svc.controlplane.v1.ControlPlane: thin handlers over domain use cases. */
-export function controlPlaneService(deps: DomainDeps, ca: LoadedCa): ControlPlaneServiceImplementation {
+export function controlPlaneService(deps: DomainDeps, ca: LoadedCa, sync: SyncDeps): ControlPlaneServiceImplementation {
   return {
     async enroll(req, ctx) {
       try {
@@ -20,9 +19,6 @@ export function controlPlaneService(deps: DomainDeps, ca: LoadedCa): ControlPlan
         throw toGrpcError(err);
       }
     },
-    // biome-ignore lint/correctness/useYield: the stream is the next piece of the agent gateway.
-    async *sync() {
-      throw new ServerError(Status.UNIMPLEMENTED, 'Sync is not available in this version yet');
-    },
+    sync: syncHandler(sync),
   };
 }

@@ -6,6 +6,7 @@ export * from './admins/delete-admin.ts';
 export * from './admins/read-admins.ts';
 export * from './admins/reset-password.ts';
 export * from './admins/update-admin.ts';
+export * from './agents/index.ts';
 export * from './audit/list-audit-log.ts';
 export * from './audit/write-audit.ts';
 export * from './auth/admin-login.ts';

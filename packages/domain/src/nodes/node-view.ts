@@ -21,6 +21,13 @@ export interface NodeView {
   status: Record<string, unknown> | null;
   /** Whether an enrollment token was issued and has not expired (the token itself is never shown again). */
   enroll_token_expires_at: string | null;
+  enrolled: boolean;
+  cert_not_after: string | null;
+  last_status_at: string | null;
+  last_apply_at: string | null;
+  usage_entries_dropped: number;
+  /** Spec 9.4: the agent's version (Hello.agent_version) is older than MIN_AGENT_VERSION. */
+  outdated_agent: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -42,9 +49,28 @@ export const nodeView = (r: NodeRow): NodeView => ({
   arch: r.arch,
   status: r.status ?? null,
   enroll_token_expires_at: r.enroll_token_hash && r.enroll_token_expires_at ? r.enroll_token_expires_at.toISOString() : null,
+  enrolled: r.cert_serial !== null,
+  cert_not_after: r.cert_not_after?.toISOString() ?? null,
+  last_status_at: r.last_status_at?.toISOString() ?? null,
+  last_apply_at: r.last_apply_at?.toISOString() ?? null,
+  usage_entries_dropped: Number(r.usage_entries_dropped),
+  outdated_agent: isOutdatedAgent(r.agent_version),
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });
+
+/** The oldest agent version this control plane is built for; older agents are flagged in the node view. */
+export const MIN_AGENT_VERSION = '0.1.0';
+
+/** Compares dotted numeric versions (a leading "v" and a pre-release suffix are ignored); unknown formats are not flagged. */
+export function isOutdatedAgent(version: string | null, minimum = MIN_AGENT_VERSION): boolean {
+  const parse = (v: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(v.trim())?.slice(1).map(Number);
+  const have = version ? parse(version) : undefined;
+  const need = parse(minimum);
+  if (!have || !need) return false;
+  for (let i = 0; i < 3; i++) if ((have[i] as number) !== (need[i] as number)) return (have[i] as number) < (need[i] as number);
+  return false;
+}
 
 export const NODE_NAME_MAX = 64;
 

@@ -5,9 +5,12 @@ import * as remove from './delete.ts';
 import * as enrollToken from './enroll-token.ts';
 import * as get from './get.ts';
 import * as list from './list.ts';
+import * as logs from './logs.ts';
+import * as logsStream from './logs-stream.ts';
+import * as restartXray from './restart-xray.ts';
 import * as update from './update.ts';
 
 /** Registers this resource's routes, one file per operation. */
 export function register(app: OpenAPIHono<AppEnv>): void {
-  for (const r of [list, create, get, update, remove, enrollToken]) r.register(app);
+  for (const r of [list, create, get, update, remove, enrollToken, restartXray, logs, logsStream]) r.register(app);
 }

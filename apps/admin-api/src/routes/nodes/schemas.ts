@@ -29,6 +29,15 @@ export const NodeSchema = z
     arch: z.string().nullable(),
     status: z.record(z.string(), z.unknown()).nullable().openapi({ description: "The agent's last StatusReport (snake_case), or null" }),
     enroll_token_expires_at: Timestamp.nullable().openapi({ description: 'Expiry of the outstanding enrollment token, if one was issued' }),
+    enrolled: z.boolean().openapi({ description: 'An agent holds a client certificate for this node' }),
+    cert_not_after: Timestamp.nullable().openapi({ description: "Expiry of the agent's client certificate (renewed over the stream)" }),
+    last_status_at: Timestamp.nullable(),
+    last_apply_at: Timestamp.nullable(),
+    usage_entries_dropped: z
+      .number()
+      .int()
+      .openapi({ description: 'Usage entries the agent reported for subscriptions that no longer exist (dropped, counted)' }),
+    outdated_agent: z.boolean().openapi({ description: 'The agent reports a version older than this control plane expects' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

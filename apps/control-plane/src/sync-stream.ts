@@ -1,0 +1,189 @@
+import {
+  type AgentReply,
+  closeAgentStream,
+  type DomainDeps,
+  ingestUsageReport,
+  type LoadedCa,
+  type LogLine,
+  newId,
+  openAgentStream,
+  recordApplyResult,
+  recordStatusReport,
+  renewAgentCertificate,
+  replyTopic,
+  TOPICS,
+} from '@svc/domain';
+import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
+import { type CallContext, ServerError, Status } from 'nice-grpc';
+import { AgentSession } from './agent-session.ts';
+import type { SnapshotSource } from './desired-state-source.ts';
+import { toGrpcError } from './errors.ts';
+import { identityOf } from './identity-interceptor.ts';
+import { peerIp } from './peer.ts';
+import type { StreamRegistry } from './stream-registry.ts';
+
+export interface SyncDeps {
+  deps: DomainDeps;
+  ca: LoadedCa;
+  registry: StreamRegistry;
+  snapshots: SnapshotSource;
+  /** A stream silent this long (status comes every 30 s) is taken for dead. */
+  idleTimeoutMs: number;
+  /** How long an agent may take to send Hello after opening the stream. */
+  helloTimeoutMs?: number;
+}
+
+const sourceName = (s: LogSource): LogLine['source'] => (s === LogSource.AGENT ? 'agent' : 'xray');
+
+async function first<T>(it: AsyncIterator<T>, timeoutMs: number): Promise<IteratorResult<T> | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      it.next(),
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Sync (spec 4.1): admission by the verified certificate, Hello first, then everything
+ * multiplexed: desired states out, apply results, status, usage (acknowledged), logs and
+ * certificate renewals in, commands out.
+ */
+export function syncHandler(s: SyncDeps) {
+  const { deps, registry } = s;
+  return async function* sync(requests: AsyncIterable<AgentMessage>, ctx: CallContext): AsyncGenerator<ServerMessage> {
+    const identity = identityOf(ctx.metadata);
+    if (!identity) throw new ServerError(Status.UNAUTHENTICATED, 'a client certificate issued by this control plane is required');
+    const incoming = requests[Symbol.asyncIterator]();
+    const opening = await first(incoming, s.helloTimeoutMs ?? 30_000);
+    if (opening === 'timeout') throw new ServerError(Status.DEADLINE_EXCEEDED, 'no Hello within 30 s of opening the stream');
+    if (opening.done) return;
+    const hello = opening.value.hello;
+    if (!hello) throw new ServerError(Status.FAILED_PRECONDITION, 'the first message on the stream must be Hello');
+
+    const ticket = { node_id: identity.node_id, replica: registry.replicaId, session: newId('stm'), serial: identity.serial };
+    const applied = Number(hello.appliedRevision < 0n ? 0n : hello.appliedRevision);
+    let desired: number;
+    try {
+      ({ desired_revision: desired } = await openAgentStream(deps, identity, ticket, {
+        hostname: hello.hostname,
+        os: hello.os,
+        arch: hello.arch,
+        agent_version: hello.agentVersion,
+        xray_version: hello.xrayVersion,
+        applied_revision: applied,
+      }));
+    } catch (err) {
+      throw toGrpcError(err);
+    }
+    const session = new AgentSession(ticket, applied, s.snapshots);
+    registry.attach(session);
+    void deps.bus
+      .publish(TOPICS.streamOpened, { node_id: ticket.node_id, session: ticket.session, replica: ticket.replica })
+      .catch((err) => deps.log.warn({ err }, 'stream hand-over not announced'));
+    if (applied < desired) session.desiredChanged();
+    deps.log.debug({ node: ticket.node_id, session: ticket.session, applied, desired }, 'agent stream open');
+
+    const onAbort = () => session.end();
+    ctx.signal.addEventListener('abort', onAbort);
+    let idle: NodeJS.Timeout | undefined;
+    const touch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(
+        () => session.end({ code: Status.UNAVAILABLE, message: `no message from the agent for ${Math.round(s.idleTimeoutMs / 1000)} s` }),
+        s.idleTimeoutMs,
+      );
+    };
+    touch();
+    const ip = peerIp(ctx.peer);
+
+    const handle = async (m: AgentMessage): Promise<void> => {
+      if (m.applyResult) {
+        const r = m.applyResult;
+        if (r.success) session.applied(Number(r.revision));
+        await recordApplyResult(deps, ticket.node_id, { revision: Number(r.revision), success: r.success, error: r.error });
+      } else if (m.status) {
+        const st = m.status;
+        await recordStatusReport(deps, ticket.node_id, {
+          xray_running: st.xrayRunning,
+          cpu_percent: st.cpuPercent,
+          memory_used_bytes: Number(st.memoryUsedBytes),
+          memory_total_bytes: Number(st.memoryTotalBytes),
+          disk_used_bytes: Number(st.diskUsedBytes),
+          disk_total_bytes: Number(st.diskTotalBytes),
+          connections: st.connections,
+          xray_uptime_seconds: Number(st.xrayUptimeSeconds),
+        });
+      } else if (m.usage) {
+        const u = m.usage;
+        const result = await ingestUsageReport(deps, ticket.node_id, {
+          report_id: u.reportId,
+          entries: u.entries.map((e) => ({
+            subscription_id: e.subscriptionId,
+            uplink_bytes: e.uplinkBytes,
+            downlink_bytes: e.downlinkBytes,
+          })),
+        });
+        if (result.dropped > 0)
+          deps.log.info({ node: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped }, 'usage entries dropped');
+        session.send({ usageAck: { reportId: u.reportId } });
+      } else if (m.logs) {
+        const reply: AgentReply = {
+          type: 'logs',
+          eof: m.logs.eof,
+          entries: m.logs.entries.map((e) => ({ timestamp_ms: Number(e.timestampMs), source: sourceName(e.source), line: e.line })),
+        };
+        await deps.bus.publish(replyTopic(m.logs.commandId), reply);
+      } else if (m.certRenewal) {
+        const issued = await renewAgentCertificate(deps, s.ca, ticket.node_id, m.certRenewal.csrPem, { ip });
+        session.send({ certIssued: { clientCertPem: issued.client_cert_pem } });
+      } else if (m.hello) {
+        deps.log.warn({ node: ticket.node_id }, 'a second Hello on one stream was ignored');
+      }
+    };
+
+    const reading = (async () => {
+      try {
+        for (;;) {
+          const r = await incoming.next();
+          if (r.done || session.ended) break;
+          touch();
+          try {
+            await handle(r.value);
+          } catch (err) {
+            const mapped = toGrpcError(err);
+            // A refused message (a bad CSR, a node disabled meanwhile) ends the stream with its
+            // status; anything else (the database briefly away) is logged and left unanswered,
+            // so the agent sends it again (usage stays buffered until acknowledged).
+            if (mapped instanceof ServerError) {
+              session.end({ code: mapped.code, message: mapped.details });
+              break;
+            }
+            deps.log.error({ err, node: ticket.node_id }, 'agent message not processed');
+          }
+        }
+      } catch (err) {
+        deps.log.debug({ err, node: ticket.node_id }, 'agent stream read ended');
+      }
+      session.end();
+    })();
+    // Not awaited at the end: after a server-side end the reader may wait on a peer that is gone.
+    void reading;
+
+    try {
+      yield* session.outgoing();
+    } finally {
+      clearTimeout(idle);
+      ctx.signal.removeEventListener('abort', onAbort);
+      session.end();
+      registry.detach(session);
+      await closeAgentStream(deps, ticket).catch((err) => deps.log.warn({ err, node: ticket.node_id }, 'stream end not recorded'));
+      deps.log.debug({ node: ticket.node_id, session: ticket.session }, 'agent stream closed');
+    }
+  };
+}

@@ -1,0 +1,9 @@
+// The agent side of the control plane: what the gateway does with a Sync stream, and what the
+// admin API asks of agents through it.
+export * from './agent-commands.ts';
+export * from './agent-reports.ts';
+export * from './gateway-replicas.ts';
+export * from './log-tails.ts';
+export * from './renew-agent-certificate.ts';
+export * from './stream-admission.ts';
+export * from './usage-ingest.ts';

@@ -1,0 +1,127 @@
+import { NotFoundError } from '../errors.ts';
+import { type MessageBus, TOPICS, type Unsubscribe } from '../shared/bus.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { newId } from '../shared/ids.ts';
+import {
+  type AgentCommandRequest,
+  dispatchAgentCommand,
+  type LogLine,
+  type LogSourceName,
+  nodeOffline,
+  replyTopic,
+} from './agent-commands.ts';
+
+type Listener = (lines: LogLine[]) => void;
+
+interface Tail {
+  commandId: string;
+  listeners: Set<Listener>;
+  ready: Promise<void>;
+  stop: () => Promise<void>;
+}
+
+/** This process's live tails, per bus (one per runtime): node:source -> the tail its listeners share. */
+const hubs = new WeakMap<MessageBus, Map<string, Tail>>();
+
+/**
+ * GET /nodes/{id}/logs/stream (spec 6 "Log stream"): every listener of one node and source in
+ * this process shares one live tail. The first listener sends start_log_stream, the last one
+ * to leave sends stop_log_stream (same command id). When the node's stream is opened again
+ * (agent reconnect, another replica) the tail is started again there, so listeners keep
+ * receiving. Returns the function that removes this listener.
+ */
+export async function openLogTail(
+  ctx: DomainContext,
+  nodeId: string,
+  source: LogSourceName,
+  listener: Listener,
+): Promise<() => Promise<void>> {
+  const node = await ctx.db.selectFrom('nodes').select(['id', 'connectivity']).where('id', '=', nodeId).executeTakeFirst();
+  if (!node) throw new NotFoundError('node', nodeId);
+  let tails = hubs.get(ctx.bus);
+  if (!tails) {
+    tails = new Map();
+    hubs.set(ctx.bus, tails);
+  }
+  const key = `${nodeId}:${source}`;
+  let tail = tails.get(key);
+  if (!tail) {
+    if (node.connectivity !== 'online') throw nodeOffline(nodeId);
+    tail = startTail(ctx.bus, nodeId, source, () => tails.delete(key));
+    tails.set(key, tail);
+  }
+  const t = tail;
+  t.listeners.add(listener);
+  try {
+    await t.ready;
+  } catch (err) {
+    t.listeners.delete(listener);
+    throw err;
+  }
+  let removed = false;
+  return async () => {
+    if (removed) return;
+    removed = true;
+    t.listeners.delete(listener);
+    if (t.listeners.size === 0 && tails.get(key) === t) {
+      tails.delete(key);
+      await t.stop();
+    }
+  };
+}
+
+function startTail(bus: MessageBus, nodeId: string, source: LogSourceName, forget: () => void): Tail {
+  const commandId = newId('cmd');
+  const listeners = new Set<Listener>();
+  const closers: Unsubscribe[] = [];
+  const fanOut = (lines: LogLine[]) => {
+    for (const l of [...listeners]) {
+      try {
+        l(lines);
+      } catch {
+        // One broken listener does not starve the others.
+      }
+    }
+  };
+  const restart: AgentCommandRequest = {
+    node_id: nodeId,
+    command_id: commandId,
+    command: { kind: 'start_log_stream', source },
+    reply_to: replyTopic(commandId),
+  };
+  const ready = (async () => {
+    try {
+      const started = await dispatchAgentCommand({ bus }, nodeId, restart.command, {
+        commandId,
+        onReply: (r) => r.type === 'logs' && r.entries.length > 0 && fanOut(r.entries),
+      });
+      closers.push(started.close);
+      closers.push(
+        await bus.subscribe(TOPICS.streamOpened, (m) => {
+          if ((m as { node_id?: string }).node_id === nodeId) void bus.publish(TOPICS.agentCommands, restart).catch(() => {});
+        }),
+      );
+    } catch (err) {
+      forget();
+      for (const c of closers) await c().catch(() => {});
+      throw err;
+    }
+  })();
+  ready.catch(() => {});
+  return {
+    commandId,
+    listeners,
+    ready,
+    stop: async () => {
+      await ready.catch(() => {});
+      const stop: AgentCommandRequest = {
+        node_id: nodeId,
+        command_id: commandId,
+        command: { kind: 'stop_log_stream' },
+        reply_to: replyTopic(commandId),
+      };
+      await bus.publish(TOPICS.agentCommands, stop).catch(() => {});
+      for (const c of closers) await c().catch(() => {});
+    },
+  };
+}
