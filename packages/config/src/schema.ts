@@ -73,6 +73,8 @@ export const configSchema = z.object({
         .default(64 * 1024 * 1024),
       /** Seconds without any message after which a stream counts as dead (status arrives every 30 s). */
       idle_timeout_seconds: z.number().int().min(35).default(95),
+      /** How long the admin API waits for an agent's answer (a log snapshot) before a 504. */
+      command_timeout_seconds: z.number().int().min(1).max(300).default(10),
     })
     .default({
       host: '0.0.0.0',
@@ -82,6 +84,7 @@ export const configSchema = z.object({
       max_send_message_bytes: 256 * 1024 * 1024,
       max_receive_message_bytes: 64 * 1024 * 1024,
       idle_timeout_seconds: 95,
+      command_timeout_seconds: 10,
     }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),

@@ -55,6 +55,8 @@ export class AgentSimulator {
   /** When set, the next snapshots fail to apply with this error text. */
   failApplyWith: string | null = null;
   restarts = 0;
+  /** When true, commands are recorded but not answered (an agent that hangs). */
+  ignoreCommands = false;
   /** How the current (or last) stream ended; null while open. */
   ended: StreamEnd | null = null;
 
@@ -255,6 +257,7 @@ export class AgentSimulator {
 
   private command(c: Command): void {
     this.commands.push(c);
+    if (this.ignoreCommands) return;
     if (c.restartXray) this.restarts++;
     else if (c.getLogs) {
       const source = c.getLogs.source;

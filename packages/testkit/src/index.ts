@@ -1,5 +1,6 @@
 export { adminWithRole, login, OWNER, setupOwner } from './admins.ts';
 export { createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
+export { type EventStream, openEventStream, type SseEvent } from './event-stream.ts';
 export { createFakeClock, type FakeClock } from './fake-clock.ts';
 export { type ApiClient, type ApiResponse, createApiClient } from './http-client.ts';
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';

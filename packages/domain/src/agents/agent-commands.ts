@@ -112,7 +112,7 @@ export async function fetchNodeLogs(
   ctx: DomainContext,
   nodeId: string,
   q: { source: LogSourceName; limit: number },
-  timeoutMs = 10_000,
+  timeoutMs = ctx.config.grpc.command_timeout_seconds * 1000,
 ): Promise<{ node_id: string; source: LogSourceName; lines: LogLine[] }> {
   if (!Number.isInteger(q.limit) || q.limit < 1 || q.limit > LOG_LIMIT_MAX) {
     throw new ValidationError('invalid limit', { limit: `must be an integer from 1 to ${LOG_LIMIT_MAX}` });

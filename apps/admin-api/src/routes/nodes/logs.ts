@@ -34,7 +34,7 @@ export const route = defineRoute({
   tags: ['nodes'],
   summary: "Snapshot of the node's agent or engine log (the last N lines, fetched from the agent)",
   description:
-    'Logs carry customer addresses and destinations, so they are for owners and admins, not viewers. 504 when the agent does not answer within 10 s.',
+    'Logs carry customer addresses and destinations, so they are for owners and admins, not viewers. 504 when the agent does not answer within grpc.command_timeout_seconds (SVC_AGENT_COMMAND_TIMEOUT_SECONDS, default 10 s).',
   auth: { scope: 'admin', roles: WRITERS },
   request: { params: IdParam, query: LogsQuery },
   responses: {
