@@ -364,8 +364,11 @@ describe('svc start (all-in-one, spec 3.4 bootstrap)', () => {
   async function start(inst: Installation) {
     // No REDIS_URL for the child: `svc` has no setting for its Redis key prefix, so child
     // processes on one Redis would share rate-limit windows across tests and runs.
-    const env = { ...inst.env, SVC_HTTP_PORT: '0', SVC_HTTP_HOST: '127.0.0.1' };
+    // Port 0 for the gateway too: parallel tests must not collide on 8443.
+    const env = { ...inst.env, SVC_HTTP_PORT: '0', SVC_HTTP_HOST: '127.0.0.1', SVC_GRPC_PORT: '0', SVC_GRPC_HOST: '127.0.0.1' };
     const svc = spawnSvc(['start'], env);
+    const gateway = parse(await svc.waitForLine((l) => l.includes('agent gateway listening'), 'the gateway line')) as Record<string, any>;
+    expect(gateway.grpc_port).toBeGreaterThan(0);
     const listening = parse(await svc.waitForLine(listeningLine, 'the "listening on" line')) as Record<string, any>;
     expect(listening.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(listening.msg).toBe(`listening on ${listening.url}`);
@@ -492,7 +495,13 @@ describe('svc start (all-in-one, spec 3.4 bootstrap)', () => {
     'spec 5.9 rule 3: password sign-in off with no admin OAuth provider refuses to start (exit 78, EX_CONFIG)',
     async () => {
       const inst = await newInstallation();
-      const res = await run(['start'], { ...inst.env, SVC_HTTP_PORT: '0', SVC_HTTP_HOST: '127.0.0.1', SVC_AUTH_PASSWORD_LOGIN: 'false' });
+      const res = await run(['start'], {
+        ...inst.env,
+        SVC_HTTP_PORT: '0',
+        SVC_HTTP_HOST: '127.0.0.1',
+        SVC_GRPC_PORT: '0',
+        SVC_AUTH_PASSWORD_LOGIN: 'false',
+      });
       expect(res.code, describeExit(res)).toBe(78);
       expect(res.stderr).toContain('refusing to start');
       expect(res.stderr).toContain('auth.password_login');

@@ -1,1 +1,2 @@
-export { type ControlPlaneOptions, createControlPlane } from './server.ts';
+export { type ControlPlane, type ControlPlaneOptions, createControlPlane } from './server.ts';
+export { startGateway } from './start.ts';

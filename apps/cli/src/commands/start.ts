@@ -1,11 +1,13 @@
 import { createAdminApi } from '@svc/admin-api';
 import type { Config } from '@svc/config';
+import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createRuntime, prepareBootstrap, startMaintenance, warnUnimplementedOAuth } from '@svc/runtime';
 
 /**
- * All-in-one: every surface in one process on one port, over PGlite (or DATABASE_URL) and
- * in-process adapters (or REDIS_URL). Later surfaces (portal, gRPC, worker) mount here too.
+ * All-in-one: every HTTP surface in one process on one port, over PGlite (or DATABASE_URL) and
+ * in-process adapters (or REDIS_URL), plus the agent gateway on its gRPC port. Later surfaces
+ * (portal, worker) mount here too.
  */
 export async function startAllInOne(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await createRuntime(config);
@@ -13,12 +15,19 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   const bootstrap = await prepareBootstrap(rt);
   const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
   const { url } = await http.start();
+  // The agent gateway on its own TLS port (gRPC cannot share the HTTP/1.1 listener).
+  const gateway = await startGateway(rt).catch(async (err) => {
+    await http.stop();
+    await rt.close();
+    throw err;
+  });
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
   bootstrap.announce(url);
   const stopMaintenance = startMaintenance(rt);
   return {
     stop: async () => {
       stopMaintenance();
+      await gateway.stop();
       await http.stop();
       await rt.close();
     },
