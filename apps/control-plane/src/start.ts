@@ -11,6 +11,11 @@ export async function startGateway(rt: Runtime): Promise<ControlPlane & { port: 
     tlsHosts: g.public_hosts,
     maxSendMessageBytes: g.max_send_message_bytes,
     maxReceiveMessageBytes: g.max_receive_message_bytes,
+    timing: {
+      heartbeatMs: g.replica_heartbeat_seconds * 1000,
+      reconcileMs: g.replica_heartbeat_seconds * 1000,
+      staleAfterMs: g.replica_heartbeat_seconds * 4000,
+    },
   });
   const { port } = await gateway.start();
   rt.log.info(

@@ -75,6 +75,8 @@ export const configSchema = z.object({
       idle_timeout_seconds: z.number().int().min(35).default(95),
       /** How long the admin API waits for an agent's answer (a log snapshot) before a 504. */
       command_timeout_seconds: z.number().int().min(1).max(300).default(10),
+      /** Each gateway replica proves it is alive this often; one silent for 4 periods is dead and its nodes go offline. */
+      replica_heartbeat_seconds: z.number().int().min(1).max(60).default(5),
     })
     .default({
       host: '0.0.0.0',
@@ -85,6 +87,7 @@ export const configSchema = z.object({
       max_receive_message_bytes: 64 * 1024 * 1024,
       idle_timeout_seconds: 95,
       command_timeout_seconds: 10,
+      replica_heartbeat_seconds: 5,
     }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),

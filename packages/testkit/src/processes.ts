@@ -1,0 +1,103 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (where apps/ lives). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export interface AppProcess {
+  child: ChildProcess;
+  lines: string[];
+  stderr(): string;
+  /** Resolves with the first stdout line (already seen or to come) matching; rejects if the process exits first. */
+  waitForLine(pred: (line: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
+  /** The first JSON log line whose msg matches, parsed. */
+  waitForLog(msg: RegExp, timeoutMs?: number): Promise<Record<string, any>>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+  kill(): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Environment an operator would set: nothing of the test runner's SVC_*, database or Redis leaks in. */
+export function operatorEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('SVC_') || k === 'DATABASE_URL' || k === 'REDIS_URL' || k.startsWith('VITEST') || k === 'NODE_OPTIONS') continue;
+    env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+/** Starts one deployable (`node --import tsx <entry>`) as a separate process, as compose would. */
+export function spawnApp(entry: string, env: Record<string, string>): AppProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
+    cwd: REPO_ROOT,
+    env: operatorEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => {
+    stderr += s;
+  });
+  const waiters = new Set<(line: string) => void>();
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    lines.push(line);
+    for (const w of [...waiters]) w(line);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, signal) => r({ code, signal })),
+  );
+  const app: AppProcess = {
+    child,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitForLine(pred, what, timeoutMs = 30_000) {
+      const seen = lines.find(pred);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolveLine, reject) => {
+        const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
+        const fail = (why: string) => {
+          waiters.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`${entry}: ${why} waiting for ${what}\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
+        };
+        const check = (line: string) => {
+          if (!pred(line)) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolveLine(line);
+        };
+        waiters.add(check);
+        void exited.then((e) => fail(`exited (code ${e.code}, signal ${e.signal})`));
+      });
+    },
+    async waitForLog(msg, timeoutMs) {
+      const parse = (l: string) => {
+        try {
+          return JSON.parse(l) as Record<string, any>;
+        } catch {
+          return null;
+        }
+      };
+      return parse(await app.waitForLine((l) => msg.test(String(parse(l)?.msg ?? '')), String(msg), timeoutMs)) as Record<string, any>;
+    },
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const e = await exited;
+      clearTimeout(timer);
+      return e.code;
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  return app;
+}
