@@ -34,6 +34,9 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       ...crud('nodes'),
       ...one('nodes'),
       'POST /api/v1/nodes/{id}/enroll-token',
+      'POST /api/v1/nodes/{id}/restart-xray',
+      'GET /api/v1/nodes/{id}/logs',
+      'GET /api/v1/nodes/{id}/logs/stream',
       ...crud('inbound-profiles'),
       ...one('inbound-profiles'),
       ...crud('inbounds'),
@@ -72,7 +75,10 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
         const ok = Object.entries(op.responses as Record<string, any>).filter(([code]) => code.startsWith('2'));
         expect(ok.length, `${m} ${p}`).toBeGreaterThan(0);
         for (const [code, res] of ok)
-          if (code !== '204') expect(res.content?.['application/json']?.schema, `${m} ${p} ${code}`).toBeDefined();
+          if (code !== '204') {
+            const type = p.endsWith('/logs/stream') ? 'text/event-stream' : 'application/json';
+            expect(res.content?.[type]?.schema, `${m} ${p} ${code}`).toBeDefined();
+          }
         if (p !== '/api/v1/auth/methods')
           expect(
             Object.keys(op.responses).some((c) => c.startsWith('4')),
@@ -82,6 +88,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
           ['post', 'patch'].includes(m) &&
           !p.endsWith('/logout') &&
           !p.endsWith('/enroll-token') &&
+          !p.endsWith('/restart-xray') &&
           !p.endsWith('/approve') &&
           !p.endsWith('/reject') &&
           !p.endsWith('/rotate-credentials')
