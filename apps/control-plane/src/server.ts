@@ -3,7 +3,7 @@ import { type DomainDeps, ensureCertificateAuthority, issueServerCertificate, ne
 import { ControlPlaneDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
 import { TlsMaterialProvider } from './cert-provider.ts';
-import { revisionOnlySource, type SnapshotSource } from './desired-state-source.ts';
+import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { controlPlaneService } from './service.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
@@ -67,7 +67,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           deps,
           ca,
           registry,
-          snapshots: opts.snapshots ?? revisionOnlySource(deps),
+          snapshots: opts.snapshots ?? compiledSource(deps),
           idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
           ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
         }),

@@ -1,0 +1,156 @@
+import { NodeConfig, Protocol } from '@svc/proto';
+import { describe, expect, it } from 'vitest';
+import { CHAIN_METHOD, compileNodeConfig } from './compile.ts';
+import type { ModelInbound, ModelSubscription, NodeModel } from './model.ts';
+
+const NOW = new Date('2026-11-21T12:00:00Z');
+
+const inbound = (id: string, extra: Partial<ModelInbound> = {}): ModelInbound => ({
+  id,
+  tag: `tag-${id}`,
+  port: 443,
+  listen: null,
+  chain_id: null,
+  protocol: 'vless',
+  stream: { network: 'tcp', security: 'none', tcp: { accept_proxy_protocol: false } },
+  reality_private_key: null,
+  sniffing: { enabled: true, dest_override: ['http', 'tls'], route_only: false },
+  vless_flow: null,
+  shadowsocks_method: null,
+  block_bittorrent: false,
+  ...extra,
+});
+
+const sub = (id: string, inbound_ids: string[], extra: Partial<ModelSubscription> = {}): ModelSubscription => ({
+  id,
+  status: 'active',
+  used_bytes: 0,
+  traffic_limit_bytes: null,
+  expires_at: null,
+  client_status: 'active',
+  vless_uuid: `vless-${id}`,
+  vmess_uuid: `vmess-${id}`,
+  trojan_password: `trojan-${id}`,
+  shadowsocks_password: Buffer.alloc(32, 7).toString('base64'),
+  inbound_ids,
+  ...extra,
+});
+
+const model = (m: Partial<NodeModel>): NodeModel => ({
+  node_id: 'n0',
+  revision: 1,
+  now: NOW,
+  inbounds: [],
+  subscriptions: [],
+  chains: [],
+  certificates: [],
+  ...m,
+});
+
+describe('compileNodeConfig: users (issue 5 rule 1)', () => {
+  it('a subscription is a user of an inbound iff it is granted it, serves now (active, not past expiry, under its limit) and its client is active', () => {
+    const cases: Array<[Partial<ModelSubscription>, boolean]> = [
+      [{}, true],
+      [{ status: 'disabled' }, false],
+      [{ status: 'limited' }, false],
+      [{ status: 'expired' }, false],
+      [{ expires_at: new Date(NOW.getTime() - 1) }, false],
+      [{ expires_at: new Date(NOW.getTime() + 60_000) }, true],
+      [{ traffic_limit_bytes: 100, used_bytes: 100 }, false],
+      [{ traffic_limit_bytes: 100, used_bytes: 99 }, true],
+      [{ client_status: 'disabled' }, false],
+      [{ client_status: 'pending' }, false],
+    ];
+    for (const [extra, present] of cases) {
+      const c = compileNodeConfig(
+        model({ inbounds: [inbound('a'), inbound('b', { port: 80 })], subscriptions: [sub('s1', ['a'], extra)] }),
+      );
+      expect(
+        c.xray?.inbounds[0]?.users.map((u) => u.email),
+        JSON.stringify(extra),
+      ).toEqual(present ? ['s1@svc'] : []);
+      expect(c.xray?.inbounds[1]?.users).toEqual([]);
+    }
+  });
+
+  it('accounts follow the protocol: vless id + the profile flow, vmess id, trojan password, shadowsocks method + key', () => {
+    const c = compileNodeConfig(
+      model({
+        inbounds: [
+          inbound('v', { vless_flow: 'xtls-rprx-vision' }),
+          inbound('m', { protocol: 'vmess', port: 2 }),
+          inbound('t', { protocol: 'trojan', port: 3 }),
+          inbound('s', { protocol: 'shadowsocks', port: 4, shadowsocks_method: '2022-blake3-aes-128-gcm' }),
+        ],
+        subscriptions: [sub('s1', ['v', 'm', 't', 's'])],
+      }),
+    );
+    const users = Object.fromEntries((c.xray?.inbounds ?? []).map((i) => [i.tag, i.users[0]]));
+    expect(users['tag-v']).toEqual({ email: 's1@svc', vless: { id: 'vless-s1', flow: 'xtls-rprx-vision' } });
+    expect(users['tag-m']).toEqual({ email: 's1@svc', vmess: { id: 'vmess-s1' } });
+    expect(users['tag-t']).toEqual({ email: 's1@svc', trojan: { password: 'trojan-s1' } });
+    expect(users['tag-s']?.shadowsocks?.method).toBe('2022-blake3-aes-128-gcm');
+    expect(Buffer.from(users['tag-s']?.shadowsocks?.password ?? '', 'base64')).toHaveLength(16);
+  });
+});
+
+describe('compileNodeConfig: chains and routing order', () => {
+  const chain = {
+    id: 'chn_x',
+    hops: [
+      { position: 0, node_id: 'n0', address: 'a.example', port: 7000, secret: 's0' },
+      { position: 1, node_id: 'n1', address: 'b.example', port: 7001, secret: 's1' },
+      { position: 2, node_id: 'n2', address: 'c.example', port: 7002, secret: 's2' },
+    ],
+  };
+  const entry = inbound('e', { chain_id: 'chn_x', block_bittorrent: true });
+
+  it('first hop: the entry inbound goes to a link to hop 1 (its address, chain-in port and secret); bittorrent to block first', () => {
+    const c = compileNodeConfig(model({ inbounds: [entry, inbound('plain', { port: 80 })], chains: [chain] }));
+    expect(c.xray?.outbounds.map((o) => o.tag)).toEqual(['direct', 'block', 'chain-out-chn_x']);
+    expect(c.xray?.outbounds[2]).toMatchObject({
+      protocol: Protocol.SHADOWSOCKS,
+      address: 'b.example',
+      port: 7001,
+      shadowsocks: { method: CHAIN_METHOD, password: 's1' },
+    });
+    expect(c.xray?.routingRules).toEqual([
+      { inboundTag: 'tag-e', outboundTag: 'block', protocols: ['bittorrent'] },
+      { inboundTag: 'tag-e', outboundTag: 'chain-out-chn_x', protocols: [] },
+      { inboundTag: 'tag-plain', outboundTag: 'direct', protocols: [] },
+    ]);
+    expect(c.xray?.inbounds.map((i) => i.tag)).not.toContain('chain-in-chn_x');
+  });
+
+  it('middle hop: chain-in with the single user chain:<id>:1 routed to the link to the last hop', () => {
+    const c = compileNodeConfig(model({ node_id: 'n1', chains: [chain] }));
+    const chainIn = c.xray?.inbounds.find((i) => i.tag === 'chain-in-chn_x');
+    expect(chainIn).toMatchObject({ port: 7001, protocol: Protocol.SHADOWSOCKS });
+    expect(chainIn?.users).toEqual([{ email: 'chain:chn_x:1', shadowsocks: { method: CHAIN_METHOD, password: 's1' } }]);
+    expect(c.xray?.outbounds.find((o) => o.tag === 'chain-out-chn_x')).toMatchObject({ address: 'c.example', port: 7002 });
+    expect(c.xray?.routingRules).toEqual([{ inboundTag: 'chain-in-chn_x', outboundTag: 'chain-out-chn_x', protocols: [] }]);
+  });
+
+  it('last hop: chain-in exits through freedom (direct); no link onwards', () => {
+    const c = compileNodeConfig(model({ node_id: 'n2', chains: [chain] }));
+    expect(c.xray?.routingRules).toEqual([{ inboundTag: 'chain-in-chn_x', outboundTag: 'direct', protocols: [] }]);
+    expect(c.xray?.outbounds.map((o) => o.tag)).toEqual(['direct', 'block']);
+  });
+});
+
+describe('compileNodeConfig: deterministic', () => {
+  it('the same model in any input order encodes to the same bytes', () => {
+    const inbounds = [inbound('a'), inbound('b', { port: 2, protocol: 'trojan' }), inbound('c', { port: 3, protocol: 'vmess' })];
+    const subs = Array.from({ length: 50 }, (_, i) =>
+      sub(
+        `s${String(i).padStart(3, '0')}`,
+        ['a', 'b', 'c'].filter((_, k) => (i + k) % 2 === 0),
+      ),
+    );
+    const one = NodeConfig.encode(compileNodeConfig(model({ inbounds, subscriptions: subs }))).finish();
+    const shuffled = NodeConfig.encode(
+      compileNodeConfig(model({ inbounds: [...inbounds].reverse(), subscriptions: [...subs].sort(() => Math.random() - 0.5) })),
+    ).finish();
+    expect(Buffer.from(shuffled).equals(Buffer.from(one))).toBe(true);
+  });
+});

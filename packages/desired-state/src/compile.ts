@@ -1,0 +1,183 @@
+import { currentStatus, shadowsocksUserKey, subscriptionServes } from '@svc/domain';
+import {
+  type Inbound,
+  type InboundUser,
+  Network,
+  type NodeConfig,
+  type Outbound,
+  Protocol,
+  type RoutingRule,
+  SecurityT,
+  type StreamSettings,
+  XhttpMode,
+} from '@svc/proto';
+import type { ModelChain, ModelInbound, NodeModel } from './model.ts';
+
+/** Cipher of chain links between hops (Shadowsocks AEAD; Xray and v2ray both speak it). */
+export const CHAIN_METHOD = 'chacha20-ietf-poly1305';
+export const DIRECT = 'direct';
+export const BLOCK = 'block';
+export const chainInTag = (chainId: string) => `chain-in-${chainId}`;
+export const chainOutTag = (chainId: string) => `chain-out-${chainId}`;
+export const userEmail = (subscriptionId: string) => `${subscriptionId}@svc`;
+export const chainEmail = (chainId: string, position: number) => `chain:${chainId}:${position}`;
+
+const NETWORK: Record<string, Network> = {
+  tcp: Network.TCP,
+  ws: Network.WS,
+  grpc: Network.GRPC,
+  httpupgrade: Network.HTTPUPGRADE,
+  xhttp: Network.XHTTP,
+};
+const SECURITY: Record<string, SecurityT> = { none: SecurityT.NONE, tls: SecurityT.TLS, reality: SecurityT.REALITY };
+const PROTOCOL: Record<string, Protocol> = {
+  vless: Protocol.VLESS,
+  vmess: Protocol.VMESS,
+  trojan: Protocol.TROJAN,
+  shadowsocks: Protocol.SHADOWSOCKS,
+};
+const XHTTP: Record<string, XhttpMode> = {
+  auto: XhttpMode.AUTO,
+  packet_up: XhttpMode.PACKET_UP,
+  stream_up: XhttpMode.STREAM_UP,
+  stream_one: XhttpMode.STREAM_ONE,
+};
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function streamOf(i: ModelInbound): StreamSettings {
+  const s = i.stream;
+  const out: StreamSettings = { network: NETWORK[s.network] ?? Network.TCP, security: SECURITY[s.security] ?? SecurityT.NONE };
+  if (s.tcp) out.tcp = { acceptProxyProtocol: s.tcp.accept_proxy_protocol };
+  if (s.ws) out.ws = { path: s.ws.path, headers: Object.fromEntries(Object.entries(s.ws.headers).sort(([a], [b]) => byString(a, b))) };
+  if (s.grpc) out.grpc = { serviceName: s.grpc.service_name, multiMode: s.grpc.multi_mode };
+  if (s.httpupgrade) out.httpupgrade = { path: s.httpupgrade.path, host: s.httpupgrade.host };
+  if (s.xhttp) out.xhttp = { path: s.xhttp.path, host: s.xhttp.host, mode: XHTTP[s.xhttp.mode] ?? XhttpMode.AUTO };
+  if (s.security === 'tls' && s.tls)
+    out.tlsSettings = {
+      serverNames: [...s.tls.server_names],
+      alpn: s.tls.alpn,
+      minVersion: s.tls.min_version,
+      certificateId: s.tls.certificate_id,
+    };
+  if (s.security === 'reality' && s.reality)
+    out.reality = {
+      dest: s.reality.dest,
+      serverNames: [...s.reality.server_names],
+      privateKey: i.reality_private_key ?? '',
+      publicKey: s.reality.public_key,
+      shortIds: [...s.reality.short_ids],
+      fingerprint: s.reality.fingerprint,
+    };
+  return out;
+}
+
+const plainTcp = (): StreamSettings => ({ network: Network.TCP, security: SecurityT.NONE, tcp: { acceptProxyProtocol: false } });
+
+/**
+ * Spec 2.1 NodeConfig for one node, from its model. Pure and deterministic: inbounds by tag,
+ * users by email, outbounds direct, block, then chain links by chain id, routing rules in
+ * first-match order (bittorrent to block, chains, then each remaining inbound to direct),
+ * certificates by id. The same model always gives byte-identical encoded output.
+ *
+ * Users of an inbound: every subscription granted it (through an access group) that serves
+ * now: its status as of the snapshot's clock is active, and its client is active.
+ */
+export function compileNodeConfig(m: NodeModel): NodeConfig {
+  const usersByInbound = new Map<string, Array<{ email: string; sub: NodeModel['subscriptions'][number] }>>();
+  for (const sub of m.subscriptions) {
+    // The stored status unless it is active, then as of the snapshot's clock (an expiry or limit
+    // reached since the last write counts before any sweep writes it down).
+    const status = sub.status === 'active' ? currentStatus(sub, m.now) : sub.status;
+    if (!subscriptionServes(status, sub.client_status)) continue;
+    for (const inboundId of sub.inbound_ids) {
+      let list = usersByInbound.get(inboundId);
+      if (!list) {
+        list = [];
+        usersByInbound.set(inboundId, list);
+      }
+      list.push({ email: userEmail(sub.id), sub });
+    }
+  }
+
+  const inbounds: Inbound[] = [];
+  const rules: { block: RoutingRule[]; chain: RoutingRule[]; direct: RoutingRule[] } = { block: [], chain: [], direct: [] };
+  const outbounds: Outbound[] = [
+    { tag: DIRECT, protocol: Protocol.FREEDOM, address: '', port: 0, stream: undefined },
+    { tag: BLOCK, protocol: Protocol.BLACKHOLE, address: '', port: 0, stream: undefined },
+  ];
+
+  for (const i of [...m.inbounds].sort((a, b) => byString(a.tag, b.tag))) {
+    const users = (usersByInbound.get(i.id) ?? []).sort((a, b) => byString(a.email, b.email));
+    inbounds.push({
+      tag: i.tag,
+      protocol: PROTOCOL[i.protocol] ?? Protocol.PROTOCOL_UNSPECIFIED,
+      port: i.port,
+      listen: i.listen ?? '',
+      stream: streamOf(i),
+      sniffing: { enabled: i.sniffing.enabled, destOverride: [...i.sniffing.dest_override], routeOnly: i.sniffing.route_only },
+      users: users.map(({ email, sub }) => userOf(i, email, sub)),
+    });
+    if (i.block_bittorrent) rules.block.push({ inboundTag: i.tag, outboundTag: BLOCK, protocols: ['bittorrent'] });
+    const chain = i.chain_id ? m.chains.find((c) => c.id === i.chain_id) : undefined;
+    if (chain && chain.hops.length > 1 && chain.hops[0]?.node_id === m.node_id)
+      rules.chain.push({ inboundTag: i.tag, outboundTag: chainOutTag(chain.id), protocols: [] });
+    else rules.direct.push({ inboundTag: i.tag, outboundTag: DIRECT, protocols: [] });
+  }
+
+  for (const chain of [...m.chains].sort((a, b) => byString(a.id, b.id))) chainParts(m.node_id, chain, inbounds, outbounds, rules.chain);
+
+  const certificates = [...m.certificates]
+    .sort((a, b) => byString(a.id, b.id))
+    .map((c) => ({ id: c.id, certPem: c.cert_pem, keyPem: c.key_pem }));
+  return {
+    xray: { inbounds, outbounds, routingRules: [...rules.block, ...rules.chain, ...rules.direct] },
+    certificates,
+  };
+}
+
+function userOf(i: ModelInbound, email: string, sub: NodeModel['subscriptions'][number]): InboundUser {
+  switch (i.protocol) {
+    case 'vless':
+      return { email, vless: { id: sub.vless_uuid, flow: i.vless_flow ?? '' } };
+    case 'vmess':
+      return { email, vmess: { id: sub.vmess_uuid } };
+    case 'trojan':
+      return { email, trojan: { password: sub.trojan_password } };
+    case 'shadowsocks': {
+      const method = i.shadowsocks_method ?? '';
+      return { email, shadowsocks: { method, password: shadowsocksUserKey(method, sub.shadowsocks_password) } };
+    }
+  }
+}
+
+/** This node's part of a chain: chain-in on hops after the first, a link to the next hop on all but the last. */
+function chainParts(nodeId: string, chain: ModelChain, inbounds: Inbound[], outbounds: Outbound[], rules: RoutingRule[]): void {
+  const hops = [...chain.hops].sort((a, b) => a.position - b.position);
+  const k = hops.findIndex((h) => h.node_id === nodeId);
+  if (k < 0 || hops.length < 2) return;
+  const me = hops[k] as (typeof hops)[number];
+  const next = hops[k + 1];
+  if (k > 0) {
+    inbounds.push({
+      tag: chainInTag(chain.id),
+      protocol: Protocol.SHADOWSOCKS,
+      port: me.port,
+      listen: '',
+      stream: plainTcp(),
+      sniffing: { enabled: false, destOverride: [], routeOnly: false },
+      users: [{ email: chainEmail(chain.id, k), shadowsocks: { method: CHAIN_METHOD, password: me.secret } }],
+    });
+    rules.push({ inboundTag: chainInTag(chain.id), outboundTag: next ? chainOutTag(chain.id) : DIRECT, protocols: [] });
+  }
+  if (next) {
+    outbounds.push({
+      tag: chainOutTag(chain.id),
+      protocol: Protocol.SHADOWSOCKS,
+      address: next.address,
+      port: next.port,
+      shadowsocks: { method: CHAIN_METHOD, password: next.secret },
+      stream: plainTcp(),
+    });
+  }
+}

@@ -1,0 +1,55 @@
+import type { ClientStatus, Protocol, SubscriptionStatus } from '@svc/db';
+import type { InboundProfileStream as StoredStream } from '@svc/domain';
+
+/**
+ * Everything one node's configuration depends on, read in one consistent snapshot of the
+ * database (load-model.ts). The compiler (compile.ts) is a pure function of this.
+ */
+export interface NodeModel {
+  node_id: string;
+  revision: number;
+  /** The clock reading the snapshot was taken with (a subscription past its expiry serves nobody). */
+  now: Date;
+  inbounds: ModelInbound[];
+  /** Subscriptions granted any inbound of this node, with the ids of those inbounds. */
+  subscriptions: ModelSubscription[];
+  /** Chains this node is a hop of, or whose entry inbounds it runs. */
+  chains: ModelChain[];
+  /** TLS certificates referenced by this node's inbounds (key in clear: the snapshot goes to the node). */
+  certificates: Array<{ id: string; cert_pem: string; key_pem: string }>;
+}
+
+export interface ModelInbound {
+  id: string;
+  tag: string;
+  port: number;
+  listen: string | null;
+  chain_id: string | null;
+  protocol: Protocol;
+  stream: StoredStream;
+  /** Opened REALITY private key, when security is reality. */
+  reality_private_key: string | null;
+  sniffing: { enabled: boolean; dest_override: string[]; route_only: boolean };
+  vless_flow: string | null;
+  shadowsocks_method: string | null;
+  block_bittorrent: boolean;
+}
+
+export interface ModelSubscription {
+  id: string;
+  status: SubscriptionStatus;
+  used_bytes: number;
+  traffic_limit_bytes: number | null;
+  expires_at: Date | null;
+  client_status: ClientStatus;
+  vless_uuid: string;
+  vmess_uuid: string;
+  trojan_password: string;
+  shadowsocks_password: string;
+  inbound_ids: string[];
+}
+
+export interface ModelChain {
+  id: string;
+  hops: Array<{ position: number; node_id: string; address: string; port: number; secret: string }>;
+}
