@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { type DomainDeps, ensureCertificateAuthority, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneDefinition } from '@svc/proto';
@@ -29,26 +30,36 @@ export interface ControlPlane {
   /** Streams held by this replica. */
   readonly streams: number;
   start(): Promise<{ port: number; caCertPem: string }>;
+  /** Re-issues the server certificate when it is within 30 days of expiry (run daily); true when it did. */
+  renewServerCertificate(force?: boolean): Promise<boolean>;
   stop(): Promise<void>;
 }
+
+const RENEW_BEFORE_MS = 30 * 86_400_000;
+const RENEW_CHECK_MS = 12 * 3600_000;
 
 /** The agent gateway: one TLS port, Enroll without and Sync with a client certificate. */
 export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions): ControlPlane {
   const replicaId = newId('gw');
   const registry = new StreamRegistry(deps, replicaId, { ...DEFAULT_TIMING, ...opts.timing });
   let server: ReturnType<typeof createServer> | undefined;
+  let provider: TlsMaterialProvider | undefined;
+  let ca: Awaited<ReturnType<typeof ensureCertificateAuthority>> | undefined;
+  let serverNotAfter = 0;
+  let renewTimer: NodeJS.Timeout | undefined;
+  const issue = async () => {
+    const identity = await issueServerCertificate(ca as NonNullable<typeof ca>, opts.tlsHosts, deps.clock.now());
+    serverNotAfter = Date.parse(new X509Certificate(identity.certPem).validTo);
+    return { certificate: Buffer.from(identity.certPem), privateKey: Buffer.from(identity.keyPem) };
+  };
   return {
     replicaId,
     get streams() {
       return registry.size;
     },
     async start() {
-      const ca = await ensureCertificateAuthority(deps);
-      const identity = await issueServerCertificate(ca, opts.tlsHosts, deps.clock.now());
-      const provider = new TlsMaterialProvider(
-        { caCertificate: Buffer.from(ca.certPem) },
-        { certificate: Buffer.from(identity.certPem), privateKey: Buffer.from(identity.keyPem) },
-      );
+      ca = await ensureCertificateAuthority(deps);
+      provider = new TlsMaterialProvider({ caCertificate: Buffer.from(ca.certPem) }, await issue());
       server = createServer({
         interceptors: [identityInterceptor(ca, () => deps.clock.now())],
         'grpc.max_send_message_length': opts.maxSendMessageBytes ?? 256 * 1024 * 1024,
@@ -77,9 +88,22 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       const port = await server.listen(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, creds);
       // The provider's listeners fire on the next turn; a connection before that finds no TLS context.
       await new Promise((r) => setImmediate(r));
+      renewTimer = setInterval(
+        () => void this.renewServerCertificate().catch((err) => deps.log.error({ err }, 'gateway certificate not renewed')),
+        RENEW_CHECK_MS,
+      );
+      renewTimer.unref();
       return { port, caCertPem: ca.certPem };
     },
+    async renewServerCertificate(force = false) {
+      if (!provider) return false;
+      if (!force && serverNotAfter - deps.clock.now().getTime() > RENEW_BEFORE_MS) return false;
+      provider.setIdentity(await issue());
+      deps.log.info({ not_after: new Date(serverNotAfter).toISOString() }, 'gateway server certificate renewed');
+      return true;
+    },
     async stop() {
+      clearInterval(renewTimer);
       await registry.stop();
       if (!server) return;
       const s = server;

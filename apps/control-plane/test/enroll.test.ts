@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { webcrypto, X509Certificate } from 'node:crypto';
+import { connect as tlsConnect } from 'node:tls';
 import { ChannelCredentials } from '@grpc/grpc-js';
 import * as x509 from '@peculiar/x509';
 import { createAdminApi } from '@svc/admin-api';
@@ -111,5 +112,65 @@ describe('Enroll over TLS without a client certificate (spec 4.1, 5.1, 7.1)', ()
       [1, 2, 3].map(async () => code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))),
     );
     expect(results.sort()).toEqual(['OK', 'UNAUTHENTICATED', 'UNAUTHENTICATED']);
+  });
+});
+
+describe('Enroll is rate limited per agent IP and per token (spec 5.10 in spirit: refusals cannot flood)', () => {
+  it('beyond the limit answers RESOURCE_EXHAUSTED, even for a good token, until the window passes', async () => {
+    const { startGateway } = await import('./harness.ts');
+    const g = await startGateway({
+      server: {
+        config: { rate_limits: { enroll: { per_ip: { limit: 3, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } } } },
+      },
+    });
+    try {
+      const ch = createChannel(g.endpoint, ChannelCredentials.createSsl(Buffer.from(g.caCertPem)));
+      const c = createClient(ControlPlaneDefinition, ch);
+      const attempt = async (t: string) => code(c.enroll({ token: t, csrPem: await csr(), hostname: 'h', agentVersion: '1' }));
+      expect([await attempt('bad-1'), await attempt('bad-2'), await attempt('bad-3')]).toEqual(Array(3).fill('UNAUTHENTICATED'));
+      const { enrollToken } = await g.nodeWithToken();
+      expect(await attempt(enrollToken)).toBe('RESOURCE_EXHAUSTED');
+      g.s.clock.advance(61_000);
+      expect(await attempt(enrollToken)).toBe('OK');
+      ch.close();
+      const refusals = await g.s.deps.db.selectFrom('audit_log').select('id').where('action', '=', 'node.enroll_refused').execute();
+      expect(refusals).toHaveLength(3);
+    } finally {
+      await g.stop();
+    }
+  });
+});
+
+describe('the gateway server certificate (issue 4 item 2)', () => {
+  const servedCertificate = (port: number) =>
+    new Promise<import('node:tls').PeerCertificate>((resolve, reject) => {
+      const socket = tlsConnect(
+        { host: '127.0.0.1', port, servername: 'localhost', ALPNProtocols: ['h2'], rejectUnauthorized: false },
+        () => {
+          resolve(socket.getPeerCertificate());
+          socket.end();
+        },
+      );
+      socket.on('error', reject);
+    });
+
+  it('is signed by the CA for the public hosts, and renewed without a restart when 30 days from expiry', async () => {
+    const { startGateway } = await import('./harness.ts');
+    const g = await startGateway({ gateway: { tlsHosts: ['cp.example.com', '127.0.0.1'] } });
+    try {
+      const port = Number(g.endpoint.split(':')[1]);
+      const first = await servedCertificate(port);
+      expect(first.subjectaltname).toBe('DNS:cp.example.com, IP Address:127.0.0.1');
+      expect(new X509Certificate(first.raw).verify(new X509Certificate(g.caCertPem).publicKey)).toBe(true);
+      expect(await g.gateway.renewServerCertificate()).toBe(false);
+      g.s.clock.advance(61 * 86_400_000);
+      expect(await g.gateway.renewServerCertificate()).toBe(true);
+      await new Promise((r) => setImmediate(r));
+      const second = await servedCertificate(port);
+      expect(second.serialNumber).not.toBe(first.serialNumber);
+      expect(new Date(second.valid_to).getTime()).toBeGreaterThan(new Date(first.valid_to).getTime());
+    } finally {
+      await g.stop();
+    }
   });
 });

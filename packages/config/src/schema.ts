@@ -151,11 +151,14 @@ export const configSchema = z.object({
       login: perIpAndSubject({ limit: 20, window_seconds: 60 }, { limit: 10, window_seconds: 900 }),
       refresh: perIpAndSubject({ limit: 60, window_seconds: 60 }, { limit: 30, window_seconds: 60 }),
       setup: perIpAndSubject({ limit: 10, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
+      /** Enroll over gRPC, per agent IP and per token. */
+      enroll: perIpAndSubject({ limit: 30, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
     })
     .default({
       login: { per_ip: { limit: 20, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 900 } },
       refresh: { per_ip: { limit: 60, window_seconds: 60 }, per_subject: { limit: 30, window_seconds: 60 } },
       setup: { per_ip: { limit: 10, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },
+      enroll: { per_ip: { limit: 30, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },
     }),
 });
 

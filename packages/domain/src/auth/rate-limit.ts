@@ -18,7 +18,7 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
-export type RateLimitBucket = 'login' | 'refresh' | 'setup';
+export type RateLimitBucket = 'login' | 'refresh' | 'setup' | 'enroll';
 
 export interface RateLimits {
   per_ip: RateLimitWindow;

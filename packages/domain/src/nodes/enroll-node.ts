@@ -1,5 +1,6 @@
 import { certificateFacts } from '../agents/renew-agent-certificate.ts';
 import { writeAudit } from '../audit/write-audit.ts';
+import { enforceRateLimit } from '../auth/rate-limit.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { inTransaction, markNodesChanged } from '../fleet/node-changes.ts';
 import { type LoadedCa, signNodeCsr } from '../pki/internal-ca.ts';
@@ -29,8 +30,10 @@ export interface Enrollment {
  * report ids start over.
  */
 export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollInput, meta: { ip?: string | null }): Promise<Enrollment> {
-  const now = deps.clock.now();
   const hash = sha256Hex(input.token);
+  // Guessing a 32-byte token is hopeless; the limit keeps refusals from flooding the audit log.
+  await enforceRateLimit(deps, 'enroll', deps.config.rate_limits.enroll, { ip: meta.ip, subject: hash.slice(0, 32) });
+  const now = deps.clock.now();
   const result = await inTransaction(deps, async (trx) => {
     const node = await trx
       .selectFrom('nodes')
