@@ -343,6 +343,13 @@ describe('PATCH /nodes/{id}', () => {
     // The head of a chain is dialed by nobody.
     expect((await s.api.patch(`/api/v1/nodes/${a.id}`, { address: '192.0.2.77' }, { token })).status).toBe(200);
     expect(await revisions(ids)).toEqual({ ...before, [a.id]: before[a.id]! + 1, [e.id]: before[e.id]! + 1 });
+
+    // Re-enabling bumps the node itself (its agent gets a complete snapshot); enabling an enabled node does not.
+    expect((await s.api.patch(`/api/v1/nodes/${b.id}`, { admin_status: 'enabled' }, { token })).status).toBe(200);
+    const reenabled = { ...before, [a.id]: before[a.id]! + 1, [e.id]: before[e.id]! + 1, [b.id]: before[b.id]! + 1 };
+    expect(await revisions(ids)).toEqual(reenabled);
+    expect((await s.api.patch(`/api/v1/nodes/${b.id}`, { admin_status: 'enabled' }, { token })).status).toBe(200);
+    expect(await revisions(ids)).toEqual(reenabled);
   });
 });
 

@@ -18,7 +18,8 @@ export interface UpdateNodeInput {
  * PATCH merge. A new address changes what the nodes dialing this one (the previous hop of
  * each chain it is part of) must run, so those are bumped; the name and admin_status
  * change nothing a node runs; a changed admin_status is announced so the gateway ends
- * (disabled) or keeps admitting (enabled) the node's stream.
+ * (disabled) or admits again (enabled) the node's stream, and re-enabling bumps the node so
+ * its agent is sent a complete snapshot.
  */
 export async function updateNode(ctx: DomainContext, id: string, input: UpdateNodeInput): Promise<NodeView> {
   const name = input.name !== undefined ? normalizeNodeName(input.name) : undefined;
@@ -54,7 +55,11 @@ export async function updateNode(ctx: DomainContext, id: string, input: UpdateNo
     // Never this node itself: a node appears at most once per chain, so it never dials itself.
     // Disabling ends the node's open stream; re-enabling lets it back in (the gateway re-reads the row).
     if (changes.admin_status) markNodesChanged(trx, [id]);
-    const bumped = changes.address ? await bumpNodeRevisions(trx, await nodesDialingNode(trx, id)) : [];
+    const bumped = await bumpNodeRevisions(trx, [
+      ...(changes.address ? await nodesDialingNode(trx, id) : []),
+      // Re-enabled: its agent gets a complete snapshot on its next stream, whatever it ran meanwhile.
+      ...(changes.admin_status && input.admin_status === 'enabled' ? [id] : []),
+    ]);
     await writeAudit(trx, ctx, {
       action: 'node.updated',
       entity_type: 'node',
