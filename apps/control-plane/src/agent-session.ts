@@ -22,6 +22,7 @@ export class AgentSession {
     readonly ticket: StreamTicket,
     appliedRevision: number,
     private readonly snapshots: SnapshotSource,
+    private readonly onError?: (err: unknown) => void,
   ) {
     this.knownRevision = appliedRevision;
   }
@@ -74,7 +75,16 @@ export class AgentSession {
       }
       if (this.desiredDirty) {
         this.desiredDirty = false;
-        const snapshot = await this.snapshots(this.nodeId);
+        let snapshot: Awaited<ReturnType<SnapshotSource>>;
+        try {
+          snapshot = await this.snapshots(this.nodeId);
+        } catch (err) {
+          // The database briefly away: the stream stays, the compile is retried shortly.
+          this.onError?.(err);
+          const retry = setTimeout(() => this.desiredChanged(), 1000);
+          retry.unref();
+          continue;
+        }
         if (snapshot && snapshot.revision > this.knownRevision && !this.ending) {
           this.knownRevision = snapshot.revision;
           yield { desiredState: { revision: BigInt(snapshot.revision), config: snapshot.config } };

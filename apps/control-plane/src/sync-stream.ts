@@ -81,7 +81,9 @@ export function syncHandler(s: SyncDeps) {
     } catch (err) {
       throw toGrpcError(err);
     }
-    const session = new AgentSession(ticket, applied, s.snapshots);
+    const session = new AgentSession(ticket, applied, s.snapshots, (err) =>
+      deps.log.error({ err, node: ticket.node_id }, 'desired state not compiled; retrying'),
+    );
     registry.attach(session);
     void deps.bus
       .publish(TOPICS.streamOpened, { node_id: ticket.node_id, session: ticket.session, replica: ticket.replica })

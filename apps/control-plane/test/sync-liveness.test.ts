@@ -42,3 +42,30 @@ describe('stream liveness: a silent agent is taken for dead', () => {
     await other.s.stop();
   });
 });
+
+describe('a failing compile', () => {
+  it('does not end the stream: the snapshot is retried and delivered', async () => {
+    let failures = 2;
+    const { compileDesiredState } = await import('@svc/desired-state');
+    const holder: { g?: Gateway } = {};
+    const flaky = await startGateway({
+      gateway: {
+        snapshots: async (nodeId) => {
+          if (failures-- > 0) throw new Error('database briefly away');
+          return compileDesiredState((holder.g as Gateway).s.deps, nodeId);
+        },
+      },
+    });
+    holder.g = flaky;
+    try {
+      const { agent } = await flaky.enrolledAgent();
+      agent.connect();
+      await agent.waitForRevision(1n, 8000);
+      expect(agent.ended).toBeNull();
+      expect(failures).toBeLessThan(0);
+      expect(flaky.s.logs.some((l) => l.msg === 'desired state not compiled; retrying')).toBe(true);
+    } finally {
+      await flaky.stop();
+    }
+  });
+});
