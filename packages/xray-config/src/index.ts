@@ -1,0 +1,6 @@
+/**
+ * @svc/xray-config: renders a NodeConfig (the wire contract's desired node configuration) into
+ * Xray-core's JSON configuration, given where the agent wrote each certificate's PEM files.
+ * See README.md for the layout choices and the Xray documentation they rest on.
+ */
+export * from './render.ts';
