@@ -303,6 +303,34 @@ describe('inbound profiles: creation and the stream rules', () => {
     expect(ok.body.shadowsocks_method).toBe('2022-blake3-aes-128-gcm');
     const onVless = await create({ protocol: 'vless', shadowsocks_method: 'aes-128-gcm', stream: { network: 'tcp', security: 'none' } });
     expect(onVless.body.errors.shadowsocks_method).toMatch(/only for protocol shadowsocks/);
+    // Xray serves several users with chacha20 2022 only one at a time: refused.
+    const chacha = await create({
+      protocol: 'shadowsocks',
+      shadowsocks_method: '2022-blake3-chacha20-poly1305',
+      stream: { network: 'tcp', security: 'none' },
+    });
+    expect(chacha.status).toBe(400);
+    expect(chacha.body.errors.shadowsocks_method).toBeDefined();
+  });
+
+  it('a Shadowsocks 2022 profile gets a server key of its method size; a new method a new key; classic methods none', async () => {
+    const keyOf = async (id: string) =>
+      (await s.deps.db.selectFrom('inbound_profiles').select('shadowsocks_server_key').where('id', '=', id).executeTakeFirstOrThrow())
+        .shadowsocks_server_key;
+    const p = await create({
+      protocol: 'shadowsocks',
+      shadowsocks_method: '2022-blake3-aes-128-gcm',
+      stream: { network: 'tcp', security: 'none' },
+    });
+    const k128 = await keyOf(p.body.id);
+    expect(Buffer.from(k128 ?? '', 'base64')).toHaveLength(16);
+    expect(JSON.stringify(p.body)).not.toContain(k128);
+    await s.api.patch(`/api/v1/inbound-profiles/${p.body.id}`, { sniffing: { enabled: false } }, { token });
+    expect(await keyOf(p.body.id)).toBe(k128);
+    await s.api.patch(`/api/v1/inbound-profiles/${p.body.id}`, { shadowsocks_method: '2022-blake3-aes-256-gcm' }, { token });
+    expect(Buffer.from((await keyOf(p.body.id)) ?? '', 'base64')).toHaveLength(32);
+    await s.api.patch(`/api/v1/inbound-profiles/${p.body.id}`, { shadowsocks_method: 'aes-256-gcm' }, { token });
+    expect(await keyOf(p.body.id)).toBeNull();
   });
 
   it('sniffing and block_bittorrent: defaults, given values, and bittorrent blocking needs sniffing', async () => {

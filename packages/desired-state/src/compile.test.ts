@@ -17,6 +17,7 @@ const inbound = (id: string, extra: Partial<ModelInbound> = {}): ModelInbound =>
   sniffing: { enabled: true, dest_override: ['http', 'tls'], route_only: false },
   vless_flow: null,
   shadowsocks_method: null,
+  shadowsocks_server_key: null,
   block_bittorrent: false,
   ...extra,
 });
@@ -80,7 +81,12 @@ describe('compileNodeConfig: users (issue 5 rule 1)', () => {
           inbound('v', { vless_flow: 'xtls-rprx-vision' }),
           inbound('m', { protocol: 'vmess', port: 2 }),
           inbound('t', { protocol: 'trojan', port: 3 }),
-          inbound('s', { protocol: 'shadowsocks', port: 4, shadowsocks_method: '2022-blake3-aes-128-gcm' }),
+          inbound('s', {
+            protocol: 'shadowsocks',
+            port: 4,
+            shadowsocks_method: '2022-blake3-aes-128-gcm',
+            shadowsocks_server_key: Buffer.alloc(16, 1).toString('base64'),
+          }),
         ],
         subscriptions: [sub('s1', ['v', 'm', 't', 's'])],
       }),
@@ -90,7 +96,10 @@ describe('compileNodeConfig: users (issue 5 rule 1)', () => {
     expect(users['tag-m']).toEqual({ email: 's1@svc', vmess: { id: 'vmess-s1' } });
     expect(users['tag-t']).toEqual({ email: 's1@svc', trojan: { password: 'trojan-s1' } });
     expect(users['tag-s']?.shadowsocks?.method).toBe('2022-blake3-aes-128-gcm');
-    expect(Buffer.from(users['tag-s']?.shadowsocks?.password ?? '', 'base64')).toHaveLength(16);
+    // Xray's multi-user 2022 layout: <server key>:<user key>, both 16 bytes for AES-128.
+    const [serverKey, userKey] = (users['tag-s']?.shadowsocks?.password ?? '').split(':');
+    expect(serverKey).toBe(Buffer.alloc(16, 1).toString('base64'));
+    expect(Buffer.from(userKey ?? '', 'base64')).toHaveLength(16);
   });
 });
 

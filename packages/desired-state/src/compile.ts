@@ -1,4 +1,4 @@
-import { currentStatus, shadowsocksUserKey, subscriptionServes } from '@svc/domain';
+import { currentStatus, shadowsocksPassword, subscriptionServes } from '@svc/domain';
 import {
   type Inbound,
   type InboundUser,
@@ -146,7 +146,7 @@ function userOf(i: ModelInbound, email: string, sub: NodeModel['subscriptions'][
       return { email, trojan: { password: sub.trojan_password } };
     case 'shadowsocks': {
       const method = i.shadowsocks_method ?? '';
-      return { email, shadowsocks: { method, password: shadowsocksUserKey(method, sub.shadowsocks_password) } };
+      return { email, shadowsocks: { method, password: shadowsocksPassword(method, i.shadowsocks_server_key, sub.shadowsocks_password) } };
     }
   }
 }

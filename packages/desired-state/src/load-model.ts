@@ -45,6 +45,7 @@ async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, nodeId: 
       'p.sniffing',
       'p.vless_flow',
       'p.shadowsocks_method',
+      'p.shadowsocks_server_key',
       'p.block_bittorrent',
       'p.reality_private_key_enc',
     ])
@@ -63,6 +64,7 @@ async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, nodeId: 
     sniffing: r.sniffing,
     vless_flow: r.vless_flow,
     shadowsocks_method: r.shadowsocks_method,
+    shadowsocks_server_key: r.shadowsocks_server_key,
     block_bittorrent: r.block_bittorrent,
   }));
 }

@@ -32,6 +32,8 @@ export interface ModelInbound {
   sniffing: { enabled: boolean; dest_override: string[]; route_only: boolean };
   vless_flow: string | null;
   shadowsocks_method: string | null;
+  /** Shadowsocks 2022: the inbound's server key (every user password is `<server key>:<user key>`). */
+  shadowsocks_server_key: string | null;
   block_bittorrent: boolean;
 }
 

@@ -24,6 +24,7 @@ export function inbound(
     sniffing: sniff,
     vless_flow: null,
     shadowsocks_method: null,
+    shadowsocks_server_key: null,
     block_bittorrent: false,
     ...extra,
   };
@@ -138,6 +139,7 @@ export function everyTransportNode(): NodeModel {
       { network: 'tcp', security: 'none', tcp: { accept_proxy_protocol: false } },
       {
         shadowsocks_method: '2022-blake3-aes-128-gcm',
+        shadowsocks_server_key: Buffer.alloc(16, 0xaa).toString('base64'),
       },
     ),
     inbound(
@@ -146,7 +148,8 @@ export function everyTransportNode(): NodeModel {
       'shadowsocks',
       { network: 'tcp', security: 'none', tcp: { accept_proxy_protocol: false } },
       {
-        shadowsocks_method: '2022-blake3-chacha20-poly1305',
+        shadowsocks_method: '2022-blake3-aes-256-gcm',
+        shadowsocks_server_key: Buffer.alloc(32, 0xbb).toString('base64'),
         listen: '127.0.0.1',
       },
     ),

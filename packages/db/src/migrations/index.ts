@@ -3,6 +3,7 @@ import * as foundation from './2026-11-21T0900-foundation.ts';
 import * as fleet from './2026-11-21T1000-fleet.ts';
 import * as pki from './2026-11-21T1100-pki.ts';
 import * as gateway from './2026-11-21T1200-agent-gateway.ts';
+import * as ssServerKey from './2026-11-21T1300-shadowsocks-server-key.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T1000-fleet': fleet,
   '2026-11-21T1100-pki': pki,
   '2026-11-21T1200-agent-gateway': gateway,
+  '2026-11-21T1300-shadowsocks-server-key': ssServerKey,
 };

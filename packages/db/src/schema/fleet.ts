@@ -77,6 +77,8 @@ export interface InboundProfilesTable {
   sniffing: Json<{ enabled: boolean; dest_override: string[]; route_only: boolean }>;
   vless_flow: string | null;
   shadowsocks_method: string | null;
+  /** Shadowsocks 2022 only: the inbound's server key (base64, 16 or 32 bytes), part of every user's password. */
+  shadowsocks_server_key: string | null;
   block_bittorrent: Generated<boolean>;
   reality_private_key_enc: string | null;
   certificate_id: string | null;

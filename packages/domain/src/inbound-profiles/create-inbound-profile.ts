@@ -4,6 +4,7 @@ import { ConflictError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { newShadowsocksServerKey } from '../subscriptions/credentials.ts';
 import {
   DEFAULT_SNIFFING,
   dedupeSniffing,
@@ -57,6 +58,7 @@ export async function createInboundProfile(ctx: DomainContext, input: CreateInbo
         sniffing: JSON.stringify(fields.sniffing),
         vless_flow: fields.vless_flow,
         shadowsocks_method: fields.shadowsocks_method,
+        shadowsocks_server_key: newShadowsocksServerKey(fields.shadowsocks_method),
         block_bittorrent: fields.block_bittorrent,
         reality_private_key_enc: resolved.realityPrivateKey !== null ? ctx.secrets.seal(resolved.realityPrivateKey) : null,
         certificate_id: resolved.certificateId,

@@ -11,11 +11,13 @@ import {
 
 export const PROTOCOLS = ['vless', 'vmess', 'trojan', 'shadowsocks'] as const;
 export const VLESS_FLOWS = ['xtls-rprx-vision'] as const;
-/** The methods Xray's shadowsocks inbound accepts. */
+/**
+ * The methods Xray's shadowsocks inbound serves to several users. 2022-blake3-chacha20-poly1305
+ * is left out: Xray runs it for a single user only.
+ */
 export const SHADOWSOCKS_METHODS = [
   '2022-blake3-aes-128-gcm',
   '2022-blake3-aes-256-gcm',
-  '2022-blake3-chacha20-poly1305',
   'aes-128-gcm',
   'aes-256-gcm',
   'chacha20-ietf-poly1305',

@@ -6,6 +6,7 @@ import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
+import { newShadowsocksServerKey } from '../subscriptions/credentials.ts';
 import { certificateGone, profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
 import {
   dedupeSniffing,
@@ -70,6 +71,10 @@ export async function updateInboundProfile(ctx: DomainContext, id: string, input
         sniffing: JSON.stringify(merged.sniffing),
         vless_flow: merged.vless_flow,
         shadowsocks_method: merged.shadowsocks_method,
+        // A new 2022 method (or the first one) gets its own server key; the same method keeps it.
+        ...(merged.shadowsocks_method !== current.shadowsocks_method || (merged.shadowsocks_method && !current.shadowsocks_server_key)
+          ? { shadowsocks_server_key: newShadowsocksServerKey(merged.shadowsocks_method) }
+          : {}),
         block_bittorrent: merged.block_bittorrent,
         // Re-sealed only when the key changed; dropped when the profile leaves REALITY.
         ...(resolved.realityPrivateKey === null

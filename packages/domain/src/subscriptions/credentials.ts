@@ -11,8 +11,8 @@ export interface SubscriptionCredentials {
   /** 24 random bytes (192 bits), base64url. */
   trojan_password: string;
   /**
-   * 32 random bytes, standard base64: as is, a valid key for 2022-blake3-aes-256-gcm and
-   * 2022-blake3-chacha20-poly1305, and a strong password for the classic AEAD methods.
+   * 32 random bytes, standard base64: as is, a valid user key for 2022-blake3-aes-256-gcm and
+   * a strong password for the classic AEAD methods.
    * 2022-blake3-aes-128-gcm needs a 16-byte key: see `shadowsocksUserKey`.
    */
   shadowsocks_password: string;
@@ -47,4 +47,23 @@ export const linkTokenHash = (token: string): string => sha256Hex(token);
 export function shadowsocksUserKey(method: string, stored: string): string {
   if (method === '2022-blake3-aes-128-gcm') return Buffer.from(stored, 'base64').subarray(0, 16).toString('base64');
   return stored;
+}
+
+/** Bytes of a Shadowsocks 2022 key per method; classic AEAD methods have no server key. */
+const SS2022_KEY_BYTES: Record<string, number> = { '2022-blake3-aes-128-gcm': 16, '2022-blake3-aes-256-gcm': 32 };
+
+/** A fresh server key for an inbound profile of `method`, or null when the method has none. */
+export function newShadowsocksServerKey(method: string | null): string | null {
+  const bytes = method ? SS2022_KEY_BYTES[method] : undefined;
+  return bytes ? randomBytes(bytes).toString('base64') : null;
+}
+
+/**
+ * The one rule for a user's Shadowsocks password, used by the node config and by the
+ * user's share link alike: for 2022 methods `<server key>:<user key>` (Xray's multi-user
+ * layout), for classic AEAD methods the user key alone.
+ */
+export function shadowsocksPassword(method: string, serverKey: string | null, stored: string): string {
+  const userKey = shadowsocksUserKey(method, stored);
+  return SS2022_KEY_BYTES[method] && serverKey ? `${serverKey}:${userKey}` : userKey;
 }
