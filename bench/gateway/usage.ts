@@ -1,0 +1,526 @@
+// `pnpm bench:usage`: usage ingestion through the real gateway. On PostgreSQL (DATABASE_URL,
+// default postgres://postgres@127.0.0.1:5432/test, a fresh schema): 50,000 subscriptions and 8
+// enrolled nodes seeded directly; the control-plane deployable in a child process; simulated
+// agents in 2 worker processes send UsageReports of 5,000 entries over their mTLS Sync
+// streams, all nodes at once, each report acknowledged (UsageAck) before the node's next, for
+// 30 s after a 5 s warm-up. Records entries/s sustained (target ≥ 100,000), p50/p99 ack
+// latency, where the CPU goes (gateway, PostgreSQL, agents); verifies exactly-once (the sum of
+// used_bytes, of lifetime_used_bytes and of the hourly rows equals the sum of every delta
+// acknowledged; replayed and older report ids are acknowledged and change nothing).
+// In the same run, with the gateway stopped: the domain's ingestUsageReport called in-process
+// (no gRPC), a bare multi-row upsert of the same rows through pg (UPDATE subscriptions +
+// INSERT … ON CONFLICT DO UPDATE into usage_hourly, one transaction per batch), and the
+// domain's statements timed one by one on one connection.
+import { connectDatabase } from '@svc/db';
+import { ingestUsageReport, systemClock, type UsageDelta } from '@svc/domain';
+import { AgentMessage } from '@svc/proto';
+import { sql } from 'kysely';
+import type pg from 'pg';
+import {
+  type BenchDatabase,
+  benchDatabase,
+  benchDatabaseUrl,
+  type CpuGroups,
+  type CpuReading,
+  cpuPercent,
+  env,
+  installation,
+  loadNow,
+  log,
+  machine,
+  main,
+  n,
+  onCleanup,
+  ourPostgresPids,
+  pct,
+  publish,
+  quietMachine,
+  readCpu,
+  redisUrl,
+  revision,
+  seedNodes,
+  setSerials,
+  startControlPlane,
+  startWorker,
+  stopWorker,
+} from './common.ts';
+import { reportColumns, subscriptionId } from './usage-plan.ts';
+
+const SUBSCRIPTIONS = env('BENCH_SUBSCRIPTIONS', 50_000);
+const CLIENTS = env('BENCH_CLIENTS', 5_000);
+const NODES = env('BENCH_NODES', 8);
+const ENTRIES = env('BENCH_ENTRIES', 5_000);
+const SECONDS = env('BENCH_SECONDS', 30);
+const WARMUP = env('BENCH_WARMUP_SECONDS', 5);
+// Every phase runs as long as the others: without vacuum during a run (autovacuum does not
+// keep up within seconds; it is off on the test server), dead row versions pile up and each
+// report costs PostgreSQL more the longer a run lasts, so only runs of one length compare.
+const BASELINE_SECONDS = env('BENCH_BASELINE_SECONDS', SECONDS);
+const WORKERS = env('BENCH_WORKERS', 2);
+const STATEMENT_SAMPLES = env('BENCH_STATEMENT_SAMPLES', 20);
+/** Fewer nodes at once through the gateway, after the main run, same length (BENCH_SWEEP=1,2,4; empty for none). */
+const SWEEP = (process.env.BENCH_SWEEP ?? '2').split(',').filter(Boolean).map(Number);
+const TARGET = 100_000;
+/** Experiment, not the schema's setting: BENCH_FILLFACTOR=80 leaves room on each page of subscriptions and usage_hourly for HOT updates. */
+const FILLFACTOR = process.env.BENCH_FILLFACTOR ? Number(process.env.BENCH_FILLFACTOR) : undefined;
+/** The gateway's database pool (config default), used by the in-process baseline too. */
+const GATEWAY_POOL = 10;
+
+type Ack = [number, number, number, number];
+
+async function seedSubscriptions(db: BenchDatabase['db']): Promise<void> {
+  const now = new Date();
+  await sql`
+    insert into clients (id, email, status, email_verified_at, created_at, updated_at)
+    select 'cli_' || lpad(i::text, 26, '0'), 'client' || i || '@bench.example', 'active', ${now}, ${now}, ${now}
+    from generate_series(1, ${CLIENTS}) as i`.execute(db);
+  await sql`
+    insert into subscriptions (id, client_id, status, used_bytes, renewal, period_started_at, vless_uuid, vmess_uuid,
+      trojan_password, shadowsocks_password, token_hash, token_enc, created_at, updated_at)
+    select 'sub_' || lpad(i::text, 26, '0'), 'cli_' || lpad((1 + i % ${CLIENTS})::text, 26, '0'), 'active', 0, 'no_reset', ${now},
+      gen_random_uuid(), gen_random_uuid(), md5(i::text), md5((i * 31)::text), md5(i::text) || md5((i * 7)::text), 'bench', ${now}, ${now}
+    from generate_series(1, ${SUBSCRIPTIONS}) as i`.execute(db);
+}
+
+/**
+ * Every phase starts from the same state, whatever ran before: counters at zero, no hourly
+ * rows, the subscriptions table packed (VACUUM FULL), then every row rewritten once and the
+ * table vacuumed (so, as on a live installation, pages hold the free space of dead versions),
+ * statistics fresh, a checkpoint just done.
+ */
+async function reset(pool: pg.Pool): Promise<void> {
+  await pool.query('truncate usage_hourly');
+  await pool.query('vacuum full subscriptions');
+  await pool.query('update subscriptions set used_bytes = 0, lifetime_used_bytes = 0');
+  await pool.query('update nodes set last_usage_report_id = 0, usage_entries_dropped = 0');
+  await pool.query('vacuum (analyze) subscriptions, usage_hourly, nodes');
+  await pool.query('checkpoint');
+}
+
+/** Counters of one phase: WAL written and how many subscription updates were HOT (no index entries). */
+async function walAndHot(pool: pg.Pool) {
+  // Table statistics reach pg_stat_user_tables about a second after a transaction.
+  await new Promise((r) => setTimeout(r, 1500));
+  const r = await pool.query(
+    `select pg_current_wal_lsn()::text as lsn, n_tup_upd::text as upd, n_tup_hot_upd::text as hot
+       from pg_stat_user_tables where relid = 'subscriptions'::regclass`,
+  );
+  const row = r.rows[0] as { lsn: string; upd: string; hot: string };
+  return { lsn: row.lsn, upd: Number(row.upd), hot: Number(row.hot) };
+}
+async function walAndHotSince(pool: pg.Pool, from: Awaited<ReturnType<typeof walAndHot>>, reports: number) {
+  const to = await walAndHot(pool);
+  const wal = Number((await pool.query('select pg_wal_lsn_diff($1, $2)::text as d', [to.lsn, from.lsn])).rows[0]?.d ?? 0);
+  const upd = to.upd - from.upd;
+  return { walMiB: wal / reports / 2 ** 20, hot: upd > 0 ? (to.hot - from.hot) / upd : 0 };
+}
+
+async function sums(pool: pg.Pool) {
+  const r = await pool.query(`
+    select (select coalesce(sum(used_bytes), 0)::text from subscriptions) as used,
+           (select coalesce(sum(lifetime_used_bytes), 0)::text from subscriptions) as lifetime,
+           (select coalesce(sum(uplink_bytes + downlink_bytes), 0)::text from usage_hourly) as hourly,
+           (select count(*)::text from usage_hourly) as hourly_rows,
+           (select coalesce(sum(usage_entries_dropped), 0)::text from nodes) as dropped`);
+  const row = r.rows[0] as Record<string, string>;
+  const ids = await pool.query('select id, last_usage_report_id::text as last from nodes order by id');
+  return {
+    used: BigInt(row.used as string),
+    lifetime: BigInt(row.lifetime as string),
+    hourly: BigInt(row.hourly as string),
+    hourlyRows: Number(row.hourly_rows),
+    dropped: BigInt(row.dropped as string),
+    lastIds: new Map(ids.rows.map((x: { id: string; last: string }) => [x.id, Number(x.last)])),
+  };
+}
+
+/** NODES loops, one per node, each doing `one(k, r)` for reports r = 1, 2, … until the time is up; entries/s after the warm-up. */
+async function loops(seconds: number, warmup: number, groups: CpuGroups, one: (k: number, r: number) => Promise<void>) {
+  const acks: Ack[] = [];
+  const t0 = performance.now();
+  const until = t0 + (warmup + seconds) * 1000;
+  let c0: CpuReading | undefined;
+  let c1: CpuReading | undefined;
+  const timers = [
+    setTimeout(async () => {
+      c0 = await readCpu(groups);
+    }, warmup * 1000),
+    setTimeout(
+      async () => {
+        c1 = await readCpu(groups);
+      },
+      (warmup + seconds) * 1000,
+    ),
+  ];
+  await Promise.all(
+    Array.from({ length: NODES }, async (_, k) => {
+      for (let r = 1; performance.now() < until; r++) {
+        const t = performance.now();
+        await one(k, r);
+        const now = performance.now();
+        acks.push([now - t0, now - t, ENTRIES, 0]);
+      }
+    }),
+  );
+  timers.forEach(clearTimeout);
+  if (!c0 || !c1) throw new Error('CPU samples missing');
+  const window = acks.filter((a) => a[0] >= warmup * 1000 && a[0] <= (warmup + seconds) * 1000);
+  return {
+    rate: window.reduce((s, a) => s + a[2], 0) / seconds,
+    reportsPerS: window.length / seconds,
+    p50: pct(
+      window.map((a) => a[1]),
+      50,
+    ),
+    p99: pct(
+      window.map((a) => a[1]),
+      99,
+    ),
+    reports: acks.length,
+    cpu: cpuPercent(c0, c1),
+  };
+}
+
+await main(async () => {
+  const loadBefore = await quietMachine();
+  const database = await benchDatabase(NODES + 2);
+  const { pool } = database;
+  const redis = await redisUrl();
+  const inst = await installation(database.db);
+  const tSeed = performance.now();
+  await seedSubscriptions(database.db);
+  const nodeIds = await seedNodes(database.db, NODES);
+  const subIds = Array.from({ length: SUBSCRIPTIONS }, (_, i) => subscriptionId(i));
+  log(`${n(SUBSCRIPTIONS)} subscriptions and ${NODES} nodes seeded in ${((performance.now() - tSeed) / 1000).toFixed(1)} s`);
+
+  const workers = Array.from({ length: Math.min(WORKERS, NODES) }, (_, i) => startWorker(i));
+  const ordinals = workers.map((_, i) => nodeIds.map((_, k) => k).filter((k) => k % workers.length === i));
+  const signed = await Promise.all(
+    workers.map((w, i) => {
+      w.send({
+        type: 'sign',
+        caCertPem: inst.caCertPem,
+        caKeyPem: inst.caKeyPem,
+        csrPem: inst.agent.csrPem,
+        nodeIds: (ordinals[i] as number[]).map((k) => nodeIds[k]),
+      });
+      return w.next<{ serials: Array<[string, string]> }>('signed');
+    }),
+  );
+  await setSerials(
+    pool,
+    signed.flatMap((s) => s.serials),
+  );
+  if (FILLFACTOR) {
+    // Applied to the pages by the VACUUM FULL of every reset.
+    await pool.query(`alter table subscriptions set (fillfactor = ${FILLFACTOR})`);
+    await pool.query(`alter table usage_hourly set (fillfactor = ${FILLFACTOR})`);
+  }
+  await reset(pool);
+
+  // ---- through the gateway
+  const cp = await startControlPlane(database, inst, redis);
+  log(`control plane pid ${cp.pid} on ${cp.endpoint}`);
+  const opened = await Promise.all(
+    workers.map((w, i) => {
+      w.send({
+        type: 'usage',
+        endpoint: cp.endpoint,
+        caCertPem: inst.caCertPem,
+        keyPem: inst.agent.keyPem,
+        subscriptions: SUBSCRIPTIONS,
+        entries: ENTRIES,
+        nodes: NODES,
+        ordinals: ordinals[i],
+      });
+      return w.next<{ opened: number; failed: number; failures: string[] }>('usage-opened');
+    }),
+  );
+  if (opened.some((o) => o.failed > 0)) throw new Error(`streams not opened: ${opened.flatMap((o) => o.failures).join('; ')}`);
+  log(`${NODES} streams open; ${WARMUP} s warm-up, then ${SECONDS} s of usage reports`);
+
+  const workerPids = workers.map((w) => w.proc.pid as number);
+  const groups: CpuGroups = { gateway: () => [cp.pid], postgres: () => ourPostgresPids(pool), agents: () => workerPids };
+  /** The first `active` nodes send reports for warm-up + `seconds`; rates and CPU over the measured part. */
+  const gatewayRun = async (active: number, seconds: number, warmup: number) => {
+    let s0: CpuReading | undefined;
+    let s1: CpuReading | undefined;
+    const timers = [
+      setTimeout(async () => {
+        s0 = await readCpu(groups);
+      }, warmup * 1000),
+      setTimeout(
+        async () => {
+          s1 = await readCpu(groups);
+        },
+        (warmup + seconds) * 1000,
+      ),
+    ];
+    const from = await walAndHot(pool);
+    const done = await Promise.all(
+      workers.map((w) => {
+        w.send({ type: 'usage-run', active, seconds, warmupSeconds: warmup });
+        return w.next<{ acks: Ack[]; errors: string[]; lastIds: Array<[string, number]>; buildMs: number }>(
+          'usage-done',
+          (warmup + seconds + 180) * 1000,
+        );
+      }),
+    );
+    timers.forEach(clearTimeout);
+    if (!s0 || !s1) throw new Error('CPU samples missing');
+    const acks = done.flatMap((d) => d.acks);
+    const inWindow = acks.filter((a) => a[0] >= warmup * 1000 && a[0] <= (warmup + seconds) * 1000);
+    const lat = inWindow.map((a) => a[1]);
+    const run = {
+      done,
+      acks,
+      rate: inWindow.reduce((sum, a) => sum + a[2], 0) / seconds,
+      reportsPerS: inWindow.length / seconds,
+      p50: pct(lat, 50),
+      p99: pct(lat, 99),
+      cpu: cpuPercent(s0, s1),
+      errors: done.flatMap((d) => d.errors),
+      wal: await walAndHotSince(pool, from, acks.length),
+    };
+    log(
+      `gateway, ${active} nodes: ${n(run.rate)} entries/s, p50 ${run.p50.toFixed(0)} ms, p99 ${run.p99.toFixed(0)} ms, CPU gateway ${run.cpu.gateway?.toFixed(0)}% PostgreSQL ${run.cpu.postgres?.toFixed(0)}% other ${run.cpu.other?.toFixed(0)}%; errors ${run.errors.length}`,
+    );
+    return run;
+  };
+  const gw = await gatewayRun(NODES, SECONDS, WARMUP);
+  const { acks, done } = gw;
+  const usageErrors = gw.errors;
+
+  // Exactly once: what was acknowledged is what was counted, once.
+  const expected = acks.reduce((s, a) => s + BigInt(a[3]), 0n);
+  const after = await sums(pool);
+  const lastIds = new Map(done.flatMap((d) => d.lastIds));
+  const lastIdsMatch = [...lastIds].every(([id, last]) => after.lastIds.get(id) === last);
+  const exact = after.used === expected && after.lifetime === expected && after.hourly === expected && after.dropped === 0n && lastIdsMatch;
+  const replayed = await Promise.all(
+    workers.map((w) => {
+      w.send({ type: 'replay' });
+      return w.next<{ acked: number; errors: string[] }>('replayed');
+    }),
+  );
+  const replayAcked = replayed.reduce((s, r) => s + r.acked, 0);
+  const replayErrors = replayed.flatMap((r) => r.errors);
+  const again = await sums(pool);
+  const unchanged =
+    again.used === after.used &&
+    again.lifetime === after.lifetime &&
+    again.hourly === after.hourly &&
+    [...after.lastIds].every(([id, last]) => again.lastIds.get(id) === last);
+  log(
+    `exactly once: ${exact ? 'yes' : 'NO'} (expected ${expected}, used ${after.used}, hourly ${after.hourly}); replays acked ${replayAcked}, unchanged: ${unchanged}`,
+  );
+  const warnings = cp.app.lines.filter((l) => {
+    try {
+      return (JSON.parse(l) as { level: number }).level >= 40;
+    } catch {
+      return false;
+    }
+  });
+  // The same through the gateway with fewer nodes at once (shorter runs): how the rate moves with concurrency.
+  const sweep: Array<{ nodes: number; run: Awaited<ReturnType<typeof gatewayRun>> }> = [];
+  for (const nodes of SWEEP.filter((x) => x > 0 && x < NODES)) {
+    await reset(pool);
+    sweep.push({ nodes, run: await gatewayRun(nodes, SECONDS, WARMUP) });
+  }
+  await Promise.all(workers.map((w) => stopWorker(w)));
+  await cp.app.stop(15_000);
+
+  // ---- baseline 1: the domain's ingest called in-process, no gRPC (the gateway's pool size).
+  await reset(pool);
+  const base = benchDatabaseUrl();
+  const domainDb = await connectDatabase({ url: base, dataDir: '', schema: database.schema, poolSize: GATEWAY_POOL });
+  onCleanup(() => domainDb.destroy());
+  const deps = { db: domainDb.db, clock: systemClock };
+  const inProcessFrom = await walAndHot(pool);
+  const benchGroups: CpuGroups = { postgres: () => ourPostgresPids(pool), bench: () => [process.pid] };
+  const inProcess = await loops(BASELINE_SECONDS, WARMUP, benchGroups, async (k, r) => {
+    const c = reportColumns(subIds, NODES, k, r, ENTRIES);
+    const entries: UsageDelta[] = c.ids.map((id, i) => ({
+      subscription_id: id,
+      uplink_bytes: BigInt(c.up[i] as number),
+      downlink_bytes: BigInt(c.down[i] as number),
+    }));
+    const res = await ingestUsageReport(deps, nodeIds[k] as string, { report_id: BigInt(r), entries });
+    if (!res.applied || res.accepted !== ENTRIES) throw new Error(`in-process ingest: report ${r} of node ${k} not applied`);
+  });
+  const inProcessWal = await walAndHotSince(pool, inProcessFrom, inProcess.reports);
+  log(`in-process ingestUsageReport: ${n(inProcess.rate)} entries/s`);
+
+  // ---- baseline 2: the bare multi-row upsert of the same rows, through pg.
+  await reset(pool);
+  const bareClients = await Promise.all(Array.from({ length: NODES }, () => pool.connect()));
+  const bareFrom = await walAndHot(pool);
+  const bare = await loops(BASELINE_SECONDS, WARMUP, benchGroups, async (k, r) => {
+    const c = reportColumns(subIds, NODES, k, r, ENTRIES);
+    const client = bareClients[k] as pg.PoolClient;
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
+    await client.query('begin');
+    await client.query(
+      `update subscriptions s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+         from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down) where s.id = v.id`,
+      [c.ids, c.up, c.down],
+    );
+    await client.query(
+      `insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
+       select v.id, $4, $5, v.up, v.down from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)
+       on conflict (subscription_id, hour, node_id) do update
+          set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
+              downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes`,
+      [c.ids, c.up, c.down, nodeIds[k], hour],
+    );
+    await client.query('commit');
+  });
+  for (const c of bareClients) c.release();
+  const bareWal = await walAndHotSince(pool, bareFrom, bare.reports);
+  log(`bare upsert: ${n(bare.rate)} entries/s`);
+
+  // ---- where the time goes: the domain's statements, one connection, timed one by one.
+  await reset(pool);
+  const steps = [
+    'begin',
+    'lock the node row',
+    'lock the subscriptions (for update, id order)',
+    'update subscriptions',
+    'upsert usage_hourly',
+    'update the node',
+    'commit',
+  ];
+  const spent = steps.map(() => 0);
+  const one = await pool.connect();
+  const node = nodeIds[0] as string;
+  for (let r = 1; r <= STATEMENT_SAMPLES + 3; r++) {
+    const c = reportColumns(subIds, NODES, 0, r, ENTRIES);
+    const up = c.up.map(String);
+    const down = c.down.map(String);
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
+    const timed: Array<() => Promise<unknown>> = [
+      () => one.query('begin'),
+      () => one.query('select last_usage_report_id::text as last from nodes where id = $1 for update', [node]),
+      () => one.query('select id from subscriptions where id = any($1::text[]) order by id for update', [c.ids]),
+      () =>
+        one.query(
+          `update subscriptions s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+             from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down) where s.id = v.id`,
+          [c.ids, up, down],
+        ),
+      () =>
+        one.query(
+          `insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
+           select v.id, $4, $5, v.up, v.down from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)
+           on conflict (subscription_id, hour, node_id) do update
+              set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
+                  downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes`,
+          [c.ids, up, down, node, hour],
+        ),
+      () =>
+        one.query(
+          'update nodes set last_usage_report_id = $2::int8, usage_entries_dropped = usage_entries_dropped + 0, last_seen_at = now() where id = $1',
+          [node, String(r)],
+        ),
+      () => one.query('commit'),
+    ];
+    for (const [i, q] of timed.entries()) {
+      const t = performance.now();
+      await q();
+      if (r > 3) spent[i] = (spent[i] as number) + performance.now() - t;
+    }
+  }
+  one.release();
+  const perStatement = spent.map((ms) => ms / STATEMENT_SAMPLES);
+  const statementsTotal = perStatement.reduce((a, b) => a + b, 0);
+
+  // ---- the gateway's protobuf decode of one report (what nice-grpc does before the handler runs).
+  const c = reportColumns(subIds, NODES, 0, 1, ENTRIES);
+  const bytes = AgentMessage.encode({
+    usage: {
+      reportId: 1n,
+      entries: c.ids.map((id, i) => ({
+        subscriptionId: id,
+        uplinkBytes: BigInt(c.up[i] as number),
+        downlinkBytes: BigInt(c.down[i] as number),
+      })),
+    },
+  }).finish();
+  for (let i = 0; i < 10; i++) AgentMessage.decode(bytes);
+  const td = performance.now();
+  for (let i = 0; i < 30; i++) AgentMessage.decode(bytes);
+  const decodeMs = (performance.now() - td) / 30;
+
+  const loadAfter = loadNow();
+  const f1 = (x: number) => x.toFixed(1);
+  const ms = (x: number) => x.toFixed(1);
+  const row = (
+    label: string,
+    r: { p50: number; p99: number; reportsPerS: number; cpu: Record<string, number> },
+    rate: string,
+    node: number | undefined,
+    agents: number | undefined,
+    wal: { walMiB: number; hot: number },
+  ) =>
+    `| ${label} | ${rate} | ${ms(r.p50)} / ${ms(r.p99)} ms | ${f1(node ?? 0)}% / ${f1(r.cpu.postgres ?? 0)}% / ${agents === undefined ? '–' : `${f1(agents)}%`} / ${f1(r.cpu.other ?? 0)}% | ${ms(((r.cpu.postgres ?? 0) / 100 / r.reportsPerS) * 1000)} ms | ${f1(wal.walMiB)} MiB | ${Math.round(wal.hot * 100)}% |`;
+  const errors = usageErrors.length + replayErrors.length + warnings.length + sweep.reduce((a, x) => a + x.run.errors.length, 0);
+  publish([
+    `### ${new Date().toISOString().slice(0, 10)} — usage ingestion, ${n(SUBSCRIPTIONS)} subscriptions, reports of ${n(ENTRIES)} entries, PostgreSQL${redis ? ' + Redis' : ''}${FILLFACTOR ? ` — experiment: fillfactor ${FILLFACTOR} on subscriptions and usage_hourly (not the schema's)` : ''}`,
+    '',
+    `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) before: ${loadBefore}; after: ${loadAfter}. ` +
+      `${NODES} nodes at once (simulated agents in ${workers.length} worker processes, one mTLS Sync stream each), each report acknowledged before the node's next; ` +
+      `gateway defaults (database pool ${GATEWAY_POOL}). Every phase: ${BASELINE_SECONDS === SECONDS ? SECONDS : `${SECONDS} (baselines ${BASELINE_SECONDS})`} s measured after a ${WARMUP} s warm-up, from the same state (zeroed counters, no hourly rows, the subscriptions table packed, every row rewritten once and vacuumed, a checkpoint); baselines: the same ${NODES} loops, same rows and bytes.`,
+    '',
+    '| path | entries/s | per report p50 / p99 | CPU, % of one core: Node process / PostgreSQL / agents / other work | PostgreSQL CPU per report | WAL per report | subscription updates that were HOT |',
+    '|---|---|---|---|---|---|---|',
+    row(
+      `through the gateway (gRPC over mTLS), ${NODES} nodes at once (target ≥ ${n(TARGET)})`,
+      gw,
+      `${n(gw.rate)} (${f1(gw.reportsPerS)} reports/s; ${gw.rate >= TARGET ? 'target met' : 'target not met'})`,
+      gw.cpu.gateway,
+      gw.cpu.agents,
+      gw.wal,
+    ),
+    ...sweep.map(({ nodes, run }) =>
+      row(`same, ${nodes} node${nodes > 1 ? 's' : ''} at once`, run, n(run.rate), run.cpu.gateway, run.cpu.agents, run.wal),
+    ),
+    row(
+      `baseline: the domain's ingestUsageReport in-process, no gRPC (pool ${GATEWAY_POOL})`,
+      inProcess,
+      n(inProcess.rate),
+      inProcess.cpu.bench,
+      undefined,
+      inProcessWal,
+    ),
+    row(
+      'baseline: bare upsert through pg (UPDATE subscriptions + INSERT … ON CONFLICT DO UPDATE usage_hourly, one transaction per batch)',
+      bare,
+      n(bare.rate),
+      bare.cpu.bench,
+      undefined,
+      bareWal,
+    ),
+    '',
+    "Node process: the gateway, or the bench process for the baselines. PostgreSQL: our backends (by application_name) and the server's checkpointer, WAL writer and background writer.",
+    '',
+    '| measure | figure |',
+    '|---|---|',
+    `| gateway CPU per report, ${NODES} nodes at once | ${ms(((gw.cpu.gateway as number) / 100 / gw.reportsPerS) * 1000)} ms |`,
+    `| of the gateway's: protobuf decode of one report (${n(bytes.length / 1024)} KiB), measured alone | ${ms(decodeMs)} ms |`,
+    `| exactly once: Σ used_bytes = Σ lifetime_used_bytes = Σ hourly rows = Σ acknowledged deltas | ${exact ? 'yes' : 'NO'} (${n(Number(expected))} bytes in ${n(acks.length)} reports; ${n(after.hourlyRows)} hourly rows; each node's last id = its last acknowledged) |`,
+    `| replays: ${replayAcked} reports re-sent with old ids (each node's last, the one before, the first), all acknowledged | ${unchanged ? 'nothing changed' : 'SUMS CHANGED'} |`,
+    `| errors: reports unacknowledged / replays failed / gateway warn+error log lines | ${usageErrors.length} / ${replayErrors.length} / ${warnings.length} |`,
+    '',
+    `The domain's statements for one report of ${n(ENTRIES)} entries, one connection, no other bench load, mean of ${STATEMENT_SAMPLES}:`,
+    '',
+    '| statement | ms | share |',
+    '|---|---|---|',
+    ...steps.map(
+      (s, i) => `| ${s} | ${ms(perStatement[i] as number)} | ${Math.round(((perStatement[i] as number) / statementsTotal) * 100)}% |`,
+    ),
+    `| total (${n(ENTRIES / (statementsTotal / 1000))} entries/s on one connection) | ${ms(statementsTotal)} | |`,
+    ...(errors > 0
+      ? ['', `Errors: ${[...usageErrors, ...replayErrors, ...sweep.flatMap((x) => x.run.errors), ...warnings].slice(0, 5).join('; ')}`]
+      : []),
+  ]);
+});
