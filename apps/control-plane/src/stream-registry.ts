@@ -97,7 +97,7 @@ export class StreamRegistry {
     every(this.timing.reconcileMs, () => this.check([...this.sessions.keys()]));
     every(this.timing.heartbeatMs, async () => {
       await heartbeatReplica(this.deps, this.replicaId);
-      const offline = await sweepDeadReplicas(this.deps, this.timing.staleAfterMs);
+      const offline = await sweepDeadReplicas(this.deps, this.timing.staleAfterMs, this.replicaId);
       if (offline > 0) this.deps.log.info({ nodes: offline }, 'nodes of a silent gateway replica set offline');
     });
   }

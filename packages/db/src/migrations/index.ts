@@ -4,6 +4,7 @@ import * as fleet from './2026-11-21T1000-fleet.ts';
 import * as pki from './2026-11-21T1100-pki.ts';
 import * as gateway from './2026-11-21T1200-agent-gateway.ts';
 import * as ssServerKey from './2026-11-21T1300-shadowsocks-server-key.ts';
+import * as usageFillfactor from './2026-11-21T1400-usage-fillfactor.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T1100-pki': pki,
   '2026-11-21T1200-agent-gateway': gateway,
   '2026-11-21T1300-shadowsocks-server-key': ssServerKey,
+  '2026-11-21T1400-usage-fillfactor': usageFillfactor,
 };

@@ -16,7 +16,7 @@ export async function heartbeatReplica(deps: Pick<DomainDeps, 'db' | 'clock'>, r
 }
 
 /** Sets offline the nodes held by replicas that stopped refreshing, and forgets those replicas. */
-export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, staleAfterMs: number): Promise<number> {
+export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, staleAfterMs: number, self?: string): Promise<number> {
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - staleAfterMs);
   return deps.db.transaction().execute(async (trx) => {
@@ -24,6 +24,8 @@ export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, 
       .updateTable('nodes')
       .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: now })
       .where('connectivity', '=', 'online')
+      // Never the sweeping replica's own nodes: it is alive, whatever its row says after a slow write.
+      .$if(self !== undefined, (qb) => qb.where((eb) => eb.or([eb('stream_replica', 'is', null), eb('stream_replica', '!=', self as string)])))
       .where((eb) =>
         eb.or([
           eb('stream_replica', 'is', null),
@@ -31,7 +33,11 @@ export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, 
         ]),
       )
       .executeTakeFirst();
-    await trx.deleteFrom('gateway_replicas').where('heartbeat_at', '<', cutoff).execute();
+    await trx
+      .deleteFrom('gateway_replicas')
+      .where('heartbeat_at', '<', cutoff)
+      .$if(self !== undefined, (qb) => qb.where('id', '!=', self as string))
+      .execute();
     return Number(result.numUpdatedRows);
   });
 }

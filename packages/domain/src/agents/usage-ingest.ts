@@ -28,7 +28,10 @@ const MAX_DELTA = 2n ** 50n;
  * and becomes the last accepted id; a replayed or older id changes nothing. Both are
  * acknowledged with the same id by the caller. Entries for subscriptions that do not exist
  * (deleted meanwhile) are dropped and counted on the node, never failing the report.
- * Statement count is fixed (five), whatever the number of entries.
+ * Three statements whatever the number of entries: lock the node, credit subscriptions and
+ * hourly rows in one statement, move the node's last id. A deadlock with another node's
+ * report (both crediting the same subscriptions) is retried; see bench/BENCHMARKS.md for
+ * why the subscriptions are not locked in id order first.
  */
 export async function ingestUsageReport(
   deps: Pick<DomainDeps, 'db' | 'clock'>,
@@ -60,53 +63,71 @@ export async function ingestUsageReport(
   const now = deps.clock.now();
   const hour = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
 
-  return deps.db.transaction().execute(async (trx) => {
-    // As text: report ids are int64 and may exceed what a JS number holds exactly.
-    const node = await trx
-      .selectFrom('nodes')
-      .select(sql<string>`last_usage_report_id::text`.as('last'))
-      .where('id', '=', nodeId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!node || BigInt(node.last) >= report.report_id) {
-      return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0 };
+  const ids = [...sums.keys()].sort();
+  const up = ids.map((id) => String((sums.get(id) as [bigint, bigint])[0]));
+  const down = ids.map((id) => String((sums.get(id) as [bigint, bigint])[1]));
+
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await deps.db.transaction().execute(async (trx) => {
+        // As text: report ids are int64 and may exceed what a JS number holds exactly.
+        const node = await trx
+          .selectFrom('nodes')
+          .select(sql<string>`last_usage_report_id::text`.as('last'))
+          .where('id', '=', nodeId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!node || BigInt(node.last) >= report.report_id) {
+          return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0 };
+        }
+        let accepted = 0;
+        if (ids.length > 0) {
+          // One statement: credit the subscriptions that exist, and add the same deltas to
+          // their hourly rows (only those: a subscription deleted meanwhile is dropped).
+          const credited = await sql<{ accepted: number }>`
+            with v as (
+              select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as v(id, up, down)
+            ), credited as (
+              update subscriptions s
+                 set used_bytes = s.used_bytes + v.up + v.down,
+                     lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+                from v
+               where s.id = v.id
+              returning s.id
+            ), hourly as (
+              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
+              select v.id, ${nodeId}, ${hour}, v.up, v.down from v join credited c on c.id = v.id
+              on conflict (subscription_id, hour, node_id) do update
+                 set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
+                     downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
+              returning 1
+            )
+            select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly`.execute(trx);
+          accepted = credited.rows[0]?.accepted ?? 0;
+        }
+        const dropped = invalid + (sums.size - accepted);
+        await trx
+          .updateTable('nodes')
+          .set({
+            last_usage_report_id: sql`${String(report.report_id)}::int8` as never,
+            usage_entries_dropped: sql`usage_entries_dropped + ${dropped}` as never,
+            last_seen_at: now,
+          })
+          .where('id', '=', nodeId)
+          .execute();
+        return { report_id: report.report_id, applied: true, accepted, dropped };
+      });
+    } catch (err) {
+      // Two nodes crediting the same subscriptions can deadlock; the loser rolled back whole
+      // (nothing was applied) and simply runs again.
+      if (attempt < 5 && isRetryableConflict(err)) continue;
+      throw err;
     }
-    let accepted = 0;
-    if (sums.size > 0) {
-      // Lock the credited subscriptions in id order: concurrent reports of different nodes
-      // touching the same subscriptions then queue instead of deadlocking.
-      const known = await sql<{ id: string }>`
-        select id from subscriptions where id = any(${[...sums.keys()]}::text[]) order by id for update`.execute(trx);
-      const ids = known.rows.map((r) => r.id);
-      accepted = ids.length;
-      if (ids.length > 0) {
-        const up = ids.map((id) => String((sums.get(id) as [bigint, bigint])[0]));
-        const down = ids.map((id) => String((sums.get(id) as [bigint, bigint])[1]));
-        await sql`
-          update subscriptions s
-             set used_bytes = s.used_bytes + v.up + v.down,
-                 lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-            from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as v(id, up, down)
-           where s.id = v.id`.execute(trx);
-        await sql`
-          insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
-          select v.id, ${nodeId}, ${hour}, v.up, v.down
-            from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as v(id, up, down)
-          on conflict (subscription_id, hour, node_id) do update
-             set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
-                 downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes`.execute(trx);
-      }
-    }
-    const dropped = invalid + (sums.size - accepted);
-    await trx
-      .updateTable('nodes')
-      .set({
-        last_usage_report_id: sql`${String(report.report_id)}::int8` as never,
-        usage_entries_dropped: sql`usage_entries_dropped + ${dropped}` as never,
-        last_seen_at: now,
-      })
-      .where('id', '=', nodeId)
-      .execute();
-    return { report_id: report.report_id, applied: true, accepted, dropped };
-  });
+  }
+}
+
+/** PostgreSQL deadlock_detected (40P01) or serialization_failure (40001). */
+function isRetryableConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
 }
