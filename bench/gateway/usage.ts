@@ -384,9 +384,7 @@ await main(async () => {
   const steps = [
     'begin',
     'lock the node row',
-    'lock the subscriptions (for update, id order)',
-    'update subscriptions',
-    'upsert usage_hourly',
+    'credit subscriptions and upsert usage_hourly (one statement)',
     'update the node',
     'commit',
   ];
@@ -401,20 +399,21 @@ await main(async () => {
     const timed: Array<() => Promise<unknown>> = [
       () => one.query('begin'),
       () => one.query('select last_usage_report_id::text as last from nodes where id = $1 for update', [node]),
-      () => one.query('select id from subscriptions where id = any($1::text[]) order by id for update', [c.ids]),
+      // Mirrors the statement of packages/domain/src/agents/usage-ingest.ts.
       () =>
         one.query(
-          `update subscriptions s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-             from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down) where s.id = v.id`,
-          [c.ids, up, down],
-        ),
-      () =>
-        one.query(
-          `insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
-           select v.id, $4, $5, v.up, v.down from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)
-           on conflict (subscription_id, hour, node_id) do update
-              set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
-                  downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes`,
+          `with v as (select * from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)),
+           credited as (
+             update subscriptions s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+               from v where s.id = v.id returning s.id, v.up, v.down),
+           hourly as (
+             insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
+             select c.id, $4, $5, c.up, c.down from credited c
+             on conflict (subscription_id, hour, node_id) do update
+                set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
+                    downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
+             returning 1)
+           select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly`,
           [c.ids, up, down, node, hour],
         ),
       () =>

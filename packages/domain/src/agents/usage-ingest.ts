@@ -93,10 +93,10 @@ export async function ingestUsageReport(
                      lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
                 from v
                where s.id = v.id
-              returning s.id
+              returning s.id, v.up, v.down
             ), hourly as (
               insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
-              select v.id, ${nodeId}, ${hour}, v.up, v.down from v join credited c on c.id = v.id
+              select c.id, ${nodeId}, ${hour}, c.up, c.down from credited c
               on conflict (subscription_id, hour, node_id) do update
                  set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
                      downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
