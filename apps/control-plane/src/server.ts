@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { type DomainDeps, ensureCertificateAuthority, issueServerCertificate, newId } from '@svc/domain';
+import { createSlots, type DomainDeps, ensureCertificateAuthority, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
 import { TlsMaterialProvider } from './cert-provider.ts';
@@ -80,6 +80,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           registry,
           snapshots: opts.snapshots ?? compiledSource(deps),
           idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
+          usageSlots: createSlots(deps.config.grpc.usage_ingest_concurrency),
           ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
         }),
       );

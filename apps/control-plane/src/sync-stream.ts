@@ -11,6 +11,7 @@ import {
   recordStatusReport,
   renewAgentCertificate,
   replyTopic,
+  type Slots,
   TOPICS,
 } from '@svc/domain';
 import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
@@ -31,6 +32,8 @@ export interface SyncDeps {
   idleTimeoutMs: number;
   /** How long an agent may take to send Hello after opening the stream. */
   helloTimeoutMs?: number;
+  /** Usage reports applied at once by this process (the rest wait their turn). */
+  usageSlots: Slots;
 }
 
 const sourceName = (s: LogSource): LogLine['source'] => (s === LogSource.AGENT ? 'agent' : 'xray');
@@ -123,14 +126,16 @@ export function syncHandler(s: SyncDeps) {
         });
       } else if (m.usage) {
         const u = m.usage;
-        const result = await ingestUsageReport(deps, ticket.node_id, {
-          report_id: u.reportId,
-          entries: u.entries.map((e) => ({
-            subscription_id: e.subscriptionId,
-            uplink_bytes: e.uplinkBytes,
-            downlink_bytes: e.downlinkBytes,
-          })),
-        });
+        const result = await s.usageSlots.run(() =>
+          ingestUsageReport(deps, ticket.node_id, {
+            report_id: u.reportId,
+            entries: u.entries.map((e) => ({
+              subscription_id: e.subscriptionId,
+              uplink_bytes: e.uplinkBytes,
+              downlink_bytes: e.downlinkBytes,
+            })),
+          }),
+        );
         if (result.dropped > 0)
           deps.log.info({ node: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped }, 'usage entries dropped');
         session.send({ usageAck: { reportId: u.reportId } });

@@ -50,6 +50,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_GRPC_MAX_SEND_MESSAGE_BYTES', ['grpc', 'max_send_message_bytes'], 'int'],
   ['SVC_AGENT_COMMAND_TIMEOUT_SECONDS', ['grpc', 'command_timeout_seconds'], 'int'],
   ['SVC_GRPC_REPLICA_HEARTBEAT_SECONDS', ['grpc', 'replica_heartbeat_seconds'], 'int'],
+  ['SVC_USAGE_INGEST_CONCURRENCY', ['grpc', 'usage_ingest_concurrency'], 'int'],
   ['SVC_DATA_DIR', ['data_dir'], 'str'],
   ['DATABASE_URL', ['database', 'url'], 'str'],
   ['SVC_DATABASE_POOL_SIZE', ['database', 'pool_size'], 'int'],

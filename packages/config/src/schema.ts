@@ -77,6 +77,8 @@ export const configSchema = z.object({
       command_timeout_seconds: z.number().int().min(1).max(300).default(10),
       /** Each gateway replica proves it is alive this often; one silent for 4 periods is dead and its nodes go offline. */
       replica_heartbeat_seconds: z.number().int().min(1).max(60).default(5),
+      /** Usage reports applied at once per gateway process; more wait (wider thrashes the database, bench/BENCHMARKS.md). */
+      usage_ingest_concurrency: z.number().int().min(1).max(64).default(2),
     })
     .default({
       host: '0.0.0.0',
@@ -88,6 +90,7 @@ export const configSchema = z.object({
       idle_timeout_seconds: 95,
       command_timeout_seconds: 10,
       replica_heartbeat_seconds: 5,
+      usage_ingest_concurrency: 2,
     }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),

@@ -41,5 +41,6 @@ export * from './shared/pagination.ts';
 export * from './shared/public-url.ts';
 export * from './shared/sealed.ts';
 export * from './shared/secrets.ts';
+export * from './shared/slots.ts';
 export * from './stats/index.ts';
 export * from './subscriptions/index.ts';

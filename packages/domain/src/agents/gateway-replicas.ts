@@ -25,7 +25,9 @@ export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, 
       .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: now })
       .where('connectivity', '=', 'online')
       // Never the sweeping replica's own nodes: it is alive, whatever its row says after a slow write.
-      .$if(self !== undefined, (qb) => qb.where((eb) => eb.or([eb('stream_replica', 'is', null), eb('stream_replica', '!=', self as string)])))
+      .$if(self !== undefined, (qb) =>
+        qb.where((eb) => eb.or([eb('stream_replica', 'is', null), eb('stream_replica', '!=', self as string)])),
+      )
       .where((eb) =>
         eb.or([
           eb('stream_replica', 'is', null),

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { type Algorithm, hash, verify } from '@node-rs/argon2';
-import { UnavailableError, ValidationError } from '../errors.ts';
+import { ValidationError } from '../errors.ts';
+import { createSlots } from '../shared/slots.ts';
 
 export interface PasswordHashParams {
   memory_kib: number;
@@ -49,24 +50,8 @@ export function createPasswordHasher(params: PasswordHashParams): PasswordHasher
     parallelism: params.parallelism,
   };
   const prefix = `$argon2id$v=19$m=${params.memory_kib},t=${params.iterations},p=${params.parallelism}$`;
-  let running = 0;
-  const waiting: Array<() => void> = [];
-
-  async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
-    if (running >= concurrency) {
-      if (waiting.length >= params.max_queue) throw new UnavailableError('sign-in is busy; retry shortly', 1);
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    } else {
-      running++;
-    }
-    try {
-      return await fn();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running--;
-    }
-  }
+  const slots = createSlots(concurrency, { maxQueue: params.max_queue, busyMessage: 'sign-in is busy; retry shortly' });
+  const withSlot = <T>(fn: () => Promise<T>): Promise<T> => slots.run(fn);
 
   // A real hash of a random password: verifying against it costs what a real verify costs.
   let dummy: Promise<string> | undefined;
