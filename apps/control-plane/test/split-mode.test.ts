@@ -1,88 +1,29 @@
-import { randomBytes } from 'node:crypto';
 import { LogSource } from '@svc/proto';
-import {
-  type ApiClient,
-  type AppProcess,
-  createApiClient,
-  createTestDatabase,
-  openEventStream,
-  spawnApp,
-  type TestDatabase,
-} from '@svc/testkit';
+import { type ApiClient, openEventStream } from '@svc/testkit';
 import { AgentSimulator } from '@svc/testkit/agent-simulator';
 import { Status } from 'nice-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Split, splitAvailable, startSplit } from './split-harness.ts';
 
 /**
  * Split mode (issue 4 "Checked by"): the admin API and two gateway replicas as separate
  * processes over PostgreSQL + Redis, as docker-compose runs them. Node changes, stream
  * hand-overs and agent commands cross process boundaries on Redis.
  */
-const redisUrl = process.env.REDIS_URL;
-const pgUrl = process.env.DATABASE_URL;
-const split = describe.skipIf(!redisUrl || !pgUrl);
-
-let database: TestDatabase;
-let admin: AppProcess;
-const replicas: AppProcess[] = [];
+let split: Split;
 let api: ApiClient;
 let token: string;
-let caCertPem: string;
-const endpoints: string[] = [];
-const agents: AgentSimulator[] = [];
 
-const OWNER = { email: 'owner@example.com', password: 'correct horse battery staple' };
-
-async function startReplica(env: Record<string, string>): Promise<{ app: AppProcess; endpoint: string }> {
-  const app = spawnApp('apps/control-plane/src/main.ts', { ...env, SVC_GRPC_PORT: '0', SVC_GRPC_HOST: '127.0.0.1' });
-  const line = await app.waitForLog(/^agent gateway listening/);
-  return { app, endpoint: `localhost:${line.grpc_port}` };
-}
-
-split('split mode: admin-api and two control-plane replicas over PostgreSQL + Redis', () => {
-  let env: Record<string, string>;
-
+describe.skipIf(!splitAvailable())('split mode: admin-api and two control-plane replicas over PostgreSQL + Redis', () => {
   beforeAll(async () => {
-    database = await createTestDatabase();
-    env = {
-      DATABASE_URL: database.url as string,
-      REDIS_URL: redisUrl as string,
-      SVC_REDIS_KEY_PREFIX: `svc-split-${randomBytes(5).toString('hex')}:`,
-      SVC_INSTALLATION_KEY: randomBytes(32).toString('base64'),
-      SVC_LOG_LEVEL: 'info',
-      SVC_GRPC_REPLICA_HEARTBEAT_SECONDS: '1',
-      SVC_AGENT_COMMAND_TIMEOUT_SECONDS: '5',
-      SVC_DATA_DIR: '/nonexistent-split-mode',
-    };
-    admin = spawnApp('apps/admin-api/src/main.ts', { ...env, SVC_HTTP_PORT: '0', SVC_HTTP_HOST: '127.0.0.1' });
-    const listening = await admin.waitForLog(/^admin-api listening on/);
-    const setup = await admin.waitForLine((l) => l.includes('"setup_token"'), 'the setup token');
-    api = createApiClient(listening.url);
-    const created = await api.post('/api/v1/setup', { token: JSON.parse(setup).setup_token, ...OWNER });
-    expect(created.status, created.text).toBe(201);
-    token = (await api.post('/api/v1/auth/login', OWNER)).body.access_token;
-    for (let i = 0; i < 2; i++) {
-      const r = await startReplica(env);
-      replicas.push(r.app);
-      endpoints.push(r.endpoint);
-    }
+    split = await startSplit(2);
+    api = split.api;
+    token = await split.token();
   }, 120_000);
+  afterAll(() => split?.stop());
 
-  afterAll(async () => {
-    for (const a of agents) await a.disconnect().catch(() => {});
-    for (const p of [...replicas, admin]) await p?.kill();
-    await database?.destroy();
-  });
-
-  async function enrolled(at = 0) {
-    const tag = randomBytes(3).toString('hex');
-    const node = (await api.post('/api/v1/nodes', { name: `split-${tag}`, address: `${tag}.example.com` }, { token })).body;
-    const issued = (await api.post(`/api/v1/nodes/${node.id}/enroll-token`, undefined, { token })).body;
-    caCertPem = issued.ca_cert_pem;
-    const agent = await AgentSimulator.enroll({ endpoint: endpoints[at] as string, caCertPem, token: issued.token });
-    agents.push(agent);
-    return { node, agent };
-  }
+  const endpoints = () => split.endpoints;
+  const enrolled = (at = 0) => split.enrolledAgent(at);
   const view = async (id: string) => (await api.get(`/api/v1/nodes/${id}`, { token })).body;
   async function until(check: () => Promise<boolean>, what: string, ms = 10_000) {
     const end = Date.now() + ms;
@@ -147,8 +88,7 @@ split('split mode: admin-api and two control-plane replicas over PostgreSQL + Re
     const { node, agent } = await enrolled(0);
     agent.connect();
     await until(async () => (await view(node.id)).connectivity === 'online', 'online');
-    const twin = new AgentSimulator({ ...agent.opts, endpoint: endpoints[1] as string }, agent.nodeId, agent.certPem, agent.keyPem);
-    agents.push(twin);
+    const twin = new AgentSimulator({ ...agent.opts, endpoint: endpoints()[1] as string }, agent.nodeId, agent.certPem, agent.keyPem);
     twin.connect();
     expect((await agent.waitForEnd()).code).toBe(Status.ABORTED);
     await new Promise((r) => setTimeout(r, 300));
@@ -160,10 +100,8 @@ split('split mode: admin-api and two control-plane replicas over PostgreSQL + Re
   });
 
   it('a replica that dies without a word: its nodes go offline once it has been silent for the staleness window', async () => {
-    const extra = await startReplica(env);
-    replicas.push(extra.app);
-    endpoints.push(extra.endpoint);
-    const { node, agent } = await enrolled(endpoints.length - 1);
+    const extra = await split.startReplica();
+    const { node, agent } = await enrolled(endpoints().length - 1);
     agent.connect();
     await until(async () => (await view(node.id)).connectivity === 'online', 'online');
     await extra.app.kill();

@@ -1,233 +1,28 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expireDueSubscriptions, SYSTEM, withActor } from '@svc/domain';
-import type { NodeConfig } from '@svc/proto';
-import type { AgentSimulator } from '@svc/testkit/agent-simulator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
+import { type Gateway, nodeRow, startGateway } from './harness.ts';
+import { triggerScenarios } from './trigger-scenarios.ts';
 
-/**
- * Issue 5 item 5: every kind of change reaches the affected node as a new DesiredState,
- * watched at the simulator (all-in-one here; the split-mode suite covers the bus path).
- */
+/** The trigger scenarios in all-in-one mode: admin API and gateway in this process (fake clock). */
 let g: Gateway;
-let dir: string;
-let node: { id: string };
-let agent: AgentSimulator;
-let profile: { id: string };
-let inbound: { id: string; tag: string };
-let group: { id: string };
-let client: { id: string };
-
-const api = {
-  post: async (path: string, body?: unknown) => {
-    const res = await g.s.api.post(path, body, { token: await g.token() });
-    expect(res.status, `${path} ${res.text}`).toBeLessThan(300);
-    return res.body;
+triggerScenarios(
+  async () => {
+    g = await startGateway();
+    return {
+      api: g.s.api,
+      token: g.token,
+      enrolledAgent: g.enrolledAgent,
+      desiredRevision: async (id) => BigInt((await nodeRow(g, id)).desired_revision),
+      async expire(subscriptionId) {
+        const res = await g.s.api.patch(
+          `/api/v1/subscriptions/${subscriptionId}`,
+          { expires_at: new Date(g.s.clock.now().getTime() + 60_000).toISOString() },
+          { token: await g.token() },
+        );
+        if (res.status !== 200) throw new Error(res.text);
+        g.s.clock.advance(120_000);
+        if ((await expireDueSubscriptions(withActor(g.s.deps, SYSTEM))) !== 1) throw new Error('nothing expired');
+      },
+    };
   },
-  patch: async (path: string, body: unknown) => {
-    const res = await g.s.api.patch(path, body, { token: await g.token() });
-    expect(res.status, `${path} ${res.text}`).toBe(200);
-    return res.body;
-  },
-  del: async (path: string) => {
-    const res = await g.s.api.delete(path, { token: await g.token() });
-    expect(res.status, `${path} ${res.text}`).toBe(204);
-  },
-};
-
-function makeCert(name: string) {
-  const cert = join(dir, `${name}.crt`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '30',
-      '-subj',
-      '/CN=example.com',
-      '-addext',
-      'subjectAltName=DNS:example.com',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert_pem: readFileSync(cert, 'utf8'), key_pem: readFileSync(key, 'utf8') };
-}
-
-/** Runs `change`, then waits for the agent to get a newer DesiredState and returns its config. */
-async function pushed(a: AgentSimulator, nodeId: string, change: () => Promise<unknown>): Promise<NodeConfig> {
-  const before = BigInt((await nodeRow(g, nodeId)).desired_revision);
-  await change();
-  const after = BigInt((await nodeRow(g, nodeId)).desired_revision);
-  expect(after, 'the change moved the desired revision').toBeGreaterThan(before);
-  await a.waitForRevision(after);
-  return a.desiredStates.at(-1)?.config as NodeConfig;
-}
-
-const usersOf = (c: NodeConfig, tag: string) => c.xray?.inbounds.find((i) => i.tag === tag)?.users.map((u) => u.email) ?? [];
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'svc-triggers-'));
-  g = await startGateway();
-  ({ node, agent } = await g.enrolledAgent());
-  agent.connect();
-  await agent.waitForRevision(1n);
-  profile = await api.post('/api/v1/inbound-profiles', {
-    name: 'vless-tcp',
-    protocol: 'vless',
-    stream: { network: 'tcp', security: 'none' },
-  });
-  inbound = await api.post('/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port: 10443 });
-  group = await api.post('/api/v1/access-groups', { name: 'g1', inbound_ids: [inbound.id] });
-  client = await api.post('/api/v1/clients', { email: 'triggers@example.com' });
-});
-afterAll(async () => {
-  await g.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-describe('subscription changes reach the node', () => {
-  it('created, rotated, limited, disabled, re-enabled, expired, deleted', async () => {
-    let sub: { id: string } = { id: '' };
-    let c = await pushed(agent, node.id, async () => {
-      sub = await api.post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] });
-    });
-    expect(usersOf(c, inbound.tag)).toEqual([`${sub.id}@svc`]);
-    const idBefore = c.xray?.inbounds[0]?.users[0]?.vless?.id;
-
-    c = await pushed(agent, node.id, () => api.post(`/api/v1/subscriptions/${sub.id}/rotate-credentials`));
-    expect(c.xray?.inbounds[0]?.users[0]?.vless?.id).not.toBe(idBefore);
-
-    c = await pushed(agent, node.id, () => api.patch(`/api/v1/subscriptions/${sub.id}`, { traffic_limit_bytes: 0 }));
-    expect(usersOf(c, inbound.tag)).toEqual([]);
-    c = await pushed(agent, node.id, () => api.patch(`/api/v1/subscriptions/${sub.id}`, { traffic_limit_bytes: null }));
-    expect(usersOf(c, inbound.tag)).toEqual([`${sub.id}@svc`]);
-
-    c = await pushed(agent, node.id, () => api.patch(`/api/v1/subscriptions/${sub.id}`, { status: 'disabled' }));
-    expect(usersOf(c, inbound.tag)).toEqual([]);
-    c = await pushed(agent, node.id, () => api.patch(`/api/v1/subscriptions/${sub.id}`, { status: 'active' }));
-    expect(usersOf(c, inbound.tag)).toEqual([`${sub.id}@svc`]);
-
-    await api.patch(`/api/v1/subscriptions/${sub.id}`, { expires_at: new Date(g.s.clock.now().getTime() + 60_000).toISOString() });
-    await agent.waitForRevision(BigInt((await nodeRow(g, node.id)).desired_revision));
-    c = await pushed(agent, node.id, async () => {
-      g.s.clock.advance(120_000);
-      expect(await expireDueSubscriptions(withActor(g.s.deps, SYSTEM))).toBe(1);
-    });
-    expect(usersOf(c, inbound.tag)).toEqual([]);
-
-    const other = await api.post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] });
-    await agent.waitForRevision(BigInt((await nodeRow(g, node.id)).desired_revision));
-    c = await pushed(agent, node.id, () => api.del(`/api/v1/subscriptions/${other.id}`));
-    expect(usersOf(c, inbound.tag)).toEqual([]);
-  });
-});
-
-describe('fleet changes reach the node', () => {
-  it('access group inbound list changed; profile edited; inbound created, edited, deleted', async () => {
-    const sub = await api.post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] });
-    await agent.waitForRevision(BigInt((await nodeRow(g, node.id)).desired_revision));
-
-    let second: { id: string; tag: string } = { id: '', tag: '' };
-    let c = await pushed(agent, node.id, async () => {
-      second = await api.post('/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port: 10444 });
-    });
-    expect(c.xray?.inbounds.map((i) => i.port)).toEqual(expect.arrayContaining([10443, 10444]));
-    expect(usersOf(c, second.tag)).toEqual([]);
-
-    c = await pushed(agent, node.id, () => api.patch(`/api/v1/access-groups/${group.id}`, { inbound_ids: [inbound.id, second.id] }));
-    expect(usersOf(c, second.tag)).toEqual([`${sub.id}@svc`]);
-
-    c = await pushed(agent, node.id, () =>
-      api.patch(`/api/v1/inbound-profiles/${profile.id}`, { sniffing: { enabled: false, dest_override: [], route_only: false } }),
-    );
-    expect(c.xray?.inbounds.every((i) => i.sniffing?.enabled === false)).toBe(true);
-
-    c = await pushed(agent, node.id, () => api.patch(`/api/v1/inbounds/${second.id}`, { port: 10445 }));
-    expect(c.xray?.inbounds.map((i) => i.port).sort()).toEqual([10443, 10445]);
-
-    c = await pushed(agent, node.id, async () => {
-      await api.patch(`/api/v1/access-groups/${group.id}`, { inbound_ids: [inbound.id] });
-      await api.del(`/api/v1/inbounds/${second.id}`);
-    });
-    expect(c.xray?.inbounds.map((i) => i.tag)).toEqual([inbound.tag]);
-  });
-
-  it('chain created, re-ordered, deleted: each hop gets its part', async () => {
-    const { node: other, agent: otherAgent } = await g.enrolledAgent();
-    otherAgent.connect();
-    await otherAgent.waitForRevision(1n);
-    let chain: { id: string } = { id: '' };
-    const c = await pushed(agent, node.id, async () => {
-      chain = await api.post('/api/v1/chains', {
-        name: 'c1',
-        hops: [
-          { node_id: node.id, port: 30001 },
-          { node_id: other.id, port: 30002 },
-        ],
-      });
-    });
-    expect(c.xray?.outbounds.map((o) => o.tag)).toContain(`chain-out-${chain.id}`);
-    await otherAgent.waitForRevision(BigInt((await nodeRow(g, other.id)).desired_revision));
-    expect(otherAgent.desiredStates.at(-1)?.config?.xray?.inbounds.map((i) => i.tag)).toContain(`chain-in-${chain.id}`);
-
-    const reordered = await pushed(otherAgent, other.id, () =>
-      api.patch(`/api/v1/chains/${chain.id}`, {
-        hops: [
-          { node_id: other.id, port: 30002 },
-          { node_id: node.id, port: 30001 },
-        ],
-      }),
-    );
-    expect(reordered.xray?.outbounds.find((o) => o.tag === `chain-out-${chain.id}`)?.port).toBe(30001);
-    await agent.waitForRevision(BigInt((await nodeRow(g, node.id)).desired_revision));
-    expect(agent.desiredStates.at(-1)?.config?.xray?.inbounds.map((i) => i.tag)).toContain(`chain-in-${chain.id}`);
-
-    const gone = await pushed(agent, node.id, () => api.del(`/api/v1/chains/${chain.id}`));
-    expect(gone.xray?.inbounds.map((i) => i.tag)).not.toContain(`chain-in-${chain.id}`);
-    await otherAgent.waitForRevision(BigInt((await nodeRow(g, other.id)).desired_revision));
-    expect(otherAgent.desiredStates.at(-1)?.config?.xray?.outbounds.map((o) => o.tag)).toEqual(['direct', 'block']);
-  });
-
-  it('certificate renewed: the node serving it gets the new PEM', async () => {
-    const first = makeCert('first');
-    const cert = await api.post('/api/v1/certificates', { kind: 'uploaded', name: 'edge', ...first });
-    const tlsProfile = await api.post('/api/v1/inbound-profiles', {
-      name: 'trojan-tls',
-      protocol: 'trojan',
-      stream: { network: 'tcp', security: 'tls', tls: { certificate_id: cert.id, server_names: ['example.com'] } },
-    });
-    let c = await pushed(agent, node.id, () => api.post('/api/v1/inbounds', { node_id: node.id, profile_id: tlsProfile.id, port: 10446 }));
-    expect(c.certificates).toEqual([{ id: cert.id, certPem: first.cert_pem, keyPem: first.key_pem }]);
-    const renewed = makeCert('renewed');
-    c = await pushed(agent, node.id, () => api.patch(`/api/v1/certificates/${cert.id}`, renewed));
-    expect(c.certificates).toEqual([{ id: cert.id, certPem: renewed.cert_pem, keyPem: renewed.key_pem }]);
-  });
-
-  it('node re-enabled: its agent is admitted again and gets a complete snapshot', async () => {
-    const { node: n, agent: a } = await g.enrolledAgent();
-    a.connect();
-    await a.waitForRevision(1n);
-    await api.patch(`/api/v1/nodes/${n.id}`, { admin_status: 'disabled' });
-    await a.waitForEnd();
-    await api.patch(`/api/v1/nodes/${n.id}`, { admin_status: 'enabled' });
-    const desired = BigInt((await nodeRow(g, n.id)).desired_revision);
-    expect(desired).toBe(2n);
-    a.connect();
-    await a.waitForRevision(2n);
-    await eventually(async () => expect((await nodeRow(g, n.id)).applied_revision).toBe(2));
-  });
-});
+  () => g.stop(),
+);
