@@ -64,7 +64,10 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         interceptors: [identityInterceptor(ca, () => deps.clock.now())],
         'grpc.max_send_message_length': opts.maxSendMessageBytes ?? 256 * 1024 * 1024,
         'grpc.max_receive_message_length': opts.maxReceiveMessageBytes ?? 64 * 1024 * 1024,
-        // Desired states compress well (repeated keys and ids): gzip on the stream.
+        // gzip where grpc-js does it. As of 1.14.3 its server never compresses responses
+        // ("response compression is currently not supported", server-interceptors.js), so
+        // DesiredStates go out uncompressed (bench/BENCHMARKS.md); the option takes effect
+        // when grpc-js adds it. Agents may compress what they send.
         'grpc.default_compression_algorithm': 2,
         // Find dead peers (a node that lost power keeps no TCP session alive).
         'grpc.keepalive_time_ms': 30_000,

@@ -1,6 +1,5 @@
 import type { Db } from '@svc/db';
 import type { DomainDeps } from '@svc/domain';
-import { sql } from 'kysely';
 import type { ModelChain, ModelInbound, ModelSubscription, NodeModel } from './model.ts';
 
 /**
@@ -70,17 +69,18 @@ async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, nodeId: 
 }
 
 /**
- * Subscriptions granted any of these inbounds, one row per subscription with the inbound ids
- * aggregated, streamed in id order. Stored status active only: the compiler re-checks expiry
+ * Subscriptions granted any of these inbounds: one row per (subscription, inbound) grant,
+ * grouped here (an SQL array_agg over 100,000 subscriptions costs twice the plain rows; see
+ * bench/BENCHMARKS.md). Stored status active only: the compiler re-checks expiry and limit
  * against the snapshot's clock, and a limited, expired or disabled row serves nobody.
  */
 async function readSubscriptions(trx: Db, inboundIds: readonly string[]): Promise<ModelSubscription[]> {
   if (inboundIds.length === 0) return [];
   const rows = await trx
-    .selectFrom('subscriptions as s')
+    .selectFrom('access_group_inbounds as agi')
+    .innerJoin('subscription_access_groups as sag', 'sag.access_group_id', 'agi.access_group_id')
+    .innerJoin('subscriptions as s', 's.id', 'sag.subscription_id')
     .innerJoin('clients as c', 'c.id', 's.client_id')
-    .innerJoin('subscription_access_groups as sag', 'sag.subscription_id', 's.id')
-    .innerJoin('access_group_inbounds as agi', 'agi.access_group_id', 'sag.access_group_id')
     .select([
       's.id',
       's.status',
@@ -92,19 +92,35 @@ async function readSubscriptions(trx: Db, inboundIds: readonly string[]): Promis
       's.vmess_uuid',
       's.trojan_password',
       's.shadowsocks_password',
-      sql<string[]>`array_agg(distinct agi.inbound_id order by agi.inbound_id)`.as('inbound_ids'),
+      'agi.inbound_id',
     ])
     .where('agi.inbound_id', 'in', inboundIds)
     .where('s.status', '=', 'active')
     .where('c.status', '=', 'active')
-    .groupBy(['s.id', 'c.status'])
-    .orderBy('s.id')
     .execute();
-  return rows.map((r) => ({
-    ...r,
-    used_bytes: Number(r.used_bytes),
-    traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
-  }));
+  const byId = new Map<string, ModelSubscription>();
+  for (const r of rows) {
+    const seen = byId.get(r.id);
+    if (seen) {
+      if (!seen.inbound_ids.includes(r.inbound_id)) seen.inbound_ids.push(r.inbound_id);
+      continue;
+    }
+    byId.set(r.id, {
+      id: r.id,
+      status: r.status,
+      used_bytes: Number(r.used_bytes),
+      traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+      expires_at: r.expires_at,
+      client_status: r.client_status,
+      vless_uuid: r.vless_uuid,
+      vmess_uuid: r.vmess_uuid,
+      trojan_password: r.trojan_password,
+      shadowsocks_password: r.shadowsocks_password,
+      inbound_ids: [r.inbound_id],
+    });
+  }
+  // The compiler orders users itself; ids sorted here keep the model itself deterministic.
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** Chains this node is a hop of, or whose entry inbounds it runs, with every hop's address and (opened) secret. */
