@@ -4,11 +4,19 @@
 // AgentSimulator (no nice-grpc async iterables, no recorded history), so a few processes
 // can hold 10,000 of them.
 import * as grpc from '@grpc/grpc-js';
-import { AgentMessage, ServerMessage, type UsageEntry } from '@svc/proto';
+import { AgentMessage, type Command, type DesiredState, ServerMessage, type UsageEntry } from '@svc/proto';
 
 const SYNC = '/svc.controlplane.v1.ControlPlane/Sync';
 const serialize = (m: AgentMessage) => Buffer.from(AgentMessage.encode(m).finish());
-const deserialize = (b: Buffer) => ServerMessage.decode(b);
+/** Size (after grpc-js has inflated it, if it was compressed) and decode time of the last message any agent of this process received. */
+export const lastReceived = { bytes: 0, decodeMs: 0 };
+const deserialize = (b: Buffer) => {
+  const t = performance.now();
+  const m = ServerMessage.decode(b);
+  lastReceived.decodeMs = performance.now() - t;
+  lastReceived.bytes = b.length;
+  return m;
+};
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // One connection per agent, as on a real fleet (never share a subchannel between nodes).
@@ -33,6 +41,10 @@ export class BenchAgent {
   /** How the stream ended (null while open). */
   ended: { code: number; details: string } | null = null;
   onEnd: ((end: { code: number; details: string }) => void) | null = null;
+  /** Each DesiredState as it arrives, decoded, before its ApplyResult is written (the desired-state benchmarks time these). */
+  onDesiredState: ((d: DesiredState) => void) | null = null;
+  /** Each Command as it arrives (not answered: the benchmarks only time its arrival). */
+  onCommand: ((c: Command) => void) | null = null;
 
   constructor(
     readonly endpoint: string,
@@ -64,6 +76,7 @@ export class BenchAgent {
       };
       call.on('data', (m: ServerMessage) => {
         if (m.desiredState) {
+          this.onDesiredState?.(m.desiredState);
           call.write({ applyResult: { revision: m.desiredState.revision, success: true, error: '' } });
           if (!admitted) {
             admitted = true;
@@ -74,6 +87,8 @@ export class BenchAgent {
           const w = this.ackWaiters.get(m.usageAck.reportId);
           this.ackWaiters.delete(m.usageAck.reportId);
           w?.();
+        } else if (m.command) {
+          this.onCommand?.(m.command);
         }
       });
       call.on('error', (err: grpc.ServiceError) => fail({ code: err.code, details: err.details }));

@@ -5,10 +5,13 @@
 //              every period per stream, staggered; `counters` reads what was sent;
 //   usage   -> opens the streams; `usage-run` sends UsageReports, each acknowledged before the
 //              node's next one; `replay` re-sends old report ids;
+//   record  -> from now on, notes when each DesiredState revision and each Command reaches
+//              each agent (wall clock, comparable across processes of this machine);
+//              `await-revision` / `await-commands` answer once every open agent has it;
 //   stop    -> closes every stream and exits.
 import { certificateFacts, loadCa, signNodeCsr } from '@svc/domain';
 import type { UsageEntry } from '@svc/proto';
-import { BenchAgent, type Identity } from './agent.ts';
+import { BenchAgent, type Identity, lastReceived } from './agent.ts';
 import { reportColumns, subscriptionId } from './usage-plan.ts';
 
 const index = Number(process.argv[2] ?? 0);
@@ -58,6 +61,8 @@ function makeAgents(endpoint: string, caCertPem: string, keyPem: string): BenchA
       lost++;
       if (lostSample.length < 5) lostSample.push(`${id}: ${end.code} ${end.details}`);
     };
+    a.onDesiredState = (d) => recording && arrived(id, Number(d.revision));
+    a.onCommand = (c) => recording && commandArrived(id, c.commandId);
     return a;
   });
 }
@@ -206,6 +211,96 @@ async function replay() {
   send({ type: 'replayed', acked, errors });
 }
 
+// ---- desired states (bench/desired-state)
+
+/** Wall-clock milliseconds with sub-millisecond precision; the same clock in every process of this machine. */
+const wall = () => performance.timeOrigin + performance.now();
+let recording = false;
+/** Per node: revision -> [wall ms at arrival, message bytes, decode ms] (first arrival of each revision). */
+const revisions = new Map<string, Map<number, [number, number, number]>>();
+/** Per node: command id -> wall ms at arrival. */
+const commands = new Map<string, Map<string, number>>();
+/** The one wait in progress: the nodes still missing what it waits for. */
+let waiting: { kind: 'revision' | 'command'; revision: number; commandPrefix: string; remaining: Set<string>; done: () => void } | null =
+  null;
+
+function arrived(node: string, revision: number): void {
+  const at = wall();
+  let m = revisions.get(node);
+  if (!m) {
+    m = new Map();
+    revisions.set(node, m);
+  }
+  if (!m.has(revision)) m.set(revision, [at, lastReceived.bytes, lastReceived.decodeMs]);
+  if (waiting?.kind === 'revision' && revision >= waiting.revision && waiting.remaining.delete(node) && waiting.remaining.size === 0)
+    waiting.done();
+}
+
+function commandArrived(node: string, commandId: string): void {
+  const at = wall();
+  let m = commands.get(node);
+  if (!m) {
+    m = new Map();
+    commands.set(node, m);
+  }
+  m.set(commandId, at);
+  if (
+    waiting?.kind === 'command' &&
+    commandId === waiting.commandPrefix + node &&
+    waiting.remaining.delete(node) &&
+    waiting.remaining.size === 0
+  )
+    waiting.done();
+}
+
+/** The first arrival, per node, of a revision at or above `revision`. */
+function reached(node: string, revision: number): [number, number, number, number] | undefined {
+  let best: [number, number, number, number] | undefined;
+  for (const [r, v] of revisions.get(node) ?? []) if (r >= revision && (!best || v[0] < best[0])) best = [r, ...v];
+  return best;
+}
+
+/** Resolves when every open agent of this worker satisfies `has`, or after timeoutMs with the ones still missing. */
+function waitFor(
+  kind: 'revision' | 'command',
+  revision: number,
+  commandPrefix: string,
+  has: (node: string) => boolean,
+  timeoutMs: number,
+): Promise<string[]> {
+  const remaining = new Set(agents.filter((a) => !a.ended && !has(a.nodeId)).map((a) => a.nodeId));
+  if (remaining.size === 0) return Promise.resolve([]);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => finish(), timeoutMs);
+    const finish = () => {
+      clearTimeout(timer);
+      waiting = null;
+      resolve([...remaining]);
+    };
+    waiting = { kind, revision, commandPrefix, remaining, done: finish };
+  });
+}
+
+async function awaitRevision(m: { revision: number; timeoutMs?: number }) {
+  const missing = await waitFor('revision', m.revision, '', (node) => reached(node, m.revision) !== undefined, m.timeoutMs ?? 60_000);
+  // Per node: [node, revision, wall ms at arrival, message bytes, decode ms].
+  const arrivals = agents.flatMap((a) => {
+    const r = reached(a.nodeId, m.revision);
+    return r ? [[a.nodeId, ...r]] : [];
+  });
+  send({ type: 'revision', revision: m.revision, arrivals, missing });
+}
+
+async function awaitCommands(m: { prefix: string; timeoutMs?: number }) {
+  const has = (node: string) => commands.get(node)?.has(m.prefix + node) ?? false;
+  const missing = await waitFor('command', 0, m.prefix, has, m.timeoutMs ?? 60_000);
+  const arrivals = agents.flatMap((a) => {
+    const at = commands.get(a.nodeId)?.get(m.prefix + a.nodeId);
+    return at === undefined ? [] : [[a.nodeId, at]];
+  });
+  send({ type: 'commands', prefix: m.prefix, arrivals, missing });
+}
+
 async function stop() {
   stopping = true;
   for (const t of timers) clearTimeout(t);
@@ -229,6 +324,13 @@ process.on('message', (m: any) => {
         return usageRun(m);
       case 'replay':
         return replay();
+      case 'record':
+        recording = m.on !== false;
+        return send({ type: 'recording', on: recording });
+      case 'await-revision':
+        return awaitRevision(m);
+      case 'await-commands':
+        return awaitCommands(m);
       case 'stop':
         return stop();
     }

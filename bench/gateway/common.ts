@@ -130,6 +130,18 @@ export function rssBytes(pid: number): number {
   return Number(m?.[1] ?? 0) * 1024;
 }
 
+/** Peak resident set size in bytes (VmHWM, the high-water mark since the process started), from /proc/<pid>/status. */
+export function peakRssBytes(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) * 1024;
+}
+
+/** Bytes a process has read through read(2)-like calls (rchar of /proc/<pid>/io: sockets included, page cache or not). */
+export function bytesRead(pid: number): number {
+  const m = /^rchar:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+  return Number(m?.[1] ?? 0);
+}
+
 /** CPU seconds the whole machine spent busy (all cores; /proc/stat, idle and iowait excluded). */
 export function machineBusySeconds(): number {
   const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
@@ -213,9 +225,9 @@ export interface BenchDatabase {
 }
 
 /** A fresh, migrated schema on the PostgreSQL server (DATABASE_URL), dropped at the end. */
-export async function benchDatabase(poolSize = 8): Promise<BenchDatabase> {
+export async function benchDatabase(poolSize = 8, prefix = 'bench_gateway'): Promise<BenchDatabase> {
   const base = benchDatabaseUrl();
-  const schema = `bench_gateway_${process.pid}`;
+  const schema = `${prefix}_${process.pid}`;
   const handle = await connectDatabase({ url: base, dataDir: '', schema, poolSize: 4 });
   onCleanup(async () => {
     await handle.destroy();
@@ -303,24 +315,30 @@ export async function redisUrl(): Promise<string | undefined> {
 
 // ---- processes
 
-/** The agent gateway deployable (apps/control-plane/src/main.ts) over the bench schema. */
+/** Key prefix (channels included) of every process of a run on a shared Redis. */
+export const REDIS_PREFIX = `svc-bench-${process.pid}:`;
+
+/** The agent gateway deployable (apps/control-plane/src/main.ts) over the bench schema; `extraEnv` adds to or overrides its environment. */
 export async function startControlPlane(
   database: BenchDatabase,
   inst: Installation,
   redis: string | undefined,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ app: AppProcess; pid: number; endpoint: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-gw-'));
   onCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
   const app = spawnApp('apps/control-plane/src/main.ts', {
     DATABASE_URL: database.url,
-    ...(redis ? { REDIS_URL: redis, SVC_REDIS_KEY_PREFIX: `svc-bench-${process.pid}:` } : {}),
+    ...(redis ? { REDIS_URL: redis, SVC_REDIS_KEY_PREFIX: REDIS_PREFIX } : {}),
     SVC_INSTALLATION_KEY: inst.installationKey,
     SVC_DATA_DIR: dataDir,
     SVC_GRPC_HOST: '127.0.0.1',
     SVC_GRPC_PORT: '0',
     SVC_LOG_LEVEL: 'info',
-    // BENCH_GATEWAY_NODE_OPTIONS: extra flags for the gateway (e.g. --cpu-prof to see where its time goes).
+    // BENCH_GATEWAY_NODE_OPTIONS: extra flags for the gateway. Node refuses --cpu-prof in NODE_OPTIONS;
+    // to see where its time goes, preload cpu-profile.mjs (with BENCH_CPU_PROFILE=<file prefix>).
     NODE_OPTIONS: `--import=${pathToFileURL(join(here, 'memory-probe.mjs')).href} ${process.env.BENCH_GATEWAY_NODE_OPTIONS ?? ''}`.trim(),
+    ...extraEnv,
   });
   track(app.child);
   onCleanup(async () => {

@@ -1,0 +1,290 @@
+// Part 1 of `pnpm bench:desired-state`: compile + send of a 100,000-user node. On PostgreSQL
+// (DATABASE_URL, a fresh schema): one node with two inbounds (vless tcp, trojan ws) and one
+// access group granting both, made through the admin API; 100,000 active subscriptions in that
+// group seeded with SQL. The product runs as the split pair (admin-api + control-plane over
+// Redis; all-in-one when no Redis answers); one simulated agent in its own process. Each round
+// toggles one subscription (PATCH /api/v1/subscriptions/{id} status disabled/active: a real
+// change, the node's revision bumped in its transaction and nodes.changed published after
+// commit) and is timed from just before the request until the agent has decoded the
+// DesiredState of the new revision. Records p50/p99, the gateway's peak RSS (VmHWM), the
+// message size (raw and gzip) and what the agent process read per push; in the same run,
+// in-process on the same rows: each step (the snapshot read, the compile, encode, gzip,
+// decode) and the baselines JSON.stringify(NodeConfig.toJSON(config)) and
+// NodeConfig.encode(config).finish().
+import { gzipSync } from 'node:zlib';
+import { compileDesiredState, compileNodeConfig, loadNodeModel } from '@svc/desired-state';
+import { createSealer, systemClock } from '@svc/domain';
+import { NodeConfig, ServerMessage } from '@svc/proto';
+import {
+  benchDatabase,
+  bytesRead,
+  type CpuGroups,
+  cpuPercent,
+  env,
+  installation,
+  loadNow,
+  log,
+  machine,
+  main,
+  mib,
+  n,
+  ourPostgresPids,
+  pct,
+  peakRssBytes,
+  publish,
+  quietMachine,
+  readCpu,
+  redisUrl,
+  revision,
+  rssBytes,
+  seedNodes,
+  sleep,
+  startWorker,
+  stopWorker,
+} from '../gateway/common.ts';
+import {
+  awaitRevision,
+  desiredRevision,
+  ms,
+  openStreams,
+  ProfileWindows,
+  seedClients,
+  seedSubscriptions,
+  signCertificates,
+  startStack,
+  subscriptionId,
+  wall,
+  warnings,
+  writeCpuProfile,
+} from './common.ts';
+
+const USERS = env('BENCH_BIG_USERS', 100_000);
+const CLIENTS = env('BENCH_BIG_CLIENTS', 1_000);
+const ROUNDS = env('BENCH_BIG_ROUNDS', 30);
+const PAUSE_MS = env('BENCH_BIG_PAUSE_MS', 300);
+/** Samples of each in-process step (the snapshot read takes ~0.5 s, so fewer of it). */
+const SAMPLES = env('BENCH_BIG_SAMPLES', 30);
+const READ_SAMPLES = env('BENCH_BIG_READ_SAMPLES', 10);
+const TARGET_P99_MS = 1000;
+
+function timeSync(samples: number, fn: () => unknown): number[] {
+  fn();
+  const xs: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const t = performance.now();
+    fn();
+    xs.push(performance.now() - t);
+  }
+  return xs;
+}
+async function timeAsync(samples: number, fn: () => Promise<unknown>): Promise<number[]> {
+  await fn();
+  const xs: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const t = performance.now();
+    await fn();
+    xs.push(performance.now() - t);
+  }
+  return xs;
+}
+/** Figures `fn` reports itself (after one warm-up call). */
+async function reported(samples: number, fn: () => Promise<number>): Promise<number[]> {
+  await fn();
+  const xs: number[] = [];
+  for (let i = 0; i < samples; i++) xs.push(await fn());
+  return xs;
+}
+
+/** The subscriptions query of packages/desired-state/src/load-model.ts (readSubscriptions), as kysely sends it for two inbounds. */
+const PRODUCT_QUERY = `select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at, c.status as client_status,
+    s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password,
+    array_agg(distinct agi.inbound_id order by agi.inbound_id) as inbound_ids
+  from subscriptions as s inner join clients as c on c.id = s.client_id
+    inner join subscription_access_groups as sag on sag.subscription_id = s.id
+    inner join access_group_inbounds as agi on agi.access_group_id = sag.access_group_id
+  where agi.inbound_id in ($1, $2) and s.status = 'active' and c.status = 'active'
+  group by s.id, c.status order by s.id`;
+/** Not the product's: the same rows by the node's access groups (resolved first), one row per grant, no aggregate. */
+const BY_GROUP_QUERY = `select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at, c.status as client_status,
+    s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password, sag.access_group_id
+  from subscriptions s join clients c on c.id = s.client_id join subscription_access_groups sag on sag.subscription_id = s.id
+  where sag.access_group_id = any($1::text[]) and s.status = 'active' and c.status = 'active' order by s.id`;
+
+const row = (label: string, xs: number[]) => `| ${label} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(Math.max(...xs))} |`;
+
+await main(async () => {
+  const loadBefore = await quietMachine();
+  const database = await benchDatabase(8, 'bench_desired');
+  const redis = await redisUrl();
+  const inst = await installation(database.db);
+  const [nodeId] = (await seedNodes(database.db, 1)) as [string];
+  const worker = startWorker(0);
+  await signCertificates(database, inst, [worker], [[nodeId]]);
+  const stack = await startStack(redis ? 'split' : 'all-in-one', database, inst, redis);
+  log(`${stack.label}: API ${stack.api.base}, gateway ${stack.endpoint} (pid ${stack.gateway.pid})`);
+
+  // The node's model through the admin API, its users with SQL.
+  const { api } = stack;
+  const vless = await api.post('/api/v1/inbound-profiles', {
+    name: 'big-vless',
+    protocol: 'vless',
+    stream: { network: 'tcp', security: 'none' },
+  });
+  const trojan = await api.post('/api/v1/inbound-profiles', {
+    name: 'big-trojan',
+    protocol: 'trojan',
+    stream: { network: 'ws', security: 'none', ws: { path: '/big' } },
+  });
+  const a = await api.post('/api/v1/inbounds', { node_id: nodeId, profile_id: vless.id, port: 443 });
+  const b = await api.post('/api/v1/inbounds', { node_id: nodeId, profile_id: trojan.id, port: 8443 });
+  const group = await api.post('/api/v1/access-groups', { name: 'big', inbound_ids: [a.id, b.id] });
+  const tSeed = performance.now();
+  await seedClients(database, CLIENTS);
+  await seedSubscriptions(database, inst, USERS, CLIENTS, group.id);
+  const seedSeconds = (performance.now() - tSeed) / 1000;
+  log(`${n(USERS)} subscriptions seeded in ${seedSeconds.toFixed(1)} s`);
+
+  // In-process, same rows: the steps of one push, and the baselines.
+  const deps = { db: database.db, clock: systemClock, secrets: createSealer(Buffer.from(inst.installationKey, 'base64')) };
+  const snapshot = await compileDesiredState(deps, nodeId);
+  if (!snapshot) throw new Error('the node has no desired state');
+  const { config } = snapshot;
+  const users = (config.xray?.inbounds ?? []).map((i) => i.users.length);
+  if (users.join() !== `${USERS},${USERS}`) throw new Error(`compiled users per inbound: ${users.join()} (expected ${USERS} on each)`);
+  const raw = ServerMessage.encode({ desiredState: { revision: BigInt(snapshot.revision), config } }).finish();
+  const gzipped = gzipSync(raw);
+  const json = JSON.stringify(NodeConfig.toJSON(config));
+  log(`message: ${mib(raw.length)} MiB raw, ${mib(gzipped.length)} MiB gzip, JSON ${mib(json.length)} MiB; timing the steps in-process`);
+  const model = await loadNodeModel(deps, nodeId);
+  if (!model) throw new Error('no model');
+  const explain = async (q: string, params: unknown[]) => {
+    const plan = await database.pool.query(`explain (analyze, timing off) ${q}`, params);
+    const line = plan.rows.map((r: Record<string, string>) => r['QUERY PLAN'] ?? '').find((l) => l.startsWith('Execution Time'));
+    return Number(/([\d.]+) ms/.exec(line ?? '')?.[1]);
+  };
+  const inboundParams = [a.id, b.id];
+  const groupParams = [[group.id]];
+  const steps = {
+    read: await timeAsync(READ_SAMPLES, () => loadNodeModel(deps, nodeId)),
+    query: await timeAsync(READ_SAMPLES, () => database.pool.query(PRODUCT_QUERY, inboundParams)),
+    queryExec: await reported(READ_SAMPLES, () => explain(PRODUCT_QUERY, inboundParams)),
+    byGroup: await timeAsync(READ_SAMPLES, () => database.pool.query(BY_GROUP_QUERY, groupParams)),
+    byGroupExec: await reported(READ_SAMPLES, () => explain(BY_GROUP_QUERY, groupParams)),
+    compile: timeSync(SAMPLES, () => compileNodeConfig(model)),
+    encode: timeSync(SAMPLES, () => ServerMessage.encode({ desiredState: { revision: 1n, config } }).finish()),
+    gzip: timeSync(SAMPLES, () => gzipSync(raw)),
+    decode: timeSync(SAMPLES, () => ServerMessage.decode(raw)),
+    json: timeSync(SAMPLES, () => JSON.stringify(NodeConfig.toJSON(config))),
+    protobuf: timeSync(SAMPLES, () => NodeConfig.encode(config).finish()),
+  };
+
+  // The agent connects (nothing applied yet): the first push, on admission.
+  const gw = stack.gateway.pid;
+  const rssIdle = rssBytes(gw);
+  const [opened] = await openStreams([worker], stack.endpoint, inst, 1);
+  const admissionMs = opened?.latencies[0] ?? Number.NaN;
+  const rssAdmitted = rssBytes(gw);
+  log(`agent admitted with its first DesiredState in ${ms(admissionMs)} ms; gateway RSS ${mib(rssIdle)} → ${mib(rssAdmitted)} MiB`);
+
+  const loadRounds = await quietMachine();
+  const workerPid = worker.proc.pid as number;
+  const groups: CpuGroups = {
+    gateway: () => [gw],
+    admin: () => (stack.admin.pid === gw ? [] : [stack.admin.pid]),
+    postgres: () => ourPostgresPids(database.pool),
+    agent: () => [workerPid],
+  };
+  const latency: number[] = [];
+  const answered: number[] = [];
+  const bytes: number[] = [];
+  const decodeMs: number[] = [];
+  const readPerPush: number[] = [];
+  let skipped = 0;
+  const windows = new ProfileWindows();
+  const cpu0 = await readCpu(groups);
+  for (let r = 0; r < ROUNDS; r++) {
+    const read0 = bytesRead(workerPid);
+    windows.start();
+    const t0 = wall();
+    await api.patch(`/api/v1/subscriptions/${subscriptionId(1)}`, { status: r % 2 === 0 ? 'disabled' : 'active' });
+    answered.push(wall() - t0);
+    const rev = await desiredRevision(database, nodeId);
+    const [arrival] = await awaitRevision([worker], rev, 60_000);
+    windows.end();
+    if (!arrival) throw new Error('no arrival');
+    const [, got, at, size, decode] = arrival;
+    if (got !== rev) skipped++;
+    latency.push(at - t0);
+    bytes.push(size);
+    decodeMs.push(decode);
+    readPerPush.push(bytesRead(workerPid) - read0);
+    log(
+      `round ${r + 1}/${ROUNDS}: revision ${rev} at the agent after ${ms(at - t0)} ms (PATCH answered after ${ms(answered.at(-1) as number)} ms)`,
+    );
+    await sleep(PAUSE_MS);
+  }
+  const cpu = cpuPercent(cpu0, await readCpu(groups));
+  const windowS = (performance.now() - cpu0.at) / 1000;
+  const perPush = (k: string) => ms((((cpu[k] as number) / 100) * windowS * 1000) / ROUNDS);
+  await writeCpuProfile(stack.gateway);
+  windows.save();
+  const peak = peakRssBytes(gw);
+  const rssAfter = rssBytes(gw);
+  const warned = [...new Set([stack.gateway.app, stack.admin.app])].flatMap(warnings);
+  const loadAfter = loadNow();
+  await stopWorker(worker);
+  await stack.stop();
+
+  const p99 = pct(latency, 99);
+  const avgRead = readPerPush.reduce((s, x) => s + x, 0) / readPerPush.length;
+  const sentAs = avgRead > 0.8 * raw.length ? 'uncompressed' : avgRead < 1.2 * gzipped.length ? 'gzip-compressed' : 'partly compressed';
+  const mb = (x: number) => (x / 2 ** 20).toFixed(1);
+  publish([
+    `### ${new Date().toISOString().slice(0, 10)} — desired state: compile + send of a ${n(USERS)}-user node, PostgreSQL${redis ? ' + Redis' : ''}`,
+    '',
+    `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) at the start: ${loadBefore}; before the rounds: ${loadRounds}; after: ${loadAfter}. ` +
+      `Product: ${stack.label}. Node: two inbounds (vless tcp :443, trojan ws :8443), one access group granting both, ${n(USERS)} active subscriptions (${n(CLIENTS)} clients) seeded with SQL in ${seedSeconds.toFixed(0)} s. ` +
+      `Change: PATCH /api/v1/subscriptions/{id} toggling one subscription disabled/active (${n(USERS - 1)} / ${n(USERS)} users per inbound), ${ROUNDS} rounds, one at a time, ${PAUSE_MS} ms apart; ` +
+      'timed from just before the request until the simulated agent (its own process, grpc-js) has decoded the DesiredState of the new revision (wall clock shared by the processes).',
+    '',
+    '| measure | p50 ms | p99 ms | max ms |',
+    '|---|---|---|---|',
+    row(`change → agent has decoded the DesiredState (target p99 < ${n(TARGET_P99_MS)} ms)`, latency),
+    row('of which: the PATCH answered (commit, nodes.changed published)', answered),
+    row("agent's ServerMessage.decode of the message (inside the figure above)", decodeMs),
+    `| first push, on admission (the agent connects with nothing applied) | ${ms(admissionMs)} | | |`,
+    '',
+    '| measure | figure |',
+    '|---|---|',
+    `| message: encoded ServerMessage / the same gzip'd (zlib default level, what grpc-js gzip would send) / JSON.stringify of NodeConfig.toJSON | ${mb(raw.length)} / ${mb(gzipped.length)} / ${mb(json.length)} MiB |`,
+    `| bytes the agent process read per push (/proc rchar: TLS records, HTTP/2 frames) | ${mb(avgRead)} MiB: sent ${sentAs} |`,
+    `| received message size at the agent (p50) | ${mb(pct(bytes, 50))} MiB |`,
+    `| gateway RSS: before the agent connected / after the admission push / after the rounds / peak (VmHWM) | ${mib(rssIdle)} / ${mib(rssAdmitted)} / ${mib(rssAfter)} / ${mib(peak)} MiB |`,
+    `| CPU per push (over the rounds): gateway / admin API / PostgreSQL (our backends and its writers) / agent process | ${perPush('gateway')} / ${stack.admin.pid === gw ? '(same process)' : perPush('admin')} / ${perPush('postgres')} / ${perPush('agent')} ms (other work on the machine: ${(cpu.other as number).toFixed(1)}% of a core) |`,
+    `| errors: rounds that got a newer revision than their own / warn+error log lines | ${skipped} / ${warned.length} |`,
+    '',
+    `In-process, bench process, same rows (${SAMPLES} samples each after one warm-up; the snapshot read ${READ_SAMPLES}):`,
+    '',
+    '| step | p50 ms | p99 ms | max ms |',
+    '|---|---|---|---|',
+    row(
+      `loadNodeModel: the REPEATABLE READ snapshot (node, inbounds, ${n(USERS)} subscriptions aggregated per inbound, chains, certificates)`,
+      steps.read,
+    ),
+    row('of which: its subscriptions query alone, through pg (rows parsed)', steps.query),
+    row('of which: that query executing inside PostgreSQL (EXPLAIN ANALYZE, timing off)', steps.queryExec),
+    row('not the product’s: the same rows by the node’s access groups, one row per grant, no aggregate (through pg)', steps.byGroup),
+    row('the same, executing inside PostgreSQL', steps.byGroupExec),
+    row('compileNodeConfig (pure)', steps.compile),
+    row('ServerMessage.encode of the DesiredState (what grpc-js serializes)', steps.encode),
+    row('gzip of the encoded message (zlib default level)', steps.gzip),
+    row("ServerMessage.decode (the agent's side)", steps.decode),
+    row('baseline: JSON.stringify(NodeConfig.toJSON(config))', steps.json),
+    row('baseline: NodeConfig.encode(config).finish()', steps.protobuf),
+    '',
+    p99 < TARGET_P99_MS
+      ? `Target met: p99 ${ms(p99)} ms < ${n(TARGET_P99_MS)} ms.`
+      : `Target not met: p99 ${ms(p99)} ms ≥ ${n(TARGET_P99_MS)} ms.`,
+    ...(warned.length ? ['', `Log warnings: ${warned.slice(0, 3).join('; ')}`] : []),
+  ]);
+});
