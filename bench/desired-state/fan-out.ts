@@ -62,6 +62,8 @@ const SUBSCRIPTIONS = env('BENCH_FANOUT_SUBSCRIPTIONS', 5);
 const ROUNDS = env('BENCH_FANOUT_ROUNDS', 6);
 const PAUSE_MS = env('BENCH_FANOUT_PAUSE_MS', 3000);
 const TARGET_MS = 2000;
+/** Other work on the machine above this (% of one core) during a round marks it as disturbed. */
+const DISTURBED_PCT = 25;
 
 interface Round {
   last: number;
@@ -270,5 +272,11 @@ await main(async () => {
     `${met ? 'Target met' : 'Target not met'}: the slowest round reached all ${n(NODES)} agents in ${ms(Math.max(...lasts))} ms (target < ${n(TARGET_MS)} ms). ` +
       `Agents that got a newer revision than their round's: ${rounds.reduce((s, r) => s + r.skipped, 0)}; warn+error log lines: ${warned.length}${warned.length ? ` (${warned.slice(0, 2).join('; ')})` : ''}.`,
   ];
+  const disturbed = rounds.map((r, i) => [i + 1, (r.cpu.other as number) ?? 0] as const).filter(([, o]) => o > DISTURBED_PCT);
+  if (disturbed.length)
+    lines.push(
+      '',
+      `**Disturbed:** other work on the machine used more than ${DISTURBED_PCT}% of a core during round(s) ${disturbed.map(([i, o]) => `${i} (${o.toFixed(0)}%)`).join(', ')}; those do not compare with quiet runs.`,
+    );
   publish(lines);
 });

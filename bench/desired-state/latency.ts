@@ -51,6 +51,8 @@ const WARMUP = env('BENCH_LATENCY_WARMUP', 10);
 const PAUSE_MS = env('BENCH_LATENCY_PAUSE_MS', 50);
 const TARGET_P50_MS = 50;
 const TARGET_P99_MS = 250;
+/** Other work on the machine above this (% of one core) during the changes marks the run as disturbed. */
+const DISTURBED_PCT = 25;
 
 interface ModeResult {
   label: string;
@@ -163,7 +165,10 @@ await main(async () => {
   for (const r of results) {
     const met = pct(r.change, 50) < TARGET_P50_MS && pct(r.change, 99) < TARGET_P99_MS;
     lines.push(
-      `- ${r.label.split(' (')[0]}: target ${met ? 'met' : 'not met'}; rounds that got a newer revision than their own: ${r.skipped}; warn+error log lines: ${r.warned.length}${r.warned.length ? ` (${r.warned.slice(0, 2).join('; ')})` : ''}.`,
+      `- ${r.label.split(' (')[0]}: target ${met ? 'met' : 'not met'}; rounds that got a newer revision than their own: ${r.skipped}; warn+error log lines: ${r.warned.length}${r.warned.length ? ` (${r.warned.slice(0, 2).join('; ')})` : ''}.` +
+        ((r.cpu.other as number) > DISTURBED_PCT
+          ? ` **Disturbed:** other work on the machine used ${(r.cpu.other as number).toFixed(0)}% of a core during the changes; these figures do not compare with quiet runs.`
+          : ''),
     );
   }
   publish(lines);
