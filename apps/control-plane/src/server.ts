@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { createSlots, type DomainDeps, ensureCertificateAuthority, issueServerCertificate, newId } from '@svc/domain';
-import { ControlPlaneDefinition } from '@svc/proto';
+import { ControlPlaneWireDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
 import { TlsMaterialProvider } from './cert-provider.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
@@ -76,7 +76,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         'grpc.keepalive_permit_without_calls': 1,
       });
       server.add(
-        ControlPlaneDefinition,
+        ControlPlaneWireDefinition,
         controlPlaneService(deps, ca, {
           deps,
           ca,

@@ -1,11 +1,20 @@
 import { type DomainDeps, enrollNode, type LoadedCa } from '@svc/domain';
-import type { ControlPlaneServiceImplementation } from '@svc/proto';
+import type { ControlPlaneWireDefinition } from '@svc/proto';
+import type { ServiceImplementation } from 'nice-grpc';
 import { toGrpcError } from './errors.ts';
 import { peerIp } from './peer.ts';
 import { type SyncDeps, syncHandler } from './sync-stream.ts';
 
-/** svc.controlplane.v1.ControlPlane: thin handlers over domain use cases. */
-export function controlPlaneService(deps: DomainDeps, ca: LoadedCa, sync: SyncDeps): ControlPlaneServiceImplementation {
+/**
+ * svc.controlplane.v1.ControlPlane: thin handlers over domain use cases. Typed against the
+ * wire definition, so every response is a complete message (it is encoded as is, no
+ * fromPartial copy).
+ */
+export function controlPlaneService(
+  deps: DomainDeps,
+  ca: LoadedCa,
+  sync: SyncDeps,
+): ServiceImplementation<typeof ControlPlaneWireDefinition> {
   return {
     async enroll(req, ctx) {
       try {

@@ -15,4 +15,7 @@
  * int64 fields are `bigint`; oneof members are optional properties of the
  * parent message (at most one is set by the sender).
  */
+
+export * from './flat-writer.ts';
 export * from './gen/svc/controlplane/v1/controlplane.ts';
+export * from './wire-definition.ts';
