@@ -1,4 +1,9 @@
-import { Protocol } from '@svc/proto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type CompiledDesiredState, compileDesiredState, compileDesiredStates } from '@svc/desired-state';
+import { NodeConfig, Protocol } from '@svc/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
@@ -57,5 +62,115 @@ describe('DesiredState content: real snapshots of the node', () => {
     await agent.waitForRevision(next);
     expect(agent.desiredStates.at(-1)?.config?.xray?.inbounds[0]?.users).toEqual([]);
     await eventually(async () => expect((await nodeRow(g, node.id)).applied_revision).toBe(Number(next)));
+  });
+});
+
+function selfSignedCertificate(): { cert_pem: string; key_pem: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-batch-cert-'));
+  try {
+    const [cert, key] = [join(dir, 'edge.crt'), join(dir, 'edge.key')];
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '30',
+        '-subj',
+        '/CN=edge.example.com',
+        '-addext',
+        'subjectAltName=DNS:edge.example.com',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
+    return { cert_pem: readFileSync(cert, 'utf8'), key_pem: readFileSync(key, 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('one snapshot of many nodes (a burst of changes is read together)', () => {
+  it('compiles every node exactly as it compiles alone: shared and overlapping access groups, a chain across the nodes, certificates only where referenced', async () => {
+    const nodes = [];
+    for (const k of [1, 2, 3]) nodes.push(await post('/api/v1/nodes', { name: `batch-${k}`, address: `batch-${k}.example.com` }));
+    const [a, b, c] = nodes as Array<{ id: string }>;
+    const cert = await post('/api/v1/certificates', { kind: 'uploaded', name: 'batch-edge', ...selfSignedCertificate() });
+    const vlessTls = await post('/api/v1/inbound-profiles', {
+      name: 'batch-vless-tls',
+      protocol: 'vless',
+      stream: { network: 'tcp', security: 'tls', tls: { certificate_id: cert.id, server_names: ['edge.example.com'] } },
+    });
+    const trojanWs = await post('/api/v1/inbound-profiles', {
+      name: 'batch-trojan-ws',
+      protocol: 'trojan',
+      stream: { network: 'ws', security: 'none' },
+    });
+    const ss = await post('/api/v1/inbound-profiles', {
+      name: 'batch-ss',
+      protocol: 'shadowsocks',
+      shadowsocks_method: '2022-blake3-aes-128-gcm',
+      stream: { network: 'tcp', security: 'none' },
+    });
+    const aTls = await post('/api/v1/inbounds', { node_id: a?.id, profile_id: vlessTls.id, port: 443 });
+    const bWs = await post('/api/v1/inbounds', { node_id: b?.id, profile_id: trojanWs.id, port: 8080 });
+    const bSs = await post('/api/v1/inbounds', { node_id: b?.id, profile_id: ss.id, port: 8388 });
+    const cWs = await post('/api/v1/inbounds', { node_id: c?.id, profile_id: trojanWs.id, port: 8080 });
+    const g1 = await post('/api/v1/access-groups', { name: 'batch-g1', inbound_ids: [aTls.id, bWs.id] });
+    const g2 = await post('/api/v1/access-groups', { name: 'batch-g2', inbound_ids: [bWs.id, bSs.id, cWs.id] });
+    const client = await post('/api/v1/clients', { email: 'batch@example.com' });
+    const only1 = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [g1.id] });
+    const both = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [g1.id, g2.id] });
+    const only2 = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [g2.id] });
+    const off = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [g1.id, g2.id] });
+    expect((await g.s.api.patch(`/api/v1/subscriptions/${off.id}`, { status: 'disabled' }, { token: t })).status).toBe(200);
+    const chain = await post('/api/v1/chains', {
+      name: 'batch-chain',
+      hops: [
+        { node_id: a?.id, port: 31001 },
+        { node_id: b?.id, port: 31002 },
+      ],
+    });
+    const ids = [c?.id, 'node_does_not_exist', a?.id, b?.id] as string[];
+
+    const together = new Map<string, CompiledDesiredState>();
+    await compileDesiredStates(g.s.deps, ids, (id, state) => {
+      together.set(id, state);
+    });
+    expect([...together.keys()], 'every existing node once, in the order asked').toEqual([c?.id, a?.id, b?.id]);
+    for (const id of [a, b, c].map((n) => n?.id as string)) {
+      const alone = await compileDesiredState(g.s.deps, id);
+      const batched = together.get(id);
+      expect(batched?.revision).toBe(alone?.revision);
+      expect(Buffer.from(NodeConfig.encode(batched?.config as NodeConfig).finish())).toEqual(
+        Buffer.from(NodeConfig.encode(alone?.config as NodeConfig).finish()),
+      );
+    }
+
+    const users = (id: string | undefined, tag: string) =>
+      together
+        .get(id as string)
+        ?.config.xray?.inbounds.find((i) => i.tag === tag)
+        ?.users.map((u) => u.email)
+        .sort();
+    const emails = (...subs: Array<{ id: string }>) => subs.map((s) => `${s.id}@svc`).sort();
+    expect(users(a?.id, aTls.tag)).toEqual(emails(only1, both));
+    expect(users(b?.id, bWs.tag)).toEqual(emails(only1, both, only2));
+    expect(users(b?.id, bSs.tag)).toEqual(emails(both, only2));
+    expect(users(c?.id, cWs.tag)).toEqual(emails(both, only2));
+    expect(together.get(a?.id as string)?.config.certificates.map((x) => x.id)).toEqual([cert.id]);
+    expect(together.get(b?.id as string)?.config.certificates).toEqual([]);
+    expect(together.get(c?.id as string)?.config.certificates).toEqual([]);
+    expect(together.get(a?.id as string)?.config.xray?.outbounds.map((o) => o.tag)).toContain(`chain-out-${chain.id}`);
+    expect(together.get(b?.id as string)?.config.xray?.inbounds.map((i) => i.tag)).toContain(`chain-in-${chain.id}`);
+    expect(together.get(c?.id as string)?.config.xray?.inbounds.map((i) => i.tag)).toEqual([cWs.tag]);
   });
 });

@@ -1,17 +1,35 @@
 import type { DomainDeps } from '@svc/domain';
 import type { NodeConfig } from '@svc/proto';
 import { compileNodeConfig } from './compile.ts';
-import { loadNodeModel } from './load-model.ts';
+import { loadNodeModel, loadNodeModels } from './load-model.ts';
 
 export * from './compile.ts';
 export * from './load-model.ts';
 export type * from './model.ts';
 
 /** A node's DesiredState content: its revision and the config compiled from the same snapshot. */
+export interface CompiledDesiredState {
+  revision: number;
+  config: NodeConfig;
+}
+
+/** One node's DesiredState content; null when the node does not exist. */
 export async function compileDesiredState(
   deps: Pick<DomainDeps, 'db' | 'clock' | 'secrets'>,
   nodeId: string,
-): Promise<{ revision: number; config: NodeConfig } | null> {
+): Promise<CompiledDesiredState | null> {
   const model = await loadNodeModel(deps, nodeId);
   return model ? { revision: model.revision, config: compileNodeConfig(model) } : null;
+}
+
+/**
+ * The DesiredState content of several nodes from one snapshot (loadNodeModels), handed to
+ * `each` one node at a time as it is compiled. Nodes that do not exist are skipped.
+ */
+export async function compileDesiredStates(
+  deps: Pick<DomainDeps, 'db' | 'clock' | 'secrets'>,
+  nodeIds: readonly string[],
+  each: (nodeId: string, state: CompiledDesiredState) => void | Promise<void>,
+): Promise<void> {
+  await loadNodeModels(deps, nodeIds, (model) => each(model.node_id, { revision: model.revision, config: compileNodeConfig(model) }));
 }
