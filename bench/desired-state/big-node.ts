@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 import type { Db } from '@svc/db';
 import { compileDesiredState, compileNodeConfig, loadNodeModel } from '@svc/desired-state';
 import { createSealer, systemClock } from '@svc/domain';
-import { NodeConfig, ServerMessage } from '@svc/proto';
+import { ControlPlaneWireDefinition, NodeConfig, ServerMessage } from '@svc/proto';
 import { createQueryId, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import {
   benchDatabase,
@@ -99,11 +99,12 @@ async function reported(samples: number, fn: () => Promise<number>): Promise<num
   return xs;
 }
 
-/** Not the product's: the same rows by the node's access groups (resolved first), one row per grant, no aggregate. */
-const BY_GROUP_QUERY = `select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at, c.status as client_status,
-    s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password, sag.access_group_id
-  from subscriptions s join clients c on c.id = s.client_id join subscription_access_groups sag on sag.subscription_id = s.id
-  where sag.access_group_id = any($1::text[]) and s.status = 'active' and c.status = 'active' order by s.id`;
+/** Not the product's since 8c54a4d: the same subscriptions through every granted inbound, one row per (subscription, inbound). */
+const BY_INBOUND_QUERY = `select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at, c.status as client_status,
+    s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password, agi.inbound_id
+  from access_group_inbounds agi join subscription_access_groups sag on sag.access_group_id = agi.access_group_id
+    join subscriptions s on s.id = sag.subscription_id join clients c on c.id = s.client_id
+  where agi.inbound_id = any($1::text[]) and s.status = 'active' and c.status = 'active'`;
 
 /**
  * The statement loadNodeModel sends for the node's subscriptions (the one that reads
@@ -186,17 +187,18 @@ await main(async () => {
   // The loader's subscriptions statement, exactly as it runs: captured from loadNodeModel itself.
   const product = await subscriptionsStatement(database.db, deps, nodeId);
   log(`the loader's subscriptions statement: ${product.sql.replace(/\s+/g, ' ').slice(0, 200)}…`);
-  const groupParams = [[group.id]];
+  const inboundParams = [[a.id, b.id]];
   const productRows = (await database.pool.query(product.sql, product.parameters)).rowCount ?? 0;
-  const byGroupRows = (await database.pool.query(BY_GROUP_QUERY, groupParams)).rowCount ?? 0;
+  const byGroupRows = (await database.pool.query(BY_INBOUND_QUERY, inboundParams)).rowCount ?? 0;
   const steps = {
     read: await timeAsync(READ_SAMPLES, () => loadNodeModel(deps, nodeId)),
     query: await timeAsync(READ_SAMPLES, () => database.pool.query(product.sql, product.parameters)),
     queryExec: await reported(READ_SAMPLES, () => explain(product.sql, product.parameters)),
-    byGroup: await timeAsync(READ_SAMPLES, () => database.pool.query(BY_GROUP_QUERY, groupParams)),
-    byGroupExec: await reported(READ_SAMPLES, () => explain(BY_GROUP_QUERY, groupParams)),
+    byGroup: await timeAsync(READ_SAMPLES, () => database.pool.query(BY_INBOUND_QUERY, inboundParams)),
+    byGroupExec: await reported(READ_SAMPLES, () => explain(BY_INBOUND_QUERY, inboundParams)),
     compile: timeSync(SAMPLES, () => compileNodeConfig(model)),
-    encode: timeSync(SAMPLES, () => ServerMessage.encode({ desiredState: { revision: 1n, config } }).finish()),
+    encode: timeSync(SAMPLES, () => ControlPlaneWireDefinition.sync.responseSerialize({ desiredState: { revision: 1n, config } })),
+    encodeDefault: timeSync(SAMPLES, () => ServerMessage.encode({ desiredState: { revision: 1n, config } }).finish()),
     gzip: timeSync(SAMPLES, () => gzipSync(raw)),
     decode: timeSync(SAMPLES, () => ServerMessage.decode(raw)),
     json: timeSync(SAMPLES, () => JSON.stringify(NodeConfig.toJSON(config))),
@@ -293,7 +295,7 @@ await main(async () => {
     '| step | p50 ms | p99 ms | max ms |',
     '|---|---|---|---|',
     row(
-      `loadNodeModel: the REPEATABLE READ snapshot (node, inbounds, ${n(USERS)} subscriptions aggregated per inbound, chains, certificates)`,
+      `loadNodeModel: the REPEATABLE READ snapshot (node, inbounds, ${n(USERS)} subscriptions read by access group, chains, certificates)`,
       steps.read,
     ),
     row(
@@ -302,12 +304,13 @@ await main(async () => {
     ),
     row('of which: that statement executing inside PostgreSQL (EXPLAIN ANALYZE, timing off)', steps.queryExec),
     row(
-      `not the product’s: the same subscriptions by the node’s access groups, one row per (subscription, group) grant (${n(byGroupRows)} rows), through pg`,
+      `not the product’s (its form before 8c54a4d): the same subscriptions through every granted inbound, one row per (subscription, inbound) (${n(byGroupRows)} rows), through pg`,
       steps.byGroup,
     ),
     row('the same, executing inside PostgreSQL', steps.byGroupExec),
     row('compileNodeConfig (pure)', steps.compile),
-    row('ServerMessage.encode of the DesiredState (what grpc-js serializes)', steps.encode),
+    row('the gateway’s serializer for the DesiredState (ControlPlaneWireDefinition: FlatWriter)', steps.encode),
+    row('baseline: ServerMessage.encode(…).finish() over @bufbuild BinaryWriter (ts-proto’s default)', steps.encodeDefault),
     row('gzip of the encoded message (zlib default level)', steps.gzip),
     row("ServerMessage.decode (the agent's side)", steps.decode),
     row('baseline: JSON.stringify(NodeConfig.toJSON(config))', steps.json),

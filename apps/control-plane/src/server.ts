@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { createSlots, type DomainDeps, ensureCertificateAuthority, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
+import { appliedRevisionWriter } from './applied-revisions.ts';
 import { TlsMaterialProvider } from './cert-provider.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
@@ -84,6 +85,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           snapshots: opts.snapshots ?? compiledSource(deps),
           idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
           usageSlots: createSlots(deps.config.grpc.usage_ingest_concurrency),
+          recordApplied: appliedRevisionWriter(deps),
           ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
         }),
       );

@@ -34,6 +34,8 @@ export interface SyncDeps {
   helloTimeoutMs?: number;
   /** Usage reports applied at once by this process (the rest wait their turn). */
   usageSlots: Slots;
+  /** Writes a successful ApplyResult (appliedRevisionWriter gathers them into one statement per turn). */
+  recordApplied: (nodeId: string, revision: number) => Promise<void>;
 }
 
 const sourceName = (s: LogSource): LogLine['source'] => (s === LogSource.AGENT ? 'agent' : 'xray');
@@ -110,8 +112,10 @@ export function syncHandler(s: SyncDeps) {
     const handle = async (m: AgentMessage): Promise<void> => {
       if (m.applyResult) {
         const r = m.applyResult;
-        if (r.success) session.applied(Number(r.revision));
-        await recordApplyResult(deps, ticket.node_id, { revision: Number(r.revision), success: r.success, error: r.error });
+        if (r.success) {
+          session.applied(Number(r.revision));
+          await s.recordApplied(ticket.node_id, Number(r.revision));
+        } else await recordApplyResult(deps, ticket.node_id, { revision: Number(r.revision), success: false, error: r.error });
       } else if (m.status) {
         const st = m.status;
         await recordStatusReport(deps, ticket.node_id, {

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { Status } from 'nice-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appliedRevisionWriter } from '../src/applied-revisions.ts';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
 let g: Gateway;
@@ -295,5 +296,33 @@ describe('CertRenewal -> CertIssued (spec 4.1 rule 4, 5.1)', () => {
     agent.send({ certRenewal: { csrPem: 'not a csr' } });
     expect((await agent.waitForEnd()).code).toBe(Status.INVALID_ARGUMENT);
     expect((await nodeRow(g, node.id)).cert_serial).toBe(before);
+  });
+});
+
+describe('ApplyResults that arrive together (one statement per turn)', () => {
+  it('each node moves to its own newest applied revision, never backwards, and its last error is cleared', async () => {
+    const nodes: string[] = [];
+    for (let k = 0; k < 4; k++) {
+      const { node } = await g.nodeWithToken();
+      for (let r = 0; r < 3; r++) await changeNode(node.id);
+      nodes.push(node.id);
+    }
+    const [a, b, c, d] = nodes as [string, string, string, string];
+    await g.s.deps.db
+      .updateTable('nodes')
+      .set({ applied_revision: 3, last_apply_error: 'revision 2: failed' })
+      .where('id', '=', a)
+      .execute();
+    const record = appliedRevisionWriter(g.s.deps);
+    await Promise.all([record(a, 2), record(b, 2), record(b, 4), record(c, 3), record(b, 3), record('node_gone', 9)]);
+    const rows = await Promise.all(nodes.map((id) => nodeRow(g, id)));
+    expect(rows.map((r) => [r.id, r.applied_revision, r.last_apply_error])).toEqual([
+      [a, 3, null],
+      [b, 4, null],
+      [c, 3, null],
+      [d, 0, null],
+    ]);
+    expect(rows[0]?.last_apply_at).not.toBeNull();
+    expect(rows[3]?.last_apply_at).toBeNull();
   });
 });

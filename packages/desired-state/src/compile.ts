@@ -84,19 +84,24 @@ const plainTcp = (): StreamSettings => ({ network: Network.TCP, security: Securi
  * now: its status as of the snapshot's clock is active, and its client is active.
  */
 export function compileNodeConfig(m: NodeModel): NodeConfig {
-  const usersByInbound = new Map<string, Array<{ email: string; sub: NodeModel['subscriptions'][number] }>>();
+  // The serving subscriptions in email order, once; each inbound's users keep that order.
+  const serving: Array<{ email: string; sub: NodeModel['subscriptions'][number] }> = [];
   for (const sub of m.subscriptions) {
     // The stored status unless it is active, then as of the snapshot's clock (an expiry or limit
     // reached since the last write counts before any sweep writes it down).
     const status = sub.status === 'active' ? currentStatus(sub, m.now) : sub.status;
-    if (!subscriptionServes(status, sub.client_status)) continue;
-    for (const inboundId of sub.inbound_ids) {
+    if (subscriptionServes(status, sub.client_status)) serving.push({ email: userEmail(sub.id), sub });
+  }
+  serving.sort((a, b) => byString(a.email, b.email));
+  const usersByInbound = new Map<string, Array<{ email: string; sub: NodeModel['subscriptions'][number] }>>();
+  for (const user of serving) {
+    for (const inboundId of user.sub.inbound_ids) {
       let list = usersByInbound.get(inboundId);
       if (!list) {
         list = [];
         usersByInbound.set(inboundId, list);
       }
-      list.push({ email: userEmail(sub.id), sub });
+      list.push(user);
     }
   }
 
@@ -108,7 +113,7 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   ];
 
   for (const i of [...m.inbounds].sort((a, b) => byString(a.tag, b.tag))) {
-    const users = (usersByInbound.get(i.id) ?? []).sort((a, b) => byString(a.email, b.email));
+    const users = usersByInbound.get(i.id) ?? [];
     inbounds.push({
       tag: i.tag,
       protocol: PROTOCOL[i.protocol] ?? Protocol.PROTOCOL_UNSPECIFIED,

@@ -1,5 +1,6 @@
-import type { Db } from '@svc/db';
+import type { Db, Protocol } from '@svc/db';
 import type { DomainDeps } from '@svc/domain';
+import { sql } from 'kysely';
 import type { ModelChain, ModelInbound, ModelSubscription, NodeModel } from './model.ts';
 
 /** Most nodes one snapshot reads at once (the statements take their ids as parameters). */
@@ -51,7 +52,11 @@ export async function loadNodeModels(
         trx,
         inbounds.map((i) => i.id),
       );
-      const subscriptions = await readSubscriptionsOfGroups(trx, [...new Set(grants.map((g) => g.access_group_id))]);
+      const subscriptions = await readSubscriptionsOfGroups(
+        trx,
+        [...new Set(grants.map((g) => g.access_group_id))],
+        new Set(inbounds.map((i) => i.protocol)),
+      );
       const chains = await readChains(
         trx,
         deps,
@@ -84,7 +89,18 @@ export async function loadNodeModels(
 }
 
 type InboundRow = ModelInbound & { node_id: string };
-type SubscriptionRow = Omit<ModelSubscription, 'inbound_ids'> & { access_group_id: string };
+/** A member of an access group as the driver returns it (int8 as text). */
+interface SubscriptionRow {
+  id: string;
+  used_bytes: string | number | bigint;
+  traffic_limit_bytes: string | number | bigint | null;
+  expires_at: Date | null;
+  vless_uuid: string;
+  vmess_uuid: string;
+  trojan_password: string;
+  shadowsocks_password: string;
+  access_group_id: string;
+}
 
 async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, nodeIds: readonly string[]): Promise<InboundRow[]> {
   const rows = await trx
@@ -144,10 +160,15 @@ async function readGrants(trx: Db, inboundIds: readonly string[]): Promise<Array
  * Members of these access groups that may serve: one row per (subscription, group), read
  * by group (PostgreSQL runs this in about a quarter of the time of a join through every
  * granted inbound, and returns half the rows for a node with two inbounds; see
- * bench/BENCHMARKS.md). Stored status active only: the compiler re-checks expiry and limit
- * against the snapshot's clock, and a limited, expired or disabled row serves nobody.
+ * bench/BENCHMARKS.md). Stored status active, client active only: the compiler re-checks
+ * expiry and limit against the snapshot's clock, and a limited, expired or disabled row, or
+ * one of a client that is not active, serves nobody.
  */
-async function readSubscriptionsOfGroups(trx: Db, groupIds: readonly string[]): Promise<SubscriptionRow[]> {
+async function readSubscriptionsOfGroups(
+  trx: Db,
+  groupIds: readonly string[],
+  protocols: ReadonlySet<Protocol>,
+): Promise<SubscriptionRow[]> {
   if (groupIds.length === 0) return [];
   const rows = await trx
     .selectFrom('subscription_access_groups as sag')
@@ -155,37 +176,29 @@ async function readSubscriptionsOfGroups(trx: Db, groupIds: readonly string[]): 
     .innerJoin('clients as c', 'c.id', 's.client_id')
     .select([
       's.id',
-      's.status',
       's.used_bytes',
       's.traffic_limit_bytes',
       's.expires_at',
-      'c.status as client_status',
-      's.vless_uuid',
-      's.vmess_uuid',
-      's.trojan_password',
-      's.shadowsocks_password',
+      // Only the credentials the nodes' protocols use (the rest read as ''): fewer columns
+      // to send and parse for a big node.
+      protocols.has('vless') ? 's.vless_uuid' : sql<string>`''`.as('vless_uuid'),
+      protocols.has('vmess') ? 's.vmess_uuid' : sql<string>`''`.as('vmess_uuid'),
+      protocols.has('trojan') ? 's.trojan_password' : sql<string>`''`.as('trojan_password'),
+      protocols.has('shadowsocks') ? 's.shadowsocks_password' : sql<string>`''`.as('shadowsocks_password'),
       'sag.access_group_id',
     ])
     .where('sag.access_group_id', 'in', groupIds)
     .where('s.status', '=', 'active')
     .where('c.status', '=', 'active')
     .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    status: r.status,
-    used_bytes: Number(r.used_bytes),
-    traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
-    expires_at: r.expires_at,
-    client_status: r.client_status,
-    vless_uuid: r.vless_uuid,
-    vmess_uuid: r.vmess_uuid,
-    trojan_password: r.trojan_password,
-    shadowsocks_password: r.shadowsocks_password,
-    access_group_id: r.access_group_id,
-  }));
+  // The driver's rows as they are (100,000 of them for a big node): converted once, per node, below.
+  return rows;
 }
 
-/** The subscriptions granted any of the node's inbounds, each with the ids of those inbounds, sorted by id. */
+/**
+ * The subscriptions granted any of the node's inbounds, each with the ids of those inbounds
+ * (in no particular order: the compiler orders users itself).
+ */
 function subscriptionsOfNode(
   inbounds: readonly ModelInbound[],
   grants: ReadonlyArray<{ access_group_id: string; inbound_id: string }>,
@@ -194,17 +207,37 @@ function subscriptionsOfNode(
 ): ModelSubscription[] {
   const mine = new Set(inbounds.map((i) => i.id));
   const groups = [...new Set(grants.filter((g) => mine.has(g.inbound_id)).map((g) => g.access_group_id))];
+  const toModel = (r: SubscriptionRow, inbound_ids: string[]): ModelSubscription => ({
+    id: r.id,
+    status: 'active',
+    used_bytes: Number(r.used_bytes),
+    traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+    expires_at: r.expires_at,
+    client_status: 'active',
+    vless_uuid: r.vless_uuid,
+    vmess_uuid: r.vmess_uuid,
+    trojan_password: r.trojan_password,
+    shadowsocks_password: r.shadowsocks_password,
+    inbound_ids,
+  });
+  const grantedBy = (group: string) => (inboundsOfGroup.get(group) ?? []).map((g) => g.inbound_id).filter((id) => mine.has(id));
+  if (groups.length === 1) {
+    // The common case (a node in one access group): every member once, no merging, and one
+    // inbound list shared by all (the compiler only reads it).
+    const granted = grantedBy(groups[0] as string);
+    return (subscriptionsOfGroup.get(groups[0] as string) ?? []).map((r) => toModel(r, granted));
+  }
   const byId = new Map<string, ModelSubscription>();
   for (const group of groups) {
-    const granted = (inboundsOfGroup.get(group) ?? []).map((g) => g.inbound_id).filter((id) => mine.has(id));
-    for (const { access_group_id: _, ...row } of subscriptionsOfGroup.get(group) ?? []) {
-      const seen = byId.get(row.id);
-      if (!seen) byId.set(row.id, { ...row, inbound_ids: [...granted] });
-      else for (const id of granted) if (!seen.inbound_ids.includes(id)) seen.inbound_ids.push(id);
+    const granted = grantedBy(group);
+    for (const r of subscriptionsOfGroup.get(group) ?? []) {
+      const seen = byId.get(r.id);
+      if (seen) {
+        for (const id of granted) if (!seen.inbound_ids.includes(id)) seen.inbound_ids.push(id);
+      } else byId.set(r.id, toModel(r, granted.slice()));
     }
   }
-  // The compiler orders users itself; ids sorted here keep the model itself deterministic.
-  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return [...byId.values()];
 }
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {

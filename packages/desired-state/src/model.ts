@@ -11,7 +11,7 @@ export interface NodeModel {
   /** The clock reading the snapshot was taken with (a subscription past its expiry serves nobody). */
   now: Date;
   inbounds: ModelInbound[];
-  /** Subscriptions granted any inbound of this node, with the ids of those inbounds. */
+  /** Subscriptions granted any inbound of this node, with the ids of those inbounds (in no particular order: the compiler orders users). */
   subscriptions: ModelSubscription[];
   /** Chains this node is a hop of, or whose entry inbounds it runs. */
   chains: ModelChain[];
@@ -44,6 +44,7 @@ export interface ModelSubscription {
   traffic_limit_bytes: number | null;
   expires_at: Date | null;
   client_status: ClientStatus;
+  /** Credentials; the loader reads only those of protocols the node runs (the others are ''). */
   vless_uuid: string;
   vmess_uuid: string;
   trojan_password: string;

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { DomainDeps } from '../shared/context.ts';
+import { retryOnConflict } from '../shared/db-errors.ts';
 
 export interface ApplyOutcome {
   revision: number;
@@ -12,20 +14,8 @@ export interface ApplyOutcome {
  * ends the stream.
  */
 export async function recordApplyResult(deps: Pick<DomainDeps, 'db' | 'clock'>, nodeId: string, r: ApplyOutcome): Promise<void> {
+  if (r.success) return recordAppliedRevisions(deps, [{ node_id: nodeId, revision: r.revision }]);
   const now = deps.clock.now();
-  if (r.success) {
-    await deps.db
-      .updateTable('nodes')
-      .set((eb) => ({
-        applied_revision: eb.fn('greatest', [eb.ref('applied_revision'), eb.val(Math.max(0, r.revision))]),
-        last_apply_error: null,
-        last_apply_at: now,
-        last_seen_at: now,
-      }))
-      .where('id', '=', nodeId)
-      .execute();
-    return;
-  }
   await deps.db
     .updateTable('nodes')
     .set({
@@ -35,6 +25,34 @@ export async function recordApplyResult(deps: Pick<DomainDeps, 'db' | 'clock'>, 
     })
     .where('id', '=', nodeId)
     .execute();
+}
+
+/**
+ * Successful ApplyResults of many nodes in one statement (the gateway gathers those that
+ * arrive together: a change to a group of 1,000 nodes brings 1,000 of them within a second).
+ * Same rule as one: applied_revision moves forward only, the error is cleared.
+ */
+export async function recordAppliedRevisions(
+  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  applied: ReadonlyArray<{ node_id: string; revision: number }>,
+): Promise<void> {
+  if (applied.length === 0) return;
+  const latest = new Map<string, number>();
+  for (const a of applied) latest.set(a.node_id, Math.max(latest.get(a.node_id) ?? 0, Math.max(0, Math.trunc(a.revision))));
+  // Sorted: rows locked in one order (and a lost deadlock against a revision bump runs again).
+  const ids = [...latest.keys()].sort();
+  const revisions = ids.map((id) => String(latest.get(id)));
+  const now = deps.clock.now();
+  await retryOnConflict(() =>
+    sql`
+    update nodes n
+       set applied_revision = greatest(n.applied_revision, v.revision),
+           last_apply_error = null,
+           last_apply_at = ${now},
+           last_seen_at = ${now}
+      from unnest(${ids}::text[], ${revisions}::int8[]) as v(id, revision)
+     where n.id = v.id`.execute(deps.db),
+  );
 }
 
 /** StatusReport (spec 2.1), stored as the node view's `status`, snake_case. */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DomainDeps } from '../shared/context.ts';
+import { isRetryableConflict } from '../shared/db-errors.ts';
 
 export interface UsageDelta {
   subscription_id: string;
@@ -124,10 +125,4 @@ export async function ingestUsageReport(
       throw err;
     }
   }
-}
-
-/** PostgreSQL deadlock_detected (40P01) or serialization_failure (40001). */
-function isRetryableConflict(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '40P01' || code === '40001';
 }

@@ -19,3 +19,21 @@ export function idList(ids: readonly string[], shown = 5): string {
   const head = ids.slice(0, shown).join(', ');
   return ids.length > shown ? `${head} and ${ids.length - shown} more` : head;
 }
+
+/** PostgreSQL deadlock_detected (40P01) or serialization_failure (40001): the loser rolled back whole and may simply run again. */
+export function isRetryableConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/** Runs `work` (one statement or one transaction) again when it lost a deadlock or a serialization conflict, up to `attempts` times. */
+export async function retryOnConflict<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt < attempts && isRetryableConflict(err)) continue;
+      throw err;
+    }
+  }
+}
