@@ -24,6 +24,8 @@ export interface ControlPlaneOptions {
   timing?: Partial<RegistryTiming>;
   /** Where DesiredState snapshots come from (the desired-state compiler). */
   snapshots?: SnapshotSource;
+  /** gzip level of sent messages, 0 = off (default: config grpc.gzip_level). */
+  gzipLevel?: number;
 }
 
 export interface ControlPlane {
@@ -61,15 +63,21 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
     async start() {
       ca = await ensureCertificateAuthority(deps);
       provider = new TlsMaterialProvider({ caCertificate: Buffer.from(ca.certPem) }, await issue());
+      const gzipLevel = opts.gzipLevel ?? deps.config.grpc.gzip_level;
       server = createServer({
         interceptors: [identityInterceptor(ca, () => deps.clock.now())],
         'grpc.max_send_message_length': opts.maxSendMessageBytes ?? 256 * 1024 * 1024,
         'grpc.max_receive_message_length': opts.maxReceiveMessageBytes ?? 64 * 1024 * 1024,
-        // gzip where grpc-js does it. As of 1.14.3 its server never compresses responses
-        // ("response compression is currently not supported", server-interceptors.js), so
-        // DesiredStates go out uncompressed (bench/BENCHMARKS.md); the option takes effect
-        // when grpc-js adds it. Agents may compress what they send.
-        'grpc.default_compression_algorithm': 2,
+        // gzip of what the gateway sends: grpc-js 1.14.3's server never compresses responses,
+        // so patches/@grpc__grpc-js@1.14.3.patch adds it (to agents that accept gzip, messages
+        // of at least 1 KiB, compressed off the event loop). Agents may compress what they send.
+        ...(gzipLevel > 0
+          ? {
+              'grpc.default_compression_algorithm': 2,
+              'grpc-node.response_compression_level': gzipLevel,
+              'grpc-node.response_compression_min_bytes': 1024,
+            }
+          : {}),
         // Find dead peers (a node that lost power keeps no TCP session alive).
         'grpc.keepalive_time_ms': 30_000,
         'grpc.keepalive_timeout_ms': 10_000,

@@ -51,6 +51,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_AGENT_COMMAND_TIMEOUT_SECONDS', ['grpc', 'command_timeout_seconds'], 'int'],
   ['SVC_GRPC_REPLICA_HEARTBEAT_SECONDS', ['grpc', 'replica_heartbeat_seconds'], 'int'],
   ['SVC_USAGE_INGEST_CONCURRENCY', ['grpc', 'usage_ingest_concurrency'], 'int'],
+  ['SVC_GRPC_GZIP_LEVEL', ['grpc', 'gzip_level'], 'int'],
   ['SVC_DATA_DIR', ['data_dir'], 'str'],
   ['DATABASE_URL', ['database', 'url'], 'str'],
   ['SVC_DATABASE_POOL_SIZE', ['database', 'pool_size'], 'int'],

@@ -79,6 +79,12 @@ export const configSchema = z.object({
       replica_heartbeat_seconds: z.number().int().min(1).max(60).default(5),
       /** Usage reports applied at once per gateway process; more wait (wider thrashes the database, bench/BENCHMARKS.md). */
       usage_ingest_concurrency: z.number().int().min(1).max(64).default(2),
+      /**
+       * gzip level of messages the gateway sends (0 = off): DesiredStates of at least
+       * 1 KiB go compressed to agents that accept gzip (a 14.5 MiB 100,000-user snapshot
+       * becomes ~5 MiB at level 1; bench/BENCHMARKS.md).
+       */
+      gzip_level: z.number().int().min(0).max(9).default(1),
     })
     .default({
       host: '0.0.0.0',
@@ -91,6 +97,7 @@ export const configSchema = z.object({
       command_timeout_seconds: 10,
       replica_heartbeat_seconds: 5,
       usage_ingest_concurrency: 2,
+      gzip_level: 1,
     }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),

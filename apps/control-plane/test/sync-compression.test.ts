@@ -1,0 +1,110 @@
+import { connect } from 'node:http2';
+import { gunzipSync } from 'node:zlib';
+import { AgentMessage, ServerMessage } from '@svc/proto';
+import type { AgentSimulator } from '@svc/testkit/agent-simulator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, nodeRow, startGateway } from './harness.ts';
+
+// Issue 5, large snapshots: the stream is gzip'd. Watched on the wire with node:http2 (not
+// grpc-js, whose client inflates silently): the response's grpc-encoding header and each
+// message's compressed flag.
+
+let g: Gateway;
+let node: { id: string };
+let agent: AgentSimulator;
+const USERS = 40;
+
+beforeAll(async () => {
+  g = await startGateway();
+  const t = await g.token();
+  const post = async (path: string, body: unknown) => {
+    const res = await g.s.api.post(path, body, { token: t });
+    expect(res.status, res.text).toBe(201);
+    return res.body;
+  };
+  ({ node, agent } = await g.enrolledAgent());
+  const profile = await post('/api/v1/inbound-profiles', {
+    name: 'gz-vless',
+    protocol: 'vless',
+    stream: { network: 'tcp', security: 'none' },
+  });
+  const inbound = await post('/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port: 443 });
+  const group = await post('/api/v1/access-groups', { name: 'gz', inbound_ids: [inbound.id] });
+  const client = await post('/api/v1/clients', { email: 'gz@example.com' });
+  for (let i = 0; i < USERS; i++) await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] });
+});
+afterAll(() => g.stop());
+
+interface Received {
+  headers: Record<string, string | string[] | undefined>;
+  compressedFlag: number;
+  wireBytes: number;
+  message: ServerMessage;
+}
+
+/** Opens Sync over raw HTTP/2 + mTLS, sends Hello, and reads the first message the gateway sends. */
+async function firstMessage(acceptEncoding: string): Promise<Received> {
+  const session = connect(`https://${g.endpoint}`, {
+    ca: g.caCertPem,
+    cert: agent.certPem,
+    key: agent.keyPem,
+    servername: 'localhost',
+  });
+  try {
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/svc.controlplane.v1.ControlPlane/Sync',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      'grpc-accept-encoding': acceptEncoding,
+    });
+    const hello = AgentMessage.encode({
+      hello: { hostname: 'raw', os: 'linux', arch: 'x64', agentVersion: '1.0.0', xrayVersion: '25.10.15', appliedRevision: 0n },
+    }).finish();
+    const frame = Buffer.alloc(5 + hello.length);
+    frame.writeUInt32BE(hello.length, 1);
+    Buffer.from(hello).copy(frame, 5);
+    stream.write(frame);
+    const headers = await new Promise<Record<string, string | string[] | undefined>>((resolve) => stream.once('response', resolve));
+    let buf = Buffer.alloc(0);
+    for await (const chunk of stream) {
+      buf = Buffer.concat([buf, chunk as Buffer]);
+      if (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) break;
+    }
+    stream.close();
+    const flag = buf.readUInt8(0);
+    const body = buf.subarray(5, 5 + buf.readUInt32BE(1));
+    return {
+      headers,
+      compressedFlag: flag,
+      wireBytes: body.length,
+      message: ServerMessage.decode(flag === 1 ? gunzipSync(body) : body),
+    };
+  } finally {
+    session.close();
+  }
+}
+
+describe('DesiredState on the wire is gzip-compressed for agents that accept gzip', () => {
+  it('a client accepting gzip gets grpc-encoding gzip and a compressed message that inflates to the full DesiredState', async () => {
+    const desired = BigInt((await nodeRow(g, node.id)).desired_revision);
+    const gz = await firstMessage('identity,deflate,gzip');
+    expect(gz.headers['grpc-encoding']).toBe('gzip');
+    expect(gz.compressedFlag).toBe(1);
+    expect(gz.message.desiredState?.revision).toBe(desired);
+    expect(gz.message.desiredState?.config?.xray?.inbounds[0]?.users).toHaveLength(USERS);
+
+    const plain = await firstMessage('identity');
+    expect(plain.headers['grpc-encoding']).toBe('identity');
+    expect(plain.compressedFlag).toBe(0);
+    expect(plain.message).toEqual(gz.message);
+    expect(gz.wireBytes, 'gzip makes the snapshot smaller').toBeLessThan(plain.wireBytes / 2);
+  });
+
+  it('the grpc-js agent (which accepts gzip) receives and decodes the same snapshot', async () => {
+    agent.connect();
+    const desired = BigInt((await nodeRow(g, node.id)).desired_revision);
+    await agent.waitForRevision(desired);
+    expect(agent.desiredStates.at(-1)?.config?.xray?.inbounds[0]?.users).toHaveLength(USERS);
+  });
+});
