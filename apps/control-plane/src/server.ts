@@ -7,6 +7,7 @@ import { appliedRevisionWriter } from './applied-revisions.ts';
 import { TlsMaterialProvider } from './cert-provider.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
+import { parallelCompress } from './parallel-gzip.ts';
 import { controlPlaneService } from './service.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
 
@@ -76,6 +77,8 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
               'grpc.default_compression_algorithm': 2,
               'grpc-node.response_compression_level': gzipLevel,
               'grpc-node.response_compression_min_bytes': 1024,
+              // Big snapshots are gzip'd on several threads (one gzip member; parallel-gzip.ts).
+              'grpc-node.response_compressor': parallelCompress,
             }
           : {}),
         // Find dead peers (a node that lost power keeps no TCP session alive).
