@@ -68,6 +68,8 @@ const PAUSE_MS = env('BENCH_BIG_PAUSE_MS', 300);
 const SAMPLES = env('BENCH_BIG_SAMPLES', 30);
 const READ_SAMPLES = env('BENCH_BIG_READ_SAMPLES', 10);
 const TARGET_P99_MS = 1000;
+/** The gateway's grpc.gzip_level for this run (unset: the product default, 1). */
+const GZIP_LEVEL = process.env.BENCH_BIG_GZIP_LEVEL;
 /** Other work on the machine above this (% of one core) during the rounds marks the run as disturbed. */
 const DISTURBED_PCT = 25;
 
@@ -142,7 +144,9 @@ await main(async () => {
   const [nodeId] = (await seedNodes(database.db, 1)) as [string];
   const worker = startWorker(0);
   await signCertificates(database, inst, [worker], [[nodeId]]);
-  const stack = await startStack(redis ? 'split' : 'all-in-one', database, inst, redis);
+  const stack = await startStack(redis ? 'split' : 'all-in-one', database, inst, redis, {
+    gatewayEnv: GZIP_LEVEL === undefined ? {} : { SVC_GRPC_GZIP_LEVEL: GZIP_LEVEL },
+  });
   log(`${stack.label}: API ${stack.api.base}, gateway ${stack.endpoint} (pid ${stack.gateway.pid})`);
 
   // The node's model through the admin API, its users with SQL.
@@ -267,10 +271,10 @@ await main(async () => {
   const sentAs = avgRead > 0.8 * raw.length ? 'uncompressed' : avgRead < 1.2 * gzipped.length ? 'gzip-compressed' : 'partly compressed';
   const mb = (x: number) => (x / 2 ** 20).toFixed(1);
   publish([
-    `### ${new Date().toISOString().slice(0, 10)} — desired state: compile + send of a ${n(USERS)}-user node, PostgreSQL${redis ? ' + Redis' : ''}`,
+    `### ${new Date().toISOString().slice(0, 10)} — desired state: compile + send of a ${n(USERS)}-user node, gzip ${GZIP_LEVEL === '0' ? 'off' : 'on'}, PostgreSQL${redis ? ' + Redis' : ''}`,
     '',
     `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) at the start: ${loadBefore}; before the rounds: ${loadRounds}; after: ${loadAfter}. ` +
-      `Product: ${stack.label}. Node: two inbounds (vless tcp :443, trojan ws :8443), one access group granting both, ${n(USERS)} active subscriptions (${n(CLIENTS)} clients) seeded with SQL in ${seedSeconds.toFixed(0)} s. ` +
+      `Product: ${stack.label}; gateway gzip level ${GZIP_LEVEL ?? '1 (the default)'}${GZIP_LEVEL === '0' ? ' (off: SVC_GRPC_GZIP_LEVEL=0)' : ''}. Node: two inbounds (vless tcp :443, trojan ws :8443), one access group granting both, ${n(USERS)} active subscriptions (${n(CLIENTS)} clients) seeded with SQL in ${seedSeconds.toFixed(0)} s. ` +
       `Change: PATCH /api/v1/subscriptions/{id} toggling one subscription disabled/active (${n(USERS - 1)} / ${n(USERS)} users per inbound), ${ROUNDS} rounds, one at a time, ${PAUSE_MS} ms apart; ` +
       'timed from just before the request until the simulated agent (its own process, grpc-js) has decoded the DesiredState of the new revision (wall clock shared by the processes).',
     '',

@@ -117,7 +117,7 @@ export async function startStack(
   database: BenchDatabase,
   inst: Installation,
   redis: string | undefined,
-  opts: { logLevel?: string } = {},
+  opts: { logLevel?: string; gatewayEnv?: Record<string, string> } = {},
 ): Promise<Stack> {
   const logLevel = opts.logLevel ?? process.env.BENCH_LOG_LEVEL ?? 'info';
   if (mode === 'all-in-one') {
@@ -126,6 +126,7 @@ export async function startStack(
       SVC_GRPC_HOST: '127.0.0.1',
       SVC_GRPC_PORT: '0',
       NODE_OPTIONS: probe(),
+      ...opts.gatewayEnv,
     });
     track(app.child);
     onCleanup(async () => void (await app.stop(15_000)));
@@ -149,7 +150,7 @@ export async function startStack(
   track(adminApp.child);
   onCleanup(async () => void (await adminApp.stop(15_000)));
   const http = await adminApp.waitForLog(/^admin-api listening on/, 60_000);
-  const cp = await startControlPlane(database, inst, redis, { SVC_LOG_LEVEL: logLevel });
+  const cp = await startControlPlane(database, inst, redis, { SVC_LOG_LEVEL: logLevel, ...opts.gatewayEnv });
   const api = new Api(String(http.url));
   await signIn(api, adminApp);
   return {
