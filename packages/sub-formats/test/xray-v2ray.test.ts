@@ -34,7 +34,7 @@ if (unavailable) console.warn(`v2ray config tests skipped: ${unavailable}`);
 
 let dir: string;
 beforeAll(async () => {
-  if (!unavailable) dir = await mkdtemp(join(tmpdir(), 'subscription-formats-v2ray-'));
+  if (!unavailable) dir = await mkdtemp(join(tmpdir(), 'sub-formats-v2ray-'));
 });
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
