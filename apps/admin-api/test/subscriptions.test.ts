@@ -465,6 +465,32 @@ describe('GET /subscriptions/{id}/usage: sums of usage_hourly per hour or day', 
     ]);
   });
 
+  it('granularity=month sums UTC calendar months (28 to 31 days) over their boundaries; from rounded down, to up', async () => {
+    const sub = await newSub();
+    await usage(sub.id, 'nod_a', '2026-01-01T00:00:00Z', 1, 10);
+    await usage(sub.id, 'nod_b', '2026-01-31T23:00:00Z', 2, 20);
+    await usage(sub.id, 'nod_a', '2026-02-01T00:00:00Z', 4, 40);
+    await usage(sub.id, 'nod_a', '2026-02-28T23:00:00Z', 8, 80);
+    await usage(sub.id, 'nod_a', '2026-03-01T00:00:00Z', 16, 160);
+    await usage(sub.id, 'nod_a', '2026-04-01T00:00:00Z', 32, 320); // outside: to rounds up to April 1st
+    const res = await api.usage(sub.id, '?granularity=month&from=2026-01-15T10:00:00Z&to=2026-03-20T00:00:00Z');
+    expect(res.status).toBe(200);
+    expect(res.body.granularity).toBe('month');
+    expect(res.body.from).toBe('2026-01-01T00:00:00.000Z');
+    expect(res.body.to).toBe('2026-04-01T00:00:00.000Z');
+    expect(res.body.items).toEqual([
+      { start: '2026-01-01T00:00:00.000Z', uplink_bytes: 3, downlink_bytes: 30 },
+      { start: '2026-02-01T00:00:00.000Z', uplink_bytes: 12, downlink_bytes: 120 },
+      { start: '2026-03-01T00:00:00.000Z', uplink_bytes: 16, downlink_bytes: 160 },
+    ]);
+    const exact = await api.usage(sub.id, '?granularity=month&from=2026-02-01T00:00:00Z&to=2026-03-01T00:00:00Z');
+    expect(exact.body.items).toEqual([{ start: '2026-02-01T00:00:00.000Z', uplink_bytes: 12, downlink_bytes: 120 }]);
+    const decade = await api.usage(sub.id, '?granularity=month&from=2020-01-01T00:00:00Z&to=2029-12-31T00:00:00Z');
+    expect(decade.status).toBe(200);
+    expect(decade.body.items).toHaveLength(120);
+    expect((await api.usage(sub.id, '?granularity=month&from=2016-01-01T00:00:00Z&to=2026-03-01T00:00:00Z')).status).toBe(400);
+  });
+
   it('defaults: hour granularity over the last 24 hours', async () => {
     const sub = await newSub();
     const res = await api.usage(sub.id);

@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 
-export type UsageGranularity = 'hour' | 'day';
+export type UsageGranularity = 'hour' | 'day' | 'month';
 
 export interface UsageQuery {
   from?: Date | undefined;
@@ -19,19 +20,34 @@ export interface UsageView {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const UNIT: Record<UsageGranularity, number> = { hour: HOUR, day: DAY };
-/** Longest range per granularity: 31 days of hours (744 points), 366 days of days. */
-export const USAGE_MAX_RANGE_MS: Record<UsageGranularity, number> = { hour: 31 * DAY, day: 366 * DAY };
-const DEFAULT_RANGE_MS: Record<UsageGranularity, number> = { hour: DAY, day: 30 * DAY };
+/** Longest range per granularity: 31 days of hours (744 points), 366 days of days, 10 years of months. */
+export const USAGE_MAX_RANGE_MS: Record<UsageGranularity, number> = { hour: 31 * DAY, day: 366 * DAY, month: 3653 * DAY };
+const DEFAULT_RANGE_MS: Record<UsageGranularity, number> = { hour: DAY, day: 30 * DAY, month: 365 * DAY };
+
+/** Start of the UTC hour, day or calendar month holding `t` (ms). */
+export function usageBucketStart(granularity: UsageGranularity, t: number): number {
+  if (granularity === 'hour') return Math.floor(t / HOUR) * HOUR;
+  if (granularity === 'day') return Math.floor(t / DAY) * DAY;
+  const d = new Date(t);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** Start of the bucket after the one starting at `start` (months have 28 to 31 days). */
+export function nextUsageBucket(granularity: UsageGranularity, start: number): number {
+  if (granularity === 'hour') return start + HOUR;
+  if (granularity === 'day') return start + DAY;
+  const d = new Date(start);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
 
 /**
- * Traffic of one subscription summed over its nodes, per UTC hour or day. `to` defaults to
- * now and `from` to one day (hour) or 30 days (day) before it; `from` is rounded down and
- * `to` up to the granularity, and every bucket in between is present (zero when idle).
+ * Traffic of one subscription summed over its nodes, per UTC hour, day or calendar month.
+ * `to` defaults to now and `from` to one day (hour), 30 days (day) or 365 days (month) before
+ * it; `from` is rounded down and `to` up to the granularity, and every bucket in between is
+ * present (zero when idle).
  */
 export async function getSubscriptionUsage(ctx: Pick<DomainContext, 'db' | 'clock'>, id: string, query: UsageQuery): Promise<UsageView> {
   const granularity = query.granularity ?? 'hour';
-  const unit = UNIT[granularity];
   const to = query.to ?? ctx.clock.now();
   const from = query.from ?? new Date(to.getTime() - DEFAULT_RANGE_MS[granularity]);
   if (from.getTime() >= to.getTime()) throw new ValidationError('from must be before to', { 'query.from': 'must be before to' });
@@ -41,24 +57,32 @@ export async function getSubscriptionUsage(ctx: Pick<DomainContext, 'db' | 'cloc
       'query.to': `at most ${days} days after from at ${granularity} granularity`,
     });
   }
-  const start = Math.floor(from.getTime() / unit) * unit;
-  const end = Math.ceil(to.getTime() / unit) * unit;
+  const start = usageBucketStart(granularity, from.getTime());
+  const last = usageBucketStart(granularity, to.getTime());
+  const end = last === to.getTime() ? last : nextUsageBucket(granularity, last);
 
   const exists = await ctx.db.selectFrom('subscriptions').select('id').where('id', '=', id).executeTakeFirst();
   if (!exists) throw new NotFoundError('subscription', id);
+  // Summed per bucket in SQL (a year of months is 12 rows, not 8,760 hours); the UTC
+  // truncation matches usageBucketStart.
+  const bucket = sql<Date>`date_trunc(${granularity}, ${sql.ref('hour')}, 'UTC')`;
   const rows = await ctx.db
     .selectFrom('usage_hourly')
-    .select((eb) => ['hour', eb.fn.sum<number | string>('uplink_bytes').as('up'), eb.fn.sum<number | string>('downlink_bytes').as('down')])
+    .select((eb) => [
+      bucket.as('hour'),
+      eb.fn.sum<number | string>('uplink_bytes').as('up'),
+      eb.fn.sum<number | string>('downlink_bytes').as('down'),
+    ])
     .where('subscription_id', '=', id)
     .where('hour', '>=', new Date(start))
     .where('hour', '<', new Date(end))
-    .groupBy('hour')
+    .groupBy(sql`1`)
     .execute();
 
   const buckets = new Map<number, { up: number; down: number }>();
-  for (let t = start; t < end; t += unit) buckets.set(t, { up: 0, down: 0 });
+  for (let t = start; t < end; t = nextUsageBucket(granularity, t)) buckets.set(t, { up: 0, down: 0 });
   for (const r of rows) {
-    const b = buckets.get(Math.floor(r.hour.getTime() / unit) * unit);
+    const b = buckets.get(usageBucketStart(granularity, r.hour.getTime()));
     if (!b) continue;
     // sum(bigint) is numeric: a string from pg, a number or string from PGlite.
     b.up += Number(r.up);

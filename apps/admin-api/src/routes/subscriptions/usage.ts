@@ -5,7 +5,7 @@ import { type AppEnv, defineRoute, READERS } from '@svc/http';
 import { IdParam, json } from '../../schemas.ts';
 import { Instant } from './schemas.ts';
 
-const Granularity = z.enum(['hour', 'day']);
+const Granularity = z.enum(['hour', 'day', 'month']);
 
 export const SubscriptionUsageSchema = z
   .object({
@@ -27,8 +27,9 @@ export const route = defineRoute({
   method: 'get',
   path: '/subscriptions/{id}/usage',
   tags: ['subscriptions'],
-  summary: 'Traffic per UTC hour or day, summed over nodes; every bucket from..to is present',
-  description: 'to defaults to now, from to 1 day (hour) or 30 days (day) before to. At most 31 days at hour granularity, 366 at day.',
+  summary: 'Traffic per UTC hour, day or calendar month, summed over nodes; every bucket from..to is present',
+  description:
+    'to defaults to now, from to 1 day (hour), 30 days (day) or 365 days (month) before to; from is rounded down and to up to the granularity (UTC). At most 31 days at hour granularity, 366 at day, 3,653 (10 years) at month.',
   auth: { scope: 'admin', roles: READERS },
   request: {
     params: IdParam,
