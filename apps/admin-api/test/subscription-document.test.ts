@@ -1,0 +1,147 @@
+import { readSubscriptionDocument, shadowsocksPassword } from '@svc/domain';
+import { setupOwner, type TestServer } from '@svc/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAdminApi } from './harness.ts';
+
+// Issue 6: what GET /sub/{token} renders comes from readSubscriptionDocument (domain). These
+// tests build the fleet through the admin API and read the document the way the route will.
+
+let s: TestServer;
+let token: string;
+const BASE = 'https://panel.example.com';
+
+beforeAll(async () => {
+  s = await startAdminApi({ env: { SVC_PUBLIC_BASE_URL: BASE } });
+  token = (await setupOwner(s)).access_token;
+});
+afterAll(() => s.stop());
+
+async function post(path: string, body: unknown) {
+  const res = await s.api.post(path, body, { token });
+  expect(res.status, `${path} ${res.text}`).toBe(201);
+  return res.body;
+}
+const linkToken = (link: string) => link.slice(`${BASE}/sub/`.length);
+
+describe('readSubscriptionDocument: the servers a link token names', () => {
+  let fleet: {
+    sub: { id: string; link: string };
+    berlin: { id: string };
+    reality: { id: string; stream: { reality: { public_key: string; short_ids: string[] } } };
+    ss: { id: string };
+    inReality: { tag: string };
+    inWs: { tag: string };
+    inSs: { tag: string };
+  };
+
+  beforeAll(async () => {
+    const amsterdam = await post('/api/v1/nodes', { name: 'Amsterdam', address: 'ams.example.net' });
+    const berlin = await post('/api/v1/nodes', { name: 'Berlin', address: '203.0.113.7' });
+    const closed = await post('/api/v1/nodes', { name: 'Closed', address: 'closed.example.net' });
+    const reality = await post('/api/v1/inbound-profiles', {
+      name: 'vless-reality',
+      protocol: 'vless',
+      vless_flow: 'xtls-rprx-vision',
+      stream: { network: 'tcp', security: 'reality', reality: { dest: 'www.example.com:443', server_names: ['www.example.com'] } },
+    });
+    const ws = await post('/api/v1/inbound-profiles', {
+      name: 'trojan-ws',
+      protocol: 'trojan',
+      stream: { network: 'ws', security: 'none', ws: { path: '/tj' } },
+    });
+    const ss = await post('/api/v1/inbound-profiles', {
+      name: 'ss-2022',
+      protocol: 'shadowsocks',
+      shadowsocks_method: '2022-blake3-aes-128-gcm',
+      stream: { network: 'tcp', security: 'none' },
+    });
+    const inReality = await post('/api/v1/inbounds', { node_id: berlin.id, profile_id: reality.id, port: 443 });
+    const inWs = await post('/api/v1/inbounds', { node_id: amsterdam.id, profile_id: ws.id, port: 8080, host: 'cdn.example.org' });
+    const inSs = await post('/api/v1/inbounds', { node_id: berlin.id, profile_id: ss.id, port: 8388 });
+    const inClosed = await post('/api/v1/inbounds', { node_id: closed.id, profile_id: ws.id, port: 8080 });
+    const g1 = await post('/api/v1/access-groups', { name: 'doc-g1', inbound_ids: [inReality.id, inWs.id, inClosed.id] });
+    const g2 = await post('/api/v1/access-groups', { name: 'doc-g2', inbound_ids: [inWs.id, inSs.id] });
+    expect((await s.api.patch(`/api/v1/nodes/${closed.id}`, { admin_status: 'disabled' }, { token })).status).toBe(200);
+    const client = await post('/api/v1/clients', { email: 'doc@example.com' });
+    const sub = await post('/api/v1/subscriptions', {
+      client_id: client.id,
+      access_group_ids: [g1.id, g2.id],
+      traffic_limit_bytes: 10_000_000,
+    });
+    fleet = { sub, berlin, reality, ss, inReality, inWs, inSs };
+  });
+
+  it('lists every granted inbound once, on enabled nodes, by node name then tag, each with its address and the subscription credentials', async () => {
+    const doc = await readSubscriptionDocument(s.deps, linkToken(fleet.sub.link));
+    const row = await s.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', fleet.sub.id).executeTakeFirstOrThrow();
+    const ssProfile = await s.deps.db.selectFrom('inbound_profiles').selectAll().where('id', '=', fleet.ss.id).executeTakeFirstOrThrow();
+    expect(doc?.status).toBe('active');
+    expect(doc?.traffic_limit_bytes).toBe(10_000_000);
+    expect(doc?.servers.map((x) => [x.name, x.protocol, x.address, x.port])).toEqual([
+      ['Amsterdam · trojan-ws', 'trojan', 'cdn.example.org', 8080],
+      ['Berlin · ss-2022', 'shadowsocks', '203.0.113.7', 8388],
+      ['Berlin · vless-reality', 'vless', '203.0.113.7', 443],
+    ]);
+    const [trojan, shadowsocks, vless] = doc?.servers ?? [];
+    expect(trojan).toMatchObject({
+      password: row.trojan_password,
+      stream: { network: 'ws', security: 'none', ws: { path: '/tj', host: 'cdn.example.org' } },
+    });
+    expect(shadowsocks).toMatchObject({
+      method: '2022-blake3-aes-128-gcm',
+      password: shadowsocksPassword('2022-blake3-aes-128-gcm', ssProfile.shadowsocks_server_key, row.shadowsocks_password),
+    });
+    expect(shadowsocks?.password).toMatch(/^[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/);
+    expect(vless).toMatchObject({
+      uuid: row.vless_uuid,
+      flow: 'xtls-rprx-vision',
+      stream: {
+        network: 'tcp',
+        security: 'reality',
+        reality: {
+          sni: 'www.example.com',
+          public_key: fleet.reality.stream.reality.public_key,
+          short_id: fleet.reality.stream.reality.short_ids[0] ?? '',
+          fingerprint: 'chrome',
+        },
+      },
+    });
+  });
+
+  it("counts this period's traffic by direction (rows before the period began are not counted)", async () => {
+    const row = await s.deps.db
+      .selectFrom('subscriptions')
+      .select(['period_started_at'])
+      .where('id', '=', fleet.sub.id)
+      .executeTakeFirstOrThrow();
+    const hour = (offsetHours: number) =>
+      new Date(Math.floor(row.period_started_at.getTime() / 3_600_000) * 3_600_000 + offsetHours * 3_600_000);
+    await s.deps.db
+      .insertInto('usage_hourly')
+      .values([
+        { subscription_id: fleet.sub.id, node_id: fleet.berlin.id, hour: hour(-1), uplink_bytes: 999, downlink_bytes: 999 },
+        { subscription_id: fleet.sub.id, node_id: fleet.berlin.id, hour: hour(0), uplink_bytes: 100, downlink_bytes: 2000 },
+        { subscription_id: fleet.sub.id, node_id: fleet.berlin.id, hour: hour(1), uplink_bytes: 5, downlink_bytes: 50 },
+      ])
+      .execute();
+    const doc = await readSubscriptionDocument(s.deps, linkToken(fleet.sub.link));
+    expect([doc?.upload_bytes, doc?.download_bytes]).toEqual([105, 2050]);
+  });
+
+  it('a disabled subscription shows its status and no servers; a rotated, unknown or malformed token names nothing', async () => {
+    const client = await post('/api/v1/clients', { email: 'doc-2@example.com' });
+    const sub = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [] });
+    expect((await s.api.patch(`/api/v1/subscriptions/${sub.id}`, { status: 'disabled' }, { token })).status).toBe(200);
+    const disabled = await readSubscriptionDocument(s.deps, linkToken(sub.link));
+    expect(disabled?.status).toBe('disabled');
+    expect(disabled?.servers).toEqual([]);
+
+    const rotated = await s.api.post(`/api/v1/subscriptions/${sub.id}/rotate-credentials`, undefined, { token });
+    expect(rotated.status).toBe(200);
+    expect(await readSubscriptionDocument(s.deps, linkToken(sub.link))).toBeNull();
+    expect((await readSubscriptionDocument(s.deps, linkToken(rotated.body.link)))?.subscription_id).toBe(sub.id);
+    expect(await readSubscriptionDocument(s.deps, 'A'.repeat(43))).toBeNull();
+    expect(await readSubscriptionDocument(s.deps, 'short')).toBeNull();
+    expect(await readSubscriptionDocument(s.deps, `${'A'.repeat(42)}/`)).toBeNull();
+  });
+});

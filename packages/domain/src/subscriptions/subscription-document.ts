@@ -1,0 +1,216 @@
+import type { ClientStatus, Protocol, SubscriptionStatus } from '@svc/db';
+import { sql } from 'kysely';
+import type { StoredStream } from '../inbound-profiles/stream.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { linkTokenHash, shadowsocksPassword } from './credentials.ts';
+import { currentStatus, subscriptionServes } from './subscription-status.ts';
+
+/** What a client app may connect to (the shape @svc/sub-formats renders; see its src/model.ts). */
+export interface SubscriptionServer {
+  name: string;
+  protocol: Protocol;
+  address: string;
+  port: number;
+  uuid?: string;
+  flow?: string;
+  password?: string;
+  method?: string;
+  stream: {
+    network: StoredStream['network'];
+    security: StoredStream['security'];
+    ws?: { path: string; host: string };
+    grpc?: { service_name: string; multi_mode: boolean };
+    httpupgrade?: { path: string; host: string };
+    xhttp?: { path: string; host: string; mode: 'auto' | 'packet_up' | 'stream_up' | 'stream_one' };
+    tls?: { sni: string; alpn: string[]; fingerprint: string; allow_insecure: boolean };
+    reality?: { sni: string; public_key: string; short_id: string; fingerprint: string; spider_x: string };
+  };
+}
+
+/** Everything GET /sub/{token} shows: the subscription's state and, when it serves, its servers. */
+export interface SubscriptionDocumentData {
+  subscription_id: string;
+  client_email: string;
+  /** As of the read (an expiry or a limit reached counts before a sweep writes it down). */
+  status: SubscriptionStatus;
+  client_status: ClientStatus;
+  /** This period's traffic (since period_started_at, by UTC hour), each direction. */
+  upload_bytes: number;
+  download_bytes: number;
+  traffic_limit_bytes: number | null;
+  expires_at: Date | null;
+  /** Empty unless the subscription serves (active, client active). */
+  servers: SubscriptionServer[];
+}
+
+/** Link tokens are 32 random bytes, base64url: anything else is not one (and costs no read). */
+const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The subscription a link token names, with what its apps need; null when no subscription
+ * has this token (never issued, or rotated away). The token is looked up by its SHA-256
+ * (an index probe whose time does not depend on how close a guess is to a real token).
+ */
+export async function readSubscriptionDocument(
+  ctx: Pick<DomainContext, 'db' | 'clock'>,
+  token: string,
+): Promise<SubscriptionDocumentData | null> {
+  if (!TOKEN_RE.test(token)) return null;
+  const row = await ctx.db
+    .selectFrom('subscriptions as s')
+    .innerJoin('clients as c', 'c.id', 's.client_id')
+    .select([
+      's.id',
+      's.status',
+      's.used_bytes',
+      's.traffic_limit_bytes',
+      's.expires_at',
+      's.period_started_at',
+      's.vless_uuid',
+      's.vmess_uuid',
+      's.trojan_password',
+      's.shadowsocks_password',
+      'c.status as client_status',
+      'c.email as client_email',
+    ])
+    .where('s.token_hash', '=', linkTokenHash(token))
+    .executeTakeFirst();
+  if (!row) return null;
+  const now = ctx.clock.now();
+  const sub = {
+    ...row,
+    used_bytes: Number(row.used_bytes),
+    traffic_limit_bytes: row.traffic_limit_bytes === null ? null : Number(row.traffic_limit_bytes),
+  };
+  const status = currentStatus(sub, now);
+  const traffic = await periodTraffic(ctx, sub.id, sub.period_started_at);
+  return {
+    subscription_id: sub.id,
+    client_email: sub.client_email,
+    status,
+    client_status: sub.client_status,
+    upload_bytes: traffic.up,
+    download_bytes: traffic.down,
+    traffic_limit_bytes: sub.traffic_limit_bytes,
+    expires_at: sub.expires_at,
+    servers: subscriptionServes(status, sub.client_status) ? await serversOf(ctx, sub) : [],
+  };
+}
+
+/** Uplink and downlink of the hourly rows since the period began (its hour included). */
+async function periodTraffic(ctx: Pick<DomainContext, 'db'>, id: string, periodStart: Date): Promise<{ up: number; down: number }> {
+  const from = new Date(Math.floor(periodStart.getTime() / 3_600_000) * 3_600_000);
+  const t = await ctx.db
+    .selectFrom('usage_hourly')
+    .select([sql<string>`coalesce(sum(uplink_bytes), 0)`.as('up'), sql<string>`coalesce(sum(downlink_bytes), 0)`.as('down')])
+    .where('subscription_id', '=', id)
+    .where('hour', '>=', from)
+    .executeTakeFirstOrThrow();
+  return { up: Number(t.up), down: Number(t.down) };
+}
+
+interface Credentials {
+  vless_uuid: string;
+  vmess_uuid: string;
+  trojan_password: string;
+  shadowsocks_password: string;
+}
+
+/**
+ * The inbounds the subscription's access groups grant, on enabled nodes, ordered by node name
+ * then inbound tag. Address: the inbound's host, else its node's address (a chain's entry
+ * inbound runs on the chain's first hop, so its clients connect there).
+ */
+async function serversOf(ctx: Pick<DomainContext, 'db'>, sub: Credentials & { id: string }): Promise<SubscriptionServer[]> {
+  const rows = await ctx.db
+    .selectFrom('subscription_access_groups as sag')
+    .innerJoin('access_group_inbounds as agi', 'agi.access_group_id', 'sag.access_group_id')
+    .innerJoin('inbounds as i', 'i.id', 'agi.inbound_id')
+    .innerJoin('inbound_profiles as p', 'p.id', 'i.profile_id')
+    .innerJoin('nodes as n', 'n.id', 'i.node_id')
+    .select([
+      'i.id',
+      'i.tag',
+      'i.port',
+      'i.host',
+      'n.name as node_name',
+      'n.address',
+      'p.name as profile_name',
+      'p.protocol',
+      'p.stream',
+      'p.vless_flow',
+      'p.shadowsocks_method',
+      'p.shadowsocks_server_key',
+    ])
+    .where('sag.subscription_id', '=', sub.id)
+    .where('n.admin_status', '=', 'enabled')
+    .orderBy('n.name')
+    .orderBy('i.tag')
+    .execute();
+  const seen = new Set<string>();
+  const names = new Set<string>();
+  const out: SubscriptionServer[] = [];
+  for (const r of rows) {
+    if (seen.has(r.id)) continue; // granted by two groups
+    seen.add(r.id);
+    let name = `${r.node_name} · ${r.profile_name}`;
+    if (names.has(name)) name = `${name} :${r.port}`;
+    names.add(name);
+    const stream = r.stream as unknown as StoredStream;
+    const host = r.host ?? '';
+    out.push({
+      name,
+      protocol: r.protocol,
+      address: host || r.address,
+      port: r.port,
+      ...credentialsFor(r, sub),
+      stream: clientStream(stream, host),
+    });
+  }
+  return out;
+}
+
+function credentialsFor(
+  r: { protocol: Protocol; vless_flow: string | null; shadowsocks_method: string | null; shadowsocks_server_key: string | null },
+  sub: Credentials,
+): Pick<SubscriptionServer, 'uuid' | 'flow' | 'password' | 'method'> {
+  switch (r.protocol) {
+    case 'vless':
+      return { uuid: sub.vless_uuid, flow: r.vless_flow ?? '' };
+    case 'vmess':
+      return { uuid: sub.vmess_uuid };
+    case 'trojan':
+      return { password: sub.trojan_password };
+    case 'shadowsocks': {
+      const method = r.shadowsocks_method ?? '';
+      return { method, password: shadowsocksPassword(method, r.shadowsocks_server_key, sub.shadowsocks_password) };
+    }
+  }
+}
+
+/** The client's side of the inbound's stream: what the app must send (SNI, Host, keys it may know). */
+function clientStream(s: StoredStream, host: string): SubscriptionServer['stream'] {
+  const out: SubscriptionServer['stream'] = { network: s.network, security: s.security };
+  if (s.ws) out.ws = { path: s.ws.path, host: s.ws.headers.Host ?? s.ws.headers.host ?? host };
+  if (s.grpc) out.grpc = { service_name: s.grpc.service_name, multi_mode: s.grpc.multi_mode };
+  if (s.httpupgrade) out.httpupgrade = { path: s.httpupgrade.path, host: s.httpupgrade.host || host };
+  if (s.xhttp) out.xhttp = { path: s.xhttp.path, host: s.xhttp.host || host, mode: s.xhttp.mode };
+  if (s.security === 'tls' && s.tls) {
+    out.tls = {
+      sni: s.tls.server_names[0] ?? host,
+      alpn: s.tls.alpn ? s.tls.alpn.split(',').map((a) => a.trim()) : [],
+      fingerprint: 'chrome',
+      allow_insecure: false,
+    };
+  }
+  if (s.security === 'reality' && s.reality) {
+    out.reality = {
+      sni: s.reality.server_names[0] ?? '',
+      public_key: s.reality.public_key,
+      short_id: s.reality.short_ids[0] ?? '',
+      fingerprint: s.reality.fingerprint,
+      spider_x: '',
+    };
+  }
+  return out;
+}
