@@ -409,6 +409,10 @@ describe('svc start (all-in-one, spec 3.4 bootstrap)', () => {
       expect(setup.status, setup.text).toBe(201);
       expect(setup.body).toMatchObject({ email: EMAIL, role: 'owner' });
       expect((await api.post('/api/v1/auth/login', { email: EMAIL, password: PASSWORD })).status).toBe(200);
+      // The customer surface is mounted too: an unknown link is its 404 (not the router's).
+      const sub = await api.get(`/sub/${'A'.repeat(43)}`);
+      expect(sub.status).toBe(404);
+      expect(sub.body.type).toBe('urn:svc:problem:not-found');
 
       const exit = await stop(svc);
       expect(exit.code, describeExit(exit)).toBe(0);

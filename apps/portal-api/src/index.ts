@@ -1,0 +1,1 @@
+export { createPortalApi } from './app.ts';

@@ -1,0 +1,36 @@
+// The customer surface as its own deployable (split mode): `node --import tsx apps/portal-api/src/main.ts`.
+import { ConfigError, loadConfig } from '@svc/config';
+import { createHttpService } from '@svc/http';
+import { createRuntime } from '@svc/runtime';
+import { createPortalApi } from './app.ts';
+
+async function start() {
+  const config = loadConfig(process.env);
+  const rt = await createRuntime(config);
+  const http = createHttpService(rt.deps, (root) => root.route('/', createPortalApi()));
+  const { url } = await http.start();
+  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `portal-api listening on ${url}`);
+  return async () => {
+    await http.stop();
+    await rt.close();
+  };
+}
+
+async function main() {
+  const starting = start();
+  const stop = async () => {
+    const close = await starting.catch(() => undefined);
+    await close?.();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  await starting;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    err instanceof ConfigError ? `portal-api: refusing to start, ${err.message}\n` : `portal-api: ${(err as Error).stack}\n`,
+  );
+  process.exit(err instanceof ConfigError ? 78 : 1);
+});

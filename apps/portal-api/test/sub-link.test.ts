@@ -1,0 +1,156 @@
+import { createAdminApi } from '@svc/admin-api';
+import { setupOwner, startTestServer, type TestServer } from '@svc/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { createPortalApi } from '../src/app.ts';
+
+// Issue 6: GET /sub/{token} over real HTTP: the format by User-Agent, the headers apps read,
+// documents of subscriptions that do not serve, and 404 for unknown and rotated tokens.
+
+const BASE = 'https://vpn.example.com';
+let s: TestServer;
+let token: string;
+let link: string;
+let subId: string;
+
+beforeAll(async () => {
+  s = await startTestServer({
+    env: { SVC_PUBLIC_BASE_URL: BASE },
+    mount: (root) => {
+      root.route('/', createAdminApi());
+      root.route('/', createPortalApi());
+    },
+  });
+  token = (await setupOwner(s)).access_token;
+  const post = async (path: string, body: unknown) => {
+    const res = await s.api.post(path, body, { token });
+    expect(res.status, `${path} ${res.text}`).toBe(201);
+    return res.body;
+  };
+  const node = await post('/api/v1/nodes', { name: 'Helsinki', address: 'hel.example.net' });
+  const vless = await post('/api/v1/inbound-profiles', {
+    name: 'vless-reality',
+    protocol: 'vless',
+    vless_flow: 'xtls-rprx-vision',
+    stream: { network: 'tcp', security: 'reality', reality: { dest: 'www.example.com:443', server_names: ['www.example.com'] } },
+  });
+  const vmess = await post('/api/v1/inbound-profiles', {
+    name: 'vmess-ws',
+    protocol: 'vmess',
+    stream: { network: 'ws', security: 'none', ws: { path: '/vm' } },
+  });
+  const a = await post('/api/v1/inbounds', { node_id: node.id, profile_id: vless.id, port: 443 });
+  const b = await post('/api/v1/inbounds', { node_id: node.id, profile_id: vmess.id, port: 8080 });
+  const group = await post('/api/v1/access-groups', { name: 'sub-g', inbound_ids: [a.id, b.id] });
+  const client = await post('/api/v1/clients', { email: 'sub-link@example.com' });
+  const sub = await post('/api/v1/subscriptions', {
+    client_id: client.id,
+    access_group_ids: [group.id],
+    traffic_limit_bytes: 50_000_000_000,
+    expires_at: '2027-01-01T00:00:00Z',
+  });
+  link = sub.link;
+  subId = sub.id;
+});
+afterAll(() => s.stop());
+
+const get = (url: string, headers: Record<string, string> = {}) => fetch(url.replace(BASE, s.url), { headers });
+const linksOf = async (res: Response) =>
+  Buffer.from(await res.text(), 'base64')
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean);
+
+describe('GET /sub/{token}: the format follows the User-Agent', () => {
+  it('share-link apps and unknown apps get the base64 list; every link parses', async () => {
+    for (const ua of ['v2rayNG/1.9.30', 'v2rayN/7.10', 'Shadowrocket/2.2.50', 'Happ/1.6', 'curl/8.5.0', '']) {
+      const res = await get(link, ua ? { 'user-agent': ua } : {});
+      expect(res.status, ua).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      const links = await linksOf(res);
+      expect(links.map((l) => l.split(':')[0]).sort(), ua).toEqual(['vless', 'vmess']);
+      const v = new URL(links.find((l) => l.startsWith('vless://')) as string);
+      expect([v.hostname, v.port, v.searchParams.get('security'), v.searchParams.get('flow')]).toEqual([
+        'hel.example.net',
+        '443',
+        'reality',
+        'xtls-rprx-vision',
+      ]);
+      expect(decodeURIComponent(v.hash.slice(1))).toBe('Helsinki · vless-reality');
+    }
+  });
+
+  it('mihomo apps get Clash Meta YAML, sing-box apps sing-box JSON', async () => {
+    for (const ua of ['clash-verge/v2.2.3', 'ClashMetaForAndroid/2.11.5', 'mihomo/1.19.10', 'FlClash/0.8.80', 'Stash/2.4']) {
+      const res = await get(link, { 'user-agent': ua });
+      expect(res.headers.get('content-type'), ua).toMatch(/^text\/yaml/);
+      const yaml = parseYaml(await res.text());
+      expect(yaml.proxies.map((p: { type: string }) => p.type).sort(), ua).toEqual(['vless', 'vmess']);
+      expect(res.headers.get('content-disposition')).toMatch(/filename="vpn\.example\.com\.yaml"/);
+    }
+    for (const ua of ['SFA/1.11.4 (Android 14)', 'SFI/1.12.0', 'sing-box 1.12.0', 'HiddifyNext/2.5.7', 'Karing/1.1.2']) {
+      const res = await get(link, { 'user-agent': ua });
+      expect(res.headers.get('content-type'), ua).toMatch(/^application\/json/);
+      const config = JSON.parse(await res.text());
+      expect(
+        config.outbounds.map((o: { type: string }) => o.type),
+        ua,
+      ).toEqual(expect.arrayContaining(['vless', 'vmess']));
+    }
+  });
+
+  it('sends the headers apps read: subscription-userinfo, update interval, title, web page, no-store', async () => {
+    await s.deps.db
+      .insertInto('usage_hourly')
+      .values({
+        subscription_id: subId,
+        node_id: 'nod_x',
+        hour: new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000),
+        uplink_bytes: 1234,
+        downlink_bytes: 56789,
+      })
+      .execute();
+    const res = await get(link, { 'user-agent': 'v2rayNG/1.9.30' });
+    expect(res.headers.get('subscription-userinfo')).toBe(
+      `upload=1234; download=56789; total=50000000000; expire=${Date.parse('2027-01-01T00:00:00Z') / 1000}`,
+    );
+    expect(res.headers.get('profile-update-interval')).toBe('12');
+    expect(Buffer.from((res.headers.get('profile-title') ?? '').replace(/^base64:/, ''), 'base64').toString()).toBe('vpn.example.com');
+    expect(res.headers.get('profile-web-page-url')).toBe(BASE);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe('GET /sub/{token}: subscriptions that do not serve, and tokens that name nothing', () => {
+  it('a disabled subscription is a valid document whose one entry names its state, in every format', async () => {
+    expect((await s.api.patch(`/api/v1/subscriptions/${subId}`, { status: 'disabled' }, { token })).status).toBe(200);
+    try {
+      const list = await linksOf(await get(link, { 'user-agent': 'v2rayNG/1.9.30' }));
+      expect(list).toHaveLength(1);
+      expect(decodeURIComponent(new URL(list[0] as string).hash.slice(1))).toMatch(/disabled/i);
+      const yaml = parseYaml(await (await get(link, { 'user-agent': 'mihomo/1.19.10' })).text());
+      expect(yaml.proxies).toHaveLength(1);
+      expect(yaml.proxies[0].name).toMatch(/disabled/i);
+    } finally {
+      expect((await s.api.patch(`/api/v1/subscriptions/${subId}`, { status: 'active' }, { token })).status).toBe(200);
+    }
+  });
+
+  it('an unknown, malformed or rotated token is the same bare 404 problem', async () => {
+    const bodies: string[] = [];
+    for (const t of ['A'.repeat(43), 'B'.repeat(43), 'nope', `${link.slice(-43, -1)}x`]) {
+      const res = await get(`${BASE}/sub/${t}`);
+      expect(res.status, t).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const body = (await res.json()) as Record<string, unknown>;
+      delete body.instance;
+      bodies.push(JSON.stringify(body));
+    }
+    expect(new Set(bodies).size).toBe(1);
+    const rotated = await s.api.post(`/api/v1/subscriptions/${subId}/rotate-credentials`, undefined, { token });
+    expect(rotated.status).toBe(200);
+    expect((await get(link)).status).toBe(404);
+    expect((await get(rotated.body.link)).status).toBe(200);
+    link = rotated.body.link;
+  });
+});
