@@ -68,6 +68,9 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       'GET /api/v1/payments/{id}',
       'GET /api/v1/stats/overview',
       'GET /api/v1/audit-log',
+      // Ours (the spec leaves the resource open; issue 6): what GET /sub/{token} answers.
+      'GET /api/v1/settings/subscription-link',
+      'PATCH /api/v1/settings/subscription-link',
     ];
     expect(ops.sort()).toEqual(expected.sort());
     for (const [p, item] of Object.entries(paths)) {

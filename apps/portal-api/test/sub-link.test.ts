@@ -154,3 +154,47 @@ describe('GET /sub/{token}: subscriptions that do not serve, and tokens that nam
     link = rotated.body.link;
   });
 });
+
+describe('admin-editable: /api/v1/settings/subscription-link', () => {
+  it('rules, title, refresh interval and links apply to the next fetch; bad values are refused field by field and change nothing', async () => {
+    const before = await s.api.get('/api/v1/settings/subscription-link', { token });
+    expect(before.status).toBe(200);
+    expect(before.body.format_rules[0]).toEqual({ user_agent: expect.stringContaining('clash'), format: 'clash-meta' });
+
+    const bad = await s.api.patch(
+      '/api/v1/settings/subscription-link',
+      { format_rules: [{ user_agent: '^(unclosed', format: 'base64' }], update_interval_hours: 0, support_url: 'ftp://x' },
+      { token },
+    );
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body.errors)).toEqual(
+      expect.arrayContaining(['format_rules.0.user_agent', 'update_interval_hours', 'support_url']),
+    );
+    expect((await s.api.get('/api/v1/settings/subscription-link', { token })).body).toEqual(before.body);
+
+    const rules = [{ user_agent: '^MyXrayApp/', format: 'xray-json' }, ...before.body.format_rules];
+    const patched = await s.api.patch(
+      '/api/v1/settings/subscription-link',
+      { format_rules: rules, title: 'Acme VPN ✓', update_interval_hours: 6, support_url: 'https://t.me/acme_support' },
+      { token },
+    );
+    expect(patched.status, patched.text).toBe(200);
+    try {
+      const res = await get(link, { 'user-agent': 'MyXrayApp/3.1' });
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const configs = JSON.parse(await res.text());
+      expect(Array.isArray(configs)).toBe(true);
+      expect(configs.map((c: { remarks: string }) => c.remarks).sort()).toEqual(['Helsinki · vless-reality', 'Helsinki · vmess-ws']);
+      expect(Buffer.from((res.headers.get('profile-title') ?? '').replace(/^base64:/, ''), 'base64').toString()).toBe('Acme VPN ✓');
+      expect(res.headers.get('profile-update-interval')).toBe('6');
+      expect(res.headers.get('support-url')).toBe('https://t.me/acme_support');
+      expect(res.headers.get('content-disposition')).toContain(`filename*=UTF-8''${encodeURIComponent('Acme VPN ✓.json')}`);
+      const audit = await s.deps.db.selectFrom('audit_log').selectAll().where('action', '=', 'settings.updated').execute();
+      expect(audit.map((a) => a.entity_id)).toContain('subscription_link');
+    } finally {
+      const restored = await s.api.patch('/api/v1/settings/subscription-link', { ...before.body }, { token });
+      expect(restored.status, restored.text).toBe(200);
+    }
+    expect((await get(link, { 'user-agent': 'MyXrayApp/3.1' })).headers.get('content-type')).toMatch(/^text\/plain/);
+  });
+});

@@ -24,6 +24,7 @@ import * as nodesFeature from './nodes/index.ts';
 import * as payment_providersFeature from './payment-providers/index.ts';
 import * as paymentsFeature from './payments/index.ts';
 import * as plansFeature from './plans/index.ts';
+import * as settingsFeature from './settings/index.ts';
 import * as statsFeature from './stats/index.ts';
 import * as subscriptionsFeature from './subscriptions/index.ts';
 
@@ -55,6 +56,7 @@ const routes = [
   paymentsFeature,
   dns_providersFeature,
   acme_accountsFeature,
+  settingsFeature,
 ];
 
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {

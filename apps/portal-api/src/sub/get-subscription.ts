@@ -1,11 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { chooseSubFormat, DEFAULT_SUB_FORMAT_RULES, publicBaseUrl, readSubscriptionDocument, type SubFormat } from '@svc/domain';
+import { chooseSubFormat, publicBaseUrl, readSubscriptionDocument, type SubFormat } from '@svc/domain';
 import { type AppEnv, problemResponse } from '@svc/http';
 import { base64List, renderClashMeta, renderSingBox, renderXrayJson, type SubscriptionDocument } from '@svc/sub-formats';
 import { subscriptionHeaders } from './headers.ts';
-
-/** Hours between the apps' automatic refreshes (profile-update-interval). */
-const UPDATE_INTERVAL_HOURS = 12;
+import { subLinkSettings } from './settings-cache.ts';
 
 const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocument) => string; type: string; ext: string }> = {
   base64: { body: base64List, type: 'text/plain; charset=utf-8', ext: 'txt' },
@@ -16,7 +14,7 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
 
 /**
  * GET /sub/{token} (spec 4.5; unversioned: links stay valid for years). The format comes from
- * the User-Agent (domain chooseSubFormat); a subscription that does not serve still gets a
+ * the User-Agent by the operator's rules (settings, domain chooseSubFormat); a subscription that does not serve still gets a
  * valid document whose one entry names its state (@svc/sub-formats placeholder), so apps do
  * not error. An unknown or rotated token is a bare 404 problem: the same answer whatever the
  * token, after the same hashed lookup.
@@ -26,9 +24,10 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
     const deps = c.get('deps');
     const data = await readSubscriptionDocument(deps, c.req.param('token'));
     if (!data) return problemResponse(c, 'not-found', 'No subscription has this link.');
+    const settings = await subLinkSettings(deps);
     const base = publicBaseUrl(deps.config);
     const doc: SubscriptionDocument = {
-      title: new URL(base).host,
+      title: settings.title ?? new URL(base).host,
       status: data.client_status === 'pending' ? 'pending' : data.client_status === 'active' ? data.status : 'disabled',
       upload_bytes: data.upload_bytes,
       download_bytes: data.download_bytes,
@@ -36,13 +35,18 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
       expires_at: data.expires_at,
       servers: data.servers,
     };
-    const chosen = chooseSubFormat(DEFAULT_SUB_FORMAT_RULES, c.req.header('user-agent'), c.req.header('accept'));
+    const chosen = chooseSubFormat(settings.format_rules, c.req.header('user-agent'), c.req.header('accept'));
     // The browser page (usage, QR codes, import buttons) comes next; until then browsers get the list.
     const format = chosen === 'html' ? 'base64' : chosen;
     const render = RENDER[format];
     return c.body(render.body(doc), 200, {
       'content-type': render.type,
-      ...subscriptionHeaders(doc, { updateIntervalHours: UPDATE_INTERVAL_HOURS, webPageUrl: base, filename: `${doc.title}.${render.ext}` }),
+      ...subscriptionHeaders(doc, {
+        updateIntervalHours: settings.update_interval_hours,
+        webPageUrl: settings.web_page_url ?? base,
+        ...(settings.support_url ? { supportUrl: settings.support_url } : {}),
+        filename: `${doc.title}.${render.ext}`,
+      }),
     });
   });
 }

@@ -22,6 +22,7 @@ import type {
 } from './fleet.ts';
 import type { CertificateAuthorityTable, InstallationTable, SigningKeysTable } from './installation.ts';
 import type { RefreshTokensTable, SessionsTable } from './sessions.ts';
+import type { SettingsTable } from './settings.ts';
 
 export interface Database {
   installation: InstallationTable;
@@ -51,6 +52,7 @@ export interface Database {
   payments: PaymentsTable;
   dns_providers: DnsProvidersTable;
   acme_accounts: AcmeAccountsTable;
+  settings: SettingsTable;
 }
 
 export type * from './admins.ts';
@@ -60,3 +62,4 @@ export type * from './customers.ts';
 export type * from './fleet.ts';
 export type * from './installation.ts';
 export type * from './sessions.ts';
+export type * from './settings.ts';

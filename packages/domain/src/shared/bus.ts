@@ -22,4 +22,6 @@ export const TOPICS = {
   agentCommands: 'agent.commands',
   /** Prefix of per-request reply topics (command acknowledgements, LogBatch relays). */
   replies: 'agent.replies.',
+  /** { key }: an operator setting changed; processes caching it read it again. */
+  settingsChanged: 'settings.changed',
 } as const;

@@ -5,6 +5,7 @@ export * from './expire-subscriptions.ts';
 export * from './read-subscriptions.ts';
 export * from './rotate-credentials.ts';
 export * from './sub-format-rules.ts';
+export * from './sub-link-settings.ts';
 export * from './subscription-document.ts';
 export * from './subscription-status.ts';
 export * from './subscription-view.ts';

@@ -1,0 +1,10 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '@svc/http';
+import * as getSubscriptionLink from './get-subscription-link.ts';
+import * as updateSubscriptionLink from './update-subscription-link.ts';
+
+/** Registers this resource's routes, one file per operation. */
+export function register(app: OpenAPIHono<AppEnv>): void {
+  getSubscriptionLink.register(app);
+  updateSubscriptionLink.register(app);
+}
