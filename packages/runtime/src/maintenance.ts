@@ -1,25 +1,33 @@
-import { expireDueSubscriptions, SYSTEM, withActor } from '@svc/domain';
+import { enforceTrafficLimits, expireDueSubscriptions, resetEndedPeriods, SYSTEM, withActor } from '@svc/domain';
 import type { Runtime } from './runtime.ts';
 
 /**
- * Periodic upkeep until the worker app takes it over: expiries that time alone causes are
- * written down and reach the nodes (new revisions). Safe on several replicas at once: the
- * sweep locks the rows it takes (SKIP LOCKED) and only moves active/limited rows.
+ * Periodic upkeep until the worker app takes it over: the status transitions that time and
+ * usage cause are written down and reach the nodes (new revisions), as the system actor:
+ * ended renewal periods reset (a limited subscription is active again), reached traffic
+ * limits, passed expiries. Safe on several replicas at once: each sweep locks the rows it
+ * takes (SKIP LOCKED).
  */
-export function startMaintenance(rt: Runtime, intervalMs = 60_000): () => void {
+export function startMaintenance(rt: Runtime, intervalMs = 30_000): () => void {
   let running = false;
   const tick = async () => {
     if (running) return;
     running = true;
     try {
       const ctx = withActor(rt.deps, SYSTEM);
-      let expired = 0;
-      for (;;) {
-        const n = await expireDueSubscriptions(ctx);
-        expired += n;
-        if (n < 500) break;
-      }
-      if (expired) rt.log.info({ expired }, 'subscriptions expired');
+      const drain = async (sweep: () => Promise<number>) => {
+        let total = 0;
+        for (;;) {
+          const n = await sweep();
+          total += n;
+          if (n < 500) return total;
+        }
+      };
+      // Resets first: a subscription limited in the old period is active in the new one.
+      const reset = await drain(() => resetEndedPeriods(ctx));
+      const limited = await drain(() => enforceTrafficLimits(ctx));
+      const expired = await drain(() => expireDueSubscriptions(ctx));
+      if (reset || limited || expired) rt.log.info({ reset, limited, expired }, 'subscription statuses written down');
     } catch (err) {
       rt.log.error({ err }, 'maintenance sweep failed');
     } finally {

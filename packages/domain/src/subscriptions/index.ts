@@ -2,6 +2,7 @@ export * from './create-subscription.ts';
 export * from './credentials.ts';
 export * from './delete-subscription.ts';
 export * from './expire-subscriptions.ts';
+export * from './limits.ts';
 export * from './read-subscriptions.ts';
 export * from './rotate-credentials.ts';
 export * from './sub-format-rules.ts';

@@ -1,0 +1,148 @@
+import type { Renewal, SubscriptionStatus } from '@svc/db';
+import { writeAudit } from '../audit/write-audit.ts';
+import { inTransaction } from '../fleet/node-changes.ts';
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { currentStatus } from './subscription-status.ts';
+
+const DAY = 86_400_000;
+
+/**
+ * Start of the renewal period holding `now`, in UTC: midnight (day), Monday midnight
+ * (week, ISO), the 1st of the month at midnight (month). Null for no_reset.
+ */
+export function periodStart(renewal: Renewal, now: Date): Date | null {
+  const t = now.getTime();
+  switch (renewal) {
+    case 'no_reset':
+      return null;
+    case 'day':
+      return new Date(Math.floor(t / DAY) * DAY);
+    case 'week': {
+      const midnight = Math.floor(t / DAY) * DAY;
+      const sinceMonday = (new Date(midnight).getUTCDay() + 6) % 7;
+      return new Date(midnight - sinceMonday * DAY);
+    }
+    case 'month':
+      return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  }
+}
+
+/**
+ * Writes down the traffic limits that usage has reached: subscriptions stored as active
+ * whose used_bytes reached traffic_limit_bytes take the status the rule gives now (limited,
+ * or expired if that came first), their nodes get a new revision so they drop those users,
+ * and each change is audited (as the caller's actor: the system for the worker). A batch at a
+ * time (call again while it returns `batch`); `ids` limits it to some subscriptions (those a
+ * usage report just credited).
+ */
+export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: number; ids?: readonly string[] } = {}): Promise<number> {
+  const batch = opts.batch ?? 500;
+  if (opts.ids && opts.ids.length === 0) return 0;
+  return inTransaction(ctx, async (trx) => {
+    const now = ctx.clock.now();
+    let q = trx
+      .selectFrom('subscriptions')
+      .select(['id', 'status', 'used_bytes', 'traffic_limit_bytes', 'expires_at'])
+      .where('status', '=', 'active')
+      .where('traffic_limit_bytes', 'is not', null)
+      .whereRef('used_bytes', '>=', 'traffic_limit_bytes');
+    if (opts.ids) q = q.where('id', 'in', opts.ids);
+    const due = await q.orderBy('id').limit(batch).forUpdate().skipLocked().execute();
+    const changed: Array<{ id: string; from: SubscriptionStatus; to: SubscriptionStatus }> = [];
+    for (const r of due) {
+      const to = currentStatus(
+        {
+          ...r,
+          used_bytes: Number(r.used_bytes),
+          traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+        },
+        now,
+      );
+      if (to !== r.status) changed.push({ id: r.id, from: r.status, to });
+    }
+    if (changed.length === 0) return 0;
+    for (const to of new Set(changed.map((c) => c.to))) {
+      const ids = changed.filter((c) => c.to === to).map((c) => c.id);
+      await trx.updateTable('subscriptions').set({ status: to, updated_at: now }).where('id', 'in', ids).execute();
+    }
+    await bumpNodeRevisions(
+      trx,
+      await nodesOfSubscriptions(
+        trx,
+        changed.map((c) => c.id),
+      ),
+    );
+    for (const c of changed) {
+      await writeAudit(trx, ctx, {
+        action: `subscription.${c.to}`,
+        entity_type: 'subscription',
+        entity_id: c.id,
+        details: { status: { from: c.from, to: c.to }, reason: 'traffic limit reached' },
+      });
+    }
+    return due.length;
+  });
+}
+
+/**
+ * Starts the new renewal period of subscriptions whose period has ended (renewal day, week or
+ * month; boundaries in UTC, see periodStart): used_bytes goes back to 0 and period_started_at
+ * to the boundary, the status is computed again (a limited one is active again unless it
+ * expired or was disabled meanwhile), nodes get a new revision where the status changed, and
+ * each reset is audited. A batch at a time; returns how many were reset.
+ */
+export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promise<number> {
+  return inTransaction(ctx, async (trx) => {
+    const now = ctx.clock.now();
+    const starts = {
+      day: periodStart('day', now) as Date,
+      week: periodStart('week', now) as Date,
+      month: periodStart('month', now) as Date,
+    };
+    const due = await trx
+      .selectFrom('subscriptions')
+      .select(['id', 'status', 'renewal', 'used_bytes', 'traffic_limit_bytes', 'expires_at', 'period_started_at'])
+      .where((eb) =>
+        eb.or((['day', 'week', 'month'] as const).map((r) => eb.and([eb('renewal', '=', r), eb('period_started_at', '<', starts[r])]))),
+      )
+      .orderBy('id')
+      .limit(batch)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    if (due.length === 0) return 0;
+    const statusChanged: string[] = [];
+    for (const r of due) {
+      const start = starts[r.renewal as Exclude<Renewal, 'no_reset'>];
+      const to = currentStatus(
+        {
+          status: r.status,
+          used_bytes: 0,
+          traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+          expires_at: r.expires_at,
+        },
+        now,
+      );
+      await trx
+        .updateTable('subscriptions')
+        .set({ used_bytes: 0, period_started_at: start, status: to, updated_at: now })
+        .where('id', '=', r.id)
+        .execute();
+      if (to !== r.status) statusChanged.push(r.id);
+      await writeAudit(trx, ctx, {
+        action: 'subscription.period_reset',
+        entity_type: 'subscription',
+        entity_id: r.id,
+        details: {
+          renewal: r.renewal,
+          used_bytes: Number(r.used_bytes),
+          period_started_at: start.toISOString(),
+          ...(to !== r.status ? { status: { from: r.status, to } } : {}),
+        },
+      });
+    }
+    await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, statusChanged));
+    return due.length;
+  });
+}
