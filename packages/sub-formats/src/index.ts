@@ -1,3 +1,4 @@
+export { type AppLink, appLinks, IMPORT_APPS } from './app-links.ts';
 export {
   CLASH_AUTO_GROUP,
   CLASH_SELECT_GROUP,
@@ -7,6 +8,9 @@ export {
   renderClashMeta,
 } from './clash-meta.ts';
 export { base64, base64url, canonicalJson } from './encoding.ts';
+export { HTML_PAGE_CSP } from './html-assets.ts';
+export { escapeHtml } from './html-escape.ts';
+export { type HtmlPageOptions, pageServers, renderHtmlPage } from './html-page.ts';
 export type { Protocol, ServerEntry, SubscriptionDocument, SubscriptionStatus } from './model.ts';
 export {
   PLACEHOLDER_ADDRESS,
@@ -18,6 +22,7 @@ export {
   type SkipRule,
   servedServers,
 } from './placeholder.ts';
+export { qrSvg } from './qr-svg.ts';
 export { base64List, shareLink, shareLinkSkipReason, shareLinks } from './share-links.ts';
 export { renderSingBox, SING_BOX_DIRECT, SING_BOX_SELECTOR, SING_BOX_URLTEST, singBoxOutbound, singBoxSkipReason } from './sing-box.ts';
 export { unusableReason } from './stream.ts';
