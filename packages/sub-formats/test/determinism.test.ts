@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderClashMeta } from '../src/clash-meta.ts';
+import { renderHtmlPage } from '../src/html-page.ts';
 import type { SubscriptionDocument } from '../src/model.ts';
 import { base64List } from '../src/share-links.ts';
 import { renderSingBox } from '../src/sing-box.ts';
@@ -13,6 +14,7 @@ const RENDERERS: [string, (d: SubscriptionDocument) => string][] = [
   ['clash meta', (d) => renderClashMeta(d)],
   ['sing-box', renderSingBox],
   ['xray json', renderXrayJson],
+  ['html page', (d) => renderHtmlPage(d, { subscriptionUrl: 'https://sub.example.com/sub/token', now: new Date('2026-12-01T00:00:00Z') })],
 ];
 
 /** A deep copy with every object's keys in reverse order. */
