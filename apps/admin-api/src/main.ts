@@ -1,7 +1,7 @@
 // The admin surface as its own deployable (split mode): `node --import tsx apps/admin-api/src/main.ts`.
 import { ConfigError, loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, prepareBootstrap, startMaintenance, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
 import { createAdminApi } from './app.ts';
 
 async function start() {
@@ -13,9 +13,7 @@ async function start() {
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `admin-api listening on ${url}`);
   bootstrap.announce(url);
-  const stopMaintenance = startMaintenance(rt);
   return async () => {
-    stopMaintenance();
     await http.stop();
     await rt.close();
   };

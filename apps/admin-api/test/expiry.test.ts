@@ -1,4 +1,4 @@
-import { startMaintenance } from '@svc/runtime';
+import { startWorker } from '@svc/runtime';
 import { setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
@@ -59,11 +59,11 @@ describe('a subscription that expires by time alone', () => {
     expect(after.active).toBe(before.active - 1);
   });
 
-  it('is written down by the maintenance sweep, and only its nodes get a new revision', async () => {
+  it("is written down by the worker's scheduled sweep, and only its nodes get a new revision", async () => {
     const { node, other, sub } = await fleetWithSubscription(60_000);
     const [r0, o0] = [await revision(node.id), await revision(other.id)];
     s.clock.advance(61_000);
-    const stop = startMaintenance(s.runtime, 20);
+    const stop = await startWorker(s.runtime, { sweepEveryMs: 20 });
     try {
       for (let i = 0; i < 100; i++) {
         const row = await s.deps.db.selectFrom('subscriptions').select('status').where('id', '=', sub.id).executeTakeFirstOrThrow();
@@ -71,7 +71,7 @@ describe('a subscription that expires by time alone', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     } finally {
-      stop();
+      await stop();
     }
     const row = await s.deps.db.selectFrom('subscriptions').select('status').where('id', '=', sub.id).executeTakeFirstOrThrow();
     expect(row.status).toBe('expired');

@@ -1,5 +1,5 @@
 import { enforceTrafficLimits, ingestUsageReport, periodStart, resetEndedPeriods, SYSTEM, withActor } from '@svc/domain';
-import { startMaintenance } from '@svc/runtime';
+import { startWorker } from '@svc/runtime';
 import { createFakeClock, login, OWNER, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
@@ -130,14 +130,14 @@ describe('limits written down by the system and pushed to the nodes', () => {
     expect(await resetEndedPeriods(system())).toBe(0);
   });
 
-  it('the maintenance loop runs the sweeps as the system: a limit reached is written down without anyone asking', async () => {
+  it("the worker's scheduled sweep runs as the system: a limit reached is written down without anyone asking", async () => {
     const { node, sub } = await fleet({ traffic_limit_bytes: 10 });
     await use(node.id, sub.id, 20);
-    const stop = startMaintenance(s.runtime, 20);
+    const stop = await startWorker(s.runtime, { sweepEveryMs: 20 });
     try {
       for (let i = 0; i < 100 && (await subRow(sub.id)).status !== 'limited'; i++) await new Promise((r) => setTimeout(r, 20));
     } finally {
-      stop();
+      await stop();
     }
     expect((await subRow(sub.id)).status).toBe('limited');
   });

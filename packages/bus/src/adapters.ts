@@ -1,5 +1,7 @@
-import type { MessageBus, RateLimitStore } from '@svc/domain';
+import type { JobQueue, MessageBus, RateLimitStore } from '@svc/domain';
 import { Redis } from 'ioredis';
+import { createBullJobQueue } from './jobs/bullmq-jobs.ts';
+import { createMemoryJobQueue } from './jobs/memory-jobs.ts';
 import { createMemoryBus } from './pubsub/memory-bus.ts';
 import { createRedisBus } from './pubsub/redis-bus.ts';
 import { createMemoryRateLimitStore } from './rate-limit/memory-store.ts';
@@ -10,6 +12,8 @@ export interface SharedStateAdapters {
   rateLimiter: RateLimitStore;
   /** Publish/subscribe between the processes of one installation. */
   bus: MessageBus;
+  /** Background jobs: in this process, or BullMQ over Redis. */
+  jobs: JobQueue;
   close(): Promise<void>;
 }
 
@@ -18,9 +22,15 @@ export interface SharedStateAdapters {
  * changes, stream hand-overs and agent commands): Redis when a URL is configured, this
  * process's memory otherwise.
  */
-export async function createSharedState(opts: { redisUrl?: string | undefined; keyPrefix?: string }): Promise<SharedStateAdapters> {
+export async function createSharedState(opts: {
+  redisUrl?: string | undefined;
+  keyPrefix?: string;
+  onJobFailure?: (name: string, err: unknown) => void;
+}): Promise<SharedStateAdapters> {
+  const onFailure = opts.onJobFailure ? { onFailure: opts.onJobFailure } : {};
   if (!opts.redisUrl) {
-    return { kind: 'memory', rateLimiter: createMemoryRateLimitStore(), bus: createMemoryBus(), close: async () => {} };
+    const jobs = createMemoryJobQueue(onFailure);
+    return { kind: 'memory', rateLimiter: createMemoryRateLimitStore(), bus: createMemoryBus(), jobs, close: () => jobs.close() };
   }
   const prefix = opts.keyPrefix ?? 'svc:';
   const redis = new Redis(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
@@ -33,11 +43,14 @@ export async function createSharedState(opts: { redisUrl?: string | undefined; k
     redis.disconnect();
     throw err;
   }
+  const jobs = createBullJobQueue(redis, prefix, onFailure);
   return {
     kind: 'redis',
     rateLimiter: createRedisRateLimitStore(redis, prefix),
     bus: createRedisBus(redis, subscriber, prefix),
+    jobs,
     close: async () => {
+      await jobs.close().catch(() => {});
       await subscriber.quit().catch(() => subscriber.disconnect());
       await redis.quit().catch(() => redis.disconnect());
     },

@@ -8,6 +8,7 @@ import { bindInstallationKey } from './installation/installation-key.ts';
 import type { MessageBus } from './shared/bus.ts';
 import type { Clock } from './shared/clock.ts';
 import type { DomainDeps } from './shared/context.ts';
+import type { JobQueue } from './shared/jobs.ts';
 import { createSealer } from './shared/sealed.ts';
 
 /**
@@ -21,6 +22,7 @@ export async function createDomainDeps(opts: {
   log: Logger;
   rateLimiter: RateLimitStore;
   bus: MessageBus;
+  jobs: JobQueue;
   installationKey: Buffer;
 }): Promise<DomainDeps> {
   await bindInstallationKey(opts.db, opts.installationKey, opts.clock);
@@ -38,6 +40,7 @@ export async function createDomainDeps(opts: {
     passwords: createPasswordHasher(opts.config.password_hash),
     rateLimiter: opts.rateLimiter,
     bus: opts.bus,
+    jobs: opts.jobs,
     tokens,
     secrets: createSealer(opts.installationKey),
   };

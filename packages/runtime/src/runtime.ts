@@ -42,7 +42,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       const applied = await migrateToLatest(database.db);
       if (applied.length) log.info({ applied, database: database.location }, 'migrations applied');
     }
-    const shared = await createSharedState({ redisUrl: config.redis.url, keyPrefix: opts.redisKeyPrefix ?? config.redis.key_prefix });
+    const shared = await createSharedState({
+      redisUrl: config.redis.url,
+      keyPrefix: opts.redisKeyPrefix ?? config.redis.key_prefix,
+      onJobFailure: (name, err) => log.error({ err, job: name }, 'job failed for good'),
+    });
     closers.unshift(() => shared.close());
     const deps = await createDomainDeps({
       config,
@@ -51,6 +55,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       log,
       rateLimiter: shared.rateLimiter,
       bus: shared.bus,
+      jobs: shared.jobs,
       installationKey,
     });
     return {

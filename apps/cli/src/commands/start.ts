@@ -3,12 +3,12 @@ import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
-import { createRuntime, prepareBootstrap, startMaintenance, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, startWorker, warnUnimplementedOAuth } from '@svc/runtime';
 
 /**
  * All-in-one: every HTTP surface in one process on one port, over PGlite (or DATABASE_URL) and
  * in-process adapters (or REDIS_URL), plus the agent gateway on its gRPC port: the admin API,
- * the customer surface (GET /sub/{token}) and, later, the worker.
+ * the customer surface (GET /sub/{token}) and the worker's job handlers.
  */
 export async function startAllInOne(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await createRuntime(config);
@@ -27,10 +27,11 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   });
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
   bootstrap.announce(url);
-  const stopMaintenance = startMaintenance(rt);
+  // The worker in-process: its jobs go through the in-memory queue (BullMQ with REDIS_URL).
+  const stopWorker = await startWorker(rt);
   return {
     stop: async () => {
-      stopMaintenance();
+      await stopWorker();
       await gateway.stop();
       await http.stop();
       await rt.close();

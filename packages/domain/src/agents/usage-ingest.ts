@@ -16,6 +16,11 @@ export interface UsageIngestResult {
   accepted: number;
   /** Entries for unknown subscriptions, or with a negative or oversized delta, that were dropped. */
   dropped: number;
+  /**
+   * Active subscriptions this report brought to (or past) their traffic limit: for
+   * enforceTrafficLimits, which applies the status rule (the worker job `subscriptions.enforce-limits`).
+   */
+  limit_candidates: string[];
 }
 
 const HOUR_MS = 3600_000;
@@ -79,13 +84,14 @@ export async function ingestUsageReport(
           .forUpdate()
           .executeTakeFirst();
         if (!node || BigInt(node.last) >= report.report_id) {
-          return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0 };
+          return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, limit_candidates: [] };
         }
         let accepted = 0;
+        let limitCandidates: string[] = [];
         if (ids.length > 0) {
           // One statement: credit the subscriptions that exist, and add the same deltas to
           // their hourly rows (only those: a subscription deleted meanwhile is dropped).
-          const credited = await sql<{ accepted: number }>`
+          const credited = await sql<{ accepted: number; reached: string[] | null }>`
             with v as (
               select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as v(id, up, down)
             ), credited as (
@@ -94,7 +100,7 @@ export async function ingestUsageReport(
                      lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
                 from v
                where s.id = v.id
-              returning s.id, v.up, v.down
+              returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes
             ), hourly as (
               insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
               select c.id, ${nodeId}, ${hour}, c.up, c.down from credited c
@@ -103,8 +109,13 @@ export async function ingestUsageReport(
                      downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
               returning 1
             )
-            select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly`.execute(trx);
+            select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly,
+                   (select array_agg(id order by id) from credited
+                     where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`.execute(
+            trx,
+          );
           accepted = credited.rows[0]?.accepted ?? 0;
+          limitCandidates = credited.rows[0]?.reached ?? [];
         }
         const dropped = invalid + (sums.size - accepted);
         await trx
@@ -116,7 +127,7 @@ export async function ingestUsageReport(
           })
           .where('id', '=', nodeId)
           .execute();
-        return { report_id: report.report_id, applied: true, accepted, dropped };
+        return { report_id: report.report_id, applied: true, accepted, dropped, limit_candidates: limitCandidates };
       });
     } catch (err) {
       // Two nodes crediting the same subscriptions can deadlock; the loser rolled back whole

@@ -6,6 +6,7 @@ import type { RateLimitStore } from '../auth/rate-limit.ts';
 import type { TokenService } from '../auth/tokens.ts';
 import type { MessageBus } from './bus.ts';
 import type { Clock } from './clock.ts';
+import type { JobQueue } from './jobs.ts';
 import type { Sealer } from './sealed.ts';
 
 /** Who is acting, and from where; written to the audit log with every change. */
@@ -30,6 +31,8 @@ export interface DomainDeps {
   rateLimiter: RateLimitStore;
   /** Publish/subscribe between processes (memory in all-in-one mode, Redis in split mode). */
   bus: MessageBus;
+  /** Background jobs (in-process in all-in-one mode, BullMQ in split mode). */
+  jobs: JobQueue;
   tokens: TokenService;
   /** Seals secrets at rest with the installation key. */
   secrets: Sealer;

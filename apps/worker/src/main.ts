@@ -1,0 +1,34 @@
+// The worker as its own deployable (split mode): `node --import tsx apps/worker/src/main.ts`.
+// Takes the background jobs (BullMQ over REDIS_URL; without Redis, only jobs this process
+// enqueues itself, which is what `svc start` does in-process) and keeps the sweep scheduled.
+import { ConfigError, loadConfig } from '@svc/config';
+import { createRuntime, startWorker } from '@svc/runtime';
+
+async function start() {
+  const config = loadConfig(process.env);
+  const rt = await createRuntime(config);
+  if (rt.shared.kind === 'memory') rt.log.warn('no REDIS_URL: this worker only sees jobs of its own process; split mode needs Redis');
+  const stopWorker = await startWorker(rt);
+  rt.log.info({ database: rt.database.location, shared_state: rt.shared.kind }, 'worker running');
+  return async () => {
+    await stopWorker();
+    await rt.close();
+  };
+}
+
+async function main() {
+  const starting = start();
+  const stop = async () => {
+    const close = await starting.catch(() => undefined);
+    await close?.();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  await starting;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(err instanceof ConfigError ? `worker: refusing to start, ${err.message}\n` : `worker: ${(err as Error).stack}\n`);
+  process.exit(err instanceof ConfigError ? 78 : 1);
+});

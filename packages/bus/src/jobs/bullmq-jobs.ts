@@ -1,0 +1,81 @@
+import type { JobData, JobName, JobQueue } from '@svc/domain';
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+const ATTEMPTS = 5;
+
+/**
+ * Jobs over Redis with BullMQ (split mode): one BullMQ queue per job name under
+ * `<key prefix>bull`, so installations sharing a Redis keep apart. A job is retried with
+ * exponential backoff (1 s, 2 s, ...) up to 5 attempts; completed jobs are not kept, the last
+ * 1,000 failed ones are. A scheduled job is a BullMQ job scheduler: one entry per name, so
+ * several replicas calling schedule() make one schedule.
+ */
+export function createBullJobQueue(
+  connection: Redis,
+  keyPrefix: string,
+  opts: { onFailure?: (name: string, err: unknown) => void } = {},
+): JobQueue & { close(): Promise<void> } {
+  const prefix = `${keyPrefix}bull`;
+  const queues = new Map<JobName, Queue>();
+  const workers = new Map<Worker, Redis>();
+  // Workers block on their connection: each gets its own, with BullMQ's required settings.
+  const workerConnection = () => connection.duplicate({ maxRetriesPerRequest: null, enableReadyCheck: false });
+
+  const queue = (name: JobName): Queue => {
+    let q = queues.get(name);
+    if (!q) {
+      q = new Queue(name, {
+        connection,
+        prefix,
+        defaultJobOptions: {
+          attempts: ATTEMPTS,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: true,
+          removeOnFail: 1000,
+        },
+      });
+      queues.set(name, q);
+    }
+    return q;
+  };
+
+  return {
+    async enqueue(name, data, o) {
+      // BullMQ job ids may not contain ':'.
+      await queue(name).add(name, data, o?.id ? { jobId: o.id.replaceAll(':', '_') } : {});
+    },
+    async schedule(name, everyMs, data) {
+      await queue(name).upsertJobScheduler(name, { every: everyMs }, { name, data });
+    },
+    async consume<N extends JobName>(name: N, handler: (data: JobData[N]) => Promise<void>, o?: { concurrency?: number }) {
+      const own = workerConnection();
+      const worker = new Worker(name, async (job) => handler(job.data as JobData[N]), {
+        connection: own,
+        prefix,
+        concurrency: o?.concurrency ?? 1,
+      });
+      worker.on('failed', (job, err) => {
+        if (job && job.attemptsMade >= ATTEMPTS) opts.onFailure?.(name, err);
+      });
+      worker.on('error', () => {
+        // Connection trouble: BullMQ reconnects; nothing to do here.
+      });
+      await worker.waitUntilReady();
+      workers.set(worker, own);
+      return async () => {
+        if (!workers.delete(worker)) return;
+        await worker.close();
+        await own.quit().catch(() => own.disconnect());
+      };
+    },
+    async close() {
+      const all = [...workers];
+      workers.clear();
+      await Promise.all(all.map(([w]) => w.close()));
+      await Promise.all(all.map(([, c]) => c.quit().catch(() => c.disconnect())));
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      queues.clear();
+    },
+  };
+}

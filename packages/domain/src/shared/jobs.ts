@@ -1,0 +1,32 @@
+/**
+ * Background jobs (ARCHITECTURE.md: the worker). In all-in-one mode an in-process queue, in
+ * split mode BullMQ over Redis: a job enqueued by any process runs once, in whichever worker
+ * takes it, retried on failure. Handlers must be idempotent (a job may run again after a
+ * crash); the domain functions they call are.
+ */
+export interface JobQueue {
+  /** Adds a job; with `id`, a job of that id still waiting is not added twice. */
+  enqueue<N extends JobName>(name: N, data: JobData[N], opts?: { id?: string }): Promise<void>;
+  /** Runs `name` every `everyMs` (one scheduler entry per name, whatever the number of replicas). */
+  schedule<N extends JobName>(name: N, everyMs: number, data: JobData[N]): Promise<void>;
+  /** Takes jobs of `name` in this process; resolves with a function that stops taking them. */
+  consume<N extends JobName>(
+    name: N,
+    handler: (data: JobData[N]) => Promise<void>,
+    opts?: { concurrency?: number },
+  ): Promise<() => Promise<void>>;
+}
+
+/** Job names; one list so producers and the worker cannot drift apart. */
+export const JOBS = {
+  /** Write down what time and usage changed: ended renewal periods, reached limits, expiries. */
+  subscriptionsSweep: 'subscriptions.sweep',
+  /** Usage credited to these subscriptions may have reached their limits. */
+  enforceLimits: 'subscriptions.enforce-limits',
+} as const;
+export type JobName = (typeof JOBS)[keyof typeof JOBS];
+
+export interface JobData {
+  'subscriptions.sweep': Record<string, never>;
+  'subscriptions.enforce-limits': { ids: string[] };
+}
