@@ -140,6 +140,17 @@ function importSection(title: string, url: string): string {
   ].join('\n');
 }
 
+/** A server's QR code, folded; none for a link longer than a QR code holds (~2.3 kB at level M): the link is still there. */
+function serverQr(link: string, name: string): string {
+  let svg: string;
+  try {
+    svg = qrSvg(link, `QR code of ${name}`);
+  } catch {
+    return '';
+  }
+  return `<details><summary>QR code</summary>${svg}</details>`;
+}
+
 function serversSection(doc: SubscriptionDocument): string {
   const { servers, note } = pageServers(doc);
   const items = servers.map((s, i) => {
@@ -148,9 +159,11 @@ function serversSection(doc: SubscriptionDocument): string {
       `<li class="server" id="server-${i + 1}">`,
       `<h3>${h(s.name)}</h3>`,
       copyRow(`link-${i + 1}`, link),
-      `<details><summary>QR code</summary>${qrSvg(link, `QR code of ${s.name}`)}</details>`,
+      serverQr(link, s.name),
       '</li>',
-    ].join('\n');
+    ]
+      .filter(Boolean)
+      .join('\n');
   });
   return [
     '<section id="servers" aria-labelledby="servers-h">',

@@ -193,6 +193,14 @@ describe('renderHtmlPage: servers', () => {
     expect(byTag(root, 'svg')).toHaveLength(listed.length + 1); // + the subscription's
   });
 
+  it('still lists a server whose link is too long for a QR code, without the code', () => {
+    const long: ServerEntry = { ...vlessServers()[2]!, name: 'long path' };
+    long.stream = { ...long.stream, ws: { path: `/${'p'.repeat(3000)}`, host: '' } };
+    const li = findAll(page(doc([long])), (el) => hasClass(el, 'server'))[0]!;
+    expect(text(byTag(li, 'code')[0]!)).toBe(shareLink(long));
+    expect(byTag(li, 'svg')).toEqual([]);
+  });
+
   it.each(NON_ACTIVE)('a %s subscription lists no server, only the placeholder name, and keeps its one QR code', (status) => {
     const root = page(doc(vlessServers(), status));
     expect(findAll(root, (el) => hasClass(el, 'server'))).toEqual([]);
