@@ -99,6 +99,25 @@ describe('GET /sub/{token}: the format follows the User-Agent', () => {
     }
   });
 
+  it('a browser (Accept text/html) gets the page: its state, the link, the servers, under a strict CSP; an app with the same Accept does not', async () => {
+    const browser = {
+      'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    };
+    const res = await get(link, browser);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    expect(res.headers.get('content-disposition')).toBeNull();
+    const page = await res.text();
+    expect(page.toLowerCase().startsWith('<!doctype html>')).toBe(true);
+    expect(page).toContain(link);
+    expect(page).toContain('Helsinki · vless-reality');
+    expect(page).toContain('<svg');
+    // A share-link app sending a browser-like Accept still gets its list.
+    expect((await get(link, { ...browser, 'user-agent': 'v2rayNG/1.9.30' })).headers.get('content-type')).toMatch(/^text\/plain/);
+  });
+
   it('sends the headers apps read: subscription-userinfo, update interval, title, web page, no-store', async () => {
     await s.deps.db
       .insertInto('usage_hourly')

@@ -1,7 +1,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { chooseSubFormat, publicBaseUrl, readSubscriptionDocument, type SubFormat } from '@svc/domain';
 import { type AppEnv, problemResponse } from '@svc/http';
-import { base64List, renderClashMeta, renderSingBox, renderXrayJson, type SubscriptionDocument } from '@svc/sub-formats';
+import {
+  base64List,
+  HTML_PAGE_CSP,
+  renderClashMeta,
+  renderHtmlPage,
+  renderSingBox,
+  renderXrayJson,
+  type SubscriptionDocument,
+} from '@svc/sub-formats';
 import { subscriptionHeaders } from './headers.ts';
 import { subLinkSettings } from './settings-cache.ts';
 
@@ -35,9 +43,18 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
       expires_at: data.expires_at,
       servers: data.servers,
     };
-    const chosen = chooseSubFormat(settings.format_rules, c.req.header('user-agent'), c.req.header('accept'));
-    // The browser page (usage, QR codes, import buttons) comes next; until then browsers get the list.
-    const format = chosen === 'html' ? 'base64' : chosen;
+    const format = chooseSubFormat(settings.format_rules, c.req.header('user-agent'), c.req.header('accept'));
+    if (format === 'html') {
+      // A person in a browser: usage, expiry, QR codes and import buttons for the apps.
+      const page = renderHtmlPage(doc, { subscriptionUrl: `${base}/sub/${c.req.param('token')}`, now: deps.clock.now() });
+      return c.body(page, 200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy': HTML_PAGE_CSP,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-store',
+      });
+    }
     const render = RENDER[format];
     return c.body(render.body(doc), 200, {
       'content-type': render.type,

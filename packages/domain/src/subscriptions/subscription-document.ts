@@ -56,57 +56,78 @@ export async function readSubscriptionDocument(
   token: string,
 ): Promise<SubscriptionDocumentData | null> {
   if (!TOKEN_RE.test(token)) return null;
-  const row = await ctx.db
-    .selectFrom('subscriptions as s')
-    .innerJoin('clients as c', 'c.id', 's.client_id')
-    .select([
-      's.id',
-      's.status',
-      's.used_bytes',
-      's.traffic_limit_bytes',
-      's.expires_at',
-      's.period_started_at',
-      's.vless_uuid',
-      's.vmess_uuid',
-      's.trojan_password',
-      's.shadowsocks_password',
-      'c.status as client_status',
-      'c.email as client_email',
-    ])
-    .where('s.token_hash', '=', linkTokenHash(token))
-    .executeTakeFirst();
+  // One statement (the read every app refresh costs): the subscription and its client, this
+  // period's traffic, and the inbounds its groups grant on enabled nodes, as JSON.
+  const result = await sql<DocumentRow>`
+    select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at,
+           s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password,
+           c.status as client_status, c.email as client_email, t.up, t.down,
+           (select coalesce(jsonb_agg(g order by g.node_name, g.tag), '[]'::jsonb) from (
+              select distinct on (i.id) i.id, i.tag, i.port, i.host, n.name as node_name, n.address,
+                     p.name as profile_name, p.protocol, p.stream, p.vless_flow, p.shadowsocks_method, p.shadowsocks_server_key
+                from subscription_access_groups sag
+                join access_group_inbounds agi on agi.access_group_id = sag.access_group_id
+                join inbounds i on i.id = agi.inbound_id
+                join inbound_profiles p on p.id = i.profile_id
+                join nodes n on n.id = i.node_id
+               where sag.subscription_id = s.id and n.admin_status = 'enabled'
+               order by i.id) g) as granted
+      from subscriptions s
+      join clients c on c.id = s.client_id
+      left join lateral (
+        select coalesce(sum(u.uplink_bytes), 0) as up, coalesce(sum(u.downlink_bytes), 0) as down
+          from usage_hourly u
+         where u.subscription_id = s.id and u.hour >= date_trunc('hour', s.period_started_at, 'UTC')) t on true
+     where s.token_hash = ${linkTokenHash(token)}`.execute(ctx.db);
+  const row = result.rows[0];
   if (!row) return null;
   const now = ctx.clock.now();
   const sub = {
     ...row,
     used_bytes: Number(row.used_bytes),
     traffic_limit_bytes: row.traffic_limit_bytes === null ? null : Number(row.traffic_limit_bytes),
+    expires_at: row.expires_at === null ? null : new Date(row.expires_at),
   };
   const status = currentStatus(sub, now);
-  const traffic = await periodTraffic(ctx, sub.id, sub.period_started_at);
   return {
     subscription_id: sub.id,
     client_email: sub.client_email,
     status,
     client_status: sub.client_status,
-    upload_bytes: traffic.up,
-    download_bytes: traffic.down,
+    upload_bytes: Number(row.up),
+    download_bytes: Number(row.down),
     traffic_limit_bytes: sub.traffic_limit_bytes,
     expires_at: sub.expires_at,
-    servers: subscriptionServes(status, sub.client_status) ? await serversOf(ctx, sub) : [],
+    servers: subscriptionServes(status, sub.client_status) ? serversOf(row.granted, sub) : [],
   };
 }
 
-/** Uplink and downlink of the hourly rows since the period began (its hour included). */
-async function periodTraffic(ctx: Pick<DomainContext, 'db'>, id: string, periodStart: Date): Promise<{ up: number; down: number }> {
-  const from = new Date(Math.floor(periodStart.getTime() / 3_600_000) * 3_600_000);
-  const t = await ctx.db
-    .selectFrom('usage_hourly')
-    .select([sql<string>`coalesce(sum(uplink_bytes), 0)`.as('up'), sql<string>`coalesce(sum(downlink_bytes), 0)`.as('down')])
-    .where('subscription_id', '=', id)
-    .where('hour', '>=', from)
-    .executeTakeFirstOrThrow();
-  return { up: Number(t.up), down: Number(t.down) };
+interface GrantedInbound {
+  id: string;
+  tag: string;
+  port: number;
+  host: string | null;
+  node_name: string;
+  address: string;
+  profile_name: string;
+  protocol: Protocol;
+  stream: StoredStream;
+  vless_flow: string | null;
+  shadowsocks_method: string | null;
+  shadowsocks_server_key: string | null;
+}
+
+interface DocumentRow extends Credentials {
+  id: string;
+  status: SubscriptionStatus;
+  used_bytes: string | number;
+  traffic_limit_bytes: string | number | null;
+  expires_at: Date | string | null;
+  client_status: ClientStatus;
+  client_email: string;
+  up: string | number;
+  down: string | number;
+  granted: GrantedInbound[];
 }
 
 interface Credentials {
@@ -117,46 +138,17 @@ interface Credentials {
 }
 
 /**
- * The inbounds the subscription's access groups grant, on enabled nodes, ordered by node name
- * then inbound tag. Address: the inbound's host, else its node's address (a chain's entry
- * inbound runs on the chain's first hop, so its clients connect there).
+ * The granted inbounds (each once; on enabled nodes; by node name, then tag) as servers.
+ * Address: the inbound's host, else its node's address (a chain's entry inbound runs on the
+ * chain's first hop, so its clients connect there).
  */
-async function serversOf(ctx: Pick<DomainContext, 'db'>, sub: Credentials & { id: string }): Promise<SubscriptionServer[]> {
-  const rows = await ctx.db
-    .selectFrom('subscription_access_groups as sag')
-    .innerJoin('access_group_inbounds as agi', 'agi.access_group_id', 'sag.access_group_id')
-    .innerJoin('inbounds as i', 'i.id', 'agi.inbound_id')
-    .innerJoin('inbound_profiles as p', 'p.id', 'i.profile_id')
-    .innerJoin('nodes as n', 'n.id', 'i.node_id')
-    .select([
-      'i.id',
-      'i.tag',
-      'i.port',
-      'i.host',
-      'n.name as node_name',
-      'n.address',
-      'p.name as profile_name',
-      'p.protocol',
-      'p.stream',
-      'p.vless_flow',
-      'p.shadowsocks_method',
-      'p.shadowsocks_server_key',
-    ])
-    .where('sag.subscription_id', '=', sub.id)
-    .where('n.admin_status', '=', 'enabled')
-    .orderBy('n.name')
-    .orderBy('i.tag')
-    .execute();
-  const seen = new Set<string>();
+function serversOf(granted: readonly GrantedInbound[], sub: Credentials): SubscriptionServer[] {
   const names = new Set<string>();
   const out: SubscriptionServer[] = [];
-  for (const r of rows) {
-    if (seen.has(r.id)) continue; // granted by two groups
-    seen.add(r.id);
+  for (const r of granted) {
     let name = `${r.node_name} · ${r.profile_name}`;
     if (names.has(name)) name = `${name} :${r.port}`;
     names.add(name);
-    const stream = r.stream as unknown as StoredStream;
     const host = r.host ?? '';
     out.push({
       name,
@@ -164,7 +156,7 @@ async function serversOf(ctx: Pick<DomainContext, 'db'>, sub: Credentials & { id
       address: host || r.address,
       port: r.port,
       ...credentialsFor(r, sub),
-      stream: clientStream(stream, host),
+      stream: clientStream(r.stream, host),
     });
   }
   return out;
