@@ -1,0 +1,98 @@
+// `pnpm bench:sub-link` (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test): GET
+// /sub/{token} for a subscription with 10 inbounds, base64 format (a v2rayNG User-Agent), on
+// PostgreSQL, served by the portal-api surface in its own process (one database read per
+// request); beside it, in the same run, a bare node:http hello-world (bench/auth/hello.ts).
+// Load from wrk when installed, else autocannon. Appends to bench/BENCHMARKS.md.
+import { type ChildProcess, execSync, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connectDatabase } from '@svc/db';
+import { sql } from 'kysely';
+import { load, loadClient } from '../auth/load.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const TARGET_RPS = 8000;
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SCHEMA = `bench_sub_${randomBytes(4).toString('hex')}`;
+
+function child<T>(file: string, env: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; msg: T }> {
+  return new Promise((resolve, reject) => {
+    const proc = fork(join(here, file), [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    proc.once('message', (msg) => resolve({ proc, msg: msg as T }));
+    proc.once('error', reject);
+    proc.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+  });
+}
+const stop = (p: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    p.removeAllListeners('exit');
+    p.once('exit', () => resolve());
+    p.send('stop');
+  });
+
+const admin = await connectDatabase({ url: DATABASE_URL, dataDir: '' });
+await sql`create schema ${sql.id(SCHEMA)}`.execute(admin.db);
+try {
+  const server = await child<{ url: string; inbounds: number; database: string }>('server.ts', { DATABASE_URL, BENCH_SCHEMA: SCHEMA });
+  const hello = await child<{ url: string }>('../auth/hello.ts');
+  const ua = { 'user-agent': 'v2rayNG/1.9.30' };
+  const check = await fetch(server.msg.url, { headers: ua });
+  const body = Buffer.from(await check.text(), 'base64')
+    .toString()
+    .split('\n')
+    .filter(Boolean);
+  if (check.status !== 200 || body.length !== server.msg.inbounds)
+    throw new Error(`the link answered ${check.status} with ${body.length} links`);
+  const loadBefore = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ');
+
+  await load({ url: server.msg.url, seconds: 3, connections: CONNECTIONS, headers: ua }); // warm-up
+  const sub = await load({ url: server.msg.url, seconds: SECONDS, connections: CONNECTIONS, headers: ua });
+  await load({ url: hello.msg.url, seconds: 2, connections: CONNECTIONS });
+  const bare = await load({ url: hello.msg.url, seconds: SECONDS, connections: CONNECTIONS });
+  await stop(server.proc);
+  await stop(hello.proc);
+
+  const rev = (() => {
+    try {
+      return execSync('git rev-parse --short HEAD').toString().trim();
+    } catch {
+      return 'unknown';
+    }
+  })();
+  const cpu =
+    cpus()[0]
+      ?.model.replace(/\s+\d+-Core Processor/, '')
+      .trim() ?? 'unknown';
+  const row = (label: string, r: { rps: number; p50: number; p99: number; errors: number }) =>
+    `| ${label} | ${Math.round(r.rps).toLocaleString('en-US')} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} |`;
+  const lines = [
+    `### ${new Date().toISOString().slice(0, 10)} — GET /sub/{token}, 10 inbounds, base64, PostgreSQL`,
+    '',
+    `Machine: ${cpu} ×${availableParallelism()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Commit ${rev}. Load average before: ${loadBefore}. ` +
+      `Load: ${loadClient}, ${CONNECTIONS} connections, ${SECONDS} s each after a warm-up, User-Agent v2rayNG (the base64 list). Product: the portal-api surface in its own process ` +
+      `(one statement per request: the subscription by its token hash, its client, this period's traffic and the granted inbounds as JSON; settings cached), database ${server.msg.database}, pool default.`,
+    '',
+    '| endpoint | req/s | p50 ms | p99 ms | errors |',
+    '|---|---|---|---|---|',
+    row(`GET /sub/{token} (${server.msg.inbounds} inbounds on 5 nodes, base64)`, sub),
+    row('baseline: bare node:http hello-world (own process)', bare),
+    '',
+    `${sub.rps >= TARGET_RPS ? 'Target met' : 'Target not met'}: ${Math.round(sub.rps).toLocaleString('en-US')} req/s with a database read per request (aim ${TARGET_RPS.toLocaleString('en-US')}), ${((sub.rps / bare.rps) * 100).toFixed(0)}% of the bare hello-world.`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  if (!process.env.BENCH_NO_APPEND) appendFileSync(join(here, '..', 'BENCHMARKS.md'), `\n${lines.join('\n')}\n`);
+} finally {
+  await sql`drop schema if exists ${sql.id(SCHEMA)} cascade`.execute(admin.db);
+  await admin.destroy();
+}

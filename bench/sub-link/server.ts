@@ -1,0 +1,75 @@
+// Child process of `pnpm bench:sub-link`: the customer surface (apps/portal-api, as its
+// deployable mounts it) over PostgreSQL in the schema BENCH_SCHEMA, with one subscription
+// granted 10 inbounds on 5 nodes, made through the domain use cases. Sends the link's URL.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@svc/config';
+import { connectDatabase } from '@svc/db';
+import {
+  createAccessGroup,
+  createClient,
+  createInbound,
+  createInboundProfile,
+  createNode,
+  createSubscription,
+  SYSTEM,
+  withActor,
+} from '@svc/domain';
+import { createHttpService } from '@svc/http';
+import { createPortalApi } from '@svc/portal-api';
+import { createRuntime } from '@svc/runtime';
+
+const config = loadConfig({
+  SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-bench-sub-')),
+  SVC_HTTP_HOST: '127.0.0.1',
+  SVC_HTTP_PORT: '0',
+  SVC_LOG_LEVEL: 'warn',
+  SVC_INSTALLATION_KEY: randomBytes(32).toString('base64'),
+  ...process.env,
+});
+const database = await connectDatabase({ url: config.database.url, dataDir: config.data_dir, schema: process.env.BENCH_SCHEMA });
+const rt = await createRuntime(config, { database });
+const ctx = withActor(rt.deps, SYSTEM);
+
+const profiles = [
+  {
+    name: 'vless-reality',
+    protocol: 'vless' as const,
+    vless_flow: 'xtls-rprx-vision',
+    stream: {
+      network: 'tcp' as const,
+      security: 'reality' as const,
+      reality: { dest: 'www.example.com:443', server_names: ['www.example.com'] },
+    },
+  },
+  { name: 'vmess-ws', protocol: 'vmess' as const, stream: { network: 'ws' as const, security: 'none' as const, ws: { path: '/vm' } } },
+];
+const inboundIds: string[] = [];
+const made = await Promise.all(profiles.map((p) => createInboundProfile(ctx, p as never)));
+for (let k = 0; k < 5; k++) {
+  const node = await createNode(ctx, { name: `bench-node-${k}`, address: `n${k}.example.net` } as never);
+  for (const [i, p] of made.entries())
+    inboundIds.push((await createInbound(ctx, { node_id: node.id, profile_id: p.id, port: 443 + i } as never)).id);
+}
+const group = await createAccessGroup(ctx, { name: 'bench-all', inbound_ids: inboundIds } as never);
+const client = await createClient(ctx, { email: 'bench-sub@example.com' } as never);
+const sub = await createSubscription(ctx, {
+  client_id: client.id,
+  access_group_ids: [group.id],
+  traffic_limit_bytes: 100_000_000_000,
+} as never);
+
+const http = createHttpService(rt.deps, (root) => root.route('/', createPortalApi()));
+const { url } = await http.start();
+const token = sub.link.split('/sub/')[1] as string;
+process.send?.({ url: `${url}/sub/${token}`, inbounds: inboundIds.length, database: rt.database.location });
+process.on('message', async (m) => {
+  if (m === 'stop') {
+    await http.stop();
+    await rt.close();
+    await database.destroy();
+    process.exit(0);
+  }
+});
