@@ -155,6 +155,37 @@ describe('GET /sub/{token}: subscriptions that do not serve, and tokens that nam
     }
   });
 
+  it('a limited or expired subscription shows its state the same way; the usage header still tells the apps why', async () => {
+    const row = await s.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', subId).executeTakeFirstOrThrow();
+    try {
+      await s.deps.db.updateTable('subscriptions').set({ used_bytes: 60_000_000_000 }).where('id', '=', subId).execute();
+      let res = await get(link, { 'user-agent': 'v2rayNG/1.9.30' });
+      let list = await linksOf(res);
+      expect(list).toHaveLength(1);
+      expect(decodeURIComponent(new URL(list[0] as string).hash.slice(1))).toMatch(/limit/i);
+      expect(res.headers.get('subscription-userinfo')).toContain('total=50000000000');
+
+      await s.deps.db
+        .updateTable('subscriptions')
+        .set({ used_bytes: 0, expires_at: new Date(s.clock.now().getTime() - 1000) })
+        .where('id', '=', subId)
+        .execute();
+      res = await get(link, { 'user-agent': 'SFA/1.11.4' });
+      const config = JSON.parse(await res.text());
+      const proxies = config.outbounds.filter((o: { type: string }) => o.type === 'vless' || o.type === 'vmess');
+      expect(proxies).toHaveLength(1);
+      expect(proxies[0].tag).toMatch(/expired/i);
+      list = await linksOf(await get(link, { 'user-agent': 'Happ/1.6' }));
+      expect(decodeURIComponent(new URL(list[0] as string).hash.slice(1))).toMatch(/expired/i);
+    } finally {
+      await s.deps.db
+        .updateTable('subscriptions')
+        .set({ used_bytes: row.used_bytes, expires_at: row.expires_at })
+        .where('id', '=', subId)
+        .execute();
+    }
+  });
+
   it('an unknown, malformed or rotated token is the same bare 404 problem', async () => {
     const bodies: string[] = [];
     for (const t of ['A'.repeat(43), 'B'.repeat(43), 'nope', `${link.slice(-43, -1)}x`]) {
