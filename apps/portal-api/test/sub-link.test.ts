@@ -12,6 +12,10 @@ let s: TestServer;
 let token: string;
 let link: string;
 let subId: string;
+let groupId: string;
+let inboundIds: string[];
+let nodeId: string;
+let vmessProfileId: string;
 
 beforeAll(async () => {
   s = await startTestServer({
@@ -51,6 +55,10 @@ beforeAll(async () => {
   });
   link = sub.link;
   subId = sub.id;
+  groupId = group.id;
+  inboundIds = [a.id, b.id];
+  nodeId = node.id;
+  vmessProfileId = vmess.id;
 });
 afterAll(() => s.stop());
 
@@ -116,6 +124,34 @@ describe('GET /sub/{token}: the format follows the User-Agent', () => {
     expect(page).toContain('<svg');
     // A share-link app sending a browser-like Accept still gets its list.
     expect((await get(link, { ...browser, 'user-agent': 'v2rayNG/1.9.30' })).headers.get('content-type')).toMatch(/^text\/plain/);
+  });
+
+  it('a change to what the group grants shows on the next fetch (the cached part is dropped on nodes.changed)', async () => {
+    const ua = { 'user-agent': 'v2rayNG/1.9.30' };
+    expect(await linksOf(await get(link, ua))).toHaveLength(2);
+    const extra = await s.api.post(
+      '/api/v1/inbounds',
+      { node_id: nodeId, profile_id: vmessProfileId, port: 9090, host: 'edge.example.org' },
+      { token },
+    );
+    expect(extra.status, extra.text).toBe(201);
+    const patched = await s.api.patch(`/api/v1/access-groups/${groupId}`, { inbound_ids: [...inboundIds, extra.body.id] }, { token });
+    expect(patched.status, patched.text).toBe(200);
+    const deadline = Date.now() + 3000;
+    let links = await linksOf(await get(link, ua));
+    while (links.length !== 3 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      links = await linksOf(await get(link, ua));
+    }
+    expect(links).toHaveLength(3);
+    expect(
+      links.some((l) => l.startsWith('vmess://') && JSON.parse(Buffer.from(l.slice(8), 'base64').toString()).add === 'edge.example.org'),
+    ).toBe(true);
+    const back = await s.api.patch(`/api/v1/access-groups/${groupId}`, { inbound_ids: inboundIds }, { token });
+    expect(back.status).toBe(200);
+    const until = Date.now() + 3000;
+    while ((await linksOf(await get(link, ua))).length !== 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(await linksOf(await get(link, ua))).toHaveLength(2);
   });
 
   it('sends the headers apps read: subscription-userinfo, update interval, title, web page, no-store', async () => {

@@ -10,6 +10,7 @@ import {
   renderXrayJson,
   type SubscriptionDocument,
 } from '@svc/sub-formats';
+import { grantedInbounds } from './granted-cache.ts';
 import { subscriptionHeaders } from './headers.ts';
 import { subLinkSettings } from './settings-cache.ts';
 
@@ -30,7 +31,7 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
 export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
   app.get('/sub/:token', async (c) => {
     const deps = c.get('deps');
-    const data = await readSubscriptionDocument(deps, c.req.param('token'));
+    const data = await readSubscriptionDocument(deps, c.req.param('token'), grantedInbounds(deps));
     if (!data) return problemResponse(c, 'not-found', 'No subscription has this link.');
     const settings = await subLinkSettings(deps);
     const base = publicBaseUrl(deps.config);

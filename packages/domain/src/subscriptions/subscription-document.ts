@@ -1,4 +1,4 @@
-import type { ClientStatus, Protocol, SubscriptionStatus } from '@svc/db';
+import type { ClientStatus, Db, Protocol, SubscriptionStatus } from '@svc/db';
 import { sql } from 'kysely';
 import type { StoredStream } from '../inbound-profiles/stream.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -54,24 +54,18 @@ const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 export async function readSubscriptionDocument(
   ctx: Pick<DomainContext, 'db' | 'clock'>,
   token: string,
+  granted: (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]> = (ids) => readGrantedInbounds(ctx.db, ids),
 ): Promise<SubscriptionDocumentData | null> {
   if (!TOKEN_RE.test(token)) return null;
-  // One statement (the read every app refresh costs): the subscription and its client, this
-  // period's traffic, and the inbounds its groups grant on enabled nodes, as JSON.
+  // One short statement per request (cheap to plan): the subscription and its client, this
+  // period's traffic and the ids of its access groups. What those groups grant comes from
+  // `granted` (a cache in the portal; readGrantedInbounds by default).
   const result = await sql<DocumentRow>`
     select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at,
            s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password,
            c.status as client_status, c.email as client_email, t.up, t.down,
-           (select coalesce(jsonb_agg(g order by g.node_name, g.tag), '[]'::jsonb) from (
-              select distinct on (i.id) i.id, i.tag, i.port, i.host, n.name as node_name, n.address,
-                     p.name as profile_name, p.protocol, p.stream, p.vless_flow, p.shadowsocks_method, p.shadowsocks_server_key
-                from subscription_access_groups sag
-                join access_group_inbounds agi on agi.access_group_id = sag.access_group_id
-                join inbounds i on i.id = agi.inbound_id
-                join inbound_profiles p on p.id = i.profile_id
-                join nodes n on n.id = i.node_id
-               where sag.subscription_id = s.id and n.admin_status = 'enabled'
-               order by i.id) g) as granted
+           array(select sag.access_group_id from subscription_access_groups sag
+                  where sag.subscription_id = s.id order by sag.access_group_id) as group_ids
       from subscriptions s
       join clients c on c.id = s.client_id
       left join lateral (
@@ -98,11 +92,50 @@ export async function readSubscriptionDocument(
     download_bytes: Number(row.down),
     traffic_limit_bytes: sub.traffic_limit_bytes,
     expires_at: sub.expires_at,
-    servers: subscriptionServes(status, sub.client_status) ? serversOf(row.granted, sub) : [],
+    servers: subscriptionServes(status, sub.client_status) ? serversOf(await granted(row.group_ids), sub) : [],
   };
 }
 
-interface GrantedInbound {
+/**
+ * The inbounds these access groups grant on enabled nodes, each once, by node name then tag:
+ * the same for every subscription with these groups (credentials are added per subscription).
+ */
+export async function readGrantedInbounds(db: Db, groupIds: readonly string[]): Promise<GrantedInbound[]> {
+  if (groupIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('access_group_inbounds as agi')
+    .innerJoin('inbounds as i', 'i.id', 'agi.inbound_id')
+    .innerJoin('inbound_profiles as p', 'p.id', 'i.profile_id')
+    .innerJoin('nodes as n', 'n.id', 'i.node_id')
+    .select([
+      'i.id',
+      'i.tag',
+      'i.port',
+      'i.host',
+      'n.name as node_name',
+      'n.address',
+      'p.name as profile_name',
+      'p.protocol',
+      'p.stream',
+      'p.vless_flow',
+      'p.shadowsocks_method',
+      'p.shadowsocks_server_key',
+    ])
+    .where('agi.access_group_id', 'in', groupIds)
+    .where('n.admin_status', '=', 'enabled')
+    .orderBy('n.name')
+    .orderBy('i.tag')
+    .execute();
+  const seen = new Set<string>();
+  return rows.flatMap((r) => {
+    if (seen.has(r.id)) return [];
+    seen.add(r.id);
+    return [{ ...r, stream: r.stream as unknown as StoredStream }];
+  });
+}
+
+/** An inbound some access groups grant, as the link shows it (GET /sub/{token}). */
+export interface GrantedInbound {
   id: string;
   tag: string;
   port: number;
@@ -127,7 +160,7 @@ interface DocumentRow extends Credentials {
   client_email: string;
   up: string | number;
   down: string | number;
-  granted: GrantedInbound[];
+  group_ids: string[];
 }
 
 interface Credentials {
