@@ -39,6 +39,7 @@ export async function connectDatabase(opts: ConnectOptions): Promise<DatabaseHan
       max: opts.poolSize ?? 10,
       ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
     });
+    pool.on('connect', preparesNamedStatements);
     if (opts.schema) {
       const c = await pool.connect();
       try {
@@ -87,4 +88,25 @@ function maskUrl(url: string): string {
   } catch {
     return 'postgres';
   }
+}
+
+/** `/* prepared:<name> *\/` at the start of a statement's text: run it as a named prepared statement. */
+const PREPARED = /^\/\* prepared:([A-Za-z0-9_.-]{1,60}) \*\//;
+
+/**
+ * Hot statements (GET /sub/{token} runs one per request) spend more time in PostgreSQL's
+ * planner than executing. A statement whose text starts with `/* prepared:<name> *\/` is sent
+ * as a named prepared statement on this connection: parsed and planned once per connection,
+ * then only bound and executed. Opt-in by name, so SQL with varying text (IN lists of any
+ * length) never piles up prepared statements. PGlite ignores the comment.
+ */
+function preparesNamedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
+    if (typeof text === 'string') {
+      const name = PREPARED.exec(text)?.[1];
+      if (name) return query({ name, text, values }, cb);
+    }
+    return query(text, values, cb);
+  };
 }

@@ -57,10 +57,10 @@ export async function readSubscriptionDocument(
   granted: (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]> = (ids) => readGrantedInbounds(ctx.db, ids),
 ): Promise<SubscriptionDocumentData | null> {
   if (!TOKEN_RE.test(token)) return null;
-  // One short statement per request (cheap to plan): the subscription and its client, this
-  // period's traffic and the ids of its access groups. What those groups grant comes from
+  // One short statement per request, prepared once per connection on PostgreSQL: the
+  // subscription and its client, this period's traffic and the ids of its access groups. What those groups grant comes from
   // `granted` (a cache in the portal; readGrantedInbounds by default).
-  const result = await sql<DocumentRow>`
+  const result = await sql<DocumentRow>`/* prepared:sub_link_document */
     select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at,
            s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password,
            c.status as client_status, c.email as client_email, t.up, t.down,
