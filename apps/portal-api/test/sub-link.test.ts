@@ -18,8 +18,10 @@ let nodeId: string;
 let vmessProfileId: string;
 
 beforeAll(async () => {
+  // Answers read the database every time here: these tests also change rows directly.
+  // The cache has its own suite (sub-link-cache.test.ts).
   s = await startTestServer({
-    env: { SVC_PUBLIC_BASE_URL: BASE },
+    env: { SVC_PUBLIC_BASE_URL: BASE, SVC_SUB_CACHE_SECONDS: '0' },
     mount: (root) => {
       root.route('/', createAdminApi());
       root.route('/', createPortalApi());

@@ -41,8 +41,14 @@ export const configSchema = z.object({
         .int()
         .positive()
         .default(1024 * 1024),
+      /**
+       * How long a portal process may answer GET /sub/{token} from memory (0 = read the
+       * database on every request). Changes to a subscription, its client or its nodes drop
+       * the cached answers at once (bus); this bounds only how stale the usage figures get.
+       */
+      sub_cache_seconds: z.number().int().min(0).max(3600).default(30),
     })
-    .default({ host: '0.0.0.0', port: 8080, trust_proxy: false, body_limit_bytes: 1024 * 1024 }),
+    .default({ host: '0.0.0.0', port: 8080, trust_proxy: false, body_limit_bytes: 1024 * 1024, sub_cache_seconds: 30 }),
   /** The agent gateway (apps/control-plane): one TLS port for Enroll and the mTLS Sync stream. */
   grpc: z
     .object({

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { chooseSubFormat, publicBaseUrl, readSubscriptionDocument, type SubFormat } from '@svc/domain';
+import { chooseSubFormat, publicBaseUrl, type SubFormat } from '@svc/domain';
 import { type AppEnv, problemResponse } from '@svc/http';
 import {
   base64List,
@@ -10,7 +10,7 @@ import {
   renderXrayJson,
   type SubscriptionDocument,
 } from '@svc/sub-formats';
-import { grantedInbounds } from './granted-cache.ts';
+import { subscriptionDocuments } from './document-cache.ts';
 import { subscriptionHeaders } from './headers.ts';
 import { subLinkSettings } from './settings-cache.ts';
 
@@ -31,7 +31,7 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
 export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
   app.get('/sub/:token', async (c) => {
     const deps = c.get('deps');
-    const data = await readSubscriptionDocument(deps, c.req.param('token'), grantedInbounds(deps));
+    const data = await subscriptionDocuments(deps)(c.req.param('token'));
     if (!data) return problemResponse(c, 'not-found', 'No subscription has this link.');
     const settings = await subLinkSettings(deps);
     const base = publicBaseUrl(deps.config);

@@ -2,7 +2,7 @@ import type { ClientRow, ClientStatus, Db } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { NotFoundError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
+import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfClients } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { type ClientEvent, clientTransition } from './client-status.ts';
@@ -28,6 +28,7 @@ export async function lockClient(trx: Db, id: string): Promise<ClientRow> {
 
 async function decide(ctx: DomainContext, id: string, event: 'approve' | 'reject'): Promise<ClientView> {
   return inTransaction(ctx, async (trx) => {
+    markSubscriptionsChanged(trx);
     const current = await lockClient(trx, id);
     const to = clientTransition(current.status, event satisfies ClientEvent);
     const now = ctx.clock.now();

@@ -3,7 +3,7 @@ import { writeAudit } from '../audit/write-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
+import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { afterClientStatusChange, lockClient } from './change-client-status.ts';
@@ -28,6 +28,7 @@ export async function updateClient(ctx: DomainContext, id: string, input: Update
   if (typeof input.password === 'string') checkPasswordPolicy(input.password);
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
   return inTransaction(ctx, async (trx) => {
+    markSubscriptionsChanged(trx);
     const current = await lockClient(trx, id);
     const event = input.status !== undefined ? adminStatusEvent(current.status, input.status) : null;
     const emailChanged = email !== undefined && email !== current.email;

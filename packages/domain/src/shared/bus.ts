@@ -22,6 +22,8 @@ export const TOPICS = {
   agentCommands: 'agent.commands',
   /** Prefix of per-request reply topics (command acknowledgements, LogBatch relays). */
   replies: 'agent.replies.',
+  /** {}: some subscription's token, status, credentials or client changed; cached link answers are dropped. */
+  subscriptionsChanged: 'subscriptions.changed',
   /** { key }: an operator setting changed; processes caching it read it again. */
   settingsChanged: 'settings.changed',
 } as const;

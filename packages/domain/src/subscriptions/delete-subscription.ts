@@ -1,5 +1,5 @@
 import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
+import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { lockSubscription } from './lock-subscription.ts';
@@ -10,6 +10,7 @@ import { lockSubscription } from './lock-subscription.ts';
  */
 export async function deleteSubscription(ctx: DomainContext, id: string): Promise<void> {
   await inTransaction(ctx, async (trx) => {
+    markSubscriptionsChanged(trx);
     const current = await lockSubscription(trx, id);
     const nodes = await nodesOfSubscriptions(trx, [id]);
     await trx.deleteFrom('subscriptions').where('id', '=', id).execute();

@@ -1,5 +1,5 @@
 import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
+import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 
@@ -24,6 +24,7 @@ export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): P
       .skipLocked()
       .execute();
     if (due.length === 0) return 0;
+    markSubscriptionsChanged(trx);
     const ids = due.map((r) => r.id);
     await trx.updateTable('subscriptions').set({ status: 'expired', updated_at: now }).where('id', 'in', ids).execute();
     await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, ids));

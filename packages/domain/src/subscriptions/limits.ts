@@ -1,6 +1,6 @@
 import type { Renewal, SubscriptionStatus } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
+import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { currentStatus } from './subscription-status.ts';
@@ -62,6 +62,7 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
       if (to !== r.status) changed.push({ id: r.id, from: r.status, to });
     }
     if (changed.length === 0) return 0;
+    markSubscriptionsChanged(trx);
     for (const to of new Set(changed.map((c) => c.to))) {
       const ids = changed.filter((c) => c.to === to).map((c) => c.id);
       await trx.updateTable('subscriptions').set({ status: to, updated_at: now }).where('id', 'in', ids).execute();
@@ -112,6 +113,7 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
       .skipLocked()
       .execute();
     if (due.length === 0) return 0;
+    markSubscriptionsChanged(trx);
     const statusChanged: string[] = [];
     for (const r of due) {
       const start = starts[r.renewal as Exclude<Renewal, 'no_reset'>];

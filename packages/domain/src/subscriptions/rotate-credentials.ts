@@ -1,5 +1,5 @@
 import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
+import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newCredentials } from './credentials.ts';
@@ -14,6 +14,7 @@ import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscript
 export async function rotateSubscriptionCredentials(ctx: DomainContext, id: string): Promise<SubscriptionView> {
   const { credentials } = newCredentials(ctx.secrets);
   return inTransaction(ctx, async (trx) => {
+    markSubscriptionsChanged(trx);
     const current = await lockSubscription(trx, id);
     const now = ctx.clock.now();
     const status = currentStatus(current, now);

@@ -1,7 +1,7 @@
 import type { Renewal } from '@svc/db';
 import { writeAudit } from '../audit/write-audit.ts';
 import { ValidationError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
+import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
@@ -30,6 +30,7 @@ export interface UpdateSubscriptionInput {
  */
 export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
   return inTransaction(ctx, async (trx) => {
+    markSubscriptionsChanged(trx);
     const current = await lockSubscription(trx, id);
     if (input.access_group_ids !== undefined) {
       const errors = await unknownAccessGroups(trx, input.access_group_ids);
