@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { chooseSubFormat, publicBaseUrl, type SubFormat } from '@svc/domain';
+import { chooseSubFormat, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
 import { type AppEnv, problemResponse } from '@svc/http';
 import {
   base64List,
@@ -23,8 +23,8 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
 
 /**
  * GET /sub/{token} (spec 4.5; unversioned: links stay valid for years). The format comes from
- * the User-Agent by the operator's rules (settings, domain chooseSubFormat); a subscription that does not serve still gets a
- * valid document whose one entry names its state (@svc/sub-formats placeholder), so apps do
+ * the User-Agent by the operator's rules (settings, domain chooseSubFormat); a subscription
+ * that does not serve still gets a valid document whose one entry names its state (@svc/sub-formats placeholder), so apps do
  * not error. An unknown or rotated token is a bare 404 problem: the same answer whatever the
  * token, after the same hashed lookup.
  */
@@ -56,15 +56,36 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
         'cache-control': 'no-store',
       });
     }
-    const render = RENDER[format];
-    return c.body(render.body(doc), 200, {
-      'content-type': render.type,
-      ...subscriptionHeaders(doc, {
-        updateIntervalHours: settings.update_interval_hours,
-        webPageUrl: settings.web_page_url ?? base,
-        ...(settings.support_url ? { supportUrl: settings.support_url } : {}),
-        filename: `${doc.title}.${render.ext}`,
-      }),
-    });
+    // A cached answer (the same data object) is rendered once per format and settings.
+    let forData = rendered.get(data);
+    if (!forData) {
+      forData = new Map();
+      rendered.set(data, forData);
+    }
+    let out = forData.get(format);
+    if (!out || out.settings !== settings) {
+      const render = RENDER[format];
+      out = {
+        settings,
+        body: render.body(doc),
+        headers: {
+          'content-type': render.type,
+          ...subscriptionHeaders(doc, {
+            updateIntervalHours: settings.update_interval_hours,
+            webPageUrl: settings.web_page_url ?? base,
+            ...(settings.support_url ? { supportUrl: settings.support_url } : {}),
+            filename: `${doc.title}.${render.ext}`,
+          }),
+        },
+      };
+      forData.set(format, out);
+    }
+    return c.body(out.body, 200, out.headers);
   });
 }
+
+/** Rendered answers by the document they came from: they live exactly as long as it is cached. */
+const rendered = new WeakMap<
+  SubscriptionDocumentData,
+  Map<SubFormat, { settings: SubLinkSettings; body: string; headers: Record<string, string> }>
+>();
