@@ -1,4 +1,4 @@
-import { readSubscriptionDocument, shadowsocksPassword } from '@svc/domain';
+import { readSubscriptionDocument, readSubscriptionDocuments, shadowsocksPassword } from '@svc/domain';
 import { setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
@@ -143,5 +143,22 @@ describe('readSubscriptionDocument: the servers a link token names', () => {
     expect(await readSubscriptionDocument(s.deps, 'A'.repeat(43))).toBeNull();
     expect(await readSubscriptionDocument(s.deps, 'short')).toBeNull();
     expect(await readSubscriptionDocument(s.deps, `${'A'.repeat(42)}/`)).toBeNull();
+  });
+});
+
+describe('readSubscriptionDocuments: several tokens in one statement', () => {
+  it('maps each token to its own document, unknown and malformed ones to null, as one at a time would', async () => {
+    const client = await post('/api/v1/clients', { email: 'doc-many@example.com' });
+    const subs = [];
+    for (let i = 0; i < 3; i++) subs.push(await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [] }));
+    const tokens = [...subs.map((x) => linkToken(x.link)), 'Z'.repeat(43), 'bad'];
+    const docs = await readSubscriptionDocuments(s.deps, [...tokens, tokens[0] as string]);
+    expect([...docs.keys()]).toEqual(tokens);
+    for (const [i, sub] of subs.entries()) {
+      expect(docs.get(tokens[i] as string)?.subscription_id).toBe(sub.id);
+      expect(docs.get(tokens[i] as string)).toEqual(await readSubscriptionDocument(s.deps, tokens[i] as string));
+    }
+    expect(docs.get('Z'.repeat(43))).toBeNull();
+    expect(docs.get('bad')).toBeNull();
   });
 });

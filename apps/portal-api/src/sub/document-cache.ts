@@ -1,4 +1,4 @@
-import { type DomainDeps, readSubscriptionDocument, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
+import { type DomainDeps, type GrantedInbound, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
 import { grantedInbounds } from './granted-cache.ts';
 
 /** Tokens kept; past this the cache starts over. */
@@ -19,9 +19,9 @@ export function subscriptionDocuments(deps: Pick<DomainDeps, 'db' | 'bus' | 'clo
   let read = caches.get(deps);
   if (read) return read;
   const maxAgeMs = deps.config.http.sub_cache_seconds * 1000;
-  const granted = grantedInbounds(deps);
+  const fetchOne = batchedReads(deps, grantedInbounds(deps));
   if (maxAgeMs === 0) {
-    read = (token) => readSubscriptionDocument(deps, token, granted);
+    read = fetchOne;
   } else {
     const entries = new Map<string, { at: number; value: Promise<SubscriptionDocumentData | null> }>();
     const clear = () => entries.clear();
@@ -35,7 +35,7 @@ export function subscriptionDocuments(deps: Pick<DomainDeps, 'db' | 'bus' | 'clo
       const hit = entries.get(token);
       if (hit && now - hit.at <= maxAgeMs) return hit.value;
       if (entries.size >= MAX_ENTRIES) entries.clear();
-      const value = readSubscriptionDocument(deps, token, granted);
+      const value = fetchOne(token);
       const entry = { at: now, value };
       entries.set(token, entry);
       value.then(
@@ -51,4 +51,46 @@ export function subscriptionDocuments(deps: Pick<DomainDeps, 'db' | 'bus' | 'clo
   }
   caches.set(deps, read);
   return read;
+}
+
+/** Most tokens one statement looks up. */
+const BATCH = 200;
+
+/**
+ * The database reads of one event-loop turn's requests go out as one statement
+ * (readSubscriptionDocuments): under load, many apps' refreshes share a round trip and a
+ * statement instead of one each. Every request still reads the database.
+ */
+function batchedReads(
+  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  granted: (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]>,
+): Read {
+  type Waiter = { resolve: (doc: SubscriptionDocumentData | null) => void; reject: (err: unknown) => void };
+  let pending = new Map<string, Waiter[]>();
+  let scheduled = false;
+  const run = async (tokens: string[], waiters: Map<string, Waiter[]>) => {
+    try {
+      const docs = await readSubscriptionDocuments(deps, tokens, granted);
+      for (const t of tokens) for (const w of waiters.get(t) ?? []) w.resolve(docs.get(t) ?? null);
+    } catch (err) {
+      for (const t of tokens) for (const w of waiters.get(t) ?? []) w.reject(err);
+    }
+  };
+  const flush = () => {
+    scheduled = false;
+    const batch = pending;
+    pending = new Map();
+    const tokens = [...batch.keys()];
+    for (let i = 0; i < tokens.length; i += BATCH) void run(tokens.slice(i, i + BATCH), batch);
+  };
+  return (token) =>
+    new Promise((resolve, reject) => {
+      const waiters = pending.get(token);
+      if (waiters) waiters.push({ resolve, reject });
+      else pending.set(token, [{ resolve, reject }]);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
 }

@@ -46,6 +46,8 @@ export interface SubscriptionDocumentData {
 /** Link tokens are 32 random bytes, base64url: anything else is not one (and costs no read). */
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 
+type Granted = (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]>;
+
 /**
  * The subscription a link token names, with what its apps need; null when no subscription
  * has this token (never issued, or rotated away). The token is looked up by its SHA-256
@@ -54,14 +56,29 @@ const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 export async function readSubscriptionDocument(
   ctx: Pick<DomainContext, 'db' | 'clock'>,
   token: string,
-  granted: (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]> = (ids) => readGrantedInbounds(ctx.db, ids),
+  granted: Granted = (ids) => readGrantedInbounds(ctx.db, ids),
 ): Promise<SubscriptionDocumentData | null> {
-  if (!TOKEN_RE.test(token)) return null;
-  // One short statement per request, prepared once per connection on PostgreSQL: the
-  // subscription and its client, this period's traffic and the ids of its access groups. What those groups grant comes from
-  // `granted` (a cache in the portal; readGrantedInbounds by default).
-  const result = await sql<DocumentRow>`/* prepared:sub_link_document */
-    select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at,
+  return (await readSubscriptionDocuments(ctx, [token], granted)).get(token) ?? null;
+}
+
+/**
+ * readSubscriptionDocument for several tokens in one statement (the portal gathers the
+ * requests of one event-loop turn): each token maps to its document or null.
+ */
+export async function readSubscriptionDocuments(
+  ctx: Pick<DomainContext, 'db' | 'clock'>,
+  tokens: readonly string[],
+  granted: Granted = (ids) => readGrantedInbounds(ctx.db, ids),
+): Promise<Map<string, SubscriptionDocumentData | null>> {
+  const out = new Map<string, SubscriptionDocumentData | null>(tokens.map((t) => [t, null]));
+  const byHash = new Map<string, string>();
+  for (const t of tokens) if (TOKEN_RE.test(t)) byHash.set(linkTokenHash(t), t);
+  if (byHash.size === 0) return out;
+  // One short statement, prepared once per connection on PostgreSQL: the subscriptions and
+  // their clients, this period's traffic and the ids of their access groups. What those
+  // groups grant comes from `granted` (a cache in the portal; readGrantedInbounds by default).
+  const result = await sql<DocumentRow>`/* prepared:sub_link_documents */
+    select s.token_hash, s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at,
            s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password,
            c.status as client_status, c.email as client_email, t.up, t.down,
            array(select sag.access_group_id from subscription_access_groups sag
@@ -72,28 +89,31 @@ export async function readSubscriptionDocument(
         select coalesce(sum(u.uplink_bytes), 0) as up, coalesce(sum(u.downlink_bytes), 0) as down
           from usage_hourly u
          where u.subscription_id = s.id and u.hour >= date_trunc('hour', s.period_started_at, 'UTC')) t on true
-     where s.token_hash = ${linkTokenHash(token)}`.execute(ctx.db);
-  const row = result.rows[0];
-  if (!row) return null;
+     where s.token_hash = any(${[...byHash.keys()]}::text[])`.execute(ctx.db);
   const now = ctx.clock.now();
-  const sub = {
-    ...row,
-    used_bytes: Number(row.used_bytes),
-    traffic_limit_bytes: row.traffic_limit_bytes === null ? null : Number(row.traffic_limit_bytes),
-    expires_at: row.expires_at === null ? null : new Date(row.expires_at),
-  };
-  const status = currentStatus(sub, now);
-  return {
-    subscription_id: sub.id,
-    client_email: sub.client_email,
-    status,
-    client_status: sub.client_status,
-    upload_bytes: Number(row.up),
-    download_bytes: Number(row.down),
-    traffic_limit_bytes: sub.traffic_limit_bytes,
-    expires_at: sub.expires_at,
-    servers: subscriptionServes(status, sub.client_status) ? serversOf(await granted(row.group_ids), sub) : [],
-  };
+  for (const row of result.rows) {
+    const token = byHash.get(row.token_hash);
+    if (token === undefined) continue;
+    const sub = {
+      ...row,
+      used_bytes: Number(row.used_bytes),
+      traffic_limit_bytes: row.traffic_limit_bytes === null ? null : Number(row.traffic_limit_bytes),
+      expires_at: row.expires_at === null ? null : new Date(row.expires_at),
+    };
+    const status = currentStatus(sub, now);
+    out.set(token, {
+      subscription_id: sub.id,
+      client_email: sub.client_email,
+      status,
+      client_status: sub.client_status,
+      upload_bytes: Number(row.up),
+      download_bytes: Number(row.down),
+      traffic_limit_bytes: sub.traffic_limit_bytes,
+      expires_at: sub.expires_at,
+      servers: subscriptionServes(status, sub.client_status) ? serversOf(await granted(row.group_ids), sub) : [],
+    });
+  }
+  return out;
 }
 
 /**
@@ -151,6 +171,7 @@ export interface GrantedInbound {
 }
 
 interface DocumentRow extends Credentials {
+  token_hash: string;
   id: string;
   status: SubscriptionStatus;
   used_bytes: string | number;
