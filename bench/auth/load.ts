@@ -15,6 +15,8 @@ export interface LoadResult {
 
 export interface LoadSpec {
   url: string;
+  /** When given, each request asks for one of these paths (on url's origin), picked at random. */
+  paths?: string[];
   seconds: number;
   connections: number;
   method?: 'GET' | 'POST';
@@ -41,6 +43,18 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
 async function cannon(spec: LoadSpec): Promise<LoadResult> {
   const r = await autocannon({
     url: spec.url,
+    ...(spec.paths?.length
+      ? {
+          requests: [
+            {
+              setupRequest: ((req: Record<string, unknown>) => ({
+                ...req,
+                path: spec.paths?.[Math.floor(Math.random() * (spec.paths?.length ?? 1))],
+              })) as never,
+            },
+          ],
+        }
+      : {}),
     duration: spec.seconds,
     connections: spec.connections,
     method: spec.method ?? 'GET',
@@ -56,6 +70,10 @@ function wrk(spec: LoadSpec): Promise<LoadResult> {
   const lines = [`wrk.method = ${JSON.stringify(spec.method ?? 'GET')}`];
   for (const [k, v] of Object.entries(spec.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
   if (spec.body) lines.push(`wrk.body = ${JSON.stringify(spec.body)}`);
+  if (spec.paths?.length) {
+    lines.push(`local paths = { ${spec.paths.map((p) => JSON.stringify(p)).join(', ')} }`);
+    lines.push('math.randomseed(os.time())', 'request = function() return wrk.format(nil, paths[math.random(#paths)]) end');
+  }
   // Count non-2xx answers as errors.
   lines.push('local bad = 0', 'function response(status) if status >= 300 then bad = bad + 1 end end');
   lines.push('function done() io.stderr:write("NON2XX " .. bad .. "\\n") end');

@@ -51,24 +51,27 @@ try {
     .join(' / ');
   let database = '';
   let inbounds = 0;
+  let subscriptions = 0;
   /** The link under load, served by a fresh server child with this answer cache setting. */
   const measure = async (cacheSeconds: number) => {
-    const server = await child<{ url: string; inbounds: number; database: string }>('server.ts', {
+    const server = await child<{ url: string; paths: string[]; inbounds: number; database: string }>('server.ts', {
       DATABASE_URL,
       BENCH_SCHEMA: `${SCHEMA}_${cacheSeconds}`,
       SVC_SUB_CACHE_SECONDS: String(cacheSeconds),
     });
     database = server.msg.database;
     inbounds = server.msg.inbounds;
-    const check = await fetch(server.msg.url, { headers: ua });
+    const check = await fetch(`${server.msg.url}${server.msg.paths[0]}`, { headers: ua });
     const body = Buffer.from(await check.text(), 'base64')
       .toString()
       .split('\n')
       .filter(Boolean);
     if (check.status !== 200 || body.length !== server.msg.inbounds)
       throw new Error(`the link answered ${check.status} with ${body.length} links`);
-    await load({ url: server.msg.url, seconds: 3, connections: CONNECTIONS, headers: ua }); // warm-up
-    const result = await load({ url: server.msg.url, seconds: SECONDS, connections: CONNECTIONS, headers: ua });
+    const spec = { url: `${server.msg.url}/`, paths: server.msg.paths, connections: CONNECTIONS, headers: ua };
+    await load({ ...spec, seconds: 3 }); // warm-up
+    const result = await load({ ...spec, seconds: SECONDS });
+    subscriptions = server.msg.paths.length;
     await stop(server.proc);
     await sql`drop schema if exists ${sql.id(`${SCHEMA}_${cacheSeconds}`)} cascade`.execute(admin.db);
     return result;
@@ -97,8 +100,8 @@ try {
     `### ${new Date().toISOString().slice(0, 10)} — GET /sub/{token}, 10 inbounds, base64, PostgreSQL`,
     '',
     `Machine: ${cpu} ×${availableParallelism()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Commit ${rev}. Load average before: ${loadBefore}. ` +
-      `Load: ${loadClient}, ${CONNECTIONS} connections, ${SECONDS} s each after a warm-up, User-Agent v2rayNG (the base64 list). Product: the portal-api surface in its own process ` +
-      `(one prepared statement per request: the subscription by its token hash, its client, this period's traffic, its group ids; what the groups grant and the settings cached), database ${database}, pool default.`,
+      `Load: ${loadClient}, ${CONNECTIONS} connections, ${SECONDS} s each after a warm-up, User-Agent v2rayNG (the base64 list), each request for one of ${subscriptions.toLocaleString('en-US')} subscriptions' links picked at random. Product: the portal-api surface in its own process ` +
+      `(each request's subscription read from the database: one prepared statement per event-loop turn for the requests of that turn, the subscription by its token hash, its client, this period's traffic, its group ids; what the groups grant and the settings cached), database ${database}, pool default.`,
     '',
     '| endpoint | req/s | p50 ms | p99 ms | errors |',
     '|---|---|---|---|---|',

@@ -1,6 +1,7 @@
 // Child process of `pnpm bench:sub-link`: the customer surface (apps/portal-api, as its
 // deployable mounts it) over PostgreSQL in the schema BENCH_SCHEMA, with one subscription
-// granted 10 inbounds on 5 nodes, made through the domain use cases. Sends the link's URL.
+// granted 10 inbounds on 5 nodes (1,000 of them, BENCH_SUBSCRIPTIONS), made through the domain
+// use cases. Sends the base URL and the links' paths.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,16 +56,22 @@ for (let k = 0; k < 5; k++) {
 }
 const group = await createAccessGroup(ctx, { name: 'bench-all', inbound_ids: inboundIds } as never);
 const client = await createClient(ctx, { email: 'bench-sub@example.com' } as never);
-const sub = await createSubscription(ctx, {
-  client_id: client.id,
-  access_group_ids: [group.id],
-  traffic_limit_bytes: 100_000_000_000,
-} as never);
+// Many subscriptions, so the load asks for a different link each time (as real apps do).
+const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);
+const links: string[] = [];
+for (let i = 0; i < SUBSCRIPTIONS; i++) {
+  const sub = await createSubscription(ctx, {
+    client_id: client.id,
+    access_group_ids: [group.id],
+    traffic_limit_bytes: 100_000_000_000,
+  } as never);
+  links.push(sub.link);
+}
 
 const http = createHttpService(rt.deps, (root) => root.route('/', createPortalApi()));
 const { url } = await http.start();
-const token = sub.link.split('/sub/')[1] as string;
-process.send?.({ url: `${url}/sub/${token}`, inbounds: inboundIds.length, database: rt.database.location });
+const paths = links.map((l) => `/sub/${l.split('/sub/')[1] as string}`);
+process.send?.({ url, paths, inbounds: inboundIds.length, database: rt.database.location });
 process.on('message', async (m) => {
   if (m === 'stop') {
     await http.stop();
