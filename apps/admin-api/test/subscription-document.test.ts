@@ -1,5 +1,13 @@
-import { readSubscriptionDocument, readSubscriptionDocuments, shadowsocksPassword } from '@svc/domain';
-import { setupOwner, type TestServer } from '@svc/testkit';
+import {
+  ingestUsageReport,
+  readSubscriptionDocument,
+  readSubscriptionDocuments,
+  resetEndedPeriods,
+  SYSTEM,
+  shadowsocksPassword,
+  withActor,
+} from '@svc/domain';
+import { login, OWNER, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -108,24 +116,24 @@ describe('readSubscriptionDocument: the servers a link token names', () => {
     });
   });
 
-  it("counts this period's traffic by direction (rows before the period began are not counted)", async () => {
-    const row = await s.deps.db
-      .selectFrom('subscriptions')
-      .select(['period_started_at'])
-      .where('id', '=', fleet.sub.id)
-      .executeTakeFirstOrThrow();
-    const hour = (offsetHours: number) =>
-      new Date(Math.floor(row.period_started_at.getTime() / 3_600_000) * 3_600_000 + offsetHours * 3_600_000);
-    await s.deps.db
-      .insertInto('usage_hourly')
-      .values([
-        { subscription_id: fleet.sub.id, node_id: fleet.berlin.id, hour: hour(-1), uplink_bytes: 999, downlink_bytes: 999 },
-        { subscription_id: fleet.sub.id, node_id: fleet.berlin.id, hour: hour(0), uplink_bytes: 100, downlink_bytes: 2000 },
-        { subscription_id: fleet.sub.id, node_id: fleet.berlin.id, hour: hour(1), uplink_bytes: 5, downlink_bytes: 50 },
-      ])
-      .execute();
+  it("counts this period's traffic by direction, as the usage reports credit it; a new period starts from zero", async () => {
+    await ingestUsageReport(s.deps, fleet.berlin.id, {
+      report_id: 1n,
+      entries: [{ subscription_id: fleet.sub.id, uplink_bytes: 100n, downlink_bytes: 2000n }],
+    });
+    await ingestUsageReport(s.deps, fleet.berlin.id, {
+      report_id: 2n,
+      entries: [{ subscription_id: fleet.sub.id, uplink_bytes: 5n, downlink_bytes: 50n }],
+    });
     const doc = await readSubscriptionDocument(s.deps, linkToken(fleet.sub.link));
     expect([doc?.upload_bytes, doc?.download_bytes]).toEqual([105, 2050]);
+    // A new renewal period: the counters start again.
+    await s.api.patch(`/api/v1/subscriptions/${fleet.sub.id}`, { renewal: 'day' }, { token });
+    s.clock.advance(2 * 86_400_000);
+    await resetEndedPeriods(withActor(s.deps, SYSTEM));
+    token = (await login(s, OWNER.email, OWNER.password)).access_token;
+    const after = await readSubscriptionDocument(s.deps, linkToken(fleet.sub.link));
+    expect([after?.upload_bytes, after?.download_bytes]).toEqual([0, 0]);
   });
 
   it('a disabled subscription shows its status and no servers; a rotated, unknown or malformed token names nothing', async () => {

@@ -1,4 +1,5 @@
 import { createAdminApi } from '@svc/admin-api';
+import { ingestUsageReport } from '@svc/domain';
 import { setupOwner, startTestServer, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -157,16 +158,10 @@ describe('GET /sub/{token}: the format follows the User-Agent', () => {
   });
 
   it('sends the headers apps read: subscription-userinfo, update interval, title, web page, no-store', async () => {
-    await s.deps.db
-      .insertInto('usage_hourly')
-      .values({
-        subscription_id: subId,
-        node_id: 'nod_x',
-        hour: new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000),
-        uplink_bytes: 1234,
-        downlink_bytes: 56789,
-      })
-      .execute();
+    await ingestUsageReport(s.deps, nodeId, {
+      report_id: 1n,
+      entries: [{ subscription_id: subId, uplink_bytes: 1234n, downlink_bytes: 56789n }],
+    });
     const res = await get(link, { 'user-agent': 'v2rayNG/1.9.30' });
     expect(res.headers.get('subscription-userinfo')).toBe(
       `upload=1234; download=56789; total=50000000000; expire=${Date.parse('2027-01-01T00:00:00Z') / 1000}`,

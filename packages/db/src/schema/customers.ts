@@ -26,6 +26,9 @@ export interface SubscriptionsTable {
   traffic_limit_bytes: number | null;
   /** Traffic in the current renewal period. */
   used_bytes: Int8;
+  /** This period's traffic each way (used_bytes is their sum as credited by the usage ingest). */
+  period_uplink_bytes: Int8;
+  period_downlink_bytes: Int8;
   lifetime_used_bytes: Int8;
   expires_at: Date | null;
   renewal: Generated<Renewal>;

@@ -97,6 +97,8 @@ export async function ingestUsageReport(
             ), credited as (
               update subscriptions s
                  set used_bytes = s.used_bytes + v.up + v.down,
+                     period_uplink_bytes = s.period_uplink_bytes + v.up,
+                     period_downlink_bytes = s.period_downlink_bytes + v.down,
                      lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
                 from v
                where s.id = v.id

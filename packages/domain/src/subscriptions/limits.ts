@@ -128,7 +128,7 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
       );
       await trx
         .updateTable('subscriptions')
-        .set({ used_bytes: 0, period_started_at: start, status: to, updated_at: now })
+        .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0, period_started_at: start, status: to, updated_at: now })
         .where('id', '=', r.id)
         .execute();
       if (to !== r.status) statusChanged.push(r.id);

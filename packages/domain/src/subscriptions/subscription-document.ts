@@ -34,7 +34,7 @@ export interface SubscriptionDocumentData {
   /** As of the read (an expiry or a limit reached counts before a sweep writes it down). */
   status: SubscriptionStatus;
   client_status: ClientStatus;
-  /** This period's traffic (since period_started_at, by UTC hour), each direction. */
+  /** This period's traffic, each direction (counted by the usage ingest, reset with the period). */
   upload_bytes: number;
   download_bytes: number;
   traffic_limit_bytes: number | null;
@@ -80,15 +80,12 @@ export async function readSubscriptionDocuments(
   const result = await sql<DocumentRow>`/* prepared:sub_link_documents */
     select s.token_hash, s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at,
            s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password,
-           c.status as client_status, c.email as client_email, t.up, t.down,
+           c.status as client_status, c.email as client_email,
+           s.period_uplink_bytes as up, s.period_downlink_bytes as down,
            array(select sag.access_group_id from subscription_access_groups sag
                   where sag.subscription_id = s.id order by sag.access_group_id) as group_ids
       from subscriptions s
       join clients c on c.id = s.client_id
-      left join lateral (
-        select coalesce(sum(u.uplink_bytes), 0) as up, coalesce(sum(u.downlink_bytes), 0) as down
-          from usage_hourly u
-         where u.subscription_id = s.id and u.hour >= date_trunc('hour', s.period_started_at, 'UTC')) t on true
      where s.token_hash = any(${[...byHash.keys()]}::text[])`.execute(ctx.db);
   const now = ctx.clock.now();
   for (const row of result.rows) {
