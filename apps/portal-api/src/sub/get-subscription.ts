@@ -37,7 +37,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
     const base = publicBaseUrl(deps.config);
     const doc: SubscriptionDocument = {
       title: settings.title ?? new URL(base).host,
-      status: data.client_status === 'pending' ? 'pending' : data.client_status === 'active' ? data.status : 'disabled',
+      status: data.link_status,
       upload_bytes: data.upload_bytes,
       download_bytes: data.download_bytes,
       total_bytes: data.traffic_limit_bytes,

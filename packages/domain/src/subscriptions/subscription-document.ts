@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { StoredStream } from '../inbound-profiles/stream.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { linkTokenHash, shadowsocksPassword } from './credentials.ts';
-import { currentStatus, subscriptionServes } from './subscription-status.ts';
+import { currentStatus, linkStatus, subscriptionServes } from './subscription-status.ts';
 
 /** What a client app may connect to (the shape @svc/sub-formats renders; see its src/model.ts). */
 export interface SubscriptionServer {
@@ -34,6 +34,8 @@ export interface SubscriptionDocumentData {
   /** As of the read (an expiry or a limit reached counts before a sweep writes it down). */
   status: SubscriptionStatus;
   client_status: ClientStatus;
+  /** What the link shows its apps (linkStatus): the status, or the client's state when it is not active. */
+  link_status: SubscriptionStatus | 'pending';
   /** This period's traffic, each direction (counted by the usage ingest, reset with the period). */
   upload_bytes: number;
   download_bytes: number;
@@ -103,6 +105,7 @@ export async function readSubscriptionDocuments(
       client_email: sub.client_email,
       status,
       client_status: sub.client_status,
+      link_status: linkStatus(status, sub.client_status),
       upload_bytes: Number(row.up),
       download_bytes: Number(row.down),
       traffic_limit_bytes: sub.traffic_limit_bytes,

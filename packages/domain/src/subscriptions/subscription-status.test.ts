@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { shadowsocksUserKey } from './credentials.ts';
-import { currentStatus, subscriptionServes, subscriptionStatus } from './subscription-status.ts';
+import { currentStatus, linkStatus, subscriptionServes, subscriptionStatus } from './subscription-status.ts';
 
 const now = new Date('2026-06-01T12:00:00Z');
 const base = { admin_disabled: false, used_bytes: 0, traffic_limit_bytes: null, expires_at: null };
@@ -42,5 +42,14 @@ describe('shadowsocksUserKey', () => {
     expect(Buffer.from(shadowsocksUserKey('2022-blake3-aes-128-gcm', stored), 'base64')).toHaveLength(16);
     expect(shadowsocksUserKey('2022-blake3-aes-256-gcm', stored)).toBe(stored);
     expect(shadowsocksUserKey('chacha20-ietf-poly1305', stored)).toBe(stored);
+  });
+});
+
+describe('linkStatus: what a subscription link shows its apps', () => {
+  it("the subscription's status while its client is active; pending while the client awaits approval; disabled otherwise", () => {
+    for (const s of ['active', 'limited', 'expired', 'disabled'] as const) expect(linkStatus(s, 'active')).toBe(s);
+    expect(linkStatus('active', 'pending')).toBe('pending');
+    expect(linkStatus('active', 'rejected')).toBe('disabled');
+    expect(linkStatus('limited', 'disabled')).toBe('disabled');
   });
 });

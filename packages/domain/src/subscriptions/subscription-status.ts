@@ -55,6 +55,14 @@ export const subscriptionServes = (status: SubscriptionStatus, clientStatus: Cli
   status === 'active' && clientStatus === 'active';
 
 /**
+ * The state a subscription link shows its apps: the subscription's status while its client
+ * is active; awaiting approval while the client is pending; disabled for a rejected or
+ * disabled client (its subscriptions serve nobody).
+ */
+export const linkStatus = (status: SubscriptionStatus, clientStatus: ClientStatus): SubscriptionStatus | 'pending' =>
+  clientStatus === 'active' ? status : clientStatus === 'pending' ? 'pending' : 'disabled';
+
+/**
  * The same rule in SQL, for counts and filters over stored rows: a stored active or limited
  * row whose expires_at has passed is expired (the stored value waits for the sweep).
  */
