@@ -1,7 +1,7 @@
 // The admin surface as its own deployable (split mode): `node --import tsx apps/admin-api/src/main.ts`.
-import { ConfigError, loadConfig } from '@svc/config';
+import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, runDeployable, warnUnimplementedOAuth } from '@svc/runtime';
 import { createAdminApi } from './app.ts';
 
 async function start() {
@@ -19,21 +19,4 @@ async function start() {
   };
 }
 
-async function main() {
-  const starting = start();
-  const stop = async () => {
-    const close = await starting.catch(() => undefined);
-    await close?.();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  await starting;
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(
-    err instanceof ConfigError ? `admin-api: refusing to start, ${err.message}\n` : `admin-api: ${(err as Error).stack}\n`,
-  );
-  process.exit(err instanceof ConfigError ? 78 : 1);
-});
+runDeployable('admin-api', start);

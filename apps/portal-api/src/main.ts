@@ -1,7 +1,7 @@
 // The customer surface as its own deployable (split mode): `node --import tsx apps/portal-api/src/main.ts`.
-import { ConfigError, loadConfig } from '@svc/config';
+import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime } from '@svc/runtime';
+import { createRuntime, runDeployable } from '@svc/runtime';
 import { createPortalApi } from './app.ts';
 
 async function start() {
@@ -16,21 +16,4 @@ async function start() {
   };
 }
 
-async function main() {
-  const starting = start();
-  const stop = async () => {
-    const close = await starting.catch(() => undefined);
-    await close?.();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  await starting;
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(
-    err instanceof ConfigError ? `portal-api: refusing to start, ${err.message}\n` : `portal-api: ${(err as Error).stack}\n`,
-  );
-  process.exit(err instanceof ConfigError ? 78 : 1);
-});
+runDeployable('portal-api', start);

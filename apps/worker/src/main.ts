@@ -1,8 +1,8 @@
 // The worker as its own deployable (split mode): `node --import tsx apps/worker/src/main.ts`.
 // Takes the background jobs (BullMQ over REDIS_URL; without Redis, only jobs this process
 // enqueues itself, which is what `svc start` does in-process) and keeps the sweep scheduled.
-import { ConfigError, loadConfig } from '@svc/config';
-import { createRuntime, startWorker } from '@svc/runtime';
+import { loadConfig } from '@svc/config';
+import { createRuntime, runDeployable, startWorker } from '@svc/runtime';
 
 async function start() {
   const config = loadConfig(process.env);
@@ -16,19 +16,4 @@ async function start() {
   };
 }
 
-async function main() {
-  const starting = start();
-  const stop = async () => {
-    const close = await starting.catch(() => undefined);
-    await close?.();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  await starting;
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(err instanceof ConfigError ? `worker: refusing to start, ${err.message}\n` : `worker: ${(err as Error).stack}\n`);
-  process.exit(err instanceof ConfigError ? 78 : 1);
-});
+runDeployable('worker', start);
