@@ -14,11 +14,12 @@
 import { gzipSync } from 'node:zlib';
 import type { Db } from '@svc/db';
 import { compileDesiredState, compileNodeConfig, loadNodeModel } from '@svc/desired-state';
-import { createSealer, systemClock } from '@svc/domain';
+import { createSealer } from '@svc/domain';
 import { ControlPlaneWireDefinition, NodeConfig, ServerMessage } from '@svc/proto';
 import { createQueryId, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import {
   benchDatabase,
+  benchDeps,
   bytesRead,
   type CpuGroups,
   cpuPercent,
@@ -171,7 +172,7 @@ await main(async () => {
   log(`${n(USERS)} subscriptions seeded in ${seedSeconds.toFixed(1)} s`);
 
   // In-process, same rows: the steps of one push, and the baselines.
-  const deps = { db: database.db, clock: systemClock, secrets: createSealer(Buffer.from(inst.installationKey, 'base64')) };
+  const deps = benchDeps(database.db, createSealer(Buffer.from(inst.installationKey, 'base64')));
   const snapshot = await compileDesiredState(deps, nodeId);
   if (!snapshot) throw new Error('the node has no desired state');
   const { config } = snapshot;

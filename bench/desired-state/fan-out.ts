@@ -14,10 +14,11 @@
 // other and 10 at a time (the gateway's pool; what it did before).
 import { createSharedState } from '@svc/bus';
 import { compileDesiredState, compileDesiredStates } from '@svc/desired-state';
-import { type AgentCommandRequest, createSealer, replyTopic, systemClock, TOPICS } from '@svc/domain';
+import { type AgentCommandRequest, createSealer, replyTopic, TOPICS } from '@svc/domain';
 import { sql } from 'kysely';
 import {
   benchDatabase,
+  benchDeps,
   type CpuGroups,
   type CpuReading,
   cpuPercent,
@@ -128,7 +129,7 @@ await main(async () => {
   if (spread?.lo !== spread?.hi) throw new Error(`nodes at different revisions: ${spread?.lo}..${spread?.hi}`);
 
   // Baseline: the 1,000 configs compiled in-process (same rows), one after the other, then 10 at a time.
-  const deps = { db: database.db, clock: systemClock, secrets: createSealer(Buffer.from(inst.installationKey, 'base64')) };
+  const deps = benchDeps(database.db, createSealer(Buffer.from(inst.installationKey, 'base64')));
   await compileDesiredState(deps, ids[0] as string);
   let t = performance.now();
   for (const id of ids) await compileDesiredState(deps, id);

@@ -8,12 +8,14 @@ import { connect } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createMemoryBus, createMemoryJobQueue } from '@svc/bus';
 import { connectDatabase, type Db, migrateToLatest } from '@svc/db';
-import { createSealer, ensureCertificateAuthority, systemClock } from '@svc/domain';
+import { createSealer, ensureCertificateAuthority, type Sealer, systemClock, type UnitOfWorkDeps } from '@svc/domain';
 import { type AppProcess, spawnApp } from '@svc/testkit';
 import { makeCsr } from '@svc/testkit/agent-simulator';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { pino } from 'pino';
 
 export const here = dirname(fileURLToPath(import.meta.url));
 export const BENCHMARKS_MD = join(here, '..', 'BENCHMARKS.md');
@@ -278,11 +280,19 @@ export interface Installation {
   agent: { csrPem: string; keyPem: string };
 }
 
+/**
+ * What a bench's direct domain calls run with: the database, the system clock, a silent log,
+ * and in-process bus and jobs (nothing listens: a bench measures the call, not its fan-out).
+ */
+export function benchDeps(db: Db, secrets: Sealer = createSealer(randomBytes(32))): UnitOfWorkDeps & { secrets: Sealer } {
+  return { db, clock: systemClock, secrets, log: pino({ level: 'silent' }), bus: createMemoryBus(), jobs: createMemoryJobQueue() };
+}
+
 /** The installation's CA, made the way the control plane makes it (ensureCertificateAuthority). */
 export async function installation(db: Db): Promise<Installation> {
   const key = randomBytes(32);
   const secrets = createSealer(key);
-  const ca = await ensureCertificateAuthority({ db, clock: systemClock, secrets });
+  const ca = await ensureCertificateAuthority(benchDeps(db, secrets));
   const row = await db.selectFrom('certificate_authority').select('key_enc').where('id', '=', 1).executeTakeFirstOrThrow();
   return {
     installationKey: key.toString('base64'),

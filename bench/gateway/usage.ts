@@ -12,7 +12,7 @@
 // INSERT … ON CONFLICT DO UPDATE into usage_hourly, one transaction per batch), and the
 // domain's statements timed one by one on one connection.
 import { connectDatabase } from '@svc/db';
-import { ingestUsageReport, systemClock, type UsageDelta } from '@svc/domain';
+import { ingestUsageReport, type UsageDelta } from '@svc/domain';
 import { AgentMessage } from '@svc/proto';
 import { sql } from 'kysely';
 import type pg from 'pg';
@@ -20,6 +20,7 @@ import {
   type BenchDatabase,
   benchDatabase,
   benchDatabaseUrl,
+  benchDeps,
   type CpuGroups,
   type CpuReading,
   cpuPercent,
@@ -335,7 +336,7 @@ await main(async () => {
   const base = benchDatabaseUrl();
   const domainDb = await connectDatabase({ url: base, dataDir: '', schema: database.schema, poolSize: GATEWAY_POOL });
   onCleanup(() => domainDb.destroy());
-  const deps = { db: domainDb.db, clock: systemClock };
+  const deps = benchDeps(domainDb.db);
   const inProcessFrom = await walAndHot(pool);
   const benchGroups: CpuGroups = { postgres: () => ourPostgresPids(pool), bench: () => [process.pid] };
   const inProcess = await loops(BASELINE_SECONDS, WARMUP, benchGroups, async (k, r) => {

@@ -1,5 +1,4 @@
-import { type CompiledDesiredState, compileDesiredStates, MAX_NODES_PER_SNAPSHOT } from '@svc/desired-state';
-import type { DomainDeps } from '@svc/domain';
+import { type CompiledDesiredState, compileDesiredStates, MAX_NODES_PER_SNAPSHOT, type ModelDeps } from '@svc/desired-state';
 
 export type Snapshot = CompiledDesiredState;
 
@@ -20,7 +19,7 @@ interface Waiter {
  * session in turn, yielding to the event loop between nodes so the sends go out as the
  * batch proceeds and at most one node's model is built at a time.
  */
-export function compiledSource(deps: Pick<DomainDeps, 'db' | 'clock' | 'secrets'>, maxBatch = 250): SnapshotSource {
+export function compiledSource(deps: ModelDeps, maxBatch = 250): SnapshotSource {
   const size = Math.max(1, Math.min(maxBatch, MAX_NODES_PER_SNAPSHOT));
   let pending = new Map<string, Waiter[]>();
   let scheduled = false;

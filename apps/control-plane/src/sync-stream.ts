@@ -3,7 +3,6 @@ import {
   closeAgentStream,
   type DomainDeps,
   ingestUsageReport,
-  JOBS,
   type LoadedCa,
   type LogLine,
   newId,
@@ -144,12 +143,6 @@ export function syncHandler(s: SyncDeps) {
         if (result.dropped > 0)
           deps.log.info({ node: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped }, 'usage entries dropped');
         session.send({ usageAck: { reportId: u.reportId } });
-        // Limits reached now are written down at once by the worker, not at its next sweep
-        // (which still catches them if this enqueue is lost).
-        if (result.limit_candidates.length > 0)
-          void deps.jobs
-            .enqueue(JOBS.enforceLimits, { ids: result.limit_candidates })
-            .catch((err) => deps.log.warn({ err }, 'limit check not enqueued; the sweep will find it'));
       } else if (m.logs) {
         const reply: AgentReply = {
           type: 'logs',

@@ -1,7 +1,6 @@
-import type { DomainDeps } from '@svc/domain';
 import type { NodeConfig } from '@svc/proto';
 import { compileNodeConfig } from './compile.ts';
-import { loadNodeModel, loadNodeModels } from './load-model.ts';
+import { loadNodeModel, loadNodeModels, type ModelDeps } from './load-model.ts';
 
 export * from './compile.ts';
 export * from './load-model.ts';
@@ -14,10 +13,7 @@ export interface CompiledDesiredState {
 }
 
 /** One node's DesiredState content; null when the node does not exist. */
-export async function compileDesiredState(
-  deps: Pick<DomainDeps, 'db' | 'clock' | 'secrets'>,
-  nodeId: string,
-): Promise<CompiledDesiredState | null> {
+export async function compileDesiredState(deps: ModelDeps, nodeId: string): Promise<CompiledDesiredState | null> {
   const model = await loadNodeModel(deps, nodeId);
   return model ? { revision: model.revision, config: compileNodeConfig(model) } : null;
 }
@@ -27,7 +23,7 @@ export async function compileDesiredState(
  * `each` one node at a time as it is compiled. Nodes that do not exist are skipped.
  */
 export async function compileDesiredStates(
-  deps: Pick<DomainDeps, 'db' | 'clock' | 'secrets'>,
+  deps: ModelDeps,
   nodeIds: readonly string[],
   each: (nodeId: string, state: CompiledDesiredState) => void | Promise<void>,
 ): Promise<void> {

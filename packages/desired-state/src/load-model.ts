@@ -1,7 +1,10 @@
 import type { Db, Protocol } from '@svc/db';
-import type { DomainDeps } from '@svc/domain';
+import { type DomainDeps, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { sql } from 'kysely';
 import type { ModelChain, ModelInbound, ModelSubscription, NodeModel } from './model.ts';
+
+/** A snapshot is a read-only unit of work; secrets open the sealed keys it reads. */
+export type ModelDeps = UnitOfWorkDeps & Pick<DomainDeps, 'secrets'>;
 
 /** Most nodes one snapshot reads at once (the statements take their ids as parameters). */
 export const MAX_NODES_PER_SNAPSHOT = 500;
@@ -12,7 +15,7 @@ export const MAX_NODES_PER_SNAPSHOT = 500;
  * from (a change committed meanwhile has a higher revision and is sent next). Null when the
  * node does not exist.
  */
-export async function loadNodeModel(deps: Pick<DomainDeps, 'db' | 'clock' | 'secrets'>, nodeId: string): Promise<NodeModel | null> {
+export async function loadNodeModel(deps: ModelDeps, nodeId: string): Promise<NodeModel | null> {
   let found: NodeModel | null = null;
   await loadNodeModels(deps, [nodeId], (model) => {
     found = model;
@@ -29,17 +32,16 @@ export async function loadNodeModel(deps: Pick<DomainDeps, 'db' | 'clock' | 'sec
  * shared rows. Nodes that do not exist are skipped. At most MAX_NODES_PER_SNAPSHOT ids.
  */
 export async function loadNodeModels(
-  deps: Pick<DomainDeps, 'db' | 'clock' | 'secrets'>,
+  deps: ModelDeps,
   nodeIds: readonly string[],
   each: (model: NodeModel) => void | Promise<void>,
 ): Promise<void> {
   const ids = [...new Set(nodeIds)];
   if (ids.length === 0) return;
   if (ids.length > MAX_NODES_PER_SNAPSHOT) throw new RangeError(`at most ${MAX_NODES_PER_SNAPSHOT} nodes per snapshot`);
-  const snapshot = await deps.db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
+  const snapshot = await unitOfWork(
+    deps,
+    async ({ db: trx }) => {
       const nodes = await trx.selectFrom('nodes').select(['id', 'desired_revision']).where('id', 'in', ids).execute();
       if (nodes.length === 0) return null;
       const now = deps.clock.now();
@@ -65,7 +67,9 @@ export async function loadNodeModels(
       );
       const certificates = await readCertificates(trx, deps, inbounds);
       return { nodes, now, inbounds, grants, subscriptions, chains, certificates };
-    });
+    },
+    { isolation: 'repeatable read', readOnly: true },
+  );
   if (!snapshot) return;
 
   const inboundsOf = groupBy(snapshot.inbounds, (i) => i.node_id);

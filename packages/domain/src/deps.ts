@@ -27,9 +27,7 @@ export async function createDomainDeps(opts: {
 }): Promise<DomainDeps> {
   await bindInstallationKey(opts.db, opts.installationKey, opts.clock);
   const tokens = await createTokenService({
-    db: opts.db,
-    installationKey: opts.installationKey,
-    clock: opts.clock,
+    ...opts,
     accessTtlSeconds: opts.config.auth.access_token_ttl_seconds,
   });
   return {

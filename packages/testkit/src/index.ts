@@ -1,5 +1,6 @@
 export { adminWithRole, login, OWNER, setupOwner } from './admins.ts';
 export { createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
+export { createDomainTestbed, type DomainTestbed, TEST_OWNER } from './domain-testbed.ts';
 export { type EventStream, openEventStream, type SseEvent } from './event-stream.ts';
 export { createFakeClock, type FakeClock } from './fake-clock.ts';
 export { type ApiClient, type ApiResponse, createApiClient } from './http-client.ts';

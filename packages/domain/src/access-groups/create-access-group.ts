@@ -1,7 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import {
   type AccessGroupView,
   accessGroupView,
@@ -22,7 +22,8 @@ export interface CreateAccessGroupInput {
  */
 export async function createAccessGroup(ctx: DomainContext, input: CreateAccessGroupInput): Promise<AccessGroupView> {
   const name = normalizeGroupName(input.name);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const taken = await trx.selectFrom('access_groups').select('id').where('name', '=', name).executeTakeFirst();
     if (taken) throw groupNameTaken();
     const inboundIds = await checkInboundIds(trx, input.inbound_ids ?? []);
@@ -46,7 +47,7 @@ export async function createAccessGroup(ctx: DomainContext, input: CreateAccessG
           throw err;
         });
     }
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'access_group.created',
       entity_type: 'access_group',
       entity_id: row.id,

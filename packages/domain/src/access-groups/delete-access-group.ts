@@ -1,7 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { membersOf } from './access-group.ts';
 
 /**
@@ -9,7 +9,8 @@ import { membersOf } from './access-group.ts';
  * it, no node runs anything for it, so no revision moves.
  */
 export async function deleteAccessGroup(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     // FOR UPDATE waits for (and then blocks) subscriptions and plans being granted the group right now.
     const current = await trx.selectFrom('access_groups').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('access group', id);
@@ -42,7 +43,7 @@ export async function deleteAccessGroup(ctx: DomainContext, id: string): Promise
         if (isForeignKeyViolation(err)) throw groupInUse([], []);
         throw err;
       });
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'access_group.deleted',
       entity_type: 'access_group',
       entity_id: id,

@@ -1,9 +1,8 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfInbounds } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import {
   type AccessGroupView,
   accessGroupView,
@@ -27,7 +26,8 @@ export interface UpdateAccessGroupInput {
  */
 export async function updateAccessGroup(ctx: DomainContext, id: string, input: UpdateAccessGroupInput): Promise<AccessGroupView> {
   const name = input.name !== undefined ? normalizeGroupName(input.name) : undefined;
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('access_groups').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('access group', id);
     if (name !== undefined && name !== current.name) {
@@ -67,9 +67,9 @@ export async function updateAccessGroup(ctx: DomainContext, id: string, input: U
         if (isUniqueViolation(err, 'access_groups_name_key')) throw groupNameTaken();
         throw err;
       });
-    const nodes = await bumpNodeRevisions(trx, await nodesOfInbounds(trx, [...added, ...removed]));
+    const nodes = await bumpNodeRevisions(uow, await nodesOfInbounds(trx, [...added, ...removed]));
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAccessGroupInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'access_group.updated',
       entity_type: 'access_group',
       entity_id: id,

@@ -1,9 +1,9 @@
 import { normalizeEmail } from '../admins/admin-view.ts';
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type AcmeAccountView, acmeAccountView, LETS_ENCRYPT_PRODUCTION, normalizeDirectoryUrl } from './acme-account-view.ts';
 
 export interface CreateAcmeAccountInput {
@@ -21,7 +21,8 @@ const taken = () =>
 export async function createAcmeAccount(ctx: DomainContext, input: CreateAcmeAccountInput): Promise<AcmeAccountView> {
   const email = normalizeEmail(input.email);
   const directoryUrl = normalizeDirectoryUrl(input.directory_url ?? LETS_ENCRYPT_PRODUCTION);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const existing = await trx
       .selectFrom('acme_accounts')
       .select('id')
@@ -47,7 +48,7 @@ export async function createAcmeAccount(ctx: DomainContext, input: CreateAcmeAcc
         if (isUniqueViolation(err, 'acme_accounts_email_directory')) throw taken();
         throw err;
       });
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'acme_account.created',
       entity_type: 'acme_account',
       entity_id: row.id,

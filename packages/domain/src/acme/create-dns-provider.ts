@@ -1,6 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { dnsProviderKind } from './dns-provider-kinds.ts';
 import { checkDnsCredentials, type DnsProviderView, dnsProviderView } from './dns-provider-view.ts';
 
@@ -13,7 +13,8 @@ export interface CreateDnsProviderInput {
 export async function createDnsProvider(ctx: DomainContext, input: CreateDnsProviderInput): Promise<DnsProviderView> {
   const kind = dnsProviderKind(input.kind);
   const credentials = checkDnsCredentials(kind, input.credentials);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const row = await trx
       .insertInto('dns_providers')
@@ -28,7 +29,7 @@ export async function createDnsProvider(ctx: DomainContext, input: CreateDnsProv
       .returningAll()
       .executeTakeFirstOrThrow();
     const names = Object.keys(credentials).sort();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'dns_provider.created',
       entity_type: 'dns_provider',
       entity_id: row.id,

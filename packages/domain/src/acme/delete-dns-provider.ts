@@ -1,7 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { blockedError, collectBlockers, hasBlockers } from '../billing/references.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 /**
  * Refused (409) while a certificate names the provider for its DNS-01 challenges
@@ -9,7 +9,8 @@ import type { DomainContext } from '../shared/context.ts';
  * makes a certificate write that locks the provider first (FOR SHARE) see the deletion.
  */
 export async function deleteDnsProvider(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx
       .selectFrom('dns_providers')
       .select(['id', 'kind', 'name'])
@@ -20,7 +21,7 @@ export async function deleteDnsProvider(ctx: DomainContext, id: string): Promise
     const blockers = await collectBlockers(trx, id, [{ table: 'certificates', column: 'dns_provider_id' }]);
     if (hasBlockers(blockers)) throw blockedError(`DNS provider ${id}`, blockers);
     await trx.deleteFrom('dns_providers').where('id', '=', id).execute();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'dns_provider.deleted',
       entity_type: 'dns_provider',
       entity_id: id,

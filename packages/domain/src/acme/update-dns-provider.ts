@@ -1,6 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { dnsProviderKind } from './dns-provider-kinds.ts';
 import { checkDnsCredentials, type DnsProviderView, dnsProviderView, openDnsCredentials } from './dns-provider-view.ts';
 
@@ -12,7 +12,8 @@ export interface UpdateDnsProviderInput {
 
 /** PATCH merge of name and credentials; the kind is fixed at creation. */
 export async function updateDnsProvider(ctx: DomainContext, id: string, input: UpdateDnsProviderInput): Promise<DnsProviderView> {
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('dns_providers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('DNS provider', id);
     const credentials = input.credentials !== undefined ? checkDnsCredentials(dnsProviderKind(current.kind), input.credentials) : undefined;
@@ -29,7 +30,7 @@ export async function updateDnsProvider(ctx: DomainContext, id: string, input: U
       .executeTakeFirstOrThrow();
     const names = Object.keys(credentials ?? openDnsCredentials(ctx.secrets, row.credentials_enc)).sort();
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateDnsProviderInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'dns_provider.updated',
       entity_type: 'dns_provider',
       entity_id: id,

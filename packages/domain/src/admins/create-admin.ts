@@ -1,10 +1,10 @@
 import type { AdminRole, AdminRow, Db } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { assertActorIsOwner } from './actor-guard.ts';
 import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
 
@@ -50,10 +50,11 @@ export async function createAdmin(ctx: DomainContext, input: CreateAdminInput): 
   const email = normalizeEmail(input.email);
   if (input.password != null) checkPasswordPolicy(input.password);
   const hash = input.password != null ? await ctx.passwords.hash(input.password) : null;
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     await assertActorIsOwner(trx, ctx.actor);
     const row = await insertAdmin(trx, ctx, email, hash, input.role);
-    await writeAudit(trx, ctx, { action: 'admin.created', entity_type: 'admin', entity_id: row.id, details: { email, role: row.role } });
+    uow.audit({ action: 'admin.created', entity_type: 'admin', entity_id: row.id, details: { email, role: row.role } });
     return adminView(row);
   });
 }

@@ -1,8 +1,8 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
 
 /** Recovery from the server's shell (`svc admin reset-password`): new password, every session ended. */
@@ -10,7 +10,8 @@ export async function resetAdminPassword(ctx: DomainContext, input: { email: str
   const email = normalizeEmail(input.email);
   checkPasswordPolicy(input.password);
   const hash = await ctx.passwords.hash(input.password);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const row = await trx
       .updateTable('admins')
@@ -20,7 +21,7 @@ export async function resetAdminPassword(ctx: DomainContext, input: { email: str
       .executeTakeFirst();
     if (!row) throw new NotFoundError('admin', email);
     await revokeAllSessions(trx, { type: 'admin', id: row.id }, 'password_reset', now);
-    await writeAudit(trx, ctx, { action: 'admin.password_reset', entity_type: 'admin', entity_id: row.id });
+    uow.audit({ action: 'admin.password_reset', entity_type: 'admin', entity_id: row.id });
     return adminView(row);
   });
 }

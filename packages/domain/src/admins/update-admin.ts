@@ -1,10 +1,10 @@
 import type { AdminRole } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { assertActorIsOwner } from './actor-guard.ts';
 import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
 import { assertNotLastOwner } from './owner-guard.ts';
@@ -21,7 +21,8 @@ export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateA
   const email = input.email !== undefined ? normalizeEmail(input.email) : undefined;
   if (typeof input.password === 'string') checkPasswordPolicy(input.password);
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     await assertActorIsOwner(trx, ctx.actor);
     const current = await trx.selectFrom('admins').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('admin', id);
@@ -49,7 +50,7 @@ export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateA
       });
     if (hash !== undefined) await revokeAllSessions(trx, { type: 'admin', id }, 'password_changed', now);
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAdminInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'admin.updated',
       entity_type: 'admin',
       entity_id: id,

@@ -1,4 +1,4 @@
-import { writeAudit } from '../audit/write-audit.ts';
+import { recordAudit } from '../audit/record-audit.ts';
 import { ConflictError, NotFoundError, TimeoutError, ValidationError } from '../errors.ts';
 import { type MessageBus, TOPICS, type Unsubscribe } from '../shared/bus.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -92,7 +92,7 @@ export async function restartXray(ctx: DomainContext, nodeId: string): Promise<{
   await onlineNode(ctx, nodeId);
   const { command_id, close } = await dispatchAgentCommand(ctx, nodeId, { kind: 'restart_xray' });
   await close();
-  await writeAudit(ctx.db, ctx, { action: 'node.xray_restart_requested', entity_type: 'node', entity_id: nodeId, details: { command_id } });
+  await recordAudit(ctx, { action: 'node.xray_restart_requested', entity_type: 'node', entity_id: nodeId, details: { command_id } });
   return { command_id };
 }
 

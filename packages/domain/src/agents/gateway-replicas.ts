@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { DomainDeps } from '../shared/context.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
 /**
  * Liveness of gateway replicas (connectivity "across replicas", issue 4): each replica
@@ -16,10 +17,11 @@ export async function heartbeatReplica(deps: Pick<DomainDeps, 'db' | 'clock'>, r
 }
 
 /** Sets offline the nodes held by replicas that stopped refreshing, and forgets those replicas. */
-export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, staleAfterMs: number, self?: string): Promise<number> {
+export async function sweepDeadReplicas(deps: UnitOfWorkDeps, staleAfterMs: number, self?: string): Promise<number> {
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - staleAfterMs);
-  return deps.db.transaction().execute(async (trx) => {
+  return unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const result = await trx
       .updateTable('nodes')
       .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: now })
@@ -45,8 +47,9 @@ export async function sweepDeadReplicas(deps: Pick<DomainDeps, 'db' | 'clock'>, 
 }
 
 /** A clean stop: this replica's nodes go offline now, not after the staleness window. */
-export async function retireReplica(deps: Pick<DomainDeps, 'db' | 'clock'>, replicaId: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+export async function retireReplica(deps: UnitOfWorkDeps, replicaId: string): Promise<void> {
+  await unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     await trx
       .updateTable('nodes')
       .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: deps.clock.now() })

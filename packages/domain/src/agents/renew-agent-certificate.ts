@@ -1,8 +1,8 @@
 import { X509Certificate } from 'node:crypto';
-import { writeAudit } from '../audit/write-audit.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { type LoadedCa, signNodeCsr } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 /** Serial (upper-case hex) and expiry of a certificate we issued. */
 export function certificateFacts(pem: string): { serial: string; not_after: Date } {
@@ -27,7 +27,8 @@ export async function renewAgentCertificate(
   const now = deps.clock.now();
   const pem = await signNodeCsr(ca, csrPem, nodeId, now);
   const facts = certificateFacts(pem);
-  await deps.db.transaction().execute(async (trx) => {
+  await unitOfWork({ ...deps, actor: { type: 'node', id: nodeId, ip: meta.ip ?? null } }, async (uow) => {
+    const trx = uow.db;
     const node = await trx
       .selectFrom('nodes')
       .select(['id', 'admin_status', 'cert_serial'])
@@ -40,16 +41,12 @@ export async function renewAgentCertificate(
       .set({ cert_previous_serial: node.cert_serial, cert_serial: facts.serial, cert_not_after: facts.not_after, updated_at: now })
       .where('id', '=', nodeId)
       .execute();
-    await writeAudit(
-      trx,
-      { clock: deps.clock, actor: { type: 'node', id: nodeId, ip: meta.ip ?? null } },
-      {
-        action: 'node.certificate_renewed',
-        entity_type: 'node',
-        entity_id: nodeId,
-        details: { serial: facts.serial, not_after: facts.not_after.toISOString(), replaced_serial: node.cert_serial },
-      },
-    );
+    uow.audit({
+      action: 'node.certificate_renewed',
+      entity_type: 'node',
+      entity_id: nodeId,
+      details: { serial: facts.serial, not_after: facts.not_after.toISOString(), replaced_serial: node.cert_serial },
+    });
   });
   return { client_cert_pem: pem };
 }

@@ -1,6 +1,7 @@
 import { UnauthenticatedError } from '../errors.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 /** What the agent says about itself in Hello (spec 2.1), already decoded. */
 export interface AgentHello {
@@ -36,7 +37,8 @@ export async function openAgentStream(
   ticket: StreamTicket,
   hello: AgentHello,
 ): Promise<{ desired_revision: number }> {
-  return deps.db.transaction().execute(async (trx) => {
+  return unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const node = await trx
       .selectFrom('nodes')
       .select(['id', 'admin_status', 'desired_revision', 'cert_serial', 'cert_previous_serial'])

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { DomainDeps } from '../shared/context.ts';
-import { isRetryableConflict } from '../shared/db-errors.ts';
+import { JOBS } from '../shared/jobs.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
 export interface UsageDelta {
   subscription_id: string;
@@ -17,8 +17,8 @@ export interface UsageIngestResult {
   /** Entries for unknown subscriptions, or with a negative or oversized delta, that were dropped. */
   dropped: number;
   /**
-   * Active subscriptions this report brought to (or past) their traffic limit: for
-   * enforceTrafficLimits, which applies the status rule (the worker job `subscriptions.enforce-limits`).
+   * Active subscriptions this report brought to (or past) their traffic limit: after commit the
+   * job `subscriptions.enforce-limits` runs enforceTrafficLimits on them, which applies the status rule.
    */
   limit_candidates: string[];
 }
@@ -35,12 +35,13 @@ const MAX_DELTA = 2n ** 50n;
  * acknowledged with the same id by the caller. Entries for subscriptions that do not exist
  * (deleted meanwhile) are dropped and counted on the node, never failing the report.
  * Three statements whatever the number of entries: lock the node, credit subscriptions and
- * hourly rows in one statement, move the node's last id. A deadlock with another node's
+ * hourly rows in one statement, move the node's last id. Subscriptions the report brought to
+ * their limit are handed to the worker after commit, so they stop being served at once. A deadlock with another node's
  * report (both crediting the same subscriptions) is retried; see bench/BENCHMARKS.md for
  * why the subscriptions are not locked in id order first.
  */
 export async function ingestUsageReport(
-  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  deps: UnitOfWorkDeps,
   nodeId: string,
   report: { report_id: bigint; entries: readonly UsageDelta[] },
 ): Promise<UsageIngestResult> {
@@ -73,25 +74,28 @@ export async function ingestUsageReport(
   const up = ids.map((id) => String((sums.get(id) as [bigint, bigint])[0]));
   const down = ids.map((id) => String((sums.get(id) as [bigint, bigint])[1]));
 
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await deps.db.transaction().execute(async (trx) => {
-        // As text: report ids are int64 and may exceed what a JS number holds exactly.
-        const node = await trx
-          .selectFrom('nodes')
-          .select(sql<string>`last_usage_report_id::text`.as('last'))
-          .where('id', '=', nodeId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!node || BigInt(node.last) >= report.report_id) {
-          return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, limit_candidates: [] };
-        }
-        let accepted = 0;
-        let limitCandidates: string[] = [];
-        if (ids.length > 0) {
-          // One statement: credit the subscriptions that exist, and add the same deltas to
-          // their hourly rows (only those: a subscription deleted meanwhile is dropped).
-          const credited = await sql<{ accepted: number; reached: string[] | null }>`
+  // Two nodes crediting the same subscriptions can deadlock; the loser rolled back whole
+  // (nothing was applied) and the unit runs again.
+  return unitOfWork(
+    deps,
+    async (uow) => {
+      const trx = uow.db;
+      // As text: report ids are int64 and may exceed what a JS number holds exactly.
+      const node = await trx
+        .selectFrom('nodes')
+        .select(sql<string>`last_usage_report_id::text`.as('last'))
+        .where('id', '=', nodeId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!node || BigInt(node.last) >= report.report_id) {
+        return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, limit_candidates: [] };
+      }
+      let accepted = 0;
+      let limitCandidates: string[] = [];
+      if (ids.length > 0) {
+        // One statement: credit the subscriptions that exist, and add the same deltas to
+        // their hourly rows (only those: a subscription deleted meanwhile is dropped).
+        const credited = await sql<{ accepted: number; reached: string[] | null }>`
             with v as (
               select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as v(id, up, down)
             ), credited as (
@@ -114,28 +118,26 @@ export async function ingestUsageReport(
             select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly,
                    (select array_agg(id order by id) from credited
                      where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`.execute(
-            trx,
-          );
-          accepted = credited.rows[0]?.accepted ?? 0;
-          limitCandidates = credited.rows[0]?.reached ?? [];
-        }
-        const dropped = invalid + (sums.size - accepted);
-        await trx
-          .updateTable('nodes')
-          .set({
-            last_usage_report_id: sql`${String(report.report_id)}::int8` as never,
-            usage_entries_dropped: sql`usage_entries_dropped + ${dropped}` as never,
-            last_seen_at: now,
-          })
-          .where('id', '=', nodeId)
-          .execute();
-        return { report_id: report.report_id, applied: true, accepted, dropped, limit_candidates: limitCandidates };
-      });
-    } catch (err) {
-      // Two nodes crediting the same subscriptions can deadlock; the loser rolled back whole
-      // (nothing was applied) and simply runs again.
-      if (attempt < 5 && isRetryableConflict(err)) continue;
-      throw err;
-    }
-  }
+          trx,
+        );
+        accepted = credited.rows[0]?.accepted ?? 0;
+        limitCandidates = credited.rows[0]?.reached ?? [];
+      }
+      const dropped = invalid + (sums.size - accepted);
+      await trx
+        .updateTable('nodes')
+        .set({
+          last_usage_report_id: sql`${String(report.report_id)}::int8` as never,
+          usage_entries_dropped: sql`usage_entries_dropped + ${dropped}` as never,
+          last_seen_at: now,
+        })
+        .where('id', '=', nodeId)
+        .execute();
+      // Limits reached now are written down at once by the worker, not at its next sweep
+      // (which still catches them if this enqueue is lost).
+      if (limitCandidates.length > 0) uow.enqueue(JOBS.enforceLimits, { ids: limitCandidates });
+      return { report_id: report.report_id, applied: true, accepted, dropped, limit_candidates: limitCandidates };
+    },
+    { attempts: 5 },
+  );
 }

@@ -1,5 +1,4 @@
 import type { Db } from '@svc/db';
-import type { Clock } from '../shared/clock.ts';
 import type { Actor } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 
@@ -10,21 +9,30 @@ export interface AuditEntry {
   details?: Record<string, unknown> | null;
 }
 
-/** Appends one audit_log row inside the caller's transaction (or alone, for auth failures). */
-export async function writeAudit(db: Db, ctx: { clock: Clock; actor: Actor }, entry: AuditEntry): Promise<void> {
-  const at = ctx.clock.now();
+/** An entry a unit of work holds until just before its commit. */
+export interface PendingAudit {
+  entry: AuditEntry;
+  actor: Actor;
+  at: Date;
+}
+
+/** Writes a unit of work's audit entries in one statement, inside its transaction (UnitOfWork.audit collects them). */
+export async function insertAuditEntries(db: Db, pending: readonly PendingAudit[]): Promise<void> {
+  if (pending.length === 0) return;
   await db
     .insertInto('audit_log')
-    .values({
-      id: newId('aud', at.getTime()),
-      at,
-      actor_type: ctx.actor.type,
-      actor_id: ctx.actor.id,
-      action: entry.action,
-      entity_type: entry.entity_type ?? null,
-      entity_id: entry.entity_id ?? null,
-      ip: ctx.actor.ip ?? null,
-      details: entry.details ? JSON.stringify(entry.details) : null,
-    })
+    .values(
+      pending.map(({ entry, actor, at }) => ({
+        id: newId('aud', at.getTime()),
+        at,
+        actor_type: actor.type,
+        actor_id: actor.id,
+        action: entry.action,
+        entity_type: entry.entity_type ?? null,
+        entity_id: entry.entity_id ?? null,
+        ip: actor.ip ?? null,
+        details: entry.details ? JSON.stringify(entry.details) : null,
+      })),
+    )
     .execute();
 }

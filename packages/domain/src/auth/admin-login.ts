@@ -1,7 +1,8 @@
 import { normalizeEmail } from '../admins/admin-view.ts';
-import { writeAudit } from '../audit/write-audit.ts';
+import { recordAudit } from '../audit/record-audit.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { anonymous, type DomainDeps } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { assertAdminMethodEnabled } from './methods.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import { issueSession, type RequestMeta, type TokenPair } from './sessions.ts';
@@ -24,9 +25,8 @@ export async function loginAdminWithPassword(
   const admin = await deps.db.selectFrom('admins').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
   const ok = await deps.passwords.verify(admin?.password_hash ?? null, input.password);
   if (!ok || !admin) {
-    await writeAudit(
-      deps.db,
-      { clock: deps.clock, actor: anonymous(meta.ip, meta.userAgent) },
+    await recordAudit(
+      { ...deps, actor: anonymous(meta.ip, meta.userAgent) },
       {
         action: 'auth.login_failed',
         entity_type: admin ? 'admin' : null,
@@ -43,7 +43,8 @@ export async function loginAdminWithPassword(
   }
   const rehash = admin.password_hash && deps.passwords.needsRehash(admin.password_hash) ? await deps.passwords.hash(input.password) : null;
 
-  return deps.db.transaction().execute(async (trx) => {
+  return unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const now = deps.clock.now();
     await trx
       .updateTable('admins')
@@ -51,15 +52,14 @@ export async function loginAdminWithPassword(
       .where('id', '=', admin.id)
       .execute();
     const pair = await issueSession(deps, trx, { type: 'admin', id: admin.id }, 'password', meta);
-    await writeAudit(
-      trx,
-      { clock: deps.clock, actor: { type: 'admin', id: admin.id, ip: meta.ip ?? null } },
+    uow.audit(
       {
         action: 'auth.login',
         entity_type: 'admin',
         entity_id: admin.id,
         details: { method: 'password' },
       },
+      { type: 'admin', id: admin.id, ip: meta.ip ?? null },
     );
     return pair;
   });

@@ -1,5 +1,5 @@
 import type { AdminRole } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
+import { recordAudit } from '../audit/record-audit.ts';
 import { ForbiddenError, isDomainError, UnauthenticatedError } from '../errors.ts';
 import { anonymous, type DomainDeps } from '../shared/context.ts';
 import type { RequestMeta } from './sessions.ts';
@@ -47,9 +47,8 @@ export async function authorize(
       const actor = claims
         ? { type: 'admin' as const, id: claims.sub, role: claims.role, ip: meta.ip ?? null }
         : anonymous(meta.ip, meta.userAgent);
-      await writeAudit(
-        deps.db,
-        { clock: deps.clock, actor },
+      await recordAudit(
+        { ...deps, actor },
         {
           action: err.type === 'forbidden' ? 'auth.forbidden' : 'auth.token_rejected',
           details: { route: meta.route(), reason: err.message, scope: need.scope },

@@ -1,10 +1,11 @@
 import type { Db, SubjectType } from '@svc/db';
 import { sql } from 'kysely';
-import { writeAudit } from '../audit/write-audit.ts';
+import { recordAudit } from '../audit/record-audit.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { type Actor, anonymous, type DomainDeps } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 import { randomToken, sha256Hex } from '../shared/secrets.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import { resolveSubject } from './subjects.ts';
 import { scopeOf } from './tokens.ts';
@@ -128,7 +129,8 @@ export async function refreshSession(
     await enforceRateLimit(deps, 'refresh', limits, { subject: `${found.subject_type}:${found.subject_id}` });
   }
 
-  const outcome: RefreshOutcome = await deps.db.transaction().execute(async (trx) => {
+  const outcome: RefreshOutcome = await unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const row = await trx
       .selectFrom('refresh_tokens as r')
       .innerJoin('sessions as s', 's.id', 'r.session_id')
@@ -174,9 +176,8 @@ export async function refreshSession(
   });
 
   if ('ok' in outcome) return outcome.ok;
-  await writeAudit(
-    deps.db,
-    { clock: deps.clock, actor: anonymous(meta.ip, meta.userAgent) },
+  await recordAudit(
+    { ...deps, actor: anonymous(meta.ip, meta.userAgent) },
     {
       action: outcome.reuse ? 'auth.refresh_reuse_detected' : 'auth.refresh_failed',
       entity_type: outcome.subjectId ? subjectType : null,
@@ -189,7 +190,8 @@ export async function refreshSession(
 
 /** Logout: only the current session (the access token's sid) is revoked. */
 export async function revokeSession(deps: DomainDeps, actor: Actor, sid: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const res = await trx
       .updateTable('sessions')
       .set({ revoked_at: deps.clock.now(), revoked_reason: 'logout' })
@@ -198,7 +200,7 @@ export async function revokeSession(deps: DomainDeps, actor: Actor, sid: string)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 1) {
-      await writeAudit(trx, { clock: deps.clock, actor }, { action: 'auth.logout', entity_type: 'session', entity_id: sid });
+      uow.audit({ action: 'auth.logout', entity_type: 'session', entity_id: sid }, actor);
     }
   });
 }

@@ -1,11 +1,11 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import type { AdminRole, Db, SubjectType } from '@svc/db';
+import type { AdminRole, SubjectType } from '@svc/db';
 import { SignJWT } from 'jose';
 import { UnauthenticatedError } from '../errors.ts';
-import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { advisoryXactLock } from '../shared/locks.ts';
 import { decryptSecret, encryptSecret } from '../shared/secrets.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { JwtError, type VerifiedJwt, verifyEdDsaJwt } from './jwt-verify.ts';
 
 export type Scope = 'admin' | 'client';
@@ -35,12 +35,12 @@ const ISSUER = 'svc';
  * every replica signs with the same key. Verification keys are cached by kid and reloaded
  * on an unknown kid (another replica rotated).
  */
-export async function createTokenService(opts: {
-  db: Db;
-  installationKey: Buffer;
-  clock: Clock;
-  accessTtlSeconds: number;
-}): Promise<TokenService> {
+export async function createTokenService(
+  opts: UnitOfWorkDeps & {
+    installationKey: Buffer;
+    accessTtlSeconds: number;
+  },
+): Promise<TokenService> {
   const { db, installationKey, clock } = opts;
   const publicKeys = new Map<string, KeyObject>();
 
@@ -51,7 +51,7 @@ export async function createTokenService(opts: {
     for (const r of rows) publicKeys.set(r.kid, createPublicKey({ key: r.public_jwk as never, format: 'jwk' }));
   }
 
-  const active = await ensureSigningKey(db, installationKey, clock);
+  const active = await ensureSigningKey(opts, installationKey);
   await loadPublicKeys();
 
   return {
@@ -97,8 +97,9 @@ export async function createTokenService(opts: {
   };
 }
 
-async function ensureSigningKey(db: Db, installationKey: Buffer, clock: Clock): Promise<{ kid: string; privateKey: KeyObject }> {
-  const row = await db.transaction().execute(async (trx) => {
+async function ensureSigningKey(deps: UnitOfWorkDeps, installationKey: Buffer): Promise<{ kid: string; privateKey: KeyObject }> {
+  const { clock } = deps;
+  const row = await unitOfWork(deps, async ({ db: trx }) => {
     const found = await trx
       .selectFrom('signing_keys')
       .selectAll()

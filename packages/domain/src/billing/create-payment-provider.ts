@@ -1,7 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkFields } from './config-fields.ts';
 import { assertEnableable, type PaymentProviderView, paymentProviderView, sealProviderSecrets } from './payment-provider-view.ts';
 import { paymentProviderKind } from './provider-kinds.ts';
@@ -29,7 +29,8 @@ export async function createPaymentProvider(ctx: DomainContext, input: CreatePay
   if (Object.keys(errors).length > 0) throw new ValidationError('invalid payment provider settings', errors);
   const enabled = input.enabled ?? false;
   if (enabled) assertEnableable(kind, secrets);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const row = await trx
       .insertInto('payment_providers')
@@ -46,7 +47,7 @@ export async function createPaymentProvider(ctx: DomainContext, input: CreatePay
       .returningAll()
       .executeTakeFirstOrThrow();
     const secretNames = Object.keys(secrets).sort();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'payment_provider.created',
       entity_type: 'payment_provider',
       entity_id: row.id,

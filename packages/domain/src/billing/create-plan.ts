@@ -1,6 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkAccessGroups, checkCurrency, type PlanView, planView, replacePlanAccessGroups } from './plan-view.ts';
 
 export interface CreatePlanInput {
@@ -16,7 +16,8 @@ export interface CreatePlanInput {
 /** A plan is what a client buys; it changes no node configuration (no revision bump). */
 export async function createPlan(ctx: DomainContext, input: CreatePlanInput): Promise<PlanView> {
   const currency = checkCurrency(input.currency);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const groups = await checkAccessGroups(trx, input.access_group_ids ?? []);
     const now = ctx.clock.now();
     const row = await trx
@@ -35,7 +36,7 @@ export async function createPlan(ctx: DomainContext, input: CreatePlanInput): Pr
       .returningAll()
       .executeTakeFirstOrThrow();
     await replacePlanAccessGroups(trx, row.id, groups);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'plan.created',
       entity_type: 'plan',
       entity_id: row.id,

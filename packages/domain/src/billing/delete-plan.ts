@@ -1,6 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { blockedError, collectBlockers, hasBlockers, isForeignKeyViolation } from './references.ts';
 
 const PLAN_REFS = [
@@ -15,20 +15,18 @@ const ARCHIVE_HINT = 'archive it instead (PATCH {"archived": true}) to stop sell
  * Its access-group grants go with it.
  */
 export async function deletePlan(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db
-    .transaction()
-    .execute(async (trx) => {
-      // FOR UPDATE waits for a payment being inserted right now (its foreign key holds a key-share lock).
-      const current = await trx.selectFrom('plans').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
-      if (!current) throw new NotFoundError('plan', id);
-      const blockers = await collectBlockers(trx, id, PLAN_REFS);
-      if (hasBlockers(blockers)) throw blockedError(`plan ${id}`, blockers, ARCHIVE_HINT);
-      await trx.deleteFrom('plans').where('id', '=', id).execute();
-      await writeAudit(trx, ctx, { action: 'plan.deleted', entity_type: 'plan', entity_id: id, details: { name: current.name } });
-    })
-    .catch(async (err: unknown) => {
-      // Defensive: the row lock makes this unreachable, but a restrict violation must answer 409, not 500.
-      if (isForeignKeyViolation(err)) throw blockedError(`plan ${id}`, await collectBlockers(ctx.db, id, PLAN_REFS), ARCHIVE_HINT);
-      throw err;
-    });
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
+    // FOR UPDATE waits for a payment being inserted right now (its foreign key holds a key-share lock).
+    const current = await trx.selectFrom('plans').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!current) throw new NotFoundError('plan', id);
+    const blockers = await collectBlockers(trx, id, PLAN_REFS);
+    if (hasBlockers(blockers)) throw blockedError(`plan ${id}`, blockers, ARCHIVE_HINT);
+    await trx.deleteFrom('plans').where('id', '=', id).execute();
+    uow.audit({ action: 'plan.deleted', entity_type: 'plan', entity_id: id, details: { name: current.name } });
+  }).catch(async (err: unknown) => {
+    // Defensive: the row lock makes this unreachable, but a restrict violation must answer 409, not 500.
+    if (isForeignKeyViolation(err)) throw blockedError(`plan ${id}`, await collectBlockers(ctx.db, id, PLAN_REFS), ARCHIVE_HINT);
+    throw err;
+  });
 }

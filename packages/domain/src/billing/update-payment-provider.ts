@@ -1,6 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkFields } from './config-fields.ts';
 import {
   assertEnableable,
@@ -27,7 +27,8 @@ export async function updatePaymentProvider(
   id: string,
   input: UpdatePaymentProviderInput,
 ): Promise<PaymentProviderView> {
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('payment_providers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('payment provider', id);
     const kind = paymentProviderKind(current.kind);
@@ -67,7 +68,7 @@ export async function updatePaymentProvider(
       .returningAll()
       .executeTakeFirstOrThrow();
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdatePaymentProviderInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'payment_provider.updated',
       entity_type: 'payment_provider',
       entity_id: id,

@@ -1,6 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkAccessGroups, checkCurrency, type PlanView, planAccessGroups, planView, replacePlanAccessGroups } from './plan-view.ts';
 
 export interface UpdatePlanInput {
@@ -21,7 +21,8 @@ export interface UpdatePlanInput {
  */
 export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePlanInput): Promise<PlanView> {
   const currency = input.currency !== undefined ? checkCurrency(input.currency) : undefined;
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('plans').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('plan', id);
     const groups = input.access_group_ids !== undefined ? await checkAccessGroups(trx, input.access_group_ids) : undefined;
@@ -43,7 +44,7 @@ export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePl
     if (groups !== undefined) await replacePlanAccessGroups(trx, id, groups);
     const finalGroups = groups ?? (await planAccessGroups(trx, [id])).get(id) ?? [];
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdatePlanInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'plan.updated',
       entity_type: 'plan',
       entity_id: id,

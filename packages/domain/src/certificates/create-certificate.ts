@@ -1,7 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { DomainError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type CertificateView, certificateView, normalizeCertificateName } from './certificate.ts';
 import { parseCertificateMaterial } from './pem.ts';
 
@@ -24,7 +24,8 @@ export async function createCertificate(ctx: DomainContext, input: CreateCertifi
   if (Object.keys(missing).length > 0) throw new ValidationError('missing certificate material', missing);
   const parsed = parseCertificateMaterial(input.cert_pem as string, input.key_pem as string, input.domains);
   const name = normalizeCertificateName(input.name) ?? null;
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const row = await trx
       .insertInto('certificates')
@@ -47,7 +48,7 @@ export async function createCertificate(ctx: DomainContext, input: CreateCertifi
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'certificate.created',
       entity_type: 'certificate',
       entity_id: row.id,

@@ -1,11 +1,12 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 /** Refused (409) while an inbound profile uses the certificate; nothing serves it, so no revision moves. */
 export async function deleteCertificate(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx
       .selectFrom('certificates')
       .select(['id', 'name', 'domains'])
@@ -29,7 +30,7 @@ export async function deleteCertificate(ctx: DomainContext, id: string): Promise
         if (isForeignKeyViolation(err)) throw certificateInUse([]);
         throw err;
       });
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'certificate.deleted',
       entity_type: 'certificate',
       entity_id: id,

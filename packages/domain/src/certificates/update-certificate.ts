@@ -1,8 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type CertificateView, certificateView, normalizeCertificateName } from './certificate.ts';
 import { type ParsedCertificate, parseCertificateMaterial } from './pem.ts';
 
@@ -30,7 +29,8 @@ export async function updateCertificate(ctx: DomainContext, id: string, input: U
   let parsed: ParsedCertificate | undefined;
   if (hasCert) parsed = parseCertificateMaterial(input.cert_pem as string, input.key_pem as string, input.domains);
   const name = normalizeCertificateName(input.name);
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('certificates').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('certificate', id);
     let domains = parsed?.domains;
@@ -60,9 +60,9 @@ export async function updateCertificate(ctx: DomainContext, id: string, input: U
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    const nodes = parsed ? await bumpNodeRevisions(trx, await nodesOfCertificate(trx, id)) : [];
+    const nodes = parsed ? await bumpNodeRevisions(uow, await nodesOfCertificate(trx, id)) : [];
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateCertificateInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'certificate.updated',
       entity_type: 'certificate',
       entity_id: id,

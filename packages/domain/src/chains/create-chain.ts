@@ -1,10 +1,9 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type ChainView, chainView, normalizeChainName } from './chain-view.ts';
 import { checkHopsAvailable, checkHopsShape, type HopInput, insertHops } from './hops.ts';
 
@@ -19,7 +18,8 @@ export const chainNameTaken = () => new ConflictError('a chain with this name ex
 export async function createChain(ctx: DomainContext, input: CreateChainInput): Promise<ChainView> {
   const name = normalizeChainName(input.name);
   checkHopsShape(input.hops);
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     await checkHopsAvailable(trx, input.hops);
     const taken = await trx.selectFrom('chains').select('id').where('name', '=', name).executeTakeFirst();
     if (taken) throw chainNameTaken();
@@ -35,10 +35,10 @@ export async function createChain(ctx: DomainContext, input: CreateChainInput): 
       });
     await insertHops(trx, ctx, row.id, input.hops);
     const bumped = await bumpNodeRevisions(
-      trx,
+      uow,
       input.hops.map((h) => h.node_id),
     );
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'chain.created',
       entity_type: 'chain',
       entity_id: row.id,

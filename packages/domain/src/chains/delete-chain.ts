@@ -1,8 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 /**
  * Deletes a chain no inbound routes through (409 `blocked_by: {inbounds}` otherwise); its hops
@@ -10,7 +9,8 @@ import type { DomainContext } from '../shared/context.ts';
  * chain (its foreign key locks the row) wait for the decision.
  */
 export async function deleteChain(ctx: DomainContext, id: string): Promise<void> {
-  await inTransaction(ctx, async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('chains').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('chain', id);
     const inbounds = (await trx.selectFrom('inbounds').select('id').where('chain_id', '=', id).orderBy('id').limit(100).execute()).map(
@@ -23,10 +23,10 @@ export async function deleteChain(ctx: DomainContext, id: string): Promise<void>
     const hops = await trx.selectFrom('chain_hops').select(['node_id', 'port']).where('chain_id', '=', id).orderBy('position').execute();
     await trx.deleteFrom('chains').where('id', '=', id).execute();
     const bumped = await bumpNodeRevisions(
-      trx,
+      uow,
       hops.map((h) => h.node_id),
     );
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'chain.deleted',
       entity_type: 'chain',
       entity_id: id,

@@ -1,10 +1,9 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfChain } from '../fleet/revisions.ts';
 import { lockNodePorts } from '../nodes/node-ports.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type ChainView, chainView, normalizeChainName } from './chain-view.ts';
 import { chainNameTaken } from './create-chain.ts';
 import { checkHopsAvailable, checkHopsShape, type HopInput, insertHops, sameHops } from './hops.ts';
@@ -25,7 +24,8 @@ export interface UpdateChainInput {
 export async function updateChain(ctx: DomainContext, id: string, input: UpdateChainInput): Promise<ChainView> {
   const name = input.name !== undefined ? normalizeChainName(input.name) : undefined;
   if (input.hops !== undefined) checkHopsShape(input.hops);
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     // Ports before the chain row: the order every port-taking writer follows.
     if (input.hops !== undefined)
       await lockNodePorts(
@@ -60,7 +60,7 @@ export async function updateChain(ctx: DomainContext, id: string, input: UpdateC
       await trx.deleteFrom('chain_hops').where('chain_id', '=', id).execute();
       await insertHops(trx, ctx, id, hops);
       const after = await nodesOfChain(trx, id);
-      bumped = await bumpNodeRevisions(trx, [...before, ...after]);
+      bumped = await bumpNodeRevisions(uow, [...before, ...after]);
     }
 
     const now = ctx.clock.now();
@@ -77,7 +77,7 @@ export async function updateChain(ctx: DomainContext, id: string, input: UpdateC
     const changed: string[] = [];
     if (name !== undefined && name !== current.name) changed.push('name');
     if (hops !== undefined) changed.push('hops');
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'chain.updated',
       entity_type: 'chain',
       entity_id: id,

@@ -1,10 +1,9 @@
 import type { ClientRow, ClientStatus, Db } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { NotFoundError } from '../errors.ts';
-import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfClients } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
 import { type ClientEvent, clientTransition } from './client-status.ts';
 import { type ClientView, clientView } from './client-view.ts';
 
@@ -14,10 +13,10 @@ import { type ClientView, clientView } from './client-view.ts';
  * all its subscriptions get a new revision; a client that is no longer active keeps no
  * session (its access tokens still live out their 15 minutes; the portal re-checks status).
  */
-export async function afterClientStatusChange(trx: Db, clientId: string, from: ClientStatus, to: ClientStatus, now: Date) {
+export async function afterClientStatusChange(uow: UnitOfWork, clientId: string, from: ClientStatus, to: ClientStatus, now: Date) {
   if (from === to) return [];
-  if (to !== 'active') await revokeAllSessions(trx, { type: 'client', id: clientId }, `client_${to}`, now);
-  return bumpNodeRevisions(trx, await nodesOfClients(trx, [clientId]));
+  if (to !== 'active') await revokeAllSessions(uow.db, { type: 'client', id: clientId }, `client_${to}`, now);
+  return bumpNodeRevisions(uow, await nodesOfClients(uow.db, [clientId]));
 }
 
 export async function lockClient(trx: Db, id: string): Promise<ClientRow> {
@@ -27,8 +26,9 @@ export async function lockClient(trx: Db, id: string): Promise<ClientRow> {
 }
 
 async function decide(ctx: DomainContext, id: string, event: 'approve' | 'reject'): Promise<ClientView> {
-  return inTransaction(ctx, async (trx) => {
-    markSubscriptionsChanged(trx);
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
+    uow.subscriptionLinksChanged();
     const current = await lockClient(trx, id);
     const to = clientTransition(current.status, event satisfies ClientEvent);
     const now = ctx.clock.now();
@@ -39,8 +39,8 @@ async function decide(ctx: DomainContext, id: string, event: 'approve' | 'reject
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    const bumped = await afterClientStatusChange(trx, id, current.status, to, now);
-    await writeAudit(trx, ctx, {
+    const bumped = await afterClientStatusChange(uow, id, current.status, to, now);
+    uow.audit({
       action: event === 'approve' ? 'client.approved' : 'client.rejected',
       entity_type: 'client',
       entity_id: id,

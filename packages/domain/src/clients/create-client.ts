@@ -1,10 +1,10 @@
 import { normalizeEmail } from '../admins/admin-view.ts';
-import { writeAudit } from '../audit/write-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { initialClientStatus } from './client-status.ts';
 import { CLIENT_EMAIL_TAKEN, type ClientView, clientView } from './client-view.ts';
 
@@ -20,7 +20,8 @@ export async function createClient(ctx: DomainContext, input: CreateClientInput)
   if (input.password != null) checkPasswordPolicy(input.password);
   const hash = input.password != null ? await ctx.passwords.hash(input.password) : null;
   const { status, emailVerified } = initialClientStatus({ by: 'admin' });
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const taken = await trx.selectFrom('clients').select('id').where('email', '=', email).executeTakeFirst();
     if (taken) throw new ConflictError('a client with this email exists', CLIENT_EMAIL_TAKEN);
     const now = ctx.clock.now();
@@ -42,7 +43,7 @@ export async function createClient(ctx: DomainContext, input: CreateClientInput)
         if (isUniqueViolation(err, 'clients_email_key')) throw new ConflictError('a client with this email exists', CLIENT_EMAIL_TAKEN);
         throw err;
       });
-    await writeAudit(trx, ctx, { action: 'client.created', entity_type: 'client', entity_id: row.id, details: { email, status } });
+    uow.audit({ action: 'client.created', entity_type: 'client', entity_id: row.id, details: { email, status } });
     return clientView(row);
   });
 }

@@ -1,6 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { lockClient } from './change-client-status.ts';
 
 const BLOCKERS_SHOWN = 100;
@@ -10,7 +10,8 @@ const BLOCKERS_SHOWN = 100;
  * reference it: delete those first (payments are history; a client with payments stays).
  */
 export async function deleteClient(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     // FOR UPDATE conflicts with the FOR KEY SHARE a concurrent subscription create takes on
     // the client, so no subscription can appear between this check and the delete.
     const current = await lockClient(trx, id);
@@ -37,7 +38,7 @@ export async function deleteClient(ctx: DomainContext, id: string): Promise<void
     }
     await trx.deleteFrom('sessions').where('subject_type', '=', 'client').where('subject_id', '=', id).execute();
     await trx.deleteFrom('clients').where('id', '=', id).execute();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'client.deleted',
       entity_type: 'client',
       entity_id: id,

@@ -1,11 +1,10 @@
 import { normalizeEmail } from '../admins/admin-view.ts';
-import { writeAudit } from '../audit/write-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError } from '../errors.ts';
-import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { afterClientStatusChange, lockClient } from './change-client-status.ts';
 import { adminStatusEvent } from './client-status.ts';
 import { CLIENT_EMAIL_TAKEN, type ClientView, clientView } from './client-view.ts';
@@ -27,8 +26,9 @@ export async function updateClient(ctx: DomainContext, id: string, input: Update
   const email = input.email !== undefined ? normalizeEmail(input.email) : undefined;
   if (typeof input.password === 'string') checkPasswordPolicy(input.password);
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
-  return inTransaction(ctx, async (trx) => {
-    markSubscriptionsChanged(trx);
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
+    uow.subscriptionLinksChanged();
     const current = await lockClient(trx, id);
     const event = input.status !== undefined ? adminStatusEvent(current.status, input.status) : null;
     const emailChanged = email !== undefined && email !== current.email;
@@ -55,9 +55,9 @@ export async function updateClient(ctx: DomainContext, id: string, input: Update
         throw err;
       });
     if (hash !== undefined) await revokeAllSessions(trx, { type: 'client', id }, 'password_changed', now);
-    const bumped = await afterClientStatusChange(trx, id, current.status, to, now);
+    const bumped = await afterClientStatusChange(uow, id, current.status, to, now);
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateClientInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'client.updated',
       entity_type: 'client',
       entity_id: id,

@@ -1,22 +1,23 @@
 import type { Db } from '@svc/db';
 import { sql } from 'kysely';
-import { markNodesChanged } from './node-changes.ts';
+import type { UnitOfWork } from '../shared/unit-of-work.ts';
 
 /**
  * Data flow 1 of ARCHITECTURE.md: a change that alters what a node must run bumps that
  * node's desired_revision inside the change's own transaction. These queries name the nodes
  * each kind of change reaches; every use case calls them instead of deciding on its own.
- * The transaction must be an inTransaction: the bumped nodes are announced after commit.
+ * It takes the unit of work, not a bare transaction: the bumped nodes are announced after
+ * its commit, so a bump that nobody would announce does not type-check.
  */
-export async function bumpNodeRevisions(trx: Db, nodeIds: Iterable<string>): Promise<string[]> {
+export async function bumpNodeRevisions(uow: UnitOfWork, nodeIds: Iterable<string>): Promise<string[]> {
   const ids = [...new Set(nodeIds)].sort();
   if (ids.length === 0) return [];
-  await trx
+  await uow.db
     .updateTable('nodes')
     .set({ desired_revision: sql`desired_revision + 1` as never })
     .where('id', 'in', ids)
     .execute();
-  markNodesChanged(trx, ids);
+  uow.nodesChanged(ids);
   return ids;
 }
 

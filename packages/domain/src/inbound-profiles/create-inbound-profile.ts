@@ -1,9 +1,9 @@
 import type { Protocol } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newShadowsocksServerKey } from '../subscriptions/credentials.ts';
 import {
   DEFAULT_SNIFFING,
@@ -43,7 +43,8 @@ export async function createInboundProfile(ctx: DomainContext, input: CreateInbo
     shadowsocks_method: input.shadowsocks_method ?? null,
     block_bittorrent: input.block_bittorrent ?? false,
   };
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const taken = await trx.selectFrom('inbound_profiles').select('id').where('name', '=', fields.name).executeTakeFirst();
     if (taken) throw profileNameTaken();
     const resolved = await resolveProfile(trx, fields, { privateKey: null, shortIds: null });
@@ -72,7 +73,7 @@ export async function createInboundProfile(ctx: DomainContext, input: CreateInbo
         if (isForeignKeyViolation(err, 'inbound_profiles_certificate_id_fkey')) throw certificateGone();
         throw err;
       });
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'inbound_profile.created',
       entity_type: 'inbound_profile',
       entity_id: row.id,

@@ -1,13 +1,14 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 const BLOCKERS_SHOWN = 100;
 
 /** Refused (409) while inbounds are bound to the profile; nothing runs it, so no revision moves. */
 export async function deleteInboundProfile(ctx: DomainContext, id: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     // FOR UPDATE waits for (and then blocks) inbounds being bound right now.
     const current = await trx.selectFrom('inbound_profiles').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('inbound profile', id);
@@ -21,7 +22,7 @@ export async function deleteInboundProfile(ctx: DomainContext, id: string): Prom
         if (isForeignKeyViolation(err)) throw profileInUse([]);
         throw err;
       });
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'inbound_profile.deleted',
       entity_type: 'inbound_profile',
       entity_id: id,

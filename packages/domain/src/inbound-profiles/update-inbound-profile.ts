@@ -1,11 +1,10 @@
 import type { Protocol } from '@svc/db';
 import { sql } from 'kysely';
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newShadowsocksServerKey } from '../subscriptions/credentials.ts';
 import { certificateGone, profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
 import {
@@ -37,7 +36,8 @@ const NODE_FIELDS = ['protocol', 'stream', 'sniffing', 'vless_flow', 'shadowsock
 /** PATCH merge: absent fields stay; `stream` given replaces the stream as a whole. */
 export async function updateInboundProfile(ctx: DomainContext, id: string, input: UpdateInboundProfileInput): Promise<InboundProfileView> {
   const name = input.name !== undefined ? normalizeName(input.name) : undefined;
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('inbound_profiles').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('inbound profile', id);
     if (name !== undefined && name !== current.name) {
@@ -104,8 +104,8 @@ export async function updateInboundProfile(ctx: DomainContext, id: string, input
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateInboundProfileInput] !== undefined);
     // Bump only when what nodes run really differs (a field re-sent with its value is no change).
     const differs = keyChanged || NODE_FIELDS.some((k) => JSON.stringify(row[k]) !== JSON.stringify(current[k]));
-    const nodes = differs ? await bumpNodeRevisions(trx, await nodesOfProfile(trx, id)) : [];
-    await writeAudit(trx, ctx, {
+    const nodes = differs ? await bumpNodeRevisions(uow, await nodesOfProfile(trx, id)) : [];
+    uow.audit({
       action: 'inbound_profile.updated',
       entity_type: 'inbound_profile',
       entity_id: id,

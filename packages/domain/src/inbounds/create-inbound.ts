@@ -1,8 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import {
   assertPortFree,
   checkInbound,
@@ -34,7 +33,8 @@ export async function createInbound(ctx: DomainContext, input: CreateInboundInpu
     host: input.host ?? null,
     chain_id: input.chain_id ?? null,
   };
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     // Ports first, then the chain (checkInbound share-locks it): the order chains take too.
     await lockNodePorts(trx, [f.node_id]);
     const { protocol } = await checkInbound(trx, f, { node: true, profile: true, chain: true });
@@ -46,8 +46,8 @@ export async function createInbound(ctx: DomainContext, input: CreateInboundInpu
       .returningAll()
       .executeTakeFirstOrThrow()
       .catch(mapInboundWriteError(f));
-    const nodes = await bumpNodeRevisions(trx, [f.node_id, ...(await hopNodesOfChain(trx, f.chain_id))]);
-    await writeAudit(trx, ctx, {
+    const nodes = await bumpNodeRevisions(uow, [f.node_id, ...(await hopNodesOfChain(trx, f.chain_id))]);
+    uow.audit({
       action: 'inbound.created',
       entity_type: 'inbound',
       entity_id: row.id,

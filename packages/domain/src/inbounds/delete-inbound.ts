@@ -1,14 +1,14 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { idList, isForeignKeyViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { hopNodesOfChain } from './inbound.ts';
 
 /** Refused (409) while the inbound is in an access group; otherwise its node (and chain hops) get a new revision. */
 export async function deleteInbound(ctx: DomainContext, id: string): Promise<void> {
-  await inTransaction(ctx, async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     // FOR UPDATE waits for (and then blocks) group memberships being added right now.
     const current = await trx.selectFrom('inbounds').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('inbound', id);
@@ -28,8 +28,8 @@ export async function deleteInbound(ctx: DomainContext, id: string): Promise<voi
         if (isForeignKeyViolation(err)) throw inboundInUse([]);
         throw err;
       });
-    const nodes = await bumpNodeRevisions(trx, [current.node_id, ...(await hopNodesOfChain(trx, current.chain_id))]);
-    await writeAudit(trx, ctx, {
+    const nodes = await bumpNodeRevisions(uow, [current.node_id, ...(await hopNodesOfChain(trx, current.chain_id))]);
+    uow.audit({
       action: 'inbound.deleted',
       entity_type: 'inbound',
       entity_id: id,

@@ -1,8 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import {
   assertPortFree,
   checkInbound,
@@ -33,7 +32,8 @@ const NODE_FIELDS = ['node_id', 'profile_id', 'port', 'listen', 'chain_id'] as c
  * the hops of the old and the new chain when the chain changes.
  */
 export async function updateInbound(ctx: DomainContext, id: string, input: UpdateInboundInput): Promise<InboundView> {
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('inbounds').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('inbound', id);
     const f: InboundFields = {
@@ -66,9 +66,9 @@ export async function updateInbound(ctx: DomainContext, id: string, input: Updat
       const chainNodes = changed.includes('chain_id')
         ? [...(await hopNodesOfChain(trx, current.chain_id)), ...(await hopNodesOfChain(trx, f.chain_id))]
         : [];
-      nodes = await bumpNodeRevisions(trx, [current.node_id, f.node_id, ...chainNodes]);
+      nodes = await bumpNodeRevisions(uow, [current.node_id, f.node_id, ...chainNodes]);
     }
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'inbound.updated',
       entity_type: 'inbound',
       entity_id: id,

@@ -1,7 +1,7 @@
 import type { AdminView } from '../admins/admin-view.ts';
 import { adminView, normalizeEmail } from '../admins/admin-view.ts';
 import { insertAdmin } from '../admins/create-admin.ts';
-import { writeAudit } from '../audit/write-audit.ts';
+import { recordAudit } from '../audit/record-audit.ts';
 import { checkPasswordPolicy } from '../auth/password-hasher.ts';
 import { enforceRateLimit } from '../auth/rate-limit.ts';
 import type { RequestMeta } from '../auth/sessions.ts';
@@ -9,6 +9,7 @@ import { NotFoundError, UnauthenticatedError } from '../errors.ts';
 import { anonymous, type DomainDeps, SYSTEM, withActor } from '../shared/context.ts';
 import { advisoryXactLock } from '../shared/locks.ts';
 import { randomToken, sha256Hex } from '../shared/secrets.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
 const LOCK = 'svc.setup';
 
@@ -17,8 +18,9 @@ const LOCK = 'svc.setup';
  * any earlier one (only its hash is stored). Returns the token for the process log, or
  * null when the installation already has an admin.
  */
-export async function beginBootstrap(deps: Pick<DomainDeps, 'db' | 'clock'>): Promise<string | null> {
-  return deps.db.transaction().execute(async (trx) => {
+export async function beginBootstrap(deps: UnitOfWorkDeps): Promise<string | null> {
+  return unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     await advisoryXactLock(trx, LOCK);
     const admin = await trx.selectFrom('admins').select('id').limit(1).executeTakeFirst();
     if (admin) {
@@ -60,7 +62,8 @@ export async function completeSetup(
   checkPasswordPolicy(input.password);
   const hash = await deps.passwords.hash(input.password);
 
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     await advisoryXactLock(trx, LOCK);
     const admin = await trx.selectFrom('admins').select('id').limit(1).executeTakeFirst();
     if (admin) return { gone: true as const };
@@ -73,15 +76,14 @@ export async function completeSetup(
     await trx.deleteFrom('setup_tokens').execute();
     const ctx = withActor(deps, { ...SYSTEM, ip: meta.ip ?? null });
     const row = await insertAdmin(trx, ctx, email, hash, 'owner');
-    await writeAudit(trx, ctx, { action: 'setup.completed', entity_type: 'admin', entity_id: row.id, details: { email, role: 'owner' } });
+    uow.audit({ action: 'setup.completed', entity_type: 'admin', entity_id: row.id, details: { email, role: 'owner' } });
     return { admin: adminView(row) };
   });
 
   if ('gone' in result) throw new NotFoundError('route');
   if ('invalid' in result) {
-    await writeAudit(
-      deps.db,
-      { clock: deps.clock, actor: anonymous(meta.ip, meta.userAgent) },
+    await recordAudit(
+      { ...deps, actor: anonymous(meta.ip, meta.userAgent) },
       {
         action: 'setup.token_rejected',
         details: { email },

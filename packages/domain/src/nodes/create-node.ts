@@ -1,8 +1,8 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type NodeView, nodeView, normalizeNodeAddress, normalizeNodeName } from './node-view.ts';
 
 export interface CreateNodeInput {
@@ -19,7 +19,8 @@ export const nodeNameTaken = () => new ConflictError('a node with this name exis
 export async function createNode(ctx: DomainContext, input: CreateNodeInput): Promise<NodeView> {
   const name = normalizeNodeName(input.name);
   const address = normalizeNodeAddress(input.address);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const taken = await trx.selectFrom('nodes').select('id').where('name', '=', name).executeTakeFirst();
     if (taken) throw nodeNameTaken();
     const now = ctx.clock.now();
@@ -48,7 +49,7 @@ export async function createNode(ctx: DomainContext, input: CreateNodeInput): Pr
         if (isUniqueViolation(err, 'nodes_name_key')) throw nodeNameTaken();
         throw err;
       });
-    await writeAudit(trx, ctx, { action: 'node.created', entity_type: 'node', entity_id: row.id, details: { name, address } });
+    uow.audit({ action: 'node.created', entity_type: 'node', entity_id: row.id, details: { name, address } });
     return nodeView(row);
   });
 }

@@ -1,7 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { inTransaction, markNodesChanged } from '../fleet/node-changes.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 /** How many blocking ids a 409 names per kind (the message gives the full count). */
 const BLOCKERS_SHOWN = 100;
@@ -14,7 +13,8 @@ const BLOCKERS_SHOWN = 100;
  * node's open stream ends.
  */
 export async function deleteNode(ctx: DomainContext, id: string): Promise<void> {
-  await inTransaction(ctx, async (trx) => {
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('nodes').select(['id', 'name', 'address']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('node', id);
     const chains = (
@@ -34,8 +34,8 @@ export async function deleteNode(ctx: DomainContext, id: string): Promise<void> 
       });
     }
     await trx.deleteFrom('nodes').where('id', '=', id).execute();
-    markNodesChanged(trx, [id]); // its open stream ends
-    await writeAudit(trx, ctx, {
+    uow.nodesChanged([id]); // its open stream ends
+    uow.audit({
       action: 'node.deleted',
       entity_type: 'node',
       entity_id: id,

@@ -1,11 +1,11 @@
 import { certificateFacts } from '../agents/renew-agent-certificate.ts';
-import { writeAudit } from '../audit/write-audit.ts';
+import { recordAudit } from '../audit/record-audit.ts';
 import { enforceRateLimit } from '../auth/rate-limit.ts';
 import { UnauthenticatedError } from '../errors.ts';
-import { inTransaction, markNodesChanged } from '../fleet/node-changes.ts';
 import { type LoadedCa, signNodeCsr } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { sha256Hex } from '../shared/secrets.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 export interface EnrollInput {
   token: string;
@@ -34,7 +34,8 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
   // Guessing a 32-byte token is hopeless; the limit keeps refusals from flooding the audit log.
   await enforceRateLimit(deps, 'enroll', deps.config.rate_limits.enroll, { ip: meta.ip, subject: hash.slice(0, 32) });
   const now = deps.clock.now();
-  const result = await inTransaction(deps, async (trx) => {
+  const result = await unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const node = await trx
       .selectFrom('nodes')
       .select(['id', 'enroll_token_expires_at', 'admin_status'])
@@ -62,23 +63,21 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
       })
       .where('id', '=', node.id)
       .execute();
-    markNodesChanged(trx, [node.id]); // a stream still open with the old identity ends
-    await writeAudit(
-      trx,
-      { clock: deps.clock, actor: { type: 'node', id: node.id, ip: meta.ip ?? null } },
+    uow.nodesChanged([node.id]); // a stream still open with the old identity ends
+    uow.audit(
       {
         action: 'node.enrolled',
         entity_type: 'node',
         entity_id: node.id,
         details: { hostname: input.hostname.slice(0, 255), agent_version: input.agent_version.slice(0, 64) },
       },
+      { type: 'node', id: node.id, ip: meta.ip ?? null },
     );
     return { enrollment: { node_id: node.id, client_cert_pem: cert, ca_cert_pem: ca.certPem } } as const;
   });
   if ('refused' in result) {
-    await writeAudit(
-      deps.db,
-      { clock: deps.clock, actor: { type: 'anonymous', id: null, ip: meta.ip ?? null } },
+    await recordAudit(
+      { ...deps, actor: { type: 'anonymous', id: null, ip: meta.ip ?? null } },
       {
         action: 'node.enroll_refused',
         details: { reason: result.refused },

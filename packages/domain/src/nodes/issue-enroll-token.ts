@@ -1,11 +1,11 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Config } from '@svc/config';
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
 import { ensureCertificateAuthority } from '../pki/ca-store.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { randomToken, sha256Hex } from '../shared/secrets.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 export interface EnrollTokenView {
   /** Shown once: only its SHA-256 is stored. */
@@ -35,7 +35,8 @@ export function grpcEndpoint(config: Config): string {
 export async function issueEnrollToken(ctx: DomainContext, nodeId: string): Promise<EnrollTokenView> {
   const token = randomToken(32);
   const ca = await ensureCertificateAuthority(ctx);
-  return ctx.db.transaction().execute(async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const expires = new Date(now.getTime() + ctx.config.grpc.enroll_token_ttl_seconds * 1000);
     const previous = await trx.selectFrom('nodes').select('enroll_token_hash').where('id', '=', nodeId).forUpdate().executeTakeFirst();
@@ -45,7 +46,7 @@ export async function issueEnrollToken(ctx: DomainContext, nodeId: string): Prom
       .set({ enroll_token_hash: sha256Hex(token), enroll_token_expires_at: expires, updated_at: now })
       .where('id', '=', nodeId)
       .execute();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'node.enroll_token_issued',
       entity_type: 'node',
       entity_id: nodeId,

@@ -1,10 +1,9 @@
 import type { AdminStatus } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
 import { NotFoundError } from '../errors.ts';
-import { inTransaction, markNodesChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesDialingNode } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { nodeNameTaken } from './create-node.ts';
 import { type NodeView, nodeView, normalizeNodeAddress, normalizeNodeName } from './node-view.ts';
 
@@ -24,7 +23,8 @@ export interface UpdateNodeInput {
 export async function updateNode(ctx: DomainContext, id: string, input: UpdateNodeInput): Promise<NodeView> {
   const name = input.name !== undefined ? normalizeNodeName(input.name) : undefined;
   const address = input.address !== undefined ? normalizeNodeAddress(input.address) : undefined;
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await trx.selectFrom('nodes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!current) throw new NotFoundError('node', id);
     if (name !== undefined && name !== current.name) {
@@ -54,13 +54,13 @@ export async function updateNode(ctx: DomainContext, id: string, input: UpdateNo
       changes.admin_status = { from: current.admin_status, to: input.admin_status };
     // Never this node itself: a node appears at most once per chain, so it never dials itself.
     // Disabling ends the node's open stream; re-enabling lets it back in (the gateway re-reads the row).
-    if (changes.admin_status) markNodesChanged(trx, [id]);
-    const bumped = await bumpNodeRevisions(trx, [
+    if (changes.admin_status) uow.nodesChanged([id]);
+    const bumped = await bumpNodeRevisions(uow, [
       ...(changes.address ? await nodesDialingNode(trx, id) : []),
       // Re-enabled: its agent gets a complete snapshot on its next stream, whatever it ran meanwhile.
       ...(changes.admin_status && input.admin_status === 'enabled' ? [id] : []),
     ]);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'node.updated',
       entity_type: 'node',
       entity_id: id,

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '@svc/db';
-import type { Clock } from '../shared/clock.ts';
 import { advisoryXactLock } from '../shared/locks.ts';
 import type { Sealer } from '../shared/sealed.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { createCa, type LoadedCa, loadCa } from './internal-ca.ts';
 
 /**
  * The installation's CA, created once (under a lock, so replicas starting together agree on
  * one) and kept with its key sealed by the installation key.
  */
-export async function ensureCertificateAuthority(deps: { db: Db; clock: Clock; secrets: Sealer }): Promise<LoadedCa> {
-  const row = await deps.db.transaction().execute(async (trx) => {
+export async function ensureCertificateAuthority(deps: UnitOfWorkDeps & { secrets: Sealer }): Promise<LoadedCa> {
+  const row = await unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const found = await trx.selectFrom('certificate_authority').selectAll().where('id', '=', 1).executeTakeFirst();
     if (found) return found;
     await advisoryXactLock(trx, 'svc.certificate_authority');

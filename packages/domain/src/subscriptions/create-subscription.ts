@@ -1,10 +1,9 @@
 import type { Renewal } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
 import { ValidationError } from '../errors.ts';
-import { inTransaction } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
 import { newCredentials } from './credentials.ts';
 import { subscriptionStatus } from './subscription-status.ts';
@@ -27,7 +26,8 @@ export interface CreateSubscriptionInput {
  */
 export async function createSubscription(ctx: DomainContext, input: CreateSubscriptionInput): Promise<SubscriptionView> {
   const { credentials } = newCredentials(ctx.secrets);
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const errors: Record<string, string> = {};
     if (input.expires_at && input.expires_at.getTime() <= now.getTime()) errors.expires_at = 'must be in the future';
@@ -64,9 +64,9 @@ export async function createSubscription(ctx: DomainContext, input: CreateSubscr
       .returningAll()
       .executeTakeFirstOrThrow();
     await setSubscriptionGroups(trx, id, input.access_group_ids);
-    const bumped = await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, [id]));
+    const bumped = await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, [id]));
     const groupIds = [...new Set(input.access_group_ids)].sort();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'subscription.created',
       entity_type: 'subscription',
       entity_id: id,

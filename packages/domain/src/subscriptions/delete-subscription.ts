@@ -1,7 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { lockSubscription } from './lock-subscription.ts';
 
 /**
@@ -9,13 +8,14 @@ import { lockSubscription } from './lock-subscription.ts';
  * keep their history with subscription_id set to null. Its nodes drop its users.
  */
 export async function deleteSubscription(ctx: DomainContext, id: string): Promise<void> {
-  await inTransaction(ctx, async (trx) => {
-    markSubscriptionsChanged(trx);
+  await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
+    uow.subscriptionLinksChanged();
     const current = await lockSubscription(trx, id);
     const nodes = await nodesOfSubscriptions(trx, [id]);
     await trx.deleteFrom('subscriptions').where('id', '=', id).execute();
-    const bumped = await bumpNodeRevisions(trx, nodes);
-    await writeAudit(trx, ctx, {
+    const bumped = await bumpNodeRevisions(uow, nodes);
+    uow.audit({
       action: 'subscription.deleted',
       entity_type: 'subscription',
       entity_id: id,

@@ -1,7 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 
 /**
  * Writes down expiries that time alone has caused: subscriptions stored as active or
@@ -11,7 +10,8 @@ import type { DomainContext } from '../shared/context.ts';
  * it expired (call again while it returns `batch`).
  */
 export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): Promise<number> {
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const due = await trx
       .selectFrom('subscriptions')
@@ -24,12 +24,12 @@ export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): P
       .skipLocked()
       .execute();
     if (due.length === 0) return 0;
-    markSubscriptionsChanged(trx);
+    uow.subscriptionLinksChanged();
     const ids = due.map((r) => r.id);
     await trx.updateTable('subscriptions').set({ status: 'expired', updated_at: now }).where('id', 'in', ids).execute();
-    await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, ids));
+    await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, ids));
     for (const r of due) {
-      await writeAudit(trx, ctx, {
+      uow.audit({
         action: 'subscription.expired',
         entity_type: 'subscription',
         entity_id: r.id,

@@ -1,8 +1,7 @@
 import type { Renewal, SubscriptionStatus } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { currentStatus } from './subscription-status.ts';
 
 const DAY = 86_400_000;
@@ -39,7 +38,8 @@ export function periodStart(renewal: Renewal, now: Date): Date | null {
 export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: number; ids?: readonly string[] } = {}): Promise<number> {
   const batch = opts.batch ?? 500;
   if (opts.ids && opts.ids.length === 0) return 0;
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     let q = trx
       .selectFrom('subscriptions')
@@ -62,20 +62,20 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
       if (to !== r.status) changed.push({ id: r.id, from: r.status, to });
     }
     if (changed.length === 0) return 0;
-    markSubscriptionsChanged(trx);
+    uow.subscriptionLinksChanged();
     for (const to of new Set(changed.map((c) => c.to))) {
       const ids = changed.filter((c) => c.to === to).map((c) => c.id);
       await trx.updateTable('subscriptions').set({ status: to, updated_at: now }).where('id', 'in', ids).execute();
     }
     await bumpNodeRevisions(
-      trx,
+      uow,
       await nodesOfSubscriptions(
         trx,
         changed.map((c) => c.id),
       ),
     );
     for (const c of changed) {
-      await writeAudit(trx, ctx, {
+      uow.audit({
         action: `subscription.${c.to}`,
         entity_type: 'subscription',
         entity_id: c.id,
@@ -94,7 +94,8 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
  * each reset is audited. A batch at a time; returns how many were reset.
  */
 export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promise<number> {
-  return inTransaction(ctx, async (trx) => {
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const now = ctx.clock.now();
     const starts = {
       day: periodStart('day', now) as Date,
@@ -113,7 +114,7 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
       .skipLocked()
       .execute();
     if (due.length === 0) return 0;
-    markSubscriptionsChanged(trx);
+    uow.subscriptionLinksChanged();
     const statusChanged: string[] = [];
     for (const r of due) {
       const start = starts[r.renewal as Exclude<Renewal, 'no_reset'>];
@@ -132,7 +133,7 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
         .where('id', '=', r.id)
         .execute();
       if (to !== r.status) statusChanged.push(r.id);
-      await writeAudit(trx, ctx, {
+      uow.audit({
         action: 'subscription.period_reset',
         entity_type: 'subscription',
         entity_id: r.id,
@@ -144,7 +145,7 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
         },
       });
     }
-    await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, statusChanged));
+    await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, statusChanged));
     return due.length;
   });
 }

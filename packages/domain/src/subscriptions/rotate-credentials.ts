@@ -1,7 +1,6 @@
-import { writeAudit } from '../audit/write-audit.ts';
-import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newCredentials } from './credentials.ts';
 import { lockSubscription } from './lock-subscription.ts';
 import { currentStatus } from './subscription-status.ts';
@@ -13,8 +12,9 @@ import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscript
  */
 export async function rotateSubscriptionCredentials(ctx: DomainContext, id: string): Promise<SubscriptionView> {
   const { credentials } = newCredentials(ctx.secrets);
-  return inTransaction(ctx, async (trx) => {
-    markSubscriptionsChanged(trx);
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
+    uow.subscriptionLinksChanged();
     const current = await lockSubscription(trx, id);
     const now = ctx.clock.now();
     const status = currentStatus(current, now);
@@ -24,8 +24,8 @@ export async function rotateSubscriptionCredentials(ctx: DomainContext, id: stri
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    const bumped = await bumpNodeRevisions(trx, await nodesOfSubscriptions(trx, [id]));
-    await writeAudit(trx, ctx, {
+    const bumped = await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, [id]));
+    uow.audit({
       action: 'subscription.credentials_rotated',
       entity_type: 'subscription',
       entity_id: id,

@@ -1,7 +1,7 @@
-import { writeAudit } from '../audit/write-audit.ts';
 import { ValidationError } from '../errors.ts';
 import { TOPICS } from '../shared/bus.ts';
 import type { DomainContext, DomainDeps } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { DEFAULT_SUB_FORMAT_RULES, SUB_FORMATS, type SubFormat, type SubFormatRule, subFormatPatternError } from './sub-format-rules.ts';
 
 /**
@@ -67,7 +67,8 @@ export async function updateSubLinkSettings(ctx: DomainContext, patch: SubLinkSe
   }
   if (Object.keys(errors).length) throw new ValidationError('invalid subscription link settings', errors);
 
-  const next = await ctx.db.transaction().execute(async (trx) => {
+  const next = await unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
     const current = await getSubLinkSettings({ db: trx });
     const merged: SubLinkSettings = {
       ...current,
@@ -82,7 +83,7 @@ export async function updateSubLinkSettings(ctx: DomainContext, patch: SubLinkSe
       .values({ key: SUB_LINK_SETTINGS_KEY, value: JSON.stringify(merged), updated_at: now })
       .onConflict((oc) => oc.column('key').doUpdateSet({ value: JSON.stringify(merged), updated_at: now }))
       .execute();
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'settings.updated',
       entity_type: 'settings',
       entity_id: SUB_LINK_SETTINGS_KEY,

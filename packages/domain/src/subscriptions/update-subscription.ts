@@ -1,9 +1,8 @@
 import type { Renewal } from '@svc/db';
-import { writeAudit } from '../audit/write-audit.ts';
 import { ValidationError } from '../errors.ts';
-import { inTransaction, markSubscriptionsChanged } from '../fleet/node-changes.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { unitOfWork } from '../shared/unit-of-work.ts';
 import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
 import { lockSubscription } from './lock-subscription.ts';
 import { isAdminDisabled, subscriptionStatus } from './subscription-status.ts';
@@ -29,8 +28,9 @@ export interface UpdateSubscriptionInput {
  * reach no node.
  */
 export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
-  return inTransaction(ctx, async (trx) => {
-    markSubscriptionsChanged(trx);
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
+    uow.subscriptionLinksChanged();
     const current = await lockSubscription(trx, id);
     if (input.access_group_ids !== undefined) {
       const errors = await unknownAccessGroups(trx, input.access_group_ids);
@@ -65,10 +65,10 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
       groups = [...new Set(input.access_group_ids)].sort();
     }
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
-    const bumped = await bumpNodeRevisions(trx, [...nodesBefore, ...nodesAfter]);
+    const bumped = await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]);
 
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateSubscriptionInput] !== undefined);
-    await writeAudit(trx, ctx, {
+    uow.audit({
       action: 'subscription.updated',
       entity_type: 'subscription',
       entity_id: id,

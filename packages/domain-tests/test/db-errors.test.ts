@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '@svc/domain';
+import { createTestDatabase } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../src/database.ts';
 
 describe('a unique violation is recognised the same way on PGlite and PostgreSQL', () => {
   it('names the constraint the duplicate email broke', async () => {

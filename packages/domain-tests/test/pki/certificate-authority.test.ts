@@ -1,14 +1,15 @@
 import { X509Certificate } from 'node:crypto';
-import { createSealer, ensureCertificateAuthority, systemClock } from '@svc/domain';
+import { createSealer, ensureCertificateAuthority } from '@svc/domain';
+import { createDomainTestbed } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../src/database.ts';
 
 describe("the installation's certificate authority", () => {
   it('is created once, kept with its key sealed, and the same CA comes back', async () => {
-    const database = await createTestDatabase();
+    const bed = await createDomainTestbed();
+    const database = bed.database;
     try {
       const secrets = createSealer(Buffer.alloc(32, 3));
-      const deps = { db: database.db, clock: systemClock, secrets };
+      const deps = { ...bed.deps, secrets };
       const [a, b] = await Promise.all([ensureCertificateAuthority(deps), ensureCertificateAuthority(deps)]);
       expect(a.certPem).toBe(b.certPem);
       expect(await database.db.selectFrom('certificate_authority').select('id').execute()).toHaveLength(1);
@@ -19,7 +20,7 @@ describe("the installation's certificate authority", () => {
       expect(secrets.open(row.key_enc)).toContain('PRIVATE KEY');
       expect(new X509Certificate(a.certPem).subject).toMatch(/^CN=svc internal CA [0-9a-f]{12}$/);
     } finally {
-      await database.destroy();
+      await bed.close();
     }
   });
 });
