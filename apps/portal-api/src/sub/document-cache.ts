@@ -1,4 +1,5 @@
 import { type DomainDeps, type GrantedInbound, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
+import { createTurnBatcher } from '@svc/runtime';
 import { grantedInbounds } from './granted-cache.ts';
 
 /** Tokens kept; past this the cache starts over. */
@@ -65,32 +66,11 @@ function batchedReads(
   deps: Pick<DomainDeps, 'db' | 'clock'>,
   granted: (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]>,
 ): Read {
-  type Waiter = { resolve: (doc: SubscriptionDocumentData | null) => void; reject: (err: unknown) => void };
-  let pending = new Map<string, Waiter[]>();
-  let scheduled = false;
-  const run = async (tokens: string[], waiters: Map<string, Waiter[]>) => {
-    try {
+  return createTurnBatcher<string, SubscriptionDocumentData | null>({
+    maxBatch: BATCH,
+    run: async (tokens) => {
       const docs = await readSubscriptionDocuments(deps, tokens, granted);
-      for (const t of tokens) for (const w of waiters.get(t) ?? []) w.resolve(docs.get(t) ?? null);
-    } catch (err) {
-      for (const t of tokens) for (const w of waiters.get(t) ?? []) w.reject(err);
-    }
-  };
-  const flush = () => {
-    scheduled = false;
-    const batch = pending;
-    pending = new Map();
-    const tokens = [...batch.keys()];
-    for (let i = 0; i < tokens.length; i += BATCH) void run(tokens.slice(i, i + BATCH), batch);
-  };
-  return (token) =>
-    new Promise((resolve, reject) => {
-      const waiters = pending.get(token);
-      if (waiters) waiters.push({ resolve, reject });
-      else pending.set(token, [{ resolve, reject }]);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    });
+      return (token) => docs.get(token) ?? null;
+    },
+  });
 }
