@@ -14,14 +14,16 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   const rt = await createRuntime(config);
   warnUnimplementedOAuth(rt);
   const bootstrap = await prepareBootstrap(rt);
+  const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => {
     root.route('/', createAdminApi());
-    root.route('/', createPortalApi());
+    root.route('/', portal.routes);
   });
   const { url } = await http.start();
   // The agent gateway on its own TLS port (gRPC cannot share the HTTP/1.1 listener).
   const gateway = await startGateway(rt).catch(async (err) => {
     await http.stop();
+    await portal.stop();
     await rt.close();
     throw err;
   });
@@ -34,6 +36,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
       await stopWorker();
       await gateway.stop();
       await http.stop();
+      await portal.stop();
       await rt.close();
     },
   };
