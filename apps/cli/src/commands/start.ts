@@ -3,7 +3,8 @@ import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
-import { createRuntime, prepareBootstrap, startWorker, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
+import { createWorker } from '@svc/worker';
 
 /**
  * All-in-one: every HTTP surface in one process on one port, over PGlite (or DATABASE_URL) and
@@ -30,10 +31,11 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
   bootstrap.announce(url);
   // The worker in-process: its jobs go through the in-memory queue (BullMQ with REDIS_URL).
-  const stopWorker = await startWorker(rt);
+  const worker = createWorker(rt);
+  await worker.start();
   return {
     stop: async () => {
-      await stopWorker();
+      await worker.stop();
       await gateway.stop();
       await http.stop();
       await portal.stop();
