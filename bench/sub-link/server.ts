@@ -68,13 +68,15 @@ for (let i = 0; i < SUBSCRIPTIONS; i++) {
   links.push(sub.link);
 }
 
-const http = createHttpService(rt.deps, (root) => root.route('/', createPortalApi()));
+const portal = createPortalApi();
+const http = createHttpService(rt.deps, (root) => root.route('/', portal.routes));
 const { url } = await http.start();
 const paths = links.map((l) => `/sub/${l.split('/sub/')[1] as string}`);
 process.send?.({ url, paths, inbounds: inboundIds.length, database: rt.database.location });
 process.on('message', async (m) => {
   if (m === 'stop') {
     await http.stop();
+    await portal.stop();
     await rt.close();
     await database.destroy();
     process.exit(0);

@@ -1,5 +1,5 @@
-import { startWorker } from '@svc/runtime';
 import { setupOwner, type TestServer } from '@svc/testkit';
+import { createWorker } from '@svc/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -63,7 +63,8 @@ describe('a subscription that expires by time alone', () => {
     const { node, other, sub } = await fleetWithSubscription(60_000);
     const [r0, o0] = [await revision(node.id), await revision(other.id)];
     s.clock.advance(61_000);
-    const stop = await startWorker(s.runtime, { sweepEveryMs: 20 });
+    const { start, stop } = createWorker(s.runtime, { sweepEveryMs: 20 });
+    await start();
     try {
       for (let i = 0; i < 100; i++) {
         const row = await s.deps.db.selectFrom('subscriptions').select('status').where('id', '=', sub.id).executeTakeFirstOrThrow();

@@ -1,6 +1,6 @@
 import { enforceTrafficLimits, ingestUsageReport, periodStart, resetEndedPeriods, SYSTEM, withActor } from '@svc/domain';
-import { startWorker } from '@svc/runtime';
 import { createFakeClock, login, OWNER, setupOwner, type TestServer } from '@svc/testkit';
+import { createWorker } from '@svc/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -133,7 +133,8 @@ describe('limits written down by the system and pushed to the nodes', () => {
   it("the worker's scheduled sweep runs as the system: a limit reached is written down without anyone asking", async () => {
     const { node, sub } = await fleet({ traffic_limit_bytes: 10 });
     await use(node.id, sub.id, 20);
-    const stop = await startWorker(s.runtime, { sweepEveryMs: 20 });
+    const { start, stop } = createWorker(s.runtime, { sweepEveryMs: 20 });
+    await start();
     try {
       for (let i = 0; i < 100 && (await subRow(sub.id)).status !== 'limited'; i++) await new Promise((r) => setTimeout(r, 20));
     } finally {

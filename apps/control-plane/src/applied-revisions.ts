@@ -1,4 +1,5 @@
 import { type DomainDeps, recordAppliedRevisions } from '@svc/domain';
+import { createTurnBatcher } from '@svc/runtime';
 
 const MAX_BATCH = 500;
 
@@ -10,31 +11,14 @@ const MAX_BATCH = 500;
  * the node's row is written (or the batch failed).
  */
 export function appliedRevisionWriter(deps: Pick<DomainDeps, 'db' | 'clock'>): (nodeId: string, revision: number) => Promise<void> {
-  let pending: Array<{ node_id: string; revision: number; resolve: () => void; reject: (err: unknown) => void }> = [];
-  let scheduled = false;
-
-  const write = async (batch: typeof pending): Promise<void> => {
-    try {
-      await recordAppliedRevisions(deps, batch);
-      for (const p of batch) p.resolve();
-    } catch (err) {
-      for (const p of batch) p.reject(err);
-    }
-  };
-
-  const flush = (): void => {
-    scheduled = false;
-    const all = pending;
-    pending = [];
-    for (let i = 0; i < all.length; i += MAX_BATCH) void write(all.slice(i, i + MAX_BATCH));
-  };
-
-  return (node_id, revision) =>
-    new Promise<void>((resolve, reject) => {
-      pending.push({ node_id, revision, resolve, reject });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    });
+  // One fresh row per result: two results of a node in one turn both reach the statement,
+  // which keeps the higher revision.
+  const write = createTurnBatcher<{ node_id: string; revision: number }, void>({
+    maxBatch: MAX_BATCH,
+    run: async (rows) => {
+      await recordAppliedRevisions(deps, rows);
+      return () => undefined;
+    },
+  });
+  return (node_id, revision) => write({ node_id, revision });
 }

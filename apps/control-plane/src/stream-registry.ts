@@ -12,6 +12,7 @@ import {
   type Unsubscribe,
 } from '@svc/domain';
 import { type Command, LogSource } from '@svc/proto';
+import { createTurnBatcher } from '@svc/runtime';
 import { Status } from 'nice-grpc';
 import type { AgentSession } from './agent-session.ts';
 
@@ -61,8 +62,20 @@ export class StreamRegistry {
   private readonly sessions = new Map<string, AgentSession>();
   private readonly unsubscribes: Unsubscribe[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
-  private pendingChecks = new Set<string>();
-  private checkScheduled = false;
+  /**
+   * One read for a burst of changes: the messages of one commit arrive together. Unbounded,
+   * because check() walks the ids in chunks one after another; a failure is logged once per
+   * burst and never reaches the (unawaited) callers.
+   */
+  private readonly checkSoon = createTurnBatcher<string, void>({
+    maxBatch: Number.POSITIVE_INFINITY,
+    run: async (ids) => {
+      await this.check(ids).catch((err) =>
+        this.deps.log.warn({ err }, 'node change not applied to its stream; the reconciliation retries'),
+      );
+      return () => undefined;
+    },
+  });
 
   constructor(
     private readonly deps: DomainDeps,
@@ -79,8 +92,7 @@ export class StreamRegistry {
     const bus = this.deps.bus;
     this.unsubscribes.push(
       await bus.subscribe(TOPICS.nodesChanged, (m) => {
-        for (const id of (m as { ids?: string[] }).ids ?? []) if (this.sessions.has(id)) this.pendingChecks.add(id);
-        this.scheduleCheck();
+        for (const id of (m as { ids?: string[] }).ids ?? []) if (this.sessions.has(id)) void this.checkSoon(id);
       }),
       await bus.subscribe(TOPICS.streamOpened, (m) => {
         const { node_id, session } = m as { node_id: string; session: string };
@@ -123,18 +135,6 @@ export class StreamRegistry {
     for (const u of this.unsubscribes) await u().catch(() => {});
     for (const s of this.sessions.values()) s.end({ code: Status.UNAVAILABLE, message: 'the gateway is shutting down' });
     await retireReplica(this.deps, this.replicaId).catch((err) => this.deps.log.warn({ err }, 'replica not retired'));
-  }
-
-  private scheduleCheck(): void {
-    if (this.checkScheduled || this.pendingChecks.size === 0) return;
-    this.checkScheduled = true;
-    // One read for a burst of changes: the messages of one commit arrive together.
-    setImmediate(() => {
-      this.checkScheduled = false;
-      const ids = [...this.pendingChecks];
-      this.pendingChecks = new Set();
-      void this.check(ids).catch((err) => this.deps.log.warn({ err }, 'node change not applied to its stream; the reconciliation retries'));
-    });
   }
 
   /** Re-reads the standing of these nodes' streams: end the refused, push newer revisions. */

@@ -1,4 +1,4 @@
-import { startWorker } from '@svc/runtime';
+import { createWorker } from '@svc/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
@@ -11,7 +11,9 @@ let g: Gateway;
 let stopWorker: () => Promise<void>;
 beforeAll(async () => {
   g = await startGateway();
-  stopWorker = await startWorker(g.s.runtime, { sweepEveryMs: 3_600_000 });
+  const worker = createWorker(g.s.runtime, { sweepEveryMs: 3_600_000 });
+  await worker.start();
+  stopWorker = worker.stop;
 });
 afterAll(async () => {
   await stopWorker();

@@ -1,1 +1,1 @@
-export { createPortalApi } from './app.ts';
+export { createPortalApi, type PortalApi } from './app.ts';

@@ -7,11 +7,13 @@ import { createPortalApi } from './app.ts';
 async function start() {
   const config = loadConfig(process.env);
   const rt = await createRuntime(config);
-  const http = createHttpService(rt.deps, (root) => root.route('/', createPortalApi()));
+  const portal = createPortalApi();
+  const http = createHttpService(rt.deps, (root) => root.route('/', portal.routes));
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `portal-api listening on ${url}`);
   return async () => {
     await http.stop();
+    await portal.stop();
     await rt.close();
   };
 }

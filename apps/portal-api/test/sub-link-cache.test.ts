@@ -9,6 +9,7 @@ import { createPortalApi } from '../src/app.ts';
 
 const BASE = 'https://vpn.example.com';
 let s: TestServer;
+const portal = createPortalApi();
 let token: string;
 let link: string;
 let subId: string;
@@ -20,7 +21,7 @@ beforeAll(async () => {
     env: { SVC_PUBLIC_BASE_URL: BASE },
     mount: (root) => {
       root.route('/', createAdminApi());
-      root.route('/', createPortalApi());
+      root.route('/', portal.routes);
     },
   });
   token = (await setupOwner(s)).access_token;
@@ -44,7 +45,10 @@ beforeAll(async () => {
   groupId = group.id;
   inboundId = inbound.id;
 });
-afterAll(() => s.stop());
+afterAll(async () => {
+  await portal.stop();
+  await s.stop();
+});
 
 const ua = { 'user-agent': 'v2rayNG/1.9.30' };
 const get = (url: string) => fetch(url.replace(BASE, s.url), { headers: ua });

@@ -10,6 +10,7 @@ import { createPortalApi } from '../src/app.ts';
 
 const BASE = 'https://vpn.example.com';
 let s: TestServer;
+const portal = createPortalApi();
 let token: string;
 let link: string;
 let subId: string;
@@ -25,7 +26,7 @@ beforeAll(async () => {
     env: { SVC_PUBLIC_BASE_URL: BASE, SVC_SUB_CACHE_SECONDS: '0' },
     mount: (root) => {
       root.route('/', createAdminApi());
-      root.route('/', createPortalApi());
+      root.route('/', portal.routes);
     },
   });
   token = (await setupOwner(s)).access_token;
@@ -63,7 +64,10 @@ beforeAll(async () => {
   nodeId = node.id;
   vmessProfileId = vmess.id;
 });
-afterAll(() => s.stop());
+afterAll(async () => {
+  await portal.stop();
+  await s.stop();
+});
 
 const get = (url: string, headers: Record<string, string> = {}) => fetch(url.replace(BASE, s.url), { headers });
 const linksOf = async (res: Response) =>

@@ -3,7 +3,8 @@ import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
-import { createRuntime, prepareBootstrap, startWorker, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
+import { createWorker } from '@svc/worker';
 
 /**
  * All-in-one: every HTTP surface in one process on one port, over PGlite (or DATABASE_URL) and
@@ -14,26 +15,30 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   const rt = await createRuntime(config);
   warnUnimplementedOAuth(rt);
   const bootstrap = await prepareBootstrap(rt);
+  const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => {
     root.route('/', createAdminApi());
-    root.route('/', createPortalApi());
+    root.route('/', portal.routes);
   });
   const { url } = await http.start();
   // The agent gateway on its own TLS port (gRPC cannot share the HTTP/1.1 listener).
   const gateway = await startGateway(rt).catch(async (err) => {
     await http.stop();
+    await portal.stop();
     await rt.close();
     throw err;
   });
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
   bootstrap.announce(url);
   // The worker in-process: its jobs go through the in-memory queue (BullMQ with REDIS_URL).
-  const stopWorker = await startWorker(rt);
+  const worker = createWorker(rt);
+  await worker.start();
   return {
     stop: async () => {
-      await stopWorker();
+      await worker.stop();
       await gateway.stop();
       await http.stop();
+      await portal.stop();
       await rt.close();
     },
   };

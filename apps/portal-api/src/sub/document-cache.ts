@@ -1,11 +1,19 @@
-import { type DomainDeps, type GrantedInbound, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
-import { grantedInbounds } from './granted-cache.ts';
+import { type DomainDeps, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
+import { createTurnBatcher } from '@svc/runtime';
+import { createBusInvalidatedCache } from '../bus-invalidated-cache.ts';
+import type { Granted } from './granted-cache.ts';
 
 /** Tokens kept; past this the cache starts over. */
 const MAX_ENTRIES = 100_000;
+/** Most tokens one statement looks up. */
+const BATCH = 200;
 
 type Read = (token: string) => Promise<SubscriptionDocumentData | null>;
-const caches = new WeakMap<object, Read>();
+
+export interface SubscriptionDocumentsCache {
+  read: Read;
+  stop(): Promise<void>;
+}
 
 /**
  * GET /sub/{token} answers from memory for up to `http.sub_cache_seconds` (0: every request
@@ -15,82 +23,33 @@ const caches = new WeakMap<object, Read>();
  * the age limit only bounds how stale the usage figures in the headers get. Unknown tokens are
  * never cached (random guesses cannot fill the memory).
  */
-export function subscriptionDocuments(deps: Pick<DomainDeps, 'db' | 'bus' | 'clock' | 'config'>): Read {
-  let read = caches.get(deps);
-  if (read) return read;
+export function subscriptionDocumentsCache(
+  deps: Pick<DomainDeps, 'db' | 'bus' | 'clock' | 'config'>,
+  granted: Granted,
+): SubscriptionDocumentsCache {
   const maxAgeMs = deps.config.http.sub_cache_seconds * 1000;
-  const fetchOne = batchedReads(deps, grantedInbounds(deps));
-  if (maxAgeMs === 0) {
-    read = fetchOne;
-  } else {
-    const entries = new Map<string, { at: number; value: Promise<SubscriptionDocumentData | null> }>();
-    const clear = () => entries.clear();
-    for (const topic of [TOPICS.subscriptionsChanged, TOPICS.nodesChanged])
-      void deps.bus
-        .subscribe(topic, clear)
-        .then(clear)
-        .catch(() => {});
-    read = (token) => {
-      const now = Date.now();
-      const hit = entries.get(token);
-      if (hit && now - hit.at <= maxAgeMs) return hit.value;
-      if (entries.size >= MAX_ENTRIES) entries.clear();
-      const value = fetchOne(token);
-      const entry = { at: now, value };
-      entries.set(token, entry);
-      value.then(
-        (doc) => {
-          if (doc === null && entries.get(token) === entry) entries.delete(token);
-        },
-        () => {
-          if (entries.get(token) === entry) entries.delete(token);
-        },
-      );
-      return value;
-    };
-  }
-  caches.set(deps, read);
-  return read;
+  const fetchOne = batchedReads(deps, granted);
+  if (maxAgeMs === 0) return { read: fetchOne, stop: async () => {} };
+  const cache = createBusInvalidatedCache<SubscriptionDocumentData | null>(deps, {
+    topics: [TOPICS.subscriptionsChanged, TOPICS.nodesChanged],
+    maxAgeMs,
+    maxEntries: MAX_ENTRIES,
+    keep: (doc) => doc !== null,
+  });
+  return { read: (token) => cache.get(token, () => fetchOne(token)), stop: cache.stop };
 }
-
-/** Most tokens one statement looks up. */
-const BATCH = 200;
 
 /**
  * The database reads of one event-loop turn's requests go out as one statement
  * (readSubscriptionDocuments): under load, many apps' refreshes share a round trip and a
  * statement instead of one each. Every request still reads the database.
  */
-function batchedReads(
-  deps: Pick<DomainDeps, 'db' | 'clock'>,
-  granted: (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]>,
-): Read {
-  type Waiter = { resolve: (doc: SubscriptionDocumentData | null) => void; reject: (err: unknown) => void };
-  let pending = new Map<string, Waiter[]>();
-  let scheduled = false;
-  const run = async (tokens: string[], waiters: Map<string, Waiter[]>) => {
-    try {
+function batchedReads(deps: Pick<DomainDeps, 'db' | 'clock'>, granted: Granted): Read {
+  return createTurnBatcher<string, SubscriptionDocumentData | null>({
+    maxBatch: BATCH,
+    run: async (tokens) => {
       const docs = await readSubscriptionDocuments(deps, tokens, granted);
-      for (const t of tokens) for (const w of waiters.get(t) ?? []) w.resolve(docs.get(t) ?? null);
-    } catch (err) {
-      for (const t of tokens) for (const w of waiters.get(t) ?? []) w.reject(err);
-    }
-  };
-  const flush = () => {
-    scheduled = false;
-    const batch = pending;
-    pending = new Map();
-    const tokens = [...batch.keys()];
-    for (let i = 0; i < tokens.length; i += BATCH) void run(tokens.slice(i, i + BATCH), batch);
-  };
-  return (token) =>
-    new Promise((resolve, reject) => {
-      const waiters = pending.get(token);
-      if (waiters) waiters.push({ resolve, reject });
-      else pending.set(token, [{ resolve, reject }]);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    });
+      return (token) => docs.get(token) ?? null;
+    },
+  });
 }

@@ -1,5 +1,12 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { chooseSubFormat, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
+import {
+  chooseSubFormat,
+  type DomainDeps,
+  publicBaseUrl,
+  type SubFormat,
+  type SubLinkSettings,
+  type SubscriptionDocumentData,
+} from '@svc/domain';
 import { type AppEnv, problemResponse } from '@svc/http';
 import {
   base64List,
@@ -10,9 +17,8 @@ import {
   renderXrayJson,
   type SubscriptionDocument,
 } from '@svc/sub-formats';
-import { subscriptionDocuments } from './document-cache.ts';
 import { subscriptionHeaders } from './headers.ts';
-import { subLinkSettings } from './settings-cache.ts';
+import type { SubLinkCaches } from './sub-link-caches.ts';
 
 const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocument) => string; type: string; ext: string }> = {
   base64: { body: base64List, type: 'text/plain; charset=utf-8', ext: 'txt' },
@@ -28,12 +34,13 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
  * not error. An unknown or rotated token is a bare 404 problem: the same answer whatever the
  * token, after the same hashed lookup.
  */
-export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>): void {
+export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (deps: DomainDeps) => SubLinkCaches): void {
   app.get('/sub/:token', async (c) => {
     const deps = c.get('deps');
-    const data = await subscriptionDocuments(deps)(c.req.param('token'));
+    const caches = cachesFor(deps);
+    const data = await caches.documents(c.req.param('token'));
     if (!data) return problemResponse(c, 'not-found', 'No subscription has this link.');
-    const settings = await subLinkSettings(deps);
+    const settings = await caches.settings();
     const base = publicBaseUrl(deps.config);
     const doc: SubscriptionDocument = {
       title: settings.title ?? new URL(base).host,

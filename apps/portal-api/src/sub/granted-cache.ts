@@ -1,12 +1,17 @@
 import { type DomainDeps, type GrantedInbound, readGrantedInbounds, TOPICS } from '@svc/domain';
+import { createBusInvalidatedCache } from '../bus-invalidated-cache.ts';
 
 /** Read again at least this often (a node's name or address edited without a revision bump). */
 const MAX_AGE_MS = 60_000;
 /** Distinct access-group sets kept; past this the cache starts over. */
 const MAX_ENTRIES = 10_000;
 
-type Granted = (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]>;
-const caches = new WeakMap<object, Granted>();
+export type Granted = (groupIds: readonly string[]) => Promise<readonly GrantedInbound[]>;
+
+export interface GrantedInboundsCache {
+  read: Granted;
+  stop(): Promise<void>;
+}
 
 /**
  * What access groups grant, cached per process by the set of group ids: the one part of a
@@ -17,30 +22,14 @@ const caches = new WeakMap<object, Granted>();
  * (the token, status, credentials, usage) is read per request, so a rotated token is never
  * served from here.
  */
-export function grantedInbounds(deps: Pick<DomainDeps, 'db' | 'bus'>): Granted {
-  let cached = caches.get(deps);
-  if (!cached) {
-    const entries = new Map<string, { at: number; value: Promise<readonly GrantedInbound[]> }>();
-    const clear = () => entries.clear();
-    // Until the subscription is live a change could be missed: drop what was read meanwhile.
-    void deps.bus
-      .subscribe(TOPICS.nodesChanged, clear)
-      .then(clear)
-      .catch(() => {});
-    cached = (groupIds) => {
-      const key = groupIds.join(',');
-      const now = Date.now();
-      let entry = entries.get(key);
-      if (!entry || now - entry.at > MAX_AGE_MS) {
-        if (entries.size >= MAX_ENTRIES) entries.clear();
-        const value = readGrantedInbounds(deps.db, groupIds);
-        entry = { at: now, value };
-        entries.set(key, entry);
-        value.catch(() => entries.delete(key));
-      }
-      return entry.value;
-    };
-    caches.set(deps, cached);
-  }
-  return cached;
+export function grantedInboundsCache(deps: Pick<DomainDeps, 'db' | 'bus' | 'clock'>): GrantedInboundsCache {
+  const cache = createBusInvalidatedCache<readonly GrantedInbound[]>(deps, {
+    topics: [TOPICS.nodesChanged],
+    maxAgeMs: MAX_AGE_MS,
+    maxEntries: MAX_ENTRIES,
+  });
+  return {
+    read: (groupIds) => cache.get(groupIds.join(','), () => readGrantedInbounds(deps.db, groupIds)),
+    stop: cache.stop,
+  };
 }

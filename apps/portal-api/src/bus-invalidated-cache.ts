@@ -1,0 +1,71 @@
+import type { Clock, MessageBus, Unsubscribe } from '@svc/domain';
+
+export interface BusInvalidatedCacheOptions<V> {
+  /** A message on any of these topics empties the cache, in every process that holds one. */
+  topics: readonly string[];
+  /** Read again at least this often: the bus delivers at most once. */
+  maxAgeMs: number;
+  /** Keys kept; past this the cache starts over. */
+  maxEntries: number;
+  /** Whether a value is worth keeping (e.g. not an unknown token: guesses must not fill the memory). */
+  keep?: (value: V) => boolean;
+}
+
+export interface BusInvalidatedCache<V> {
+  /** The value read for `key` within the age limit, else `load()`'s (shared by callers while it runs). */
+  get(key: string, load: () => Promise<V>): Promise<V>;
+  /** Ends the bus subscriptions and empties the cache; later reads go to `load` every time. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A per-process cache that other processes can empty by publishing on the bus. Failed reads
+ * are dropped so the next caller tries again; ages come from the injected clock.
+ */
+export function createBusInvalidatedCache<V>(
+  deps: { bus: MessageBus; clock: Clock },
+  opts: BusInvalidatedCacheOptions<V>,
+): BusInvalidatedCache<V> {
+  const entries = new Map<string, { at: number; value: Promise<V> }>();
+  const clear = () => entries.clear();
+  let stopped = false;
+  // Until a subscription is live a change could be missed: what was read meanwhile is dropped.
+  const subscriptions = opts.topics.map((topic) =>
+    deps.bus.subscribe(topic, clear).then(
+      (unsubscribe) => {
+        clear();
+        return unsubscribe;
+      },
+      // Without the subscription the age limit still bounds staleness.
+      (): Unsubscribe | undefined => undefined,
+    ),
+  );
+
+  const forget = (key: string, entry: { value: Promise<V> }) => {
+    if (entries.get(key) === entry) entries.delete(key);
+  };
+
+  return {
+    get(key, load) {
+      if (stopped) return load();
+      const now = deps.clock.now().getTime();
+      const hit = entries.get(key);
+      if (hit && now - hit.at <= opts.maxAgeMs) return hit.value;
+      if (entries.size >= opts.maxEntries) entries.clear();
+      const entry = { at: now, value: load() };
+      entries.set(key, entry);
+      entry.value.then(
+        (value) => {
+          if (opts.keep && !opts.keep(value)) forget(key, entry);
+        },
+        () => forget(key, entry),
+      );
+      return entry.value;
+    },
+    async stop() {
+      stopped = true;
+      clear();
+      for (const unsubscribe of await Promise.all(subscriptions)) await unsubscribe?.();
+    },
+  };
+}

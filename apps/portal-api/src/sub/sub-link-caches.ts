@@ -1,0 +1,24 @@
+import type { DomainDeps, SubLinkSettings, SubscriptionDocumentData } from '@svc/domain';
+import { subscriptionDocumentsCache } from './document-cache.ts';
+import { grantedInboundsCache } from './granted-cache.ts';
+import { subLinkSettingsCache } from './settings-cache.ts';
+
+/** What GET /sub/{token} reads through, and the one stop that ends their bus subscriptions. */
+export interface SubLinkCaches {
+  documents(token: string): Promise<SubscriptionDocumentData | null>;
+  settings(): Promise<SubLinkSettings>;
+  stop(): Promise<void>;
+}
+
+export function createSubLinkCaches(deps: Pick<DomainDeps, 'db' | 'bus' | 'clock' | 'config'>): SubLinkCaches {
+  const granted = grantedInboundsCache(deps);
+  const documents = subscriptionDocumentsCache(deps, granted.read);
+  const settings = subLinkSettingsCache(deps);
+  return {
+    documents: documents.read,
+    settings: settings.read,
+    stop: async () => {
+      await Promise.all([documents.stop(), granted.stop(), settings.stop()]);
+    },
+  };
+}

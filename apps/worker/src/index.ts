@@ -1,0 +1,1 @@
+export { createWorker, type WorkerService } from './worker.ts';
