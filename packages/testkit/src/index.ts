@@ -1,4 +1,5 @@
 export { adminWithRole, login, OWNER, setupOwner } from './admins.ts';
+export { type SelfSignedCertificateOptions, selfSignedCertificate } from './certificates.ts';
 export { createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
 export { type EventStream, openEventStream, type SseEvent } from './event-stream.ts';
 export { createFakeClock, type FakeClock } from './fake-clock.ts';

@@ -1,10 +1,10 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { type Inbound, type InboundUser, Network, NodeConfig, type Outbound, Protocol, SecurityT, type StreamSettings } from '@svc/proto';
+import { selfSignedCertificate } from '@svc/testkit/certificates';
 import { v2rayAvailable, v2rayTest } from '@svc/testkit/v2ray';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -34,8 +34,6 @@ import { type CertificateFiles, renderXrayConfig } from './index.ts';
  * HTTPUpgrade, gRPC, the vision flow, Shadowsocks 2022 and multi-user Shadowsocks, `quic`
  * sniffing) are pinned by the golden files in render.test.ts instead.
  */
-const run = promisify(execFile);
-
 const v2ray = v2rayAvailable();
 const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const unavailable = !v2ray.available ? v2ray.reason : openssl.error ? `openssl not runnable (${openssl.error.message})` : null;
@@ -49,28 +47,10 @@ beforeAll(async () => {
   if (unavailable) return;
   dir = await mkdtemp(join(tmpdir(), 'xray-config-v2ray-'));
   const certDir = join(dir, 'certs', CERT_ID);
-  await run('mkdir', ['-p', certDir]);
-  await run(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=edge.example.com',
-      '-keyout',
-      join(certDir, 'privkey.pem'),
-      '-out',
-      join(certDir, 'fullchain.pem'),
-    ],
-    { timeout: 30_000 },
-  );
+  await mkdir(certDir, { recursive: true });
+  const { cert_pem, key_pem } = selfSignedCertificate({ cn: 'edge.example.com' });
+  await writeFile(join(certDir, 'fullchain.pem'), cert_pem);
+  await writeFile(join(certDir, 'privkey.pem'), key_pem);
   certificatePaths = (id) => ({ certFile: join(dir, 'certs', id, 'fullchain.pem'), keyFile: join(dir, 'certs', id, 'privkey.pem') });
 }, 60_000);
 
