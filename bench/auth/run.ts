@@ -2,36 +2,15 @@
 // parameters, GET /api/v1/auth/me req/s, and, in the same run, the baselines: a bare
 // node:http hello-world and bare JWT verifies with the same key. Also /auth/me latency
 // while a login flood runs: the flood must queue behind the hashing slots, not starve it.
-import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism, cpus, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
+import { child, stopChild } from '../common/children.ts';
 import { load, loadClient } from './load.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
+const here = import.meta.dirname;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-
-function child<T>(file: string, args: string[] = []): Promise<{ proc: ChildProcess; msg: T }> {
-  return new Promise((resolve, reject) => {
-    const proc = fork(join(here, file), args, {
-      execArgv: ['--import', 'tsx'],
-      env: process.env,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    proc.once('message', (msg) => resolve({ proc, msg: msg as T }));
-    proc.once('error', reject);
-    proc.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
-  });
-}
-
-const stop = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    p.removeAllListeners('exit');
-    p.once('exit', () => resolve());
-    p.send('stop');
-  });
 
 const server = await child<{
   url: string;
@@ -40,7 +19,7 @@ const server = await child<{
   keys: Array<{ kid: string; public_jwk: Record<string, unknown> }>;
   concurrency: number;
   database: string;
-}>('server.ts');
+}>(join(here, 'server.ts'));
 const { url, email, password } = server.msg;
 const loginBody = JSON.stringify({ email, password });
 const loginRes = await fetch(`${url}/api/v1/auth/login`, {
@@ -71,14 +50,16 @@ const [logins, meDuringFlood] = await Promise.all([
 const kid = decodeProtectedHeader(token).kid;
 const jwk = server.msg.keys.find((k) => k.kid === kid)?.public_jwk;
 if (!jwk) throw new Error('signing key of the token not reported by the server');
-await stop(server.proc);
+await stopChild(server.proc);
 
 // Baselines, measured now, on the same machine, with the server stopped.
-const hello = await child<{ url: string }>('hello.ts');
+const hello = await child<{ url: string }>(join(here, 'hello.ts'));
 await load({ url: hello.msg.url, seconds: 2, connections: CONNECTIONS });
 const bare = await load({ url: hello.msg.url, seconds: SECONDS, connections: CONNECTIONS });
-await stop(hello.proc);
-const verify = (await child<{ jose: number; ours: number }>('verify-loop.ts', [JSON.stringify({ token, jwk, seconds: SECONDS })])).msg;
+await stopChild(hello.proc);
+const verify = (
+  await child<{ jose: number; ours: number }>(join(here, 'verify-loop.ts'), { args: [JSON.stringify({ token, jwk, seconds: SECONDS })] })
+).msg;
 
 const n = (x: number) => Math.round(x).toLocaleString('en-US');
 const lines = [

@@ -14,50 +14,22 @@
 import { gzipSync } from 'node:zlib';
 import type { Db } from '@svc/db';
 import { compileDesiredState, compileNodeConfig, loadNodeModel } from '@svc/desired-state';
-import { createSealer } from '@svc/domain';
 import { ControlPlaneWireDefinition, NodeConfig, ServerMessage } from '@svc/proto';
 import { createQueryId, type KyselyPlugin, type RootOperationNode } from 'kysely';
-import {
-  benchDatabase,
-  benchDeps,
-  bytesRead,
-  type CpuGroups,
-  cpuPercent,
-  env,
-  installation,
-  loadNow,
-  log,
-  machine,
-  main,
-  mib,
-  n,
-  ourPostgresPids,
-  pct,
-  peakRssBytes,
-  publish,
-  quietMachine,
-  readCpu,
-  redisUrl,
-  revision,
-  rssBytes,
-  seedNodes,
-  sleep,
-  startWorker,
-  stopWorker,
-} from '../gateway/common.ts';
+import { benchDeps, ourPostgresPids, sealedLinkToken } from '../common/database.ts';
+import { setUpFleet, stopWorker, type Worker, warnings } from '../common/fleet.ts';
+import { bytesRead, type CpuGroups, cpuPercent, peakRssBytes, readCpu, rssBytes } from '../common/proc.ts';
+import { env, loadNow, log, main, mib, n, pct, publish, quietMachine, setting, sleep } from '../common/run.ts';
+import { seedClients, seedSubscriptions } from '../common/seed.ts';
 import {
   awaitRevision,
   desiredRevision,
   ms,
   openStreams,
   ProfileWindows,
-  seedClients,
-  seedSubscriptions,
-  signCertificates,
   startStack,
   subscriptionId,
   wall,
-  warnings,
   writeCpuProfile,
 } from './common.ts';
 
@@ -138,14 +110,11 @@ async function subscriptionsStatement(
 const row = (label: string, xs: number[]) => `| ${label} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(Math.max(...xs))} |`;
 
 await main(async () => {
-  const loadBefore = await quietMachine();
-  const database = await benchDatabase(8, 'bench_desired');
-  const redis = await redisUrl();
-  const inst = await installation(database.db);
-  const [nodeId] = (await seedNodes(database.db, 1)) as [string];
-  const worker = startWorker(0);
-  await signCertificates(database, inst, [worker], [[nodeId]]);
-  const stack = await startStack(redis ? 'split' : 'all-in-one', database, inst, redis, {
+  const fleet = await setUpFleet({ nodes: 1, workers: 1, schemaPrefix: 'bench_desired' });
+  const { loadBefore, database, redis, inst } = fleet;
+  const [nodeId] = fleet.nodeIds as [string];
+  const [worker] = fleet.workers as [Worker];
+  const stack = await startStack(redis ? 'split' : 'all-in-one', fleet, {
     gatewayEnv: GZIP_LEVEL === undefined ? {} : { SVC_GRPC_GZIP_LEVEL: GZIP_LEVEL },
   });
   log(`${stack.label}: API ${stack.api.base}, gateway ${stack.endpoint} (pid ${stack.gateway.pid})`);
@@ -166,13 +135,13 @@ await main(async () => {
   const b = await api.post('/api/v1/inbounds', { node_id: nodeId, profile_id: trojan.id, port: 8443 });
   const group = await api.post('/api/v1/access-groups', { name: 'big', inbound_ids: [a.id, b.id] });
   const tSeed = performance.now();
-  await seedClients(database, CLIENTS);
-  await seedSubscriptions(database, inst, USERS, CLIENTS, group.id);
+  await seedClients(database.db, CLIENTS);
+  await seedSubscriptions(database.db, { count: USERS, clients: CLIENTS, tokenEnc: sealedLinkToken(inst), groupId: group.id });
   const seedSeconds = (performance.now() - tSeed) / 1000;
   log(`${n(USERS)} subscriptions seeded in ${seedSeconds.toFixed(1)} s`);
 
   // In-process, same rows: the steps of one push, and the baselines.
-  const deps = benchDeps(database.db, createSealer(Buffer.from(inst.installationKey, 'base64')));
+  const deps = benchDeps(database.db, inst.secrets);
   const snapshot = await compileDesiredState(deps, nodeId);
   if (!snapshot) throw new Error('the node has no desired state');
   const { config } = snapshot;
@@ -274,7 +243,7 @@ await main(async () => {
   publish([
     `### ${new Date().toISOString().slice(0, 10)} — desired state: compile + send of a ${n(USERS)}-user node, gzip ${GZIP_LEVEL === '0' ? 'off' : 'on'}, PostgreSQL${redis ? ' + Redis' : ''}`,
     '',
-    `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) at the start: ${loadBefore}; before the rounds: ${loadRounds}; after: ${loadAfter}. ` +
+    setting(database.serverVersion, { 'at the start': loadBefore, 'before the rounds': loadRounds, after: loadAfter }) +
       `Product: ${stack.label}; gateway gzip level ${GZIP_LEVEL ?? '1 (the default)'}${GZIP_LEVEL === '0' ? ' (off: SVC_GRPC_GZIP_LEVEL=0)' : ''}. Node: two inbounds (vless tcp :443, trojan ws :8443), one access group granting both, ${n(USERS)} active subscriptions (${n(CLIENTS)} clients) seeded with SQL in ${seedSeconds.toFixed(0)} s. ` +
       `Change: PATCH /api/v1/subscriptions/{id} toggling one subscription disabled/active (${n(USERS - 1)} / ${n(USERS)} users per inbound), ${ROUNDS} rounds, one at a time, ${PAUSE_MS} ms apart; ` +
       'timed from just before the request until the simulated agent (its own process, grpc-js) has decoded the DesiredState of the new revision (wall clock shared by the processes).',

@@ -1,28 +1,14 @@
 // Shared by the desired-state benchmarks (big-node.ts, latency.ts, fan-out.ts): the product
 // started as an operator would (all-in-one `svc start`, or the split pair admin-api +
-// control-plane) over the bench schema, an owner signed in through the setup token, a small
+// control-plane) over the fleet's schema, an owner signed in through the setup token, a small
 // admin API client, and the simulated agents (bench/gateway/agents-worker.ts) reporting when
-// each revision reached them. Everything else (schema, CA, nodes, certificates, /proc
-// readings, cleanup, publishing) comes from bench/gateway/common.ts.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { createSealer } from '@svc/domain';
-import { type AppProcess, spawnApp } from '@svc/testkit';
-import { sql } from 'kysely';
-import {
-  type BenchDatabase,
-  here as gatewayDir,
-  type Installation,
-  log,
-  onCleanup,
-  REDIS_PREFIX,
-  setSerials,
-  startControlPlane,
-  track,
-  type Worker,
-} from '../gateway/common.ts';
+// each revision reached them. The fleet itself (schema, CA, nodes, certificates, workers),
+// /proc readings, cleanup and publishing come from bench/common.
+import { writeFileSync } from 'node:fs';
+import type { AppProcess } from '@svc/testkit';
+import type { BenchDatabase, Installation } from '../common/database.ts';
+import { type Fleet, productEnv, spawnProduct, startControlPlane, type Worker } from '../common/fleet.ts';
+import { log } from '../common/run.ts';
 
 /** Wall-clock milliseconds with sub-millisecond precision: the agents' worker processes stamp arrivals with the same clock. */
 export const wall = () => performance.timeOrigin + performance.now();
@@ -86,27 +72,6 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-const probe = () =>
-  `--import=${pathToFileURL(join(gatewayDir, 'memory-probe.mjs')).href} ${process.env.BENCH_GATEWAY_NODE_OPTIONS ?? ''}`.trim();
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-ds-'));
-  onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function commonEnv(database: BenchDatabase, inst: Installation, redis: string | undefined, logLevel: string): Record<string, string> {
-  return {
-    DATABASE_URL: database.url,
-    ...(redis ? { REDIS_URL: redis, SVC_REDIS_KEY_PREFIX: REDIS_PREFIX } : {}),
-    SVC_INSTALLATION_KEY: inst.installationKey,
-    SVC_DATA_DIR: tempDir(),
-    SVC_HTTP_HOST: '127.0.0.1',
-    SVC_HTTP_PORT: '0',
-    SVC_LOG_LEVEL: logLevel,
-  };
-}
-
 /**
  * all-in-one: `node --import tsx apps/cli/src/main.ts start` (admin API and gateway in one
  * process; Redis as its bus when one answers, else the in-memory bus). split: the admin-api
@@ -114,22 +79,18 @@ function commonEnv(database: BenchDatabase, inst: Installation, redis: string | 
  */
 export async function startStack(
   mode: Mode,
-  database: BenchDatabase,
-  inst: Installation,
-  redis: string | undefined,
+  fleet: Fleet,
   opts: { logLevel?: string; gatewayEnv?: Record<string, string> } = {},
 ): Promise<Stack> {
   const logLevel = opts.logLevel ?? process.env.BENCH_LOG_LEVEL ?? 'info';
+  const env = { ...productEnv(fleet), SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: '0', SVC_LOG_LEVEL: logLevel };
   if (mode === 'all-in-one') {
-    const app = spawnApp('bench/desired-state/all-in-one.ts', {
-      ...commonEnv(database, inst, redis, logLevel),
+    const app = spawnProduct('bench/desired-state/all-in-one.ts', {
+      ...env,
       SVC_GRPC_HOST: '127.0.0.1',
       SVC_GRPC_PORT: '0',
-      NODE_OPTIONS: probe(),
       ...opts.gatewayEnv,
     });
-    track(app.child);
-    onCleanup(async () => void (await app.stop(15_000)));
     const grpc = await app.waitForLog(/^agent gateway listening/, 60_000);
     const http = await app.waitForLog(/^listening on/, 60_000);
     const api = new Api(String(http.url));
@@ -141,16 +102,14 @@ export async function startStack(
       endpoint: `127.0.0.1:${grpc.grpc_port}`,
       gateway: proc,
       admin: proc,
-      label: `all-in-one (\`svc start\`: admin API and gateway in one process, ${redis ? 'Redis' : 'in-memory'} bus)`,
+      label: `all-in-one (\`svc start\`: admin API and gateway in one process, ${fleet.redis ? 'Redis' : 'in-memory'} bus)`,
       stop: async () => void (await app.stop(15_000)),
     };
   }
-  if (!redis) throw new Error('split mode needs Redis (REDIS_URL)');
-  const adminApp = spawnApp('apps/admin-api/src/main.ts', { ...commonEnv(database, inst, redis, logLevel), NODE_OPTIONS: probe() });
-  track(adminApp.child);
-  onCleanup(async () => void (await adminApp.stop(15_000)));
+  if (!fleet.redis) throw new Error('split mode needs Redis (REDIS_URL)');
+  const adminApp = spawnProduct('apps/admin-api/src/main.ts', env);
   const http = await adminApp.waitForLog(/^admin-api listening on/, 60_000);
-  const cp = await startControlPlane(database, inst, redis, { SVC_LOG_LEVEL: logLevel, ...opts.gatewayEnv });
+  const cp = await startControlPlane(fleet, { SVC_LOG_LEVEL: logLevel, ...opts.gatewayEnv });
   const api = new Api(String(http.url));
   await signIn(api, adminApp);
   return {
@@ -202,71 +161,8 @@ export async function writeCpuProfile(proc: { app: AppProcess; pid: number }): P
   log(`pid ${proc.pid} wrote no CPU profile (is bench/gateway/cpu-profile.mjs preloaded through BENCH_GATEWAY_NODE_OPTIONS?)`);
 }
 
-/** warn and error lines a process logged. */
-export function warnings(app: AppProcess): string[] {
-  return app.lines.filter((l) => {
-    try {
-      return (JSON.parse(l) as { level: number }).level >= 40 && !l.includes('bootstrap mode');
-    } catch {
-      return false;
-    }
-  });
-}
-
-// ---- seeding
-
-/** `count` active clients, ids cli_<26 digits>. */
-export async function seedClients(database: BenchDatabase, count: number): Promise<void> {
-  const now = new Date();
-  await sql`
-    insert into clients (id, email, status, email_verified_at, created_at, updated_at)
-    select 'cli_' || lpad(i::text, 26, '0'), 'client' || i || '@bench.example', 'active', ${now}, ${now}, ${now}
-    from generate_series(1, ${count}) as i`.execute(database.db);
-}
-
-/**
- * `count` active subscriptions (ids sub_<26 digits>, spread over `clients` clients) granted
- * `groupId`, set-based. One link token, sealed with the installation key, for all (the admin
- * API opens it to show the link).
- */
-export async function seedSubscriptions(
-  database: BenchDatabase,
-  inst: Installation,
-  count: number,
-  clients: number,
-  groupId: string,
-): Promise<void> {
-  const now = new Date();
-  const tokenEnc = createSealer(Buffer.from(inst.installationKey, 'base64')).seal('bench-link-token-0123456789abcdefghijklmnop');
-  await sql`
-    insert into subscriptions (id, client_id, status, used_bytes, renewal, period_started_at, vless_uuid, vmess_uuid,
-      trojan_password, shadowsocks_password, token_hash, token_enc, created_at, updated_at)
-    select 'sub_' || lpad(i::text, 26, '0'), 'cli_' || lpad((1 + i % ${clients})::text, 26, '0'), 'active', 0, 'no_reset', ${now},
-      gen_random_uuid(), gen_random_uuid(), md5(i::text), md5((i * 31)::text), md5(i::text) || md5((i * 7)::text), ${tokenEnc}, ${now}, ${now}
-    from generate_series(1, ${count}) as i`.execute(database.db);
-  await sql`
-    insert into subscription_access_groups (subscription_id, access_group_id)
-    select 'sub_' || lpad(i::text, 26, '0'), ${groupId} from generate_series(1, ${count}) as i`.execute(database.db);
-  await sql`analyze subscriptions, subscription_access_groups, clients`.execute(database.db);
-}
-
+/** Subscription i (1-based) as seedSubscriptions (bench/common/seed.ts) makes it. */
 export const subscriptionId = (i: number) => `sub_${String(i).padStart(26, '0')}`;
-
-/** Client certificates for these nodes, signed by the workers (split as `shares`), serials pinned on the node rows. */
-export async function signCertificates(database: BenchDatabase, inst: Installation, workers: Worker[], shares: string[][]): Promise<void> {
-  const t = performance.now();
-  const signed = await Promise.all(
-    workers.map((w, i) => {
-      w.send({ type: 'sign', caCertPem: inst.caCertPem, caKeyPem: inst.caKeyPem, csrPem: inst.agent.csrPem, nodeIds: shares[i] });
-      return w.next<{ serials: Array<[string, string]> }>('signed');
-    }),
-  );
-  await setSerials(
-    database.pool,
-    signed.flatMap((s) => s.serials),
-  );
-  log(`${shares.flat().length} client certificates signed in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-}
 
 // ---- agents
 

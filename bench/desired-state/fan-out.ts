@@ -14,35 +14,13 @@
 // other and 10 at a time (the gateway's pool; what it did before).
 import { createSharedState } from '@svc/bus';
 import { compileDesiredState, compileDesiredStates } from '@svc/desired-state';
-import { type AgentCommandRequest, createSealer, replyTopic, TOPICS } from '@svc/domain';
+import { type AgentCommandRequest, replyTopic, TOPICS } from '@svc/domain';
 import { sql } from 'kysely';
-import {
-  benchDatabase,
-  benchDeps,
-  type CpuGroups,
-  type CpuReading,
-  cpuPercent,
-  env,
-  installation,
-  loadNow,
-  log,
-  machine,
-  main,
-  n,
-  onCleanup,
-  ourPostgresPids,
-  pct,
-  publish,
-  quietMachine,
-  REDIS_PREFIX,
-  readCpu,
-  redisUrl,
-  revision,
-  seedNodes,
-  sleep,
-  startWorker,
-  stopWorker,
-} from '../gateway/common.ts';
+import { benchDeps, ourPostgresPids } from '../common/database.ts';
+import { REDIS_PREFIX, setUpFleet, stopWorker, warnings } from '../common/fleet.ts';
+import { type CpuGroups, type CpuReading, cpuPercent, readCpu } from '../common/proc.ts';
+import { env, loadNow, log, main, n, onCleanup, pct, publish, quietMachine, setting, sleep } from '../common/run.ts';
+import { seedClients } from '../common/seed.ts';
 import {
   awaitCommands,
   awaitRevision,
@@ -50,11 +28,8 @@ import {
   ms,
   openStreams,
   ProfileWindows,
-  seedClients,
-  signCertificates,
   startStack,
   wall,
-  warnings,
   writeCpuProfile,
 } from './common.ts';
 
@@ -87,15 +62,9 @@ function summarize(t0: number, ats: number[], cpu0: CpuReading, cpu1: CpuReading
 }
 
 await main(async () => {
-  const loadBefore = await quietMachine();
-  const database = await benchDatabase(8, 'bench_desired');
-  const redis = await redisUrl();
-  const inst = await installation(database.db);
-  const ids = await seedNodes(database.db, NODES);
-  const workers = Array.from({ length: WORKERS }, (_, i) => startWorker(i));
-  const shares = workers.map((_, i) => ids.filter((_, k) => k % WORKERS === i));
-  await signCertificates(database, inst, workers, shares);
-  const stack = await startStack(redis ? 'split' : 'all-in-one', database, inst, redis);
+  const fleet = await setUpFleet({ nodes: NODES, workers: WORKERS, schemaPrefix: 'bench_desired' });
+  const { loadBefore, database, redis, inst, nodeIds: ids, workers } = fleet;
+  const stack = await startStack(redis ? 'split' : 'all-in-one', fleet);
   const { api } = stack;
   log(`${stack.label}: API ${api.base}, gateway ${stack.endpoint}`);
 
@@ -119,7 +88,7 @@ await main(async () => {
       database.db,
     );
   }
-  await seedClients(database, 10);
+  await seedClients(database.db, 10);
   const client = (i: number) => `cli_${String(1 + (i % 10)).padStart(26, '0')}`;
   for (let i = 0; i < SUBSCRIPTIONS; i++) await api.post('/api/v1/subscriptions', { client_id: client(i), access_group_ids: [group.id] });
   await sql`analyze`.execute(database.db);
@@ -129,7 +98,7 @@ await main(async () => {
   if (spread?.lo !== spread?.hi) throw new Error(`nodes at different revisions: ${spread?.lo}..${spread?.hi}`);
 
   // Baseline: the 1,000 configs compiled in-process (same rows), one after the other, then 10 at a time.
-  const deps = benchDeps(database.db, createSealer(Buffer.from(inst.installationKey, 'base64')));
+  const deps = benchDeps(database.db, inst.secrets);
   await compileDesiredState(deps, ids[0] as string);
   let t = performance.now();
   for (const id of ids) await compileDesiredState(deps, id);
@@ -257,9 +226,9 @@ await main(async () => {
   const lines = [
     `### ${new Date().toISOString().slice(0, 10)} — desired state: fan-out of one access-group change to ${n(NODES)} connected nodes, PostgreSQL${redis ? ' + Redis' : ''}`,
     '',
-    `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) at the start: ${loadBefore}; before the rounds: ${loadRounds}; after: ${loadAfter}. ` +
+    setting(database.serverVersion, { 'at the start': loadBefore, 'before the rounds': loadRounds, after: loadAfter }) +
       `Product: ${stack.label}, defaults (database pool 10). ${n(NODES)} nodes, one vless inbound each, all in one access group with ${SUBSCRIPTIONS} subscriptions at the start; ` +
-      `${n(NODES)} simulated agents in ${WORKERS} worker processes (one mTLS stream each; connected in ${openSeconds.toFixed(1)} s, per stream p50 ${ms(pct(openLat, 50))} ms). ` +
+      `${n(NODES)} simulated agents in ${workers.length} worker processes (one mTLS stream each; connected in ${openSeconds.toFixed(1)} s, per stream p50 ${ms(pct(openLat, 50))} ms). ` +
       `Change: POST /api/v1/subscriptions into the group (every node gains a user: ${n(NODES)} revisions bumped in one transaction, one nodes.changed message), ${ROUNDS} rounds, ${PAUSE_MS / 1000} s apart; ` +
       'timed from just before the request until each agent has decoded the new revision (wall clock stamped in the agents’ processes).',
     '',

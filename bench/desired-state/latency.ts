@@ -7,43 +7,12 @@
 // warm-up changes. Baseline in the same run, same process and connection: the round trip of
 // a no-op admin request (GET /api/v1/nodes/{id}). Run against the all-in-one process
 // (`svc start`) and, when Redis answers, the split pair (admin-api + control-plane).
-import {
-  benchDatabase,
-  type CpuGroups,
-  cpuPercent,
-  env,
-  installation,
-  loadNow,
-  log,
-  machine,
-  main,
-  n,
-  ourPostgresPids,
-  pct,
-  publish,
-  quietMachine,
-  readCpu,
-  redisUrl,
-  revision,
-  seedNodes,
-  sleep,
-  startWorker,
-  stopWorker,
-} from '../gateway/common.ts';
-import {
-  awaitRevision,
-  desiredRevision,
-  type Mode,
-  ms,
-  openStreams,
-  seedClients,
-  seedSubscriptions,
-  signCertificates,
-  startStack,
-  subscriptionId,
-  wall,
-  warnings,
-} from './common.ts';
+import { ourPostgresPids, sealedLinkToken } from '../common/database.ts';
+import { setUpFleet, signCertificates, startWorker, stopWorker, warnings } from '../common/fleet.ts';
+import { type CpuGroups, cpuPercent, readCpu } from '../common/proc.ts';
+import { env, loadNow, log, main, n, pct, publish, quietMachine, setting, sleep } from '../common/run.ts';
+import { seedClients, seedSubscriptions } from '../common/seed.ts';
+import { awaitRevision, desiredRevision, type Mode, ms, openStreams, startStack, subscriptionId, wall } from './common.ts';
 
 const USERS = env('BENCH_LATENCY_USERS', 100);
 const CHANGES = env('BENCH_LATENCY_CHANGES', 200);
@@ -67,11 +36,10 @@ interface ModeResult {
 }
 
 await main(async () => {
-  const loadBefore = await quietMachine();
-  const database = await benchDatabase(8, 'bench_desired');
-  const redis = await redisUrl();
-  const inst = await installation(database.db);
-  const [nodeId] = (await seedNodes(database.db, 1)) as [string];
+  // No workers yet: each mode gets a fresh agent process.
+  const fleet = await setUpFleet({ nodes: 1, workers: 0, schemaPrefix: 'bench_desired' });
+  const { loadBefore, database, redis, inst } = fleet;
+  const [nodeId] = fleet.nodeIds as [string];
   const modes: Mode[] = (process.env.BENCH_LATENCY_MODES ?? 'all-in-one,split')
     .split(',')
     .filter((m): m is Mode => m === 'all-in-one' || (m === 'split' && redis !== undefined));
@@ -80,8 +48,8 @@ await main(async () => {
   for (const [k, mode] of modes.entries()) {
     // A fresh agent process per mode: its certificate replaces the previous one (serial pinning).
     const worker = startWorker(k);
-    await signCertificates(database, inst, [worker], [[nodeId]]);
-    const stack = await startStack(mode, database, inst, redis);
+    await signCertificates(fleet, [worker], [[nodeId]]);
+    const stack = await startStack(mode, fleet);
     const { api } = stack;
     log(`${stack.label}: API ${api.base}, gateway ${stack.endpoint}`);
     if (k === 0) {
@@ -94,8 +62,8 @@ await main(async () => {
       for (const [i, p] of profiles.entries())
         inbounds.push(await api.post('/api/v1/inbounds', { node_id: nodeId, profile_id: p.id, port: 1000 + i }));
       const group = await api.post('/api/v1/access-groups', { name: 'small', inbound_ids: inbounds.map((i) => i.id) });
-      await seedClients(database, 10);
-      await seedSubscriptions(database, inst, USERS, 10, group.id);
+      await seedClients(database.db, 10);
+      await seedSubscriptions(database.db, { count: USERS, clients: 10, tokenEnc: sealedLinkToken(inst), groupId: group.id });
     }
     await openStreams([worker], stack.endpoint, inst, 1);
 
@@ -146,7 +114,7 @@ await main(async () => {
   const lines = [
     `### ${new Date().toISOString().slice(0, 10)} — desired state: change → agent latency, one small node on loopback, PostgreSQL${redis ? ' + Redis' : ''}`,
     '',
-    `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) at the start: ${loadBefore}; after: ${loadAfter}. ` +
+    setting(database.serverVersion, { 'at the start': loadBefore, after: loadAfter }) +
       `Node: three inbounds (vless tcp, trojan ws, vmess ws) in one access group, ${n(USERS)} active subscriptions; one simulated agent (its own process). ` +
       `${n(CHANGES)} changes after ${WARMUP} unrecorded: PATCH /api/v1/subscriptions/{id} toggling one subscription disabled/active, one at a time, ${PAUSE_MS} ms apart; ` +
       'each timed from just before the HTTP request until the agent has decoded the DesiredState of the new revision (wall clock shared by the processes). ' +

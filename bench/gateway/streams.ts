@@ -8,35 +8,10 @@
 // stream) and holding the streams over a steady 60 s window, status reports stored per second,
 // errors; then checks that the database shows every node online.
 import { sql } from 'kysely';
-import {
-  benchDatabase,
-  type CpuGroups,
-  cpuPercent,
-  env,
-  installation,
-  loadNow,
-  log,
-  machine,
-  main,
-  memoryOf,
-  mib,
-  n,
-  openFilesLimit,
-  ourPostgresPids,
-  pct,
-  publish,
-  quietMachine,
-  readCpu,
-  redisUrl,
-  revision,
-  rssBytes,
-  seedNodes,
-  setSerials,
-  sleep,
-  startControlPlane,
-  startWorker,
-  stopWorker,
-} from './common.ts';
+import { ourPostgresPids } from '../common/database.ts';
+import { memoryOf, setUpFleet, startControlPlane, stopWorker, warnings as warningsOf } from '../common/fleet.ts';
+import { type CpuGroups, cpuPercent, openFilesLimit, readCpu, rssBytes } from '../common/proc.ts';
+import { env, loadNow, log, main, mib, n, pct, publish, setting, sleep } from '../common/run.ts';
 
 const STREAMS = env('BENCH_STREAMS', 10_000);
 const WORKERS = env('BENCH_WORKERS', 4);
@@ -68,30 +43,11 @@ await main(async () => {
       `ulimit -n is ${fds}: the gateway needs one file descriptor per stream (${STREAMS}) and more; raise it (ulimit -n 20000)`,
     );
   }
-  const loadBefore = await quietMachine();
-  const database = await benchDatabase();
-  const redis = await redisUrl();
-  const inst = await installation(database.db);
-  const ids = await seedNodes(database.db, STREAMS);
-  log(`${n(STREAMS)} nodes seeded in ${database.schema}; bus: ${redis ? 'Redis' : 'memory'}`);
+  // One client certificate per node (CN = node id), signed by the CA in the workers, in parallel.
+  const fleet = await setUpFleet({ nodes: STREAMS, workers: WORKERS });
+  const { loadBefore, database, redis, inst, workers } = fleet;
 
-  // Certificates: one per node (CN = node id), signed by the CA in the workers, in parallel.
-  const workers = Array.from({ length: WORKERS }, (_, i) => startWorker(i));
-  const shares = workers.map((_, i) => ids.filter((_, k) => k % WORKERS === i));
-  const tSign = performance.now();
-  const signed = await Promise.all(
-    workers.map((w, i) => {
-      w.send({ type: 'sign', caCertPem: inst.caCertPem, caKeyPem: inst.caKeyPem, csrPem: inst.agent.csrPem, nodeIds: shares[i] });
-      return w.next<{ serials: Array<[string, string]> }>('signed');
-    }),
-  );
-  await setSerials(
-    database.pool,
-    signed.flatMap((s) => s.serials),
-  );
-  log(`${n(STREAMS)} client certificates signed in ${((performance.now() - tSign) / 1000).toFixed(1)} s`);
-
-  const cp = await startControlPlane(database, inst, redis);
+  const cp = await startControlPlane(fleet);
   log(`control plane pid ${cp.pid} on ${cp.endpoint}`);
 
   const workerPids = workers.map((w) => w.proc.pid as number);
@@ -181,13 +137,7 @@ await main(async () => {
              count(*) filter (where last_status_at > now() - make_interval(secs => ${STATUS_PERIOD_S + 5})) as fresh
         from nodes`.execute(database.db)
   ).rows[0] as { online: number; fresh: number };
-  const warnings = cp.app.lines.filter((l) => {
-    try {
-      return (JSON.parse(l) as { level: number }).level >= 40;
-    } catch {
-      return false;
-    }
-  });
+  const warnings = warningsOf(cp.app);
   log(`online ${row.online}, fresh status ${row.fresh}, gateway warnings ${warnings.length}`);
   for (const w of warnings.slice(0, 5)) log(`  ${w.slice(0, 300)}`);
 
@@ -212,7 +162,7 @@ await main(async () => {
   publish([
     `### ${new Date().toISOString().slice(0, 10)} — gateway, ${n(STREAMS)} mTLS Sync streams, one control-plane process, PostgreSQL${redis ? ' + Redis' : ''}`,
     '',
-    `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) before: ${loadBefore}; after: ${loadAfter}. ` +
+    setting(database.serverVersion, { before: loadBefore, after: loadAfter }) +
       `Agents: ${WORKERS} worker processes × ${n(STREAMS / WORKERS)} streams (grpc-js, one channel each), ${OPEN_CONCURRENCY} opens at a time per worker, ` +
       `StatusReport every ${STATUS_PERIOD_S} s per stream; gateway defaults otherwise (database pool 10, reconciliation and heartbeat every 5 s).`,
     '',

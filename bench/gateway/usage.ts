@@ -14,37 +14,12 @@
 import { connectDatabase } from '@svc/db';
 import { ingestUsageReport, type UsageDelta } from '@svc/domain';
 import { AgentMessage } from '@svc/proto';
-import { sql } from 'kysely';
 import type pg from 'pg';
-import {
-  type BenchDatabase,
-  benchDatabase,
-  benchDatabaseUrl,
-  benchDeps,
-  type CpuGroups,
-  type CpuReading,
-  cpuPercent,
-  env,
-  installation,
-  loadNow,
-  log,
-  machine,
-  main,
-  n,
-  onCleanup,
-  ourPostgresPids,
-  pct,
-  publish,
-  quietMachine,
-  readCpu,
-  redisUrl,
-  revision,
-  seedNodes,
-  setSerials,
-  startControlPlane,
-  startWorker,
-  stopWorker,
-} from './common.ts';
+import { benchDatabaseUrl, benchDeps, ourPostgresPids } from '../common/database.ts';
+import { setUpFleet, startControlPlane, stopWorker, warnings as warningsOf } from '../common/fleet.ts';
+import { type CpuGroups, type CpuReading, cpuPercent, readCpu } from '../common/proc.ts';
+import { env, loadNow, log, main, n, onCleanup, pct, publish, setting } from '../common/run.ts';
+import { seedClients, seedSubscriptions } from '../common/seed.ts';
 import { reportColumns, subscriptionId } from './usage-plan.ts';
 
 const SUBSCRIPTIONS = env('BENCH_SUBSCRIPTIONS', 50_000);
@@ -68,20 +43,6 @@ const FILLFACTOR = process.env.BENCH_FILLFACTOR ? Number(process.env.BENCH_FILLF
 const GATEWAY_POOL = 10;
 
 type Ack = [number, number, number, number];
-
-async function seedSubscriptions(db: BenchDatabase['db']): Promise<void> {
-  const now = new Date();
-  await sql`
-    insert into clients (id, email, status, email_verified_at, created_at, updated_at)
-    select 'cli_' || lpad(i::text, 26, '0'), 'client' || i || '@bench.example', 'active', ${now}, ${now}, ${now}
-    from generate_series(1, ${CLIENTS}) as i`.execute(db);
-  await sql`
-    insert into subscriptions (id, client_id, status, used_bytes, renewal, period_started_at, vless_uuid, vmess_uuid,
-      trojan_password, shadowsocks_password, token_hash, token_enc, created_at, updated_at)
-    select 'sub_' || lpad(i::text, 26, '0'), 'cli_' || lpad((1 + i % ${CLIENTS})::text, 26, '0'), 'active', 0, 'no_reset', ${now},
-      gen_random_uuid(), gen_random_uuid(), md5(i::text), md5((i * 31)::text), md5(i::text) || md5((i * 7)::text), 'bench', ${now}, ${now}
-    from generate_series(1, ${SUBSCRIPTIONS}) as i`.execute(db);
-}
 
 /**
  * Every phase starts from the same state, whatever ran before: counters at zero, no hourly
@@ -183,35 +144,15 @@ async function loops(seconds: number, warmup: number, groups: CpuGroups, one: (k
 }
 
 await main(async () => {
-  const loadBefore = await quietMachine();
-  const database = await benchDatabase(NODES + 2);
+  const fleet = await setUpFleet({ nodes: NODES, workers: WORKERS, poolSize: NODES + 2 });
+  const { loadBefore, database, redis, inst, nodeIds, workers } = fleet;
   const { pool } = database;
-  const redis = await redisUrl();
-  const inst = await installation(database.db);
   const tSeed = performance.now();
-  await seedSubscriptions(database.db);
-  const nodeIds = await seedNodes(database.db, NODES);
+  await seedClients(database.db, CLIENTS);
+  await seedSubscriptions(database.db, { count: SUBSCRIPTIONS, clients: CLIENTS, tokenEnc: 'bench' });
   const subIds = Array.from({ length: SUBSCRIPTIONS }, (_, i) => subscriptionId(i));
-  log(`${n(SUBSCRIPTIONS)} subscriptions and ${NODES} nodes seeded in ${((performance.now() - tSeed) / 1000).toFixed(1)} s`);
-
-  const workers = Array.from({ length: Math.min(WORKERS, NODES) }, (_, i) => startWorker(i));
+  log(`${n(SUBSCRIPTIONS)} subscriptions seeded in ${((performance.now() - tSeed) / 1000).toFixed(1)} s`);
   const ordinals = workers.map((_, i) => nodeIds.map((_, k) => k).filter((k) => k % workers.length === i));
-  const signed = await Promise.all(
-    workers.map((w, i) => {
-      w.send({
-        type: 'sign',
-        caCertPem: inst.caCertPem,
-        caKeyPem: inst.caKeyPem,
-        csrPem: inst.agent.csrPem,
-        nodeIds: (ordinals[i] as number[]).map((k) => nodeIds[k]),
-      });
-      return w.next<{ serials: Array<[string, string]> }>('signed');
-    }),
-  );
-  await setSerials(
-    pool,
-    signed.flatMap((s) => s.serials),
-  );
   if (FILLFACTOR) {
     // Applied to the pages by the VACUUM FULL of every reset.
     await pool.query(`alter table subscriptions set (fillfactor = ${FILLFACTOR})`);
@@ -220,7 +161,7 @@ await main(async () => {
   await reset(pool);
 
   // ---- through the gateway
-  const cp = await startControlPlane(database, inst, redis);
+  const cp = await startControlPlane(fleet);
   log(`control plane pid ${cp.pid} on ${cp.endpoint}`);
   const opened = await Promise.all(
     workers.map((w, i) => {
@@ -315,13 +256,7 @@ await main(async () => {
   log(
     `exactly once: ${exact ? 'yes' : 'NO'} (expected ${expected}, used ${after.used}, hourly ${after.hourly}); replays acked ${replayAcked}, unchanged: ${unchanged}`,
   );
-  const warnings = cp.app.lines.filter((l) => {
-    try {
-      return (JSON.parse(l) as { level: number }).level >= 40;
-    } catch {
-      return false;
-    }
-  });
+  const warnings = warningsOf(cp.app);
   // The same through the gateway with fewer nodes at once (shorter runs): how the rate moves with concurrency.
   const sweep: Array<{ nodes: number; run: Awaited<ReturnType<typeof gatewayRun>> }> = [];
   for (const nodes of SWEEP.filter((x) => x > 0 && x < NODES)) {
@@ -461,7 +396,7 @@ await main(async () => {
   publish([
     `### ${new Date().toISOString().slice(0, 10)} — usage ingestion, ${n(SUBSCRIPTIONS)} subscriptions, reports of ${n(ENTRIES)} entries, PostgreSQL${redis ? ' + Redis' : ''}${FILLFACTOR ? ` — experiment: fillfactor ${FILLFACTOR} on subscriptions and usage_hourly (not the schema's)` : ''}`,
     '',
-    `Machine: ${machine()}, PostgreSQL ${database.serverVersion}. Commit ${revision()}. Load average (1/5/15 min) before: ${loadBefore}; after: ${loadAfter}. ` +
+    setting(database.serverVersion, { before: loadBefore, after: loadAfter }) +
       `${NODES} nodes at once (simulated agents in ${workers.length} worker processes, one mTLS Sync stream each), each report acknowledged before the node's next; ` +
       `gateway defaults (database pool ${GATEWAY_POOL}). Every phase: ${BASELINE_SECONDS === SECONDS ? SECONDS : `${SECONDS} (baselines ${BASELINE_SECONDS})`} s measured after a ${WARMUP} s warm-up, from the same state (zeroed counters, no hourly rows, the subscriptions table packed, every row rewritten once and vacuumed, a checkpoint); baselines: the same ${NODES} loops, same rows and bytes.`,
     '',

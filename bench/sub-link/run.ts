@@ -3,44 +3,25 @@
 // PostgreSQL, served by the portal-api surface in its own process (one database read per
 // request); beside it, in the same run, a bare node:http hello-world (bench/auth/hello.ts).
 // Load from wrk when installed, else autocannon. Appends to bench/BENCHMARKS.md.
-import { type ChildProcess, execSync, fork } from 'node:child_process';
+import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { connectDatabase } from '@svc/db';
 import { sql } from 'kysely';
 import { load, loadClient } from '../auth/load.ts';
+import { child, stopChild } from '../common/children.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
+const here = import.meta.dirname;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const TARGET_RPS = 8000;
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `bench_sub_${randomBytes(4).toString('hex')}`;
 
-function child<T>(file: string, env: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; msg: T }> {
-  return new Promise((resolve, reject) => {
-    // BENCH_CPU_PROF_DIR: the server child writes a V8 CPU profile there when it stops.
-    const prof =
-      file === 'server.ts' && process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-    const proc = fork(join(here, file), [], {
-      execArgv: ['--import', 'tsx', ...prof],
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    proc.once('message', (msg) => resolve({ proc, msg: msg as T }));
-    proc.once('error', reject);
-    proc.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
-  });
-}
-const stop = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    p.removeAllListeners('exit');
-    p.once('exit', () => resolve());
-    p.send('stop');
-  });
+// BENCH_CPU_PROF_DIR: the server child writes a V8 CPU profile there when it stops.
+const profiled = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
 
 const admin = await connectDatabase({ url: DATABASE_URL, dataDir: '' });
 await sql`create schema ${sql.id(SCHEMA)}`.execute(admin.db);
@@ -54,10 +35,9 @@ try {
   let subscriptions = 0;
   /** The link under load, served by a fresh server child with this answer cache setting. */
   const measure = async (cacheSeconds: number) => {
-    const server = await child<{ url: string; paths: string[]; inbounds: number; database: string }>('server.ts', {
-      DATABASE_URL,
-      BENCH_SCHEMA: `${SCHEMA}_${cacheSeconds}`,
-      SVC_SUB_CACHE_SECONDS: String(cacheSeconds),
+    const server = await child<{ url: string; paths: string[]; inbounds: number; database: string }>(join(here, 'server.ts'), {
+      env: { DATABASE_URL, BENCH_SCHEMA: `${SCHEMA}_${cacheSeconds}`, SVC_SUB_CACHE_SECONDS: String(cacheSeconds) },
+      execArgv: profiled,
     });
     database = server.msg.database;
     inbounds = server.msg.inbounds;
@@ -72,16 +52,16 @@ try {
     await load({ ...spec, seconds: 3 }); // warm-up
     const result = await load({ ...spec, seconds: SECONDS });
     subscriptions = server.msg.paths.length;
-    await stop(server.proc);
+    await stopChild(server.proc);
     await sql`drop schema if exists ${sql.id(`${SCHEMA}_${cacheSeconds}`)} cascade`.execute(admin.db);
     return result;
   };
   const sub = await measure(0);
   const cached = await measure(30);
-  const hello = await child<{ url: string }>('../auth/hello.ts');
+  const hello = await child<{ url: string }>(join(here, '..', 'auth', 'hello.ts'));
   await load({ url: hello.msg.url, seconds: 2, connections: CONNECTIONS });
   const bare = await load({ url: hello.msg.url, seconds: SECONDS, connections: CONNECTIONS });
-  await stop(hello.proc);
+  await stopChild(hello.proc);
 
   const rev = (() => {
     try {

@@ -3,10 +3,6 @@
 // granted 10 inbounds on 5 nodes (1,000 of them, BENCH_SUBSCRIPTIONS), made through the domain
 // use cases. Sends the base URL and the links' paths.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@svc/config';
 import { connectDatabase } from '@svc/db';
 import {
   createAccessGroup,
@@ -21,15 +17,10 @@ import {
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
 import { createRuntime } from '@svc/runtime';
+import { answerParent } from '../common/children.ts';
+import { childConfig } from '../common/server-child.ts';
 
-const config = loadConfig({
-  SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-bench-sub-')),
-  SVC_HTTP_HOST: '127.0.0.1',
-  SVC_HTTP_PORT: '0',
-  SVC_LOG_LEVEL: 'warn',
-  SVC_INSTALLATION_KEY: randomBytes(32).toString('base64'),
-  ...process.env,
-});
+const config = childConfig({ SVC_INSTALLATION_KEY: randomBytes(32).toString('base64') });
 const database = await connectDatabase({ url: config.database.url, dataDir: config.data_dir, schema: process.env.BENCH_SCHEMA });
 const rt = await createRuntime(config, { database });
 const ctx = withActor(rt.deps, SYSTEM);
@@ -72,13 +63,9 @@ const portal = createPortalApi();
 const http = createHttpService(rt.deps, (root) => root.route('/', portal.routes));
 const { url } = await http.start();
 const paths = links.map((l) => `/sub/${l.split('/sub/')[1] as string}`);
-process.send?.({ url, paths, inbounds: inboundIds.length, database: rt.database.location });
-process.on('message', async (m) => {
-  if (m === 'stop') {
-    await http.stop();
-    await portal.stop();
-    await rt.close();
-    await database.destroy();
-    process.exit(0);
-  }
+answerParent({ url, paths, inbounds: inboundIds.length, database: rt.database.location }, async () => {
+  await http.stop();
+  await portal.stop();
+  await rt.close();
+  await database.destroy();
 });

@@ -3,16 +3,14 @@
 // at page 1 and at page 5,000 (keyset cursor), with the same page by OFFSET in plain SQL as
 // the baseline; then 10,000 subscriptions created through the API, against plain INSERTs.
 // The seeded schema (bench_subscriptions) is kept between runs; BENCH_RESEED=1 rebuilds it.
-import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism, cpus, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { connectDatabase, migrateToLatest } from '@svc/db';
 import { encodeCursor, encryptSecret } from '@svc/domain';
 import { sql } from 'kysely';
+import { child, stopChild } from '../common/children.ts';
 import { seed } from './seed.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const url = process.env.DATABASE_URL;
 if (!url) {
   process.stderr.write('bench:subscriptions measures PostgreSQL: set DATABASE_URL\n');
@@ -39,19 +37,9 @@ if (have < 1_000_000) {
   seedSeconds = (performance.now() - t) / 1000;
 }
 
-function child<T>(file: string): Promise<{ proc: ChildProcess; msg: T }> {
-  return new Promise((resolve, reject) => {
-    const proc = fork(join(here, file), [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, BENCH_SCHEMA: SCHEMA, SVC_INSTALLATION_KEY: INSTALLATION_KEY.toString('base64') },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    proc.once('message', (msg) => resolve({ proc, msg: msg as T }));
-    proc.once('error', reject);
-    proc.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
-  });
-}
-const server = await child<{ url: string; email: string; password: string }>('server.ts');
+const server = await child<{ url: string; email: string; password: string }>(join(import.meta.dirname, 'server.ts'), {
+  env: { BENCH_SCHEMA: SCHEMA, SVC_INSTALLATION_KEY: INSTALLATION_KEY.toString('base64') },
+});
 const base = server.msg.url;
 const login = await fetch(`${base}/api/v1/auth/login`, {
   method: 'POST',
@@ -131,8 +119,7 @@ const rawRate = CREATES / ((performance.now() - t1) / 1000);
 // Keep the seeded set at its size for the next run.
 await sql`delete from subscriptions where id > ${'sub_' + '0'.repeat(19) + '1000000'}`.execute(db);
 
-server.proc.removeAllListeners('exit');
-server.proc.send('stop');
+await stopChild(server.proc);
 await handle.destroy();
 
 const f = (x: number) => x.toFixed(2);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import { seedClients } from '../common/seed.ts';
 
 /**
  * 10,000 clients and 1,000,000 subscriptions, set-based in SQL (a few seconds on
@@ -8,11 +9,8 @@ import { sql } from 'kysely';
  * token (sealed with the bench's fixed installation key) so views can show a link.
  */
 export async function seed(db: Kysely<any>, sealedToken: string, clients = 10_000, subscriptions = 1_000_000): Promise<void> {
+  await seedClients(db, clients);
   const now = new Date();
-  await sql`
-    insert into clients (id, email, status, email_verified_at, created_at, updated_at)
-    select 'cli_' || lpad(i::text, 26, '0'), 'client' || i || '@bench.example', 'active', ${now}, ${now}, ${now}
-    from generate_series(1, ${clients}) as i`.execute(db);
   await sql`
     insert into subscriptions (id, client_id, status, used_bytes, renewal, period_started_at, vless_uuid, vmess_uuid,
       trojan_password, shadowsocks_password, token_hash, token_enc, created_at, updated_at)

@@ -1,46 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { newId } from '@svc/domain';
-import { adminWithRole, setupOwner, type TestServer } from '@svc/testkit';
+import { adminWithRole, selfSignedCertificate, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
 let s: TestServer;
 let token: string;
 let ownerId: string;
-const dir = mkdtempSync(join(tmpdir(), 'svc-crt-test-'));
-
-/** A self-signed EC certificate made by openssl, as an operator would upload it. */
-function makeCert(name: string, cn = 'example.com', san = 'DNS:example.com,DNS:www.example.com') {
-  const cert = join(dir, `${name}.crt`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '30',
-      '-subj',
-      `/CN=${cn}`,
-      ...(san ? ['-addext', `subjectAltName=${san}`] : []),
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert_pem: readFileSync(cert, 'utf8'), key_pem: readFileSync(key, 'utf8') };
-}
-
 let A: { cert_pem: string; key_pem: string };
 let B: { cert_pem: string; key_pem: string };
 beforeAll(async () => {
@@ -48,12 +13,11 @@ beforeAll(async () => {
   const o = await setupOwner(s);
   token = o.access_token;
   ownerId = o.admin.id;
-  A = makeCert('a');
-  B = makeCert('b', 'other.example.org', 'DNS:other.example.org');
+  A = selfSignedCertificate({ dnsNames: ['example.com', 'www.example.com'] });
+  B = selfSignedCertificate({ cn: 'other.example.org' });
 });
 afterAll(async () => {
   await s.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const upload = (body: Record<string, unknown>, t = token) =>

@@ -1,11 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { newId } from '@svc/domain';
-import { adminWithRole, setupOwner, type TestServer } from '@svc/testkit';
+import { adminWithRole, selfSignedCertificate, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -13,46 +9,17 @@ let s: TestServer;
 let token: string;
 let ownerId: string;
 let certId: string;
-const dir = mkdtempSync(join(tmpdir(), 'svc-ipr-test-'));
 
 beforeAll(async () => {
   s = await startAdminApi();
   const o = await setupOwner(s);
   token = o.access_token;
   ownerId = o.admin.id;
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '30',
-      '-subj',
-      '/CN=example.com',
-      '-addext',
-      'subjectAltName=DNS:example.com',
-      '-keyout',
-      join(dir, 'k.pem'),
-      '-out',
-      join(dir, 'c.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  const cert = await s.api.post(
-    '/api/v1/certificates',
-    { kind: 'uploaded', cert_pem: readFileSync(join(dir, 'c.pem'), 'utf8'), key_pem: readFileSync(join(dir, 'k.pem'), 'utf8') },
-    { token },
-  );
+  const cert = await s.api.post('/api/v1/certificates', { kind: 'uploaded', ...selfSignedCertificate() }, { token });
   certId = cert.body.id;
 });
 afterAll(async () => {
   await s.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 let seq = 0;

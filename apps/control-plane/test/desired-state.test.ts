@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type CompiledDesiredState, compileDesiredState, compileDesiredStates } from '@svc/desired-state';
 import { NodeConfig, Protocol } from '@svc/proto';
+import { selfSignedCertificate } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
@@ -65,45 +62,16 @@ describe('DesiredState content: real snapshots of the node', () => {
   });
 });
 
-function selfSignedCertificate(): { cert_pem: string; key_pem: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-batch-cert-'));
-  try {
-    const [cert, key] = [join(dir, 'edge.crt'), join(dir, 'edge.key')];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '30',
-        '-subj',
-        '/CN=edge.example.com',
-        '-addext',
-        'subjectAltName=DNS:edge.example.com',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
-    return { cert_pem: readFileSync(cert, 'utf8'), key_pem: readFileSync(key, 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 describe('one snapshot of many nodes (a burst of changes is read together)', () => {
   it('compiles every node exactly as it compiles alone: shared and overlapping access groups, a chain across the nodes, certificates only where referenced', async () => {
     const nodes = [];
     for (const k of [1, 2, 3]) nodes.push(await post('/api/v1/nodes', { name: `batch-${k}`, address: `batch-${k}.example.com` }));
     const [a, b, c] = nodes as Array<{ id: string }>;
-    const cert = await post('/api/v1/certificates', { kind: 'uploaded', name: 'batch-edge', ...selfSignedCertificate() });
+    const cert = await post('/api/v1/certificates', {
+      kind: 'uploaded',
+      name: 'batch-edge',
+      ...selfSignedCertificate({ cn: 'edge.example.com' }),
+    });
     const vlessTls = await post('/api/v1/inbound-profiles', {
       name: 'batch-vless-tls',
       protocol: 'vless',

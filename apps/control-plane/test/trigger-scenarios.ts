@@ -1,9 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { NodeConfig } from '@svc/proto';
-import type { ApiClient } from '@svc/testkit';
+import { type ApiClient, selfSignedCertificate } from '@svc/testkit';
 import type { AgentSimulator } from '@svc/testkit/agent-simulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -24,7 +20,6 @@ export interface TriggerEnv {
  */
 export function triggerScenarios(setup: () => Promise<TriggerEnv>, teardown: () => Promise<void>): void {
   let env: TriggerEnv;
-  let dir: string;
   let node: { id: string };
   let agent: AgentSimulator;
   let profile: { id: string };
@@ -46,35 +41,6 @@ export function triggerScenarios(setup: () => Promise<TriggerEnv>, teardown: () 
     },
   };
 
-  function makeCert(name: string) {
-    const cert = join(dir, `${name}.crt`);
-    const key = join(dir, `${name}.key`);
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '30',
-        '-subj',
-        '/CN=example.com',
-        '-addext',
-        'subjectAltName=DNS:example.com',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
-    return { cert_pem: readFileSync(cert, 'utf8'), key_pem: readFileSync(key, 'utf8') };
-  }
-
   /** Runs `change`, then waits for the agent to get a newer DesiredState and returns its config. */
   async function pushed(a: AgentSimulator, nodeId: string, change: () => Promise<unknown>): Promise<NodeConfig> {
     const before = await env.desiredRevision(nodeId);
@@ -88,7 +54,6 @@ export function triggerScenarios(setup: () => Promise<TriggerEnv>, teardown: () 
   const usersOf = (c: NodeConfig, tag: string) => c.xray?.inbounds.find((i) => i.tag === tag)?.users.map((u) => u.email) ?? [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-triggers-'));
     env = await setup();
     ({ node, agent } = await env.enrolledAgent());
     agent.connect();
@@ -104,7 +69,6 @@ export function triggerScenarios(setup: () => Promise<TriggerEnv>, teardown: () 
   }, 120_000);
   afterAll(async () => {
     await teardown();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   describe('subscription changes reach the node', () => {
@@ -206,7 +170,7 @@ export function triggerScenarios(setup: () => Promise<TriggerEnv>, teardown: () 
     });
 
     it('certificate renewed: the node serving it gets the new PEM', async () => {
-      const first = makeCert('first');
+      const first = selfSignedCertificate();
       const cert = await api.post('/api/v1/certificates', { kind: 'uploaded', name: 'edge', ...first });
       const tlsProfile = await api.post('/api/v1/inbound-profiles', {
         name: 'trojan-tls',
@@ -217,7 +181,7 @@ export function triggerScenarios(setup: () => Promise<TriggerEnv>, teardown: () 
         api.post('/api/v1/inbounds', { node_id: node.id, profile_id: tlsProfile.id, port: 10446 }),
       );
       expect(c.certificates).toEqual([{ id: cert.id, certPem: first.cert_pem, keyPem: first.key_pem }]);
-      const renewed = makeCert('renewed');
+      const renewed = selfSignedCertificate();
       c = await pushed(agent, node.id, () => api.patch(`/api/v1/certificates/${cert.id}`, renewed));
       expect(c.certificates).toEqual([{ id: cert.id, certPem: renewed.cert_pem, keyPem: renewed.key_pem }]);
     });

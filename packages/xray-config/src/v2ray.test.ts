@@ -1,10 +1,11 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { type Inbound, type InboundUser, Network, NodeConfig, type Outbound, Protocol, SecurityT, type StreamSettings } from '@svc/proto';
+import { selfSignedCertificate } from '@svc/testkit/certificates';
+import { v2rayAvailable, v2rayTest } from '@svc/testkit/v2ray';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CERT_ID,
@@ -33,23 +34,11 @@ import { type CertificateFiles, renderXrayConfig } from './index.ts';
  * HTTPUpgrade, gRPC, the vision flow, Shadowsocks 2022 and multi-user Shadowsocks, `quic`
  * sniffing) are pinned by the golden files in render.test.ts instead.
  */
-const run = promisify(execFile);
-
-function detectV2ray(): { args: (file: string) => string[]; version: string } | { reason: string } {
-  const v4 = spawnSync('v2ray', ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
-  if (v4.error) return { reason: `v2ray not runnable (${v4.error.message}); install it with apt-get install v2ray` };
-  if (v4.status === 0 && /^V2Ray 4\./m.test(v4.stdout))
-    return { args: (f) => ['-test', '-config', f], version: v4.stdout.split('\n')[0] ?? '' };
-  const v5 = spawnSync('v2ray', ['version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
-  if (v5.status === 0 && /^V2Ray 5\./m.test(v5.stdout)) return { args: (f) => ['test', '-c', f], version: v5.stdout.split('\n')[0] ?? '' };
-  return { reason: `unknown v2ray version: ${(v4.stdout || v4.stderr || v5.stdout || v5.stderr).trim().split('\n')[0]}` };
-}
-
-const v2ray = detectV2ray();
+const v2ray = v2rayAvailable();
 const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const unavailable = 'reason' in v2ray ? v2ray.reason : openssl.error ? `openssl not runnable (${openssl.error.message})` : null;
+const unavailable = !v2ray.available ? v2ray.reason : openssl.error ? `openssl not runnable (${openssl.error.message})` : null;
 if (unavailable) console.warn(`v2ray config tests skipped: ${unavailable}`);
-else if ('version' in v2ray) console.info(`v2ray config tests with ${v2ray.version}`);
+else if (v2ray.available) console.info(`v2ray config tests with ${v2ray.version}`);
 
 let dir: string;
 let certificatePaths: (id: string) => CertificateFiles;
@@ -58,28 +47,10 @@ beforeAll(async () => {
   if (unavailable) return;
   dir = await mkdtemp(join(tmpdir(), 'xray-config-v2ray-'));
   const certDir = join(dir, 'certs', CERT_ID);
-  await run('mkdir', ['-p', certDir]);
-  await run(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=edge.example.com',
-      '-keyout',
-      join(certDir, 'privkey.pem'),
-      '-out',
-      join(certDir, 'fullchain.pem'),
-    ],
-    { timeout: 30_000 },
-  );
+  await mkdir(certDir, { recursive: true });
+  const { cert_pem, key_pem } = selfSignedCertificate({ cn: 'edge.example.com' });
+  await writeFile(join(certDir, 'fullchain.pem'), cert_pem);
+  await writeFile(join(certDir, 'privkey.pem'), key_pem);
   certificatePaths = (id) => ({ certFile: join(dir, 'certs', id, 'fullchain.pem'), keyFile: join(dir, 'certs', id, 'privkey.pem') });
 }, 60_000);
 
@@ -92,23 +63,14 @@ afterAll(() => {
   if (!unavailable) console.info(`v2ray accepted ${validations} rendered configs`);
 });
 
-/** Runs v2ray's config test on the rendered config; resolves with its exit code and output. */
-async function v2rayTest(name: string, config: NodeConfig, opts: { apiPort?: number; certificatePaths?: typeof certificatePaths } = {}) {
-  const file = join(dir, `${name}.json`);
+/** v2ray's config test of the rendered config: its exit code and output. */
+function renderedTest(name: string, config: NodeConfig, opts: { apiPort?: number; certificatePaths?: typeof certificatePaths } = {}) {
   const json = renderXrayConfig(config, { certificatePaths: opts.certificatePaths ?? certificatePaths, apiPort: opts.apiPort });
-  await writeFile(file, JSON.stringify(json, null, 2));
-  if ('reason' in v2ray) throw new Error(v2ray.reason);
-  try {
-    const { stdout, stderr } = await run('v2ray', v2ray.args(file), { timeout: 30_000 });
-    return { code: 0, output: `${stdout}${stderr}` };
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof err.code === 'number' ? err.code : -1, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
-  }
+  return v2rayTest(json, name);
 }
 
 async function accepted(name: string, config: NodeConfig, opts: { apiPort?: number } = {}) {
-  const { code, output } = await v2rayTest(name, config, opts);
+  const { code, output } = await renderedTest(name, config, opts);
   expect(code, `v2ray rejected ${name}.json:\n${output}`).toBe(0);
   validations++;
 }
@@ -220,7 +182,7 @@ describe('v2ray accepts the rendered shared subset', () => {
 
   it.skipIf(unavailable)('control: v2ray does reject a config (a TLS certificate file that does not exist)', async () => {
     const i = sharedInbound('vless', 'tcp', 'tls', 20000);
-    const { code, output } = await v2rayTest('control', nodeConfig([i]), {
+    const { code, output } = await renderedTest('control', nodeConfig([i]), {
       certificatePaths: (id) => ({ certFile: join(dir, 'missing', `${id}.pem`), keyFile: join(dir, 'missing', `${id}.key`) }),
     });
     expect(code).not.toBe(0);
