@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { ProblemSchema } from '@svc/http';
 
 export const IdParam = z.object({
   id: z
@@ -39,3 +40,9 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { 'application/json': { schema } },
 });
 export const body = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
+
+/** A problem+json response, for the 4xx rows of a route's responses. */
+export const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});

@@ -1,5 +1,5 @@
-import { bumpNodeRevisions, createNode, JOBS, TOPICS, unitOfWork } from '@svc/domain';
-import { createDomainTestbed, type DomainTestbed } from '@svc/testkit';
+import { bumpNodeRevisions, JOBS, TOPICS, unitOfWork } from '@svc/domain';
+import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let bed: DomainTestbed;
@@ -17,7 +17,7 @@ const announced = () => (bed.published(TOPICS.nodesChanged) as Array<{ ids: stri
 
 describe('the unit of work: what a change causes happens after its commit, and only then', () => {
   it('a revision bump is announced on nodes.changed once the transaction has committed, not before', async () => {
-    const node = await createNode(bed.ctx(), { name: 'uow-announce', address: 'a.example.net' });
+    const node = await fixtures(bed.ctx()).node({ name: 'uow-announce' });
     let seenInside: string[] = [];
     await unitOfWork(bed.deps, async (uow) => {
       await bumpNodeRevisions(uow, [node.id]);
@@ -29,7 +29,7 @@ describe('the unit of work: what a change causes happens after its commit, and o
   });
 
   it('a rolled-back unit bumps nothing, announces nothing, audits nothing, enqueues nothing, runs no callback', async () => {
-    const node = await createNode(bed.ctx(), { name: 'uow-rollback', address: 'b.example.net' });
+    const node = await fixtures(bed.ctx()).node({ name: 'uow-rollback' });
     const enqueued: unknown[] = [];
     const stop = await bed.deps.jobs.consume(JOBS.enforceLimits, async (data) => {
       enqueued.push(data);
@@ -83,7 +83,7 @@ describe('the unit of work: what a change causes happens after its commit, and o
     const stop = await bed.deps.jobs.consume(JOBS.enforceLimits, async () => {
       order.push('job');
     });
-    const node = await createNode(bed.ctx(), { name: 'uow-after', address: 'c.example.net' });
+    const node = await fixtures(bed.ctx()).node({ name: 'uow-after' });
     const result = await unitOfWork(bed.deps, async (uow) => {
       await bumpNodeRevisions(uow, [node.id]);
       uow.subscriptionLinksChanged();
@@ -107,7 +107,7 @@ describe('the unit of work: what a change causes happens after its commit, and o
   });
 
   it('with attempts, a unit that lost a serialization conflict runs again from scratch and its consequences happen once', async () => {
-    const node = await createNode(bed.ctx(), { name: 'uow-retry', address: 'd.example.net' });
+    const node = await fixtures(bed.ctx()).node({ name: 'uow-retry' });
     let runs = 0;
     await unitOfWork(
       bed.deps,
@@ -135,7 +135,7 @@ describe('the unit of work: what a change causes happens after its commit, and o
 
 describe('passing a unit of work on', () => {
   it('a unit given an open unit joins it: one transaction, and its consequences wait for the outer commit', async () => {
-    const node = await createNode(bed.ctx(), { name: 'uow-join', address: 'e.example.net' });
+    const node = await fixtures(bed.ctx()).node({ name: 'uow-join' });
     let announcedBeforeOuterCommit = true;
     const failed = await unitOfWork(bed.deps, async (outer) => {
       await unitOfWork(outer, async (inner) => {

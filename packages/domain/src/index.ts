@@ -37,6 +37,7 @@ export * from './shared/clock.ts';
 export * from './shared/context.ts';
 export * from './shared/db-errors.ts';
 export * from './shared/ids.ts';
+export * from './shared/input.ts';
 export * from './shared/jobs.ts';
 export * from './shared/pagination.ts';
 export * from './shared/public-url.ts';

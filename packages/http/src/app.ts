@@ -1,12 +1,12 @@
 import type { Hook } from '@hono/zod-openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { DomainDeps } from '@svc/domain';
+import { type DomainDeps, fieldErrors } from '@svc/domain';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import { sql } from 'kysely';
 import { clientIp } from './client-ip.ts';
 import type { AppEnv } from './env.ts';
-import { fieldErrors, mapError } from './errors.ts';
+import { mapError } from './errors.ts';
 import { problemResponse } from './problem.ts';
 
 const TARGET_PREFIX: Record<string, string> = { query: 'query.', param: 'path.', header: 'header.', json: '', form: '' };

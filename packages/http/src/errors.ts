@@ -2,19 +2,7 @@ import { isDomainError } from '@svc/domain';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
-import type { ZodError } from 'zod';
 import { problemResponse } from './problem.ts';
-
-/** Zod issues -> `errors` per field (dot path; `(body)` for the body itself). */
-export function fieldErrors(error: ZodError, prefix = ''): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const issue of error.issues) {
-    const path = issue.path.map(String).join('.') || '(body)';
-    const key = prefix && path !== '(body)' ? `${prefix}${path}` : path;
-    out[key] ??= issue.message;
-  }
-  return out;
-}
 
 /** The one place an error becomes an HTTP response. */
 export function mapError(err: unknown, c: Context, log: Logger): Response {

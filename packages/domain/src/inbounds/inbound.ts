@@ -2,8 +2,8 @@ import { isIP } from 'node:net';
 import type { Db, InboundRow } from '@svc/db';
 import { assertInboundFitsChain } from '../chains/inbound-fits-chain.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
+import { normalizeNodeAddress } from '../nodes/node-fields.ts';
 import { lockNodePorts, portUsers } from '../nodes/node-ports.ts';
-import { normalizeNodeAddress } from '../nodes/node-view.ts';
 import { idList, isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 
 export interface InboundView {

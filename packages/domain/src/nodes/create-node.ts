@@ -1,14 +1,15 @@
+import { z } from 'zod';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { type NodeView, nodeView, normalizeNodeAddress, normalizeNodeName } from './node-view.ts';
+import { NodeAddress, NodeName } from './node-fields.ts';
+import { type NodeView, nodeView } from './node-view.ts';
 
-export interface CreateNodeInput {
-  name: string;
-  address: string;
-}
+/** POST /nodes, `svc` and fixtures: what a new node needs. */
+export const CreateNodeInput = z.object({ name: NodeName, address: NodeAddress }).strict().brand<'CreateNodeInput'>();
+export type CreateNodeInput = z.output<typeof CreateNodeInput>;
 
 export const nodeNameTaken = () => new ConflictError('a node with this name exists', { name: 'already taken' });
 
@@ -17,8 +18,7 @@ export const nodeNameTaken = () => new ConflictError('a node with this name exis
  * runs nothing until inbounds or chain hops are placed on it, so no other node is bumped.
  */
 export async function createNode(ctx: DomainContext, input: CreateNodeInput): Promise<NodeView> {
-  const name = normalizeNodeName(input.name);
-  const address = normalizeNodeAddress(input.address);
+  const { name, address } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const taken = await trx.selectFrom('nodes').select('id').where('name', '=', name).executeTakeFirst();

@@ -1,6 +1,4 @@
-import { isIP } from 'node:net';
 import type { AdminStatus, Connectivity, NodeRow } from '@svc/db';
-import { ValidationError } from '../errors.ts';
 
 export interface NodeView {
   id: string;
@@ -70,43 +68,4 @@ export function isOutdatedAgent(version: string | null, minimum = MIN_AGENT_VERS
   if (!have || !need) return false;
   for (let i = 0; i < 3; i++) if ((have[i] as number) !== (need[i] as number)) return (have[i] as number) < (need[i] as number);
   return false;
-}
-
-export const NODE_NAME_MAX = 64;
-
-/** Names are trimmed; 1-64 characters, no control characters. */
-export function normalizeNodeName(name: string, field = 'name'): string {
-  const n = name.trim();
-  if (n.length < 1 || n.length > NODE_NAME_MAX)
-    throw new ValidationError('invalid node name', { [field]: `must be 1-${NODE_NAME_MAX} characters` });
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(n)) throw new ValidationError('invalid node name', { [field]: 'must not contain control characters' });
-  return n;
-}
-
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-
-/**
- * The host clients (and the previous hop of a chain) connect to: an IPv4 or IPv6 literal
- * (IPv6 with or without brackets, stored without) or a DNS name (RFC 1123 labels, at most
- * 253 characters, stored lower case without a trailing dot). No scheme, port or path.
- */
-export function normalizeNodeAddress(address: string, field = 'address'): string {
-  const invalid = (reason: string) => new ValidationError('invalid node address', { [field]: reason });
-  let a = address.trim();
-  if (a.startsWith('[') && a.endsWith(']')) {
-    a = a.slice(1, -1);
-    if (isIP(a) !== 6) throw invalid('brackets are only for an IPv6 literal');
-  }
-  if (isIP(a) === 4) return a;
-  if (isIP(a) === 6) return a.toLowerCase();
-  a = a.toLowerCase().replace(/\.$/, '');
-  if (a.length === 0 || a.length > 253) throw invalid('must be a DNS name (at most 253 characters) or an IP address');
-  const labels = a.split('.');
-  if (!labels.every((l) => LABEL.test(l)))
-    throw invalid(
-      'must be a DNS name (letters, digits and hyphens in dot-separated labels of 1-63) or an IP address, without scheme or port',
-    );
-  if (/^[0-9]+$/.test(labels[labels.length - 1] as string)) throw invalid('is neither a valid IP address nor a DNS name');
-  return a;
 }

@@ -1,17 +1,19 @@
-import type { AdminStatus } from '@svc/db';
+import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesDialingNode } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { nodeNameTaken } from './create-node.ts';
-import { type NodeView, nodeView, normalizeNodeAddress, normalizeNodeName } from './node-view.ts';
+import { AdminStatus, NodeAddress, NodeName } from './node-fields.ts';
+import { type NodeView, nodeView } from './node-view.ts';
 
-export interface UpdateNodeInput {
-  name?: string | undefined;
-  address?: string | undefined;
-  admin_status?: AdminStatus | undefined;
-}
+/** PATCH /nodes/{id}: a merge; absent fields stay as they are. */
+export const UpdateNodeInput = z
+  .object({ name: NodeName.optional(), address: NodeAddress.optional(), admin_status: AdminStatus.optional() })
+  .strict()
+  .brand<'UpdateNodeInput'>();
+export type UpdateNodeInput = z.output<typeof UpdateNodeInput>;
 
 /**
  * PATCH merge. A new address changes what the nodes dialing this one (the previous hop of
@@ -21,8 +23,7 @@ export interface UpdateNodeInput {
  * its agent is sent a complete snapshot.
  */
 export async function updateNode(ctx: DomainContext, id: string, input: UpdateNodeInput): Promise<NodeView> {
-  const name = input.name !== undefined ? normalizeNodeName(input.name) : undefined;
-  const address = input.address !== undefined ? normalizeNodeAddress(input.address) : undefined;
+  const { name, address } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('nodes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();

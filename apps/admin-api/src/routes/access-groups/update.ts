@@ -2,8 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { updateAccessGroup } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, IdParam, json } from '../../schemas.ts';
-import { problem } from '../inbound-profiles/schemas.ts';
+import { body, IdParam, json, problem } from '../../schemas.ts';
 import { AccessGroupSchema, GroupName, InboundIds } from './schemas.ts';
 
 export const UpdateAccessGroupBody = z

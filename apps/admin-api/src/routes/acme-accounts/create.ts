@@ -2,8 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { createAcmeAccount, LETS_ENCRYPT_PRODUCTION } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, Email, json } from '../../schemas.ts';
-import { problem } from '../plans/schemas.ts';
+import { body, Email, json, problem } from '../../schemas.ts';
 import { AcmeAccountSchema } from './schemas.ts';
 
 export const CreateAcmeAccountBody = z

@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { deleteAcmeAccount } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { IdParam } from '../../schemas.ts';
-import { problem } from '../plans/schemas.ts';
+import { IdParam, problem } from '../../schemas.ts';
 
 export const route = defineRoute({
   method: 'delete',

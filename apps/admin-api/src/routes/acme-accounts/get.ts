@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { getAcmeAccount } from '@svc/domain';
 import { type AppEnv, defineRoute, READERS } from '@svc/http';
-import { IdParam, json } from '../../schemas.ts';
-import { problem } from '../plans/schemas.ts';
+import { IdParam, json, problem } from '../../schemas.ts';
 import { AcmeAccountSchema } from './schemas.ts';
 
 export const route = defineRoute({

@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { getCertificate } from '@svc/domain';
 import { type AppEnv, defineRoute, READERS } from '@svc/http';
-import { IdParam, json } from '../../schemas.ts';
-import { problem } from '../inbound-profiles/schemas.ts';
+import { IdParam, json, problem } from '../../schemas.ts';
 import { CertificateSchema } from './schemas.ts';
 
 export const route = defineRoute({

@@ -2,17 +2,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { createInboundProfile } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, json } from '../../schemas.ts';
-import {
-  InboundProfileSchema,
-  ProfileName,
-  Protocol,
-  problem,
-  ShadowsocksMethod,
-  SniffingInput,
-  StreamInput,
-  VlessFlow,
-} from './schemas.ts';
+import { body, json, problem } from '../../schemas.ts';
+import { InboundProfileSchema, ProfileName, Protocol, ShadowsocksMethod, SniffingInput, StreamInput, VlessFlow } from './schemas.ts';
 
 export const CreateInboundProfileBody = z
   .object({

@@ -1,12 +1,5 @@
 import { z } from '@hono/zod-openapi';
 import { INBOUND_PROFILE_VALUES as V } from '@svc/domain';
-import { ProblemSchema } from '@svc/http';
-
-/** A problem+json response, for the 404/409 rows of a route's responses. */
-export const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ProblemSchema } },
-});
 
 const Timestamp = z.string().openapi({ format: 'date-time' });
 const Path = z.string().min(1).max(256).openapi({ example: '/ws' });

@@ -2,8 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { createInbound } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, json } from '../../schemas.ts';
-import { problem } from '../inbound-profiles/schemas.ts';
+import { body, json, problem } from '../../schemas.ts';
 import { Host, InboundSchema, Listen, Port, RefId } from './schemas.ts';
 
 export const CreateInboundBody = z

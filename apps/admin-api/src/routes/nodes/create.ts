@@ -1,11 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createNode } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreateNodeInput, createNode } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json } from '../../schemas.ts';
-import { NodeAddress, NodeName, NodeSchema } from './schemas.ts';
+import { NodeSchema } from './schemas.ts';
 
-export const CreateNodeBody = z.object({ name: NodeName, address: NodeAddress }).strict().openapi('CreateNode');
+export const CreateNodeBody = openapi(CreateNodeInput, 'CreateNode');
 
 export const route = defineRoute({
   method: 'post',

@@ -1,15 +1,10 @@
 import { z } from '@hono/zod-openapi';
+import { AdminStatus } from '@svc/domain';
 
 const Timestamp = z.string().openapi({ format: 'date-time' });
 
-export const AdminStatus = z.enum(['enabled', 'disabled']);
+export { AdminStatus };
 export const Connectivity = z.enum(['online', 'offline']);
-
-export const NodeName = z.string().trim().min(1).max(64).openapi({ example: 'fra-1' });
-export const NodeAddress = z.string().trim().min(1).max(255).openapi({
-  description: 'Host clients connect to: a DNS name or an IPv4/IPv6 literal (no scheme or port)',
-  example: 'fra-1.example.net',
-});
 
 export const NodeSchema = z
   .object({

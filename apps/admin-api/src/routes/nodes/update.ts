@@ -1,14 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateNode } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateNodeInput, updateNode } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json } from '../../schemas.ts';
-import { AdminStatus, NodeAddress, NodeName, NodeSchema } from './schemas.ts';
+import { NodeSchema } from './schemas.ts';
 
-export const UpdateNodeBody = z
-  .object({ name: NodeName.optional(), address: NodeAddress.optional(), admin_status: AdminStatus.optional() })
-  .strict()
-  .openapi('UpdateNode');
+export const UpdateNodeBody = openapi(UpdateNodeInput, 'UpdateNode');
 
 export const route = defineRoute({
   method: 'patch',

@@ -2,8 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { createPaymentProvider } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, json } from '../../schemas.ts';
-import { problem } from '../plans/schemas.ts';
+import { body, json, problem } from '../../schemas.ts';
 import { PaymentProviderSchema, ProviderConfigInput, ProviderKind, ProviderName } from './schemas.ts';
 
 export const CreatePaymentProviderBody = z

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { getPlan } from '@svc/domain';
 import { type AppEnv, defineRoute, READERS } from '@svc/http';
-import { IdParam, json } from '../../schemas.ts';
-import { PlanSchema, problem } from './schemas.ts';
+import { IdParam, json, problem } from '../../schemas.ts';
+import { PlanSchema } from './schemas.ts';
 
 export const route = defineRoute({
   method: 'get',

@@ -1,11 +1,4 @@
 import { z } from '@hono/zod-openapi';
-import { ProblemSchema } from '@svc/http';
-
-/** A problem+json response (404, 409) declared in the OpenAPI document. */
-export const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ProblemSchema } },
-});
 
 const Timestamp = z.string().openapi({ format: 'date-time' });
 

@@ -2,8 +2,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { updatePlan } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, IdParam, json } from '../../schemas.ts';
-import { AccessGroupIds, Currency, DurationDays, PlanName, PlanSchema, Price, problem, TrafficLimit } from './schemas.ts';
+import { body, IdParam, json, problem } from '../../schemas.ts';
+import { AccessGroupIds, Currency, DurationDays, PlanName, PlanSchema, Price, TrafficLimit } from './schemas.ts';
 
 export const UpdatePlanBody = z
   .object({

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { isDomainError, ValidationError } from '../errors.ts';
+
+/** Zod issues -> per-field reasons (dot path; `(body)` for the input itself), the `errors` of a problem document. */
+export function fieldErrors(error: z.ZodError, prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const path = issue.path.map(String).join('.') || '(body)';
+    const key = prefix && path !== '(body)' ? `${prefix}${path}` : path;
+    out[key] ??= issue.message;
+  }
+  return out;
+}
+
+/**
+ * Parses a use case's input with the schema the use case owns. Every surface (admin API,
+ * portal, CLI, worker, tests) goes through this or through a transport's validator using the
+ * same schema: the schemas are branded, so a use case cannot be called with input that did not.
+ * A failure is a ValidationError naming each field.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, message = 'invalid input'): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ValidationError(message, fieldErrors(result.error));
+}
+
+/**
+ * A zod transform around a domain normalizer (one that returns the canonical value or throws a
+ * ValidationError naming its reason), so the rule stays one function that schemas and use
+ * cases share.
+ */
+export function normalizedBy<In, Out>(normalize: (value: In) => Out) {
+  return (value: In, ctx: z.RefinementCtx): Out => {
+    try {
+      return normalize(value);
+    } catch (err) {
+      if (!isDomainError(err) || err.type !== 'validation') throw err;
+      ctx.addIssue({ code: 'custom', message: Object.values(err.errors ?? {})[0] ?? err.message });
+      return z.NEVER;
+    }
+  };
+}
