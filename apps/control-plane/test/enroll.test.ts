@@ -32,14 +32,18 @@ afterAll(async () => {
   await s.stop();
 });
 
-async function csr() {
-  const keys = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
-    'sign',
-    'verify',
-  ])) as webcrypto.CryptoKeyPair;
-  return (
-    await x509.Pkcs10CertificateRequestGenerator.create({ name: 'CN=agent', keys, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } })
-  ).toString('pem');
+const KEY_KINDS = {
+  p256: { gen: { name: 'ECDSA', namedCurve: 'P-256' }, sig: { name: 'ECDSA', hash: 'SHA-256' } },
+  rsa: {
+    gen: { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+    sig: { name: 'RSASSA-PKCS1-v1_5' },
+  },
+} as const;
+
+async function csr(kind: keyof typeof KEY_KINDS = 'p256') {
+  const { gen, sig } = KEY_KINDS[kind];
+  const keys = (await webcrypto.subtle.generateKey(gen, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  return (await x509.Pkcs10CertificateRequestGenerator.create({ name: 'CN=agent', keys, signingAlgorithm: sig })).toString('pem');
 }
 
 async function nodeWithToken() {
@@ -103,6 +107,15 @@ describe('Enroll over TLS without a client certificate (spec 4.1, 5.1, 7.1)', ()
   it('a CSR that is not one is INVALID_ARGUMENT and leaves the token usable', async () => {
     const { enrollToken } = await nodeWithToken();
     expect(await code(client.enroll({ token: enrollToken, csrPem: 'garbage', hostname: 'h', agentVersion: '1' }))).toBe('INVALID_ARGUMENT');
+    expect(await code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe('OK');
+  });
+
+  it('an RSA key is refused (ECDSA P-256 or Ed25519 only): INVALID_ARGUMENT naming the rule, and the token stays usable', async () => {
+    const { enrollToken } = await nodeWithToken();
+    const refused = await client.enroll({ token: enrollToken, csrPem: await csr('rsa'), hostname: 'h', agentVersion: '1' }).catch((e) => e);
+    expect(refused).toBeInstanceOf(ClientError);
+    expect(Status[(refused as ClientError).code]).toBe('INVALID_ARGUMENT');
+    expect((refused as ClientError).details).toMatch(/ECDSA P-256 or Ed25519/);
     expect(await code(client.enroll({ token: enrollToken, csrPem: await csr(), hostname: 'h', agentVersion: '1' }))).toBe('OK');
   });
 

@@ -8,7 +8,8 @@ export const EnrollTokenSchema = z
   .object({
     token: z.string().openapi({
       description:
-        'Shown once; only its hash is stored. Valid for one enrollment until expires_at (grpc.enroll_token_ttl_seconds, default 24 h).',
+        'Shown once; only its hash is stored. Valid for one enrollment until expires_at (grpc.enroll_token_ttl_seconds, default 24 h). ' +
+        'The agent sends it to Enroll with a CSR of a key it made itself, which must be ECDSA P-256 or Ed25519 (an RSA key is refused with INVALID_ARGUMENT and the token stays usable).',
     }),
     expires_at: z.string().openapi({ format: 'date-time' }),
     node_id: z.string(),
@@ -28,6 +29,9 @@ export const route = defineRoute({
   path: '/nodes/{id}/enroll-token',
   tags: ['nodes'],
   summary: 'Issue or re-issue the one-time enrollment token (the previous one stops working)',
+  description:
+    'The answer holds what `svc-agent enroll` needs: the token, the gateway endpoint and the CA to pin. ' +
+    'Enroll accepts a CSR of an ECDSA P-256 or Ed25519 key only; RSA is refused (INVALID_ARGUMENT).',
   auth: { scope: 'admin', roles: WRITERS },
   request: { params: IdParam },
   responses: { 201: json(EnrollTokenSchema, 'Issued'), 404: { description: 'No such node' } },
