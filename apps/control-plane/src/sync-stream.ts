@@ -73,16 +73,16 @@ export function syncHandler(s: SyncDeps) {
 
     const ticket = { node_id: identity.node_id, replica: registry.replicaId, session: newId('stm'), serial: identity.serial };
     const applied = Number(hello.appliedRevision < 0n ? 0n : hello.appliedRevision);
-    let desired: number;
+    let admitted: Awaited<ReturnType<typeof openAgentStream>>;
     try {
-      ({ desired_revision: desired } = await openAgentStream(deps, identity, ticket, {
+      admitted = await openAgentStream(deps, identity, ticket, {
         hostname: hello.hostname,
         os: hello.os,
         arch: hello.arch,
         agent_version: hello.agentVersion,
         xray_version: hello.xrayVersion,
         applied_revision: applied,
-      }));
+      });
     } catch (err) {
       throw toGrpcError(err);
     }
@@ -93,8 +93,8 @@ export function syncHandler(s: SyncDeps) {
     void deps.bus
       .publish(TOPICS.streamOpened, { node_id: ticket.node_id, session: ticket.session, replica: ticket.replica })
       .catch((err) => deps.log.warn({ err }, 'stream hand-over not announced'));
-    if (applied < desired) session.desiredChanged();
-    deps.log.debug({ node: ticket.node_id, session: ticket.session, applied, desired }, 'agent stream open');
+    if (admitted.send_desired_state) session.desiredChanged();
+    deps.log.debug({ node: ticket.node_id, session: ticket.session, applied, desired: admitted.desired_revision }, 'agent stream open');
 
     const onAbort = () => session.end();
     ctx.signal.addEventListener('abort', onAbort);

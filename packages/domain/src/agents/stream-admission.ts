@@ -29,14 +29,15 @@ const text = (v: string, max: number): string | null => v.trim().slice(0, max) |
  * and present its current certificate (or, during a renewal, the one it replaces; a
  * re-enrolled node's old identity is refused). Stores the Hello on the node view and makes
  * this stream the node's current one: connectivity online, held by `ticket.replica`.
- * Returns the node's desired revision, for the decision to send a DesiredState.
+ * Returns the node's desired revision and whether the agent must be sent a DesiredState now
+ * (spec 3.5: on open when Hello.applied_revision is lower than the desired revision).
  */
 export async function openAgentStream(
   deps: DomainDeps,
   identity: NodeIdentity,
   ticket: StreamTicket,
   hello: AgentHello,
-): Promise<{ desired_revision: number }> {
+): Promise<{ desired_revision: number; send_desired_state: boolean }> {
   return unitOfWork(deps, async (uow) => {
     const trx = uow.db;
     const node = await trx
@@ -71,7 +72,8 @@ export async function openAgentStream(
       })
       .where('id', '=', node.id)
       .execute();
-    return { desired_revision: Number(node.desired_revision) };
+    const desired = Number(node.desired_revision);
+    return { desired_revision: desired, send_desired_state: hello.applied_revision < desired };
   });
 }
 
