@@ -8,7 +8,10 @@ import { PaymentProviderConfig, PaymentProviderKindField, PaymentProviderName } 
 import { assertEnableable, type PaymentProviderView, paymentProviderView, sealProviderSecrets } from './payment-provider-view.ts';
 import { paymentProviderKind } from './provider-kinds.ts';
 
-/** POST /payment-providers and fixtures. `config` holds public and secret settings in one object; secrets are split off and sealed. */
+/**
+ * POST /payment-providers and fixtures. `config` holds public and secret settings in one
+ * object; the use case checks them against the kind, splits the secrets off and seals them.
+ */
 export const CreatePaymentProviderInput = z
   .object({
     kind: PaymentProviderKindField.meta({ description: 'fixed at creation' }),

@@ -11,7 +11,10 @@ import { Instant, SubscriptionAccessGroupIds, SubscriptionRenewal, TrafficLimitB
 import { subscriptionStatus } from './subscription-status.ts';
 import { type SubscriptionView, subscriptionView } from './subscription-view.ts';
 
-/** POST /subscriptions, fixtures and benches. The client and the access groups must exist; expires_at must lie ahead (the use case checks against its clock). */
+/**
+ * POST /subscriptions, fixtures and benches. That the client and the access groups exist, and
+ * that expires_at lies ahead of the clock, is checked by the use case.
+ */
 export const CreateSubscriptionInput = z
   .object({
     client_id: z.string().min(1).max(64),
