@@ -5,12 +5,15 @@
 import { randomBytes } from 'node:crypto';
 import { connectDatabase } from '@svc/db';
 import {
+  CreateClientInput,
+  CreateSubscriptionInput,
   createAccessGroup,
   createClient,
   createInbound,
   createInboundProfile,
   createNode,
   createSubscription,
+  parseInput,
   SYSTEM,
   withActor,
 } from '@svc/domain';
@@ -46,16 +49,15 @@ for (let k = 0; k < 5; k++) {
     inboundIds.push((await createInbound(ctx, { node_id: node.id, profile_id: p.id, port: 443 + i } as never)).id);
 }
 const group = await createAccessGroup(ctx, { name: 'bench-all', inbound_ids: inboundIds } as never);
-const client = await createClient(ctx, { email: 'bench-sub@example.com' } as never);
+const client = await createClient(ctx, parseInput(CreateClientInput, { email: 'bench-sub@example.com' }));
 // Many subscriptions, so the load asks for a different link each time (as real apps do).
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);
 const links: string[] = [];
 for (let i = 0; i < SUBSCRIPTIONS; i++) {
-  const sub = await createSubscription(ctx, {
-    client_id: client.id,
-    access_group_ids: [group.id],
-    traffic_limit_bytes: 100_000_000_000,
-  } as never);
+  const sub = await createSubscription(
+    ctx,
+    parseInput(CreateSubscriptionInput, { client_id: client.id, access_group_ids: [group.id], traffic_limit_bytes: 100_000_000_000 }),
+  );
   links.push(sub.link);
 }
 

@@ -1,100 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { PaymentStatus } from '@svc/db';
-import { newId } from '@svc/domain';
-import { adminWithRole, setupOwner, type TestServer } from '@svc/testkit';
+import { newId, withActor } from '@svc/domain';
+import { adminWithRole, type Fixtures, fixtures, setupOwner, TEST_OWNER, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
 let s: TestServer;
 let token: string;
 let viewerToken: string;
+let make: Fixtures;
 beforeAll(async () => {
   s = await startAdminApi();
   token = (await setupOwner(s)).access_token;
   viewerToken = (await adminWithRole(s, token, 'viewer')).access_token;
+  make = fixtures(withActor(s.deps, TEST_OWNER));
 });
 afterAll(() => s.stop());
 
 const now = () => s.clock.now();
 
-// ---- payments are written by checkout and webhooks (payments issue): rows inserted directly
-async function client(): Promise<string> {
-  const id = newId('cli', now().getTime());
-  await s.deps.db
-    .insertInto('clients')
-    .values({
-      id,
-      email: `c-${randomUUID()}@example.com`,
-      password_hash: null,
-      email_verified_at: now(),
-      status: 'active',
-      note: null,
-      created_at: now(),
-      updated_at: now(),
-    })
-    .execute();
-  return id;
-}
-async function plan(): Promise<string> {
-  const id = newId('pln', now().getTime());
-  await s.deps.db
-    .insertInto('plans')
-    .values({
-      id,
-      name: 'p',
-      price: 990,
-      currency: 'EUR',
-      duration_days: 30,
-      traffic_limit_bytes: null,
-      created_at: now(),
-      updated_at: now(),
-    })
-    .execute();
-  return id;
-}
-async function provider(): Promise<string> {
-  const id = newId('ppr', now().getTime());
-  await s.deps.db
-    .insertInto('payment_providers')
-    .values({
-      id,
-      kind: 'manual',
-      name: 'm',
-      enabled: true,
-      config: JSON.stringify({ instructions: 'x' }),
-      secrets_enc: null,
-      created_at: now(),
-      updated_at: now(),
-    })
-    .execute();
-  return id;
-}
-async function subscription(clientId: string): Promise<string> {
-  const id = newId('sub', now().getTime());
-  await s.deps.db
-    .insertInto('subscriptions')
-    .values({
-      id,
-      client_id: clientId,
-      status: 'active',
-      traffic_limit_bytes: null,
-      expires_at: null,
-      period_started_at: now(),
-      vless_uuid: randomUUID(),
-      vmess_uuid: randomUUID(),
-      trojan_password: 'x',
-      shadowsocks_password: 'y',
-      token_hash: randomUUID(),
-      token_enc: 'z',
-      credentials_rotated_at: null,
-      plan_id: null,
-      note: null,
-      created_at: now(),
-      updated_at: now(),
-    })
-    .execute();
-  return id;
-}
+// ---- payments are written by checkout and webhooks (payments issue), which have no use case yet:
+// their rows are inserted directly; what they reference is made through the domain.
 interface Refs {
   client_id: string;
   plan_id: string;
@@ -127,8 +53,14 @@ let a: Refs;
 let b: Refs;
 const ids: Record<string, string> = {};
 beforeAll(async () => {
-  const [c1, c2] = [await client(), await client()];
-  a = { client_id: c1, plan_id: await plan(), provider_id: await provider(), subscription_id: await subscription(c1) };
+  const [c1, c2] = [(await make.client()).id, (await make.client()).id];
+  const [plan, provider] = [async () => (await make.plan()).id, async () => (await make.paymentProvider()).id];
+  a = {
+    client_id: c1,
+    plan_id: await plan(),
+    provider_id: await provider(),
+    subscription_id: (await make.subscription({ client_id: c1 })).id,
+  };
   b = { client_id: c2, plan_id: await plan(), provider_id: await provider(), subscription_id: null };
   ids.a1 = await payment(a, 'succeeded');
   ids.a2 = await payment(a, 'refunded', 1500);

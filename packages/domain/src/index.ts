@@ -32,6 +32,7 @@ export * from './installation/bootstrap.ts';
 export * from './installation/installation-key.ts';
 export * from './nodes/index.ts';
 export * from './pki/index.ts';
+export * from './shared/admin-note.ts';
 export * from './shared/bus.ts';
 export * from './shared/clock.ts';
 export * from './shared/context.ts';

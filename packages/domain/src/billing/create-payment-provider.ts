@@ -1,19 +1,27 @@
+import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkFields } from './config-fields.ts';
+import { PaymentProviderConfig, PaymentProviderKindField, PaymentProviderName } from './payment-provider-fields.ts';
 import { assertEnableable, type PaymentProviderView, paymentProviderView, sealProviderSecrets } from './payment-provider-view.ts';
 import { paymentProviderKind } from './provider-kinds.ts';
 
-export interface CreatePaymentProviderInput {
-  kind: string;
-  name: string;
-  /** Default false; true needs every required secret. */
-  enabled?: boolean | undefined;
-  /** Public and secret settings of the kind, in one object; secrets are split off and sealed. */
-  config?: Record<string, unknown> | undefined;
-}
+/**
+ * POST /payment-providers and fixtures. `config` holds public and secret settings in one
+ * object; the use case checks them against the kind, splits the secrets off and seals them.
+ */
+export const CreatePaymentProviderInput = z
+  .object({
+    kind: PaymentProviderKindField.meta({ description: 'fixed at creation' }),
+    name: PaymentProviderName,
+    enabled: z.boolean().optional().meta({ description: 'default false; true needs every required secret' }),
+    config: PaymentProviderConfig.optional(),
+  })
+  .strict()
+  .brand<'CreatePaymentProviderInput'>();
+export type CreatePaymentProviderInput = z.output<typeof CreatePaymentProviderInput>;
 
 export async function createPaymentProvider(ctx: DomainContext, input: CreatePaymentProviderInput): Promise<PaymentProviderView> {
   const kind = paymentProviderKind(input.kind);
@@ -37,7 +45,7 @@ export async function createPaymentProvider(ctx: DomainContext, input: CreatePay
       .values({
         id: newId('ppr', now.getTime()),
         kind: kind.kind,
-        name: input.name.trim(),
+        name: input.name,
         enabled,
         config: JSON.stringify(pub),
         secrets_enc: sealProviderSecrets(ctx.secrets, secrets),

@@ -1,21 +1,28 @@
+import { z } from 'zod';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { checkAccessGroups, checkCurrency, type PlanView, planView, replacePlanAccessGroups } from './plan-view.ts';
+import { CurrencyCode, PlanAccessGroupIds, PlanDurationDays, PlanName, PlanPrice, PlanTrafficLimit } from './plan-fields.ts';
+import { checkAccessGroups, type PlanView, planView, replacePlanAccessGroups } from './plan-view.ts';
 
-export interface CreatePlanInput {
-  name: string;
-  price: number;
-  currency: string;
-  duration_days: number;
-  traffic_limit_bytes?: number | null | undefined;
-  access_group_ids?: string[] | undefined;
-  archived?: boolean | undefined;
-}
+/** POST /plans and fixtures. */
+export const CreatePlanInput = z
+  .object({
+    name: PlanName,
+    price: PlanPrice,
+    currency: CurrencyCode,
+    duration_days: PlanDurationDays,
+    traffic_limit_bytes: PlanTrafficLimit.optional(),
+    access_group_ids: PlanAccessGroupIds.optional(),
+    archived: z.boolean().optional().meta({ description: 'default false' }),
+  })
+  .strict()
+  .brand<'CreatePlanInput'>();
+export type CreatePlanInput = z.output<typeof CreatePlanInput>;
 
 /** A plan is what a client buys; it changes no node configuration (no revision bump). */
 export async function createPlan(ctx: DomainContext, input: CreatePlanInput): Promise<PlanView> {
-  const currency = checkCurrency(input.currency);
+  const { currency } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const groups = await checkAccessGroups(trx, input.access_group_ids ?? []);
@@ -24,7 +31,7 @@ export async function createPlan(ctx: DomainContext, input: CreatePlanInput): Pr
       .insertInto('plans')
       .values({
         id: newId('pln', now.getTime()),
-        name: input.name.trim(),
+        name: input.name,
         price: input.price,
         currency,
         duration_days: input.duration_days,

@@ -45,19 +45,6 @@ export async function planAccessGroups(db: Db, planIds: readonly string[]): Prom
   return out;
 }
 
-const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(
-  typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('currency') : [],
-);
-
-/** ISO 4217: three upper-case letters, and a code the runtime's ICU knows when it has a list. */
-export function checkCurrency(currency: string, field = 'currency'): string {
-  if (!/^[A-Z]{3}$/.test(currency))
-    throw new ValidationError('invalid currency', { [field]: 'must be an ISO 4217 code in upper case (EUR)' });
-  if (KNOWN_CURRENCIES.size > 0 && !KNOWN_CURRENCIES.has(currency))
-    throw new ValidationError('unknown currency', { [field]: 'not an ISO 4217 currency code' });
-  return currency;
-}
-
 /**
  * The access groups a plan grants must exist. Locks them (FOR KEY SHARE, as the foreign key
  * would) so a concurrent delete of a group waits for this transaction and then sees the plan.

@@ -1,7 +1,9 @@
+import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkFields } from './config-fields.ts';
+import { PaymentProviderConfig, PaymentProviderName } from './payment-provider-fields.ts';
 import {
   assertEnableable,
   openProviderSecrets,
@@ -11,12 +13,18 @@ import {
 } from './payment-provider-view.ts';
 import { paymentProviderKind } from './provider-kinds.ts';
 
-export interface UpdatePaymentProviderInput {
-  name?: string | undefined;
-  enabled?: boolean | undefined;
-  /** Merged field by field: a value sets the field, null removes it (a required public field cannot be removed). */
-  config?: Record<string, unknown> | undefined;
-}
+/** PATCH /payment-providers/{id}: a merge; the kind is fixed at creation. */
+export const UpdatePaymentProviderInput = z
+  .object({
+    name: PaymentProviderName.optional(),
+    enabled: z.boolean().optional(),
+    config: PaymentProviderConfig.optional().meta({
+      description: 'merged field by field: a value sets the field, null removes it (secrets included)',
+    }),
+  })
+  .strict()
+  .brand<'UpdatePaymentProviderInput'>();
+export type UpdatePaymentProviderInput = z.output<typeof UpdatePaymentProviderInput>;
 
 /**
  * PATCH merge. The kind is fixed at creation. An enabled provider must keep every required
@@ -58,7 +66,7 @@ export async function updatePaymentProvider(
     const row = await trx
       .updateTable('payment_providers')
       .set({
-        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
         ...(configChanged.length > 0 ? { config: JSON.stringify(pub) } : {}),
         ...(secretsChanged.length > 0 ? { secrets_enc: sealProviderSecrets(ctx.secrets, secrets) } : {}),

@@ -1,26 +1,31 @@
+import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { checkAccessGroups, checkCurrency, type PlanView, planAccessGroups, planView, replacePlanAccessGroups } from './plan-view.ts';
+import { CurrencyCode, PlanAccessGroupIds, PlanDurationDays, PlanName, PlanPrice, PlanTrafficLimit } from './plan-fields.ts';
+import { checkAccessGroups, type PlanView, planAccessGroups, planView, replacePlanAccessGroups } from './plan-view.ts';
 
-export interface UpdatePlanInput {
-  name?: string | undefined;
-  price?: number | undefined;
-  currency?: string | undefined;
-  duration_days?: number | undefined;
-  /** null: unlimited. */
-  traffic_limit_bytes?: number | null | undefined;
-  /** Replaces the whole list. */
-  access_group_ids?: string[] | undefined;
-  archived?: boolean | undefined;
-}
+/** PATCH /plans/{id}: a merge; absent fields stay as they are. */
+export const UpdatePlanInput = z
+  .object({
+    name: PlanName.optional(),
+    price: PlanPrice.optional(),
+    currency: CurrencyCode.optional(),
+    duration_days: PlanDurationDays.optional(),
+    traffic_limit_bytes: PlanTrafficLimit.optional(),
+    access_group_ids: PlanAccessGroupIds.optional().meta({ description: 'replaces the whole list' }),
+    archived: z.boolean().optional(),
+  })
+  .strict()
+  .brand<'UpdatePlanInput'>();
+export type UpdatePlanInput = z.output<typeof UpdatePlanInput>;
 
 /**
  * PATCH merge. A price change applies to later purchases only (payments keep their own
  * amount). Archiving hides the plan from sale and keeps its history.
  */
 export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePlanInput): Promise<PlanView> {
-  const currency = input.currency !== undefined ? checkCurrency(input.currency) : undefined;
+  const { currency } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('plans').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -30,7 +35,7 @@ export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePl
     const row = await trx
       .updateTable('plans')
       .set({
-        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.price !== undefined ? { price: input.price } : {}),
         ...(currency !== undefined ? { currency } : {}),
         ...(input.duration_days !== undefined ? { duration_days: input.duration_days } : {}),

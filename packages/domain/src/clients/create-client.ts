@@ -1,24 +1,29 @@
-import { normalizeEmail } from '../admins/admin-view.ts';
-import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { z } from 'zod';
 import { ConflictError } from '../errors.ts';
+import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { ClientEmail, ClientPassword } from './client-fields.ts';
 import { initialClientStatus } from './client-status.ts';
 import { CLIENT_EMAIL_TAKEN, type ClientView, clientView } from './client-view.ts';
 
-export interface CreateClientInput {
-  email: string;
-  password?: string | null | undefined;
-  note?: string | null | undefined;
-}
+/** POST /clients, fixtures and benches: a client an admin creates. */
+export const CreateClientInput = z
+  .object({
+    email: ClientEmail,
+    password: ClientPassword.optional().meta({ description: 'omit for a client who signs in by magic link or OAuth only' }),
+    note: AdminNote.optional(),
+  })
+  .strict()
+  .brand<'CreateClientInput'>();
+export type CreateClientInput = z.output<typeof CreateClientInput>;
 
 /** Admin creates a client: active, email verified (the admin vouches, spec 3.1). */
 export async function createClient(ctx: DomainContext, input: CreateClientInput): Promise<ClientView> {
-  const email = normalizeEmail(input.email);
-  if (input.password != null) checkPasswordPolicy(input.password);
-  const hash = input.password != null ? await ctx.passwords.hash(input.password) : null;
+  const { email } = input;
+  const hash = input.password !== undefined ? await ctx.passwords.hash(input.password) : null;
   const { status, emailVerified } = initialClientStatus({ by: 'admin' });
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

@@ -1,4 +1,5 @@
 export { approveClient, rejectClient } from './change-client-status.ts';
+export * from './client-fields.ts';
 export * from './client-status.ts';
 export * from './client-view.ts';
 export * from './create-client.ts';

@@ -1,30 +1,37 @@
-import { normalizeEmail } from '../admins/admin-view.ts';
-import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { z } from 'zod';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError } from '../errors.ts';
+import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { afterClientStatusChange, lockClient } from './change-client-status.ts';
+import { AdminClientStatus, ClientEmail, ClientPassword } from './client-fields.ts';
 import { adminStatusEvent } from './client-status.ts';
 import { CLIENT_EMAIL_TAKEN, type ClientView, clientView } from './client-view.ts';
 
-export interface UpdateClientInput {
-  /** Ban (active -> disabled) or unban (disabled -> active); nothing else. */
-  status?: 'active' | 'disabled' | undefined;
-  email?: string | undefined;
-  /** null removes password sign-in. */
-  password?: string | null | undefined;
-  note?: string | null | undefined;
-}
+/** PATCH /clients/{id}: a merge; absent fields stay as they are. */
+export const UpdateClientInput = z
+  .object({
+    status: AdminClientStatus.optional().meta({
+      description: 'ban (active -> disabled) or unban (disabled -> active); pending clients are approved or rejected',
+    }),
+    email: ClientEmail.optional().meta({ description: 'the new address counts as verified (the admin vouches)' }),
+    password: ClientPassword.nullable()
+      .optional()
+      .meta({ description: "null removes password sign-in; any change ends the client's sessions" }),
+    note: AdminNote.optional(),
+  })
+  .strict()
+  .brand<'UpdateClientInput'>();
+export type UpdateClientInput = z.output<typeof UpdateClientInput>;
 
 /**
  * PATCH merge. A new email set by the admin counts as verified (the admin vouches, as at
  * creation). A password change or removal ends the client's sessions; so does a ban.
  */
 export async function updateClient(ctx: DomainContext, id: string, input: UpdateClientInput): Promise<ClientView> {
-  const email = input.email !== undefined ? normalizeEmail(input.email) : undefined;
-  if (typeof input.password === 'string') checkPasswordPolicy(input.password);
+  const { email } = input;
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

@@ -1,24 +1,32 @@
-import type { Renewal } from '@svc/db';
+import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
 import { newCredentials } from './credentials.ts';
+import { Instant, SubscriptionAccessGroupIds, SubscriptionRenewal, TrafficLimitBytes } from './subscription-fields.ts';
 import { subscriptionStatus } from './subscription-status.ts';
 import { type SubscriptionView, subscriptionView } from './subscription-view.ts';
 
-export interface CreateSubscriptionInput {
-  client_id: string;
-  access_group_ids: string[];
-  /** null or absent: unlimited. */
-  traffic_limit_bytes?: number | null | undefined;
-  /** null or absent: never expires; otherwise in the future. */
-  expires_at?: Date | null | undefined;
-  renewal?: Renewal | undefined;
-  note?: string | null | undefined;
-}
+/**
+ * POST /subscriptions, fixtures and benches. That the client and the access groups exist, and
+ * that expires_at lies ahead of the clock, is checked by the use case.
+ */
+export const CreateSubscriptionInput = z
+  .object({
+    client_id: z.string().min(1).max(64),
+    access_group_ids: SubscriptionAccessGroupIds,
+    traffic_limit_bytes: TrafficLimitBytes.optional(),
+    expires_at: Instant.nullable().optional().meta({ description: 'in the future; null or absent never expires' }),
+    renewal: SubscriptionRenewal.optional().meta({ description: 'when used_bytes starts over; default no_reset' }),
+    note: AdminNote.optional(),
+  })
+  .strict()
+  .brand<'CreateSubscriptionInput'>();
+export type CreateSubscriptionInput = z.output<typeof CreateSubscriptionInput>;
 
 /**
  * A new subscription with its own proxy credentials and link token. Unknown client or

@@ -8,6 +8,7 @@ export * from './rotate-credentials.ts';
 export * from './sub-format-rules.ts';
 export * from './sub-link-settings.ts';
 export * from './subscription-document.ts';
+export * from './subscription-fields.ts';
 export * from './subscription-status.ts';
 export * from './subscription-view.ts';
 export * from './update-subscription.ts';

@@ -1,25 +1,36 @@
-import type { Renewal } from '@svc/db';
+import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
 import { lockSubscription } from './lock-subscription.ts';
+import {
+  AdminSubscriptionStatus,
+  Instant,
+  SubscriptionAccessGroupIds,
+  SubscriptionRenewal,
+  TrafficLimitBytes,
+} from './subscription-fields.ts';
 import { isAdminDisabled, subscriptionStatus } from './subscription-status.ts';
 import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
 
-export interface UpdateSubscriptionInput {
-  renewal?: Renewal | undefined;
-  /** null: unlimited. */
-  traffic_limit_bytes?: number | null | undefined;
-  /** The admin's switch; limited and expired are computed, never set. */
-  status?: 'active' | 'disabled' | undefined;
-  /** null: never expires. A time in the past expires the subscription now. */
-  expires_at?: Date | null | undefined;
-  /** Replaces the whole list. */
-  access_group_ids?: string[] | undefined;
-  note?: string | null | undefined;
-}
+/** PATCH /subscriptions/{id}: a merge; absent fields stay as they are. */
+export const UpdateSubscriptionInput = z
+  .object({
+    renewal: SubscriptionRenewal.optional(),
+    traffic_limit_bytes: TrafficLimitBytes.optional(),
+    status: AdminSubscriptionStatus.optional().meta({
+      description: 'the admin switch; limited and expired are computed and cannot be set',
+    }),
+    expires_at: Instant.nullable().optional().meta({ description: 'null never expires; a past time expires it now' }),
+    access_group_ids: SubscriptionAccessGroupIds.optional().meta({ description: 'replaces the whole list' }),
+    note: AdminNote.optional(),
+  })
+  .strict()
+  .brand<'UpdateSubscriptionInput'>();
+export type UpdateSubscriptionInput = z.output<typeof UpdateSubscriptionInput>;
 
 /**
  * PATCH merge; the status is computed again and stored. Nodes get a new revision only when

@@ -1,18 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createClient } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, Email, json, Password } from '../../schemas.ts';
-import { ClientSchema, Note } from './schemas.ts';
+import { CreateClientInput, createClient } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
+import { body, json } from '../../schemas.ts';
+import { ClientSchema } from './schemas.ts';
 
-export const CreateClientBody = z
-  .object({
-    email: Email,
-    password: Password.optional().openapi({ description: 'omit for a client who signs in by magic link or OAuth only' }),
-    note: Note.optional(),
-  })
-  .strict()
-  .openapi('CreateClient');
+export const CreateClientBody = openapi(CreateClientInput, 'CreateClient');
 
 export const route = defineRoute({
   method: 'post',

@@ -1,7 +1,6 @@
 import { z } from '@hono/zod-openapi';
 
 export const ClientStatus = z.enum(['pending', 'active', 'rejected', 'disabled']);
-export const Note = z.string().max(2000).nullable().openapi({ description: 'free text for admins' });
 
 export const ClientSchema = z
   .object({

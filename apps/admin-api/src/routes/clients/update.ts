@@ -1,24 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateClient } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, Email, IdParam, json, Password } from '../../schemas.ts';
-import { ClientSchema, Note } from './schemas.ts';
+import { UpdateClientInput, updateClient } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
+import { body, IdParam, json } from '../../schemas.ts';
+import { ClientSchema } from './schemas.ts';
 
-export const UpdateClientBody = z
-  .object({
-    status: z
-      .enum(['active', 'disabled'])
-      .optional()
-      .openapi({ description: 'ban (active -> disabled) or unban (disabled -> active); pending clients are approved or rejected' }),
-    email: Email.optional().openapi({ description: 'the new address counts as verified (the admin vouches)' }),
-    password: Password.nullable()
-      .optional()
-      .openapi({ description: "null removes password sign-in; any change ends the client's sessions" }),
-    note: Note.optional(),
-  })
-  .strict()
-  .openapi('UpdateClient');
+export const UpdateClientBody = openapi(UpdateClientInput, 'UpdateClient');
 
 export const route = defineRoute({
   method: 'patch',

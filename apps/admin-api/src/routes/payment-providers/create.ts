@@ -1,19 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createPaymentProvider } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreatePaymentProviderInput, createPaymentProvider } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json, problem } from '../../schemas.ts';
-import { PaymentProviderSchema, ProviderConfigInput, ProviderKind, ProviderName } from './schemas.ts';
+import { PaymentProviderSchema } from './schemas.ts';
 
-export const CreatePaymentProviderBody = z
-  .object({
-    kind: ProviderKind,
-    name: ProviderName,
-    enabled: z.boolean().optional().openapi({ description: 'default false; true needs every required secret' }),
-    config: ProviderConfigInput.optional(),
-  })
-  .strict()
-  .openapi('CreatePaymentProvider');
+export const CreatePaymentProviderBody = openapi(CreatePaymentProviderInput, 'CreatePaymentProvider');
 
 export const route = defineRoute({
   method: 'post',

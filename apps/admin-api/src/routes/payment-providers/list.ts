@@ -1,10 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { listPaymentProviders } from '@svc/domain';
+import { listPaymentProviders, PaymentProviderKindField } from '@svc/domain';
 import { type AppEnv, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
 import { json } from '../../schemas.ts';
 import { BoolQuery } from '../plans/schemas.ts';
-import { PaymentProviderSchema, ProviderKind } from './schemas.ts';
+import { PaymentProviderSchema } from './schemas.ts';
 
 export const PaymentProviderPage = pageOf(PaymentProviderSchema, 'PaymentProviderPage');
 
@@ -17,7 +17,7 @@ export const route = defineRoute({
   request: {
     query: z.object({
       ...pageQuery,
-      kind: ProviderKind.optional(),
+      kind: PaymentProviderKindField.optional(),
       enabled: BoolQuery.optional().openapi({ type: 'string', enum: ['true', 'false'] }),
     }),
   },

@@ -1,20 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updatePaymentProvider } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdatePaymentProviderInput, updatePaymentProvider } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json, problem } from '../../schemas.ts';
-import { PaymentProviderSchema, ProviderConfigInput, ProviderName } from './schemas.ts';
+import { PaymentProviderSchema } from './schemas.ts';
 
-export const UpdatePaymentProviderBody = z
-  .object({
-    name: ProviderName.optional(),
-    enabled: z.boolean().optional(),
-    config: ProviderConfigInput.optional().openapi({
-      description: 'merged field by field: a value sets the field, null removes it (secrets included)',
-    }),
-  })
-  .strict()
-  .openapi('UpdatePaymentProvider');
+export const UpdatePaymentProviderBody = openapi(UpdatePaymentProviderInput, 'UpdatePaymentProvider');
 
 export const route = defineRoute({
   method: 'patch',

@@ -1,22 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createPlan } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreatePlanInput, createPlan } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json } from '../../schemas.ts';
-import { AccessGroupIds, Currency, DurationDays, PlanName, PlanSchema, Price, TrafficLimit } from './schemas.ts';
+import { PlanSchema } from './schemas.ts';
 
-export const CreatePlanBody = z
-  .object({
-    name: PlanName,
-    price: Price,
-    currency: Currency,
-    duration_days: DurationDays,
-    traffic_limit_bytes: TrafficLimit.optional(),
-    access_group_ids: AccessGroupIds.optional(),
-    archived: z.boolean().optional().openapi({ description: 'default false' }),
-  })
-  .strict()
-  .openapi('CreatePlan');
+export const CreatePlanBody = openapi(CreatePlanInput, 'CreatePlan');
 
 export const route = defineRoute({
   method: 'post',

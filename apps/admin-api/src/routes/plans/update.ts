@@ -1,22 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updatePlan } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdatePlanInput, updatePlan } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json, problem } from '../../schemas.ts';
-import { AccessGroupIds, Currency, DurationDays, PlanName, PlanSchema, Price, TrafficLimit } from './schemas.ts';
+import { PlanSchema } from './schemas.ts';
 
-export const UpdatePlanBody = z
-  .object({
-    name: PlanName.optional(),
-    price: Price.optional(),
-    currency: Currency.optional(),
-    duration_days: DurationDays.optional(),
-    traffic_limit_bytes: TrafficLimit.optional(),
-    access_group_ids: AccessGroupIds.optional().openapi({ description: 'replaces the whole list' }),
-    archived: z.boolean().optional(),
-  })
-  .strict()
-  .openapi('UpdatePlan');
+export const UpdatePlanBody = openapi(UpdatePlanInput, 'UpdatePlan');
 
 export const route = defineRoute({
   method: 'patch',

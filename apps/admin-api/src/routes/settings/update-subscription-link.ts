@@ -1,8 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { updateSubLinkSettings } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateSubLinkSettingsInput, updateSubLinkSettings } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json } from '../../schemas.ts';
-import { SubLinkSettingsPatchSchema, SubLinkSettingsSchema } from './schemas.ts';
+import { SubLinkSettingsSchema } from './schemas.ts';
+
+export const UpdateSubLinkSettingsBody = openapi(UpdateSubLinkSettingsInput, 'SubscriptionLinkSettingsPatch');
 
 export const route = defineRoute({
   method: 'patch',
@@ -10,7 +12,7 @@ export const route = defineRoute({
   tags: ['settings'],
   summary: 'Change what GET /sub/{token} answers (merge; format_rules replaces the whole list)',
   auth: { scope: 'admin', roles: WRITERS },
-  request: { ...body(SubLinkSettingsPatchSchema) },
+  request: { ...body(UpdateSubLinkSettingsBody) },
   responses: { 200: json(SubLinkSettingsSchema, 'Updated settings') },
 });
 

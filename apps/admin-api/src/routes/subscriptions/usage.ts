@@ -1,9 +1,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { getSubscriptionUsage } from '@svc/domain';
+import { getSubscriptionUsage, Instant } from '@svc/domain';
 import { type AppEnv, defineRoute, READERS } from '@svc/http';
 import { IdParam, json } from '../../schemas.ts';
-import { Instant } from './schemas.ts';
 
 const Granularity = z.enum(['hour', 'day', 'month']);
 

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { TrafficLimitBytes } from '../subscriptions/subscription-fields.ts';
+
+const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(
+  typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('currency') : [],
+);
+
+export const PlanName = z.string().trim().min(1).max(100);
+
+export const PlanPrice = z
+  .number()
+  .int()
+  .min(0)
+  .max(Number.MAX_SAFE_INTEGER)
+  .meta({ description: 'in minor units of the currency (cents)', example: 990 });
+
+/** ISO 4217: three upper-case letters, and a code the runtime's ICU knows when it has a list. */
+export const CurrencyCode = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code in upper case (EUR)')
+  .refine((c) => KNOWN_CURRENCIES.size === 0 || KNOWN_CURRENCIES.has(c), 'not an ISO 4217 currency code')
+  .meta({ description: 'ISO 4217, upper case', example: 'EUR' });
+
+export const PlanDurationDays = z.number().int().min(1).max(36_500);
+
+/** What a subscription bought with the plan may use per period (the subscription's own rule). */
+export const PlanTrafficLimit = TrafficLimitBytes.meta({ description: 'bytes per period; null: unlimited' });
+
+/** The access groups a plan grants (each must exist: checked by the use case). */
+export const PlanAccessGroupIds = z
+  .array(z.string().min(1).max(64))
+  .max(1000)
+  .meta({ description: 'access groups granted by the plan; each must exist' });
