@@ -1,5 +1,4 @@
-import { normalizeEmail } from '../admins/admin-view.ts';
-import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { checkPasswordPolicy, normalizeEmail } from '../auth/credential-fields.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
