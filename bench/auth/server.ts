@@ -2,7 +2,7 @@
 // (PGlite in a temp dir, or DATABASE_URL), rate limits lifted so they do not cap the figures.
 import { createAdminApi } from '@svc/admin-api';
 import { connectDatabase } from '@svc/db';
-import { createAdmin, SYSTEM, withActor } from '@svc/domain';
+import { CreateAdminInput, createAdmin, parseInput, SYSTEM, withActor } from '@svc/domain';
 import { createHttpService } from '@svc/http';
 import { createRuntime } from '@svc/runtime';
 import { sql } from 'kysely';
@@ -16,7 +16,7 @@ const database = config.database.url ? await connectDatabase({ url: config.datab
 const rt = await createRuntime(config, database ? { database } : {});
 const email = 'bench@example.com';
 const password = 'bench-password-1';
-await createAdmin(withActor(rt.deps, SYSTEM), { email, password, role: 'owner' });
+await createAdmin(withActor(rt.deps, SYSTEM), parseInput(CreateAdminInput, { email, password, role: 'owner' }));
 const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
 const { url } = await http.start();
 // Public halves only: the bare-verify baseline uses the very key the server verifies with.

@@ -1,7 +1,7 @@
 // Child process: the admin surface over PostgreSQL in the schema named by BENCH_SCHEMA.
 import { createAdminApi } from '@svc/admin-api';
 import { connectDatabase } from '@svc/db';
-import { createAdmin, SYSTEM, withActor } from '@svc/domain';
+import { CreateAdminInput, createAdmin, parseInput, SYSTEM, withActor } from '@svc/domain';
 import { createHttpService } from '@svc/http';
 import { createRuntime } from '@svc/runtime';
 import { answerParent } from '../common/children.ts';
@@ -12,7 +12,7 @@ const database = await connectDatabase({ url: config.database.url, dataDir: conf
 const rt = await createRuntime(config, { database });
 const email = `bench-${process.pid}@example.com`;
 const password = 'bench-password-1';
-await createAdmin(withActor(rt.deps, SYSTEM), { email, password, role: 'owner' });
+await createAdmin(withActor(rt.deps, SYSTEM), parseInput(CreateAdminInput, { email, password, role: 'owner' }));
 const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
 const { url } = await http.start();
 answerParent({ url, email, password }, async () => {

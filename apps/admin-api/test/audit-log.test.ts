@@ -2,6 +2,8 @@ import { login, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
+// What is audited, by whom, is proven on the use cases (packages/domain-tests/test/admins,
+// auth, acme); here: reading the log over HTTP.
 let s: TestServer;
 let token: string;
 let ownerId: string;
@@ -15,8 +17,8 @@ afterAll(() => s.stop());
 
 const audit = (query: string) => s.api.get(`/api/v1/audit-log?${query}`, { token });
 
-describe('audit log (spec 5.10, 6): every admin mutation and every auth failure, filterable', () => {
-  it('records admin mutations with the acting admin', async () => {
+describe('GET /audit-log (spec 5.10, 6): filterable', () => {
+  it('filters by entity_type and entity_id; an item carries the action, actor, entity and time', async () => {
     const created = await s.api.post('/api/v1/admins', { email: 'x@example.com', role: 'viewer' }, { token });
     const res = await audit(`entity_type=admin&entity_id=${created.body.id}`);
     expect(res.status).toBe(200);
@@ -31,15 +33,8 @@ describe('audit log (spec 5.10, 6): every admin mutation and every auth failure,
     expect(res.body.items[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
-  it('records authentication failures (anonymous actor)', async () => {
-    await s.api.post('/api/v1/auth/login', { email: 'owner@example.com', password: 'wrong-one-1' });
-    const res = await audit('limit=200');
-    const failure = res.body.items.find((i: { action: string }) => i.action === 'auth.login_failed');
-    expect(failure).toMatchObject({ actor_type: 'anonymous', entity_type: 'admin', entity_id: ownerId });
-    expect(failure.ip).toBeTruthy();
-  });
-
   it('filters by actor_id', async () => {
+    await s.api.post('/api/v1/admins', { email: 'y@example.com', role: 'viewer' }, { token });
     const res = await audit(`actor_id=${ownerId}&limit=200`);
     expect(res.body.items.length).toBeGreaterThan(0);
     expect(res.body.items.every((i: { actor_id: string }) => i.actor_id === ownerId)).toBe(true);

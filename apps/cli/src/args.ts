@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util';
+import type { AdminRole as AdminRoleName } from '@svc/db';
+import { AdminRole } from '@svc/domain';
 
 export class UsageError extends Error {}
 
@@ -17,7 +19,7 @@ file named by SVC_CONFIG_FILE; see README.md.`;
 export interface Command {
   name: 'start' | 'migrate' | 'admin create' | 'admin reset-password' | 'help';
   email?: string;
-  role?: 'owner' | 'admin' | 'viewer';
+  role?: AdminRoleName;
   passwordStdin: boolean;
 }
 
@@ -39,10 +41,12 @@ export function parseCommand(argv: string[]): Command {
   if (words === 'admin create' || words === 'admin reset-password') {
     if (!values.email) throw new UsageError(`svc ${words}: --email is required`);
     if (words === 'admin create') {
-      const role = values.role ?? 'owner';
-      if (role !== 'owner' && role !== 'admin' && role !== 'viewer')
-        throw new UsageError(`--role must be owner, admin or viewer, not "${role}"`);
-      return { name: words, email: values.email, role, passwordStdin };
+      const role = AdminRole.safeParse(values.role ?? 'owner');
+      if (!role.success) {
+        const roles = AdminRole.options;
+        throw new UsageError(`--role must be ${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}, not "${values.role}"`);
+      }
+      return { name: words, email: values.email, role: role.data, passwordStdin };
     }
     return { name: words, email: values.email, passwordStdin };
   }

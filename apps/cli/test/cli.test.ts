@@ -246,6 +246,24 @@ describe('svc admin create (spec 5.5: the first admin without a browser)', () =>
     },
     TEST_TIMEOUT_MS,
   );
+
+  it(
+    'an email the admin API would refuse is refused by the same rule, naming --email, before the data store is opened',
+    async () => {
+      const inst = await newInstallation();
+      // A one-letter top-level domain: the API's email rule refuses it, so the shell must too.
+      const res = await createAdmin(inst, 'ops@example.c');
+      expect(res.code, describeExit(res)).not.toBe(0);
+      expect(res.stderr).toContain('the admin was not created');
+      expect(res.stderr).toMatch(/--email: must be an email address/);
+      const server = await serverOn(inst);
+      expect((await server.api.get('/api/v1/auth/methods')).body.setup_required).toBe(true);
+      const api = await server.api.post('/api/v1/setup', { token: server.setupToken, email: 'ops@example.c', password: PASSWORD });
+      expect(api.status).toBe(400);
+      expect(Object.keys(api.body.errors)).toEqual(['email']);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 describe('svc admin reset-password (spec 5.5: recovery when the only owner lost access)', () => {

@@ -1,5 +1,6 @@
 export * from './access-groups/index.ts';
 export * from './acme/index.ts';
+export * from './admins/admin-fields.ts';
 export * from './admins/admin-view.ts';
 export * from './admins/create-admin.ts';
 export * from './admins/delete-admin.ts';
@@ -12,6 +13,7 @@ export * from './audit/record-audit.ts';
 export type { AuditEntry } from './audit/write-audit.ts';
 export * from './auth/admin-login.ts';
 export * from './auth/authorize.ts';
+export * from './auth/credential-fields.ts';
 export * from './auth/jwt-verify.ts';
 export * from './auth/methods.ts';
 export * from './auth/password-hasher.ts';

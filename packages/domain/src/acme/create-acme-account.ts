@@ -1,16 +1,43 @@
-import { normalizeEmail } from '../admins/admin-view.ts';
-import { ConflictError } from '../errors.ts';
+import { z } from 'zod';
+import { Email } from '../auth/credential-fields.ts';
+import { ConflictError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
+import { normalizedBy } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { type AcmeAccountView, acmeAccountView, LETS_ENCRYPT_PRODUCTION, normalizeDirectoryUrl } from './acme-account-view.ts';
+import { type AcmeAccountView, acmeAccountView } from './acme-account-view.ts';
 
-export interface CreateAcmeAccountInput {
-  email: string;
-  /** Default: Let's Encrypt production. */
-  directory_url?: string | undefined;
+export const LETS_ENCRYPT_PRODUCTION = 'https://acme-v02.api.letsencrypt.org/directory';
+
+/** An https URL without credentials or fragment; returned as the URL parser spells it. */
+export function normalizeDirectoryUrl(raw: string, field = 'directory_url'): string {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ValidationError('invalid directory URL', { [field]: 'must be an https URL' });
+  }
+  if (u.protocol !== 'https:') throw new ValidationError('invalid directory URL', { [field]: 'must be an https URL' });
+  if (u.username || u.password) throw new ValidationError('invalid directory URL', { [field]: 'must not carry credentials' });
+  if (u.hash) throw new ValidationError('invalid directory URL', { [field]: 'must not have a fragment' });
+  return u.toString();
 }
+
+/** POST /acme-accounts: there is no update (spec 4.4), an account is replaced by a new one. */
+export const CreateAcmeAccountInput = z
+  .object({
+    email: Email,
+    directory_url: z
+      .string()
+      .max(2048)
+      .transform(normalizedBy((url: string) => normalizeDirectoryUrl(url)))
+      .default(LETS_ENCRYPT_PRODUCTION)
+      .meta({ format: 'uri', description: `ACME directory; default Let's Encrypt production (${LETS_ENCRYPT_PRODUCTION})` }),
+  })
+  .strict()
+  .brand<'CreateAcmeAccountInput'>();
+export type CreateAcmeAccountInput = z.output<typeof CreateAcmeAccountInput>;
 
 const taken = () =>
   new ConflictError('an ACME account with this email exists for this directory', {
@@ -19,8 +46,7 @@ const taken = () =>
 
 /** Records the account; registering it with the ACME server (key, account URL) is the ACME issue's. */
 export async function createAcmeAccount(ctx: DomainContext, input: CreateAcmeAccountInput): Promise<AcmeAccountView> {
-  const email = normalizeEmail(input.email);
-  const directoryUrl = normalizeDirectoryUrl(input.directory_url ?? LETS_ENCRYPT_PRODUCTION);
+  const { email, directory_url: directoryUrl } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const existing = await trx

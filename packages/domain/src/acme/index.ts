@@ -4,6 +4,7 @@ export * from './create-acme-account.ts';
 export * from './create-dns-provider.ts';
 export * from './delete-acme-account.ts';
 export * from './delete-dns-provider.ts';
+export * from './dns-provider-fields.ts';
 export * from './dns-provider-kinds.ts';
 export * from './dns-provider-view.ts';
 export * from './read-acme-accounts.ts';

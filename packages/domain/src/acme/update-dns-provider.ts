@@ -1,16 +1,25 @@
+import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { checkDnsCredentials, DnsCredentials, DnsProviderName } from './dns-provider-fields.ts';
 import { dnsProviderKind } from './dns-provider-kinds.ts';
-import { checkDnsCredentials, type DnsProviderView, dnsProviderView, openDnsCredentials } from './dns-provider-view.ts';
+import { type DnsProviderView, dnsProviderView, openDnsCredentials } from './dns-provider-view.ts';
 
-export interface UpdateDnsProviderInput {
-  name?: string | undefined;
-  /** Replaces the whole credential set (validated against the provider's kind). */
-  credentials?: Record<string, unknown> | undefined;
-}
+/** PATCH /dns-providers/{id}: a merge; the kind is fixed, so it is not a field. */
+export const UpdateDnsProviderInput = z
+  .object({
+    name: DnsProviderName.optional(),
+    credentials: DnsCredentials.optional().meta({ description: 'replaces the whole set (checked against the kind)' }),
+  })
+  .strict()
+  .brand<'UpdateDnsProviderInput'>();
+export type UpdateDnsProviderInput = z.output<typeof UpdateDnsProviderInput>;
 
-/** PATCH merge of name and credentials; the kind is fixed at creation. */
+/**
+ * PATCH merge of name and credentials; the kind is fixed at creation, so a new credential set
+ * is checked here against the stored kind.
+ */
 export async function updateDnsProvider(ctx: DomainContext, id: string, input: UpdateDnsProviderInput): Promise<DnsProviderView> {
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
@@ -21,7 +30,7 @@ export async function updateDnsProvider(ctx: DomainContext, id: string, input: U
     const row = await trx
       .updateTable('dns_providers')
       .set({
-        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(input.name !== undefined ? { name: input.name } : {}),
         ...(credentials !== undefined ? { credentials_enc: ctx.secrets.seal(JSON.stringify(credentials)) } : {}),
         updated_at: now,
       })

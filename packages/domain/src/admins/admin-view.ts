@@ -1,5 +1,4 @@
 import type { AdminRow } from '@svc/db';
-import { ValidationError } from '../errors.ts';
 
 export interface AdminView {
   id: string;
@@ -20,13 +19,3 @@ export const adminView = (r: AdminRow): AdminView => ({
   updated_at: r.updated_at.toISOString(),
   last_login_at: r.last_login_at?.toISOString() ?? null,
 });
-
-/** Emails are compared case-insensitively: stored, and looked up, trimmed and lower-cased. */
-export const emailKey = (email: string): string => email.trim().toLowerCase();
-
-export function normalizeEmail(email: string, field = 'email'): string {
-  const e = emailKey(email);
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e) || e.length > 254)
-    throw new ValidationError('invalid email', { [field]: 'must be an email address' });
-  return e;
-}

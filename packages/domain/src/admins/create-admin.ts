@@ -1,18 +1,24 @@
-import type { AdminRole, AdminRow, Db } from '@svc/db';
-import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import type { AdminRole as AdminRoleName, AdminRow, Db } from '@svc/db';
+import { z } from 'zod';
+import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { ConflictError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { assertActorIsOwner } from './actor-guard.ts';
-import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
+import { AdminRole } from './admin-fields.ts';
+import { type AdminView, adminView } from './admin-view.ts';
 
-export interface CreateAdminInput {
-  email: string;
-  password?: string | null | undefined;
-  role: AdminRole;
-}
+/** POST /admins and `svc admin create`: the same rules, so the shell cannot make an admin the API would refuse. */
+export const CreateAdminInput = z
+  .object({
+    email: Email,
+    password: NewPassword.optional().meta({ description: 'omit for an admin who signs in only through OAuth' }),
+    role: AdminRole,
+  })
+  .brand<'CreateAdminInput'>();
+export type CreateAdminInput = z.output<typeof CreateAdminInput>;
 
 /** Inserts the row inside `trx`; the password is hashed by the caller, outside the transaction. */
 export async function insertAdmin(
@@ -20,7 +26,7 @@ export async function insertAdmin(
   ctx: DomainContext,
   email: string,
   passwordHash: string | null,
-  role: AdminRole,
+  role: AdminRoleName,
 ): Promise<AdminRow> {
   const taken = await trx.selectFrom('admins').select('id').where('email', '=', email).executeTakeFirst();
   if (taken) throw new ConflictError('an admin with this email exists', { email: 'already taken' });
@@ -47,9 +53,8 @@ export async function insertAdmin(
 }
 
 export async function createAdmin(ctx: DomainContext, input: CreateAdminInput): Promise<AdminView> {
-  const email = normalizeEmail(input.email);
-  if (input.password != null) checkPasswordPolicy(input.password);
-  const hash = input.password != null ? await ctx.passwords.hash(input.password) : null;
+  const { email } = input;
+  const hash = input.password !== undefined ? await ctx.passwords.hash(input.password) : null;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     await assertActorIsOwner(trx, ctx.actor);

@@ -1,7 +1,8 @@
+import { emailKey } from '../auth/credential-fields.ts';
 import { NotFoundError, UnauthenticatedError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
-import { type AdminView, adminView, emailKey } from './admin-view.ts';
+import { type AdminView, adminView } from './admin-view.ts';
 
 export interface AdminFilter extends PageRequest {
   role?: 'owner' | 'admin' | 'viewer' | undefined;

@@ -1,14 +1,18 @@
-import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { z } from 'zod';
+import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
+import { type AdminView, adminView } from './admin-view.ts';
+
+/** `svc admin reset-password`: whose password, and the new one (the policy of every password set). */
+export const ResetAdminPasswordInput = z.object({ email: Email, password: NewPassword }).strict().brand<'ResetAdminPasswordInput'>();
+export type ResetAdminPasswordInput = z.output<typeof ResetAdminPasswordInput>;
 
 /** Recovery from the server's shell (`svc admin reset-password`): new password, every session ended. */
-export async function resetAdminPassword(ctx: DomainContext, input: { email: string; password: string }): Promise<AdminView> {
-  const email = normalizeEmail(input.email);
-  checkPasswordPolicy(input.password);
+export async function resetAdminPassword(ctx: DomainContext, input: ResetAdminPasswordInput): Promise<AdminView> {
+  const { email } = input;
   const hash = await ctx.passwords.hash(input.password);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

@@ -1,25 +1,31 @@
-import type { AdminRole } from '@svc/db';
-import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { z } from 'zod';
+import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { assertActorIsOwner } from './actor-guard.ts';
-import { type AdminView, adminView, normalizeEmail } from './admin-view.ts';
+import { AdminRole } from './admin-fields.ts';
+import { type AdminView, adminView } from './admin-view.ts';
 import { assertNotLastOwner } from './owner-guard.ts';
 
-export interface UpdateAdminInput {
-  email?: string | undefined;
-  /** null removes the password (OAuth-only admin). */
-  password?: string | null | undefined;
-  role?: AdminRole | undefined;
-}
+/** PATCH /admins/{id}: a merge; absent fields stay as they are. */
+export const UpdateAdminInput = z
+  .object({
+    email: Email.optional(),
+    password: NewPassword.nullable()
+      .optional()
+      .meta({ description: "null removes password sign-in; any change ends the admin's sessions" }),
+    role: AdminRole.optional(),
+  })
+  .strict()
+  .brand<'UpdateAdminInput'>();
+export type UpdateAdminInput = z.output<typeof UpdateAdminInput>;
 
 /** PATCH merge. A new password or a removed one ends every session of that admin. */
 export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateAdminInput): Promise<AdminView> {
-  const email = input.email !== undefined ? normalizeEmail(input.email) : undefined;
-  if (typeof input.password === 'string') checkPasswordPolicy(input.password);
+  const { email } = input;
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

@@ -1,8 +1,8 @@
-import { normalizeEmail } from '../admins/admin-view.ts';
 import { recordAudit } from '../audit/record-audit.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { anonymous, type DomainDeps } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import type { PasswordLoginInput } from './credential-fields.ts';
 import { assertAdminMethodEnabled } from './methods.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import { issueSession, type RequestMeta, type TokenPair } from './sessions.ts';
@@ -13,13 +13,9 @@ const FAILED = 'invalid email or password';
  * Admin password sign-in. Unknown email, no password and wrong password look the same
  * from outside (same message, same Argon2 work); each failure is audited.
  */
-export async function loginAdminWithPassword(
-  deps: DomainDeps,
-  input: { email: string; password: string },
-  meta: RequestMeta,
-): Promise<TokenPair> {
+export async function loginAdminWithPassword(deps: DomainDeps, input: PasswordLoginInput, meta: RequestMeta): Promise<TokenPair> {
   assertAdminMethodEnabled(deps.config, 'password');
-  const email = normalizeEmail(input.email);
+  const { email } = input;
   await enforceRateLimit(deps, 'login', deps.config.rate_limits.login, { ip: meta.ip, subject: `admin:${email}` });
 
   const admin = await deps.db.selectFrom('admins').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();

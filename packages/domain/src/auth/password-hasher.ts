@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
 import { type Algorithm, hash, verify } from '@node-rs/argon2';
-import { ValidationError } from '../errors.ts';
 import { createSlots } from '../shared/slots.ts';
 
 export interface PasswordHashParams {
@@ -20,17 +19,6 @@ export interface PasswordHasher {
   /** True when `encoded` was made with other parameters than today's (rehash on sign-in). */
   needsRehash(encoded: string): boolean;
   readonly concurrency: number;
-}
-
-export const PASSWORD_MIN_LENGTH = 8;
-export const PASSWORD_MAX_LENGTH = 1024;
-
-/** The one password policy, shared by setup, admin create/update, CLI and (later) the portal. */
-export function checkPasswordPolicy(password: string, field = 'password'): void {
-  if (password.length < PASSWORD_MIN_LENGTH)
-    throw new ValidationError('password too short', { [field]: `must be at least ${PASSWORD_MIN_LENGTH} characters` });
-  if (password.length > PASSWORD_MAX_LENGTH)
-    throw new ValidationError('password too long', { [field]: `must be at most ${PASSWORD_MAX_LENGTH} characters` });
 }
 
 const ARGON2ID = 2 as Algorithm;

@@ -1,5 +1,6 @@
 import type { Db, SubjectType } from '@svc/db';
 import { sql } from 'kysely';
+import { z } from 'zod';
 import { recordAudit } from '../audit/record-audit.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { type Actor, anonymous, type DomainDeps } from '../shared/context.ts';
@@ -103,6 +104,10 @@ async function mintPair(
   };
 }
 
+/** POST /auth/refresh, on either surface: the refresh token to rotate. */
+export const RefreshInput = z.object({ refresh_token: z.string().min(1).max(256) }).brand<'RefreshInput'>();
+export type RefreshInput = z.output<typeof RefreshInput>;
+
 type RefreshOutcome = { ok: TokenPair } | { fail: string; reuse?: boolean; subjectId?: string };
 
 /**
@@ -113,12 +118,12 @@ type RefreshOutcome = { ok: TokenPair } | { fail: string; reuse?: boolean; subje
 export async function refreshSession(
   deps: DomainDeps,
   subjectType: SubjectType,
-  refreshToken: string,
+  input: RefreshInput,
   meta: RequestMeta,
 ): Promise<TokenPair> {
   const limits = deps.config.rate_limits.refresh;
   await enforceRateLimit(deps, 'refresh', limits, { ip: meta.ip });
-  const hash = sha256Hex(refreshToken);
+  const hash = sha256Hex(input.refresh_token);
   const found = await deps.db
     .selectFrom('refresh_tokens as r')
     .innerJoin('sessions as s', 's.id', 'r.session_id')

@@ -1,25 +1,11 @@
 import { z } from 'zod';
-import { emailKey } from '../admins/admin-view.ts';
-import { checkPasswordPolicy, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/password-hasher.ts';
-import { normalizedBy } from '../shared/input.ts';
+import { Email, NewPassword } from '../auth/credential-fields.ts';
 
-/**
- * A client's email as admins give it: an address (zod's email format, stricter than the
- * shape normalizeEmail accepts) of at most 254 characters, stored trimmed and lower-cased so
- * lookups ignore case.
- */
-export const ClientEmail = z.string().trim().max(254).email().transform(emailKey).meta({ example: 'client@example.com' });
+/** A client's email: the one email rule (trimmed, lower-cased so lookups ignore case, at most 254 characters). */
+export const ClientEmail = Email.meta({ example: 'client@example.com' });
 
-/** A client's password, by the one password policy (checkPasswordPolicy). */
-export const ClientPassword = z
-  .string()
-  .transform(
-    normalizedBy((password: string) => {
-      checkPasswordPolicy(password);
-      return password;
-    }),
-  )
-  .meta({ format: 'password', minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH });
+/** A client's password: the one password policy. */
+export const ClientPassword = NewPassword;
 
 /** What an admin may set as a client's status directly: ban (disabled) and unban (active). */
 export const AdminClientStatus = z.enum(['active', 'disabled']);

@@ -1,5 +1,5 @@
 import type { ClientStatus } from '@svc/db';
-import { emailKey } from '../admins/admin-view.ts';
+import { emailKey } from '../auth/credential-fields.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';

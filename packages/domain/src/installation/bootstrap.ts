@@ -1,8 +1,8 @@
-import type { AdminView } from '../admins/admin-view.ts';
-import { adminView, normalizeEmail } from '../admins/admin-view.ts';
+import { z } from 'zod';
+import { type AdminView, adminView } from '../admins/admin-view.ts';
 import { insertAdmin } from '../admins/create-admin.ts';
 import { recordAudit } from '../audit/record-audit.ts';
-import { checkPasswordPolicy } from '../auth/password-hasher.ts';
+import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { enforceRateLimit } from '../auth/rate-limit.ts';
 import type { RequestMeta } from '../auth/sessions.ts';
 import { NotFoundError, UnauthenticatedError } from '../errors.ts';
@@ -47,22 +47,23 @@ export async function assertBootstrapMode(deps: Pick<DomainDeps, 'db'>): Promise
   if (!(await setupRequired(deps))) throw new NotFoundError('route');
 }
 
+/** POST /setup: the token from the process log and the first owner's credentials. */
+export const SetupInput = z.object({ token: z.string().min(1).max(256), email: Email, password: NewPassword }).brand<'SetupInput'>();
+export type SetupInput = z.output<typeof SetupInput>;
+
 /**
  * POST /setup: the valid token creates the first owner, once. Afterwards (an admin exists)
  * the endpoint is gone: NotFound, whatever the body.
  */
-export async function completeSetup(
-  deps: DomainDeps,
-  input: { token: string; email: string; password: string },
-  meta: RequestMeta,
-): Promise<AdminView> {
+export async function completeSetup(deps: DomainDeps, input: SetupInput, meta: RequestMeta): Promise<AdminView> {
   await assertBootstrapMode(deps);
   await enforceRateLimit(deps, 'setup', deps.config.rate_limits.setup, { ip: meta.ip });
-  const email = normalizeEmail(input.email);
-  checkPasswordPolicy(input.password);
+  const { email } = input;
   const hash = await deps.passwords.hash(input.password);
 
-  const result = await unitOfWork(deps, async (uow) => {
+  // The setup is the system's act (spec 3.4), from the operator's address.
+  const system = withActor(deps, { ...SYSTEM, ip: meta.ip ?? null });
+  const result = await unitOfWork(system, async (uow) => {
     const trx = uow.db;
     await advisoryXactLock(trx, LOCK);
     const admin = await trx.selectFrom('admins').select('id').limit(1).executeTakeFirst();
@@ -74,8 +75,7 @@ export async function completeSetup(
       .executeTakeFirst();
     if (!used) return { invalid: true as const };
     await trx.deleteFrom('setup_tokens').execute();
-    const ctx = withActor(deps, { ...SYSTEM, ip: meta.ip ?? null });
-    const row = await insertAdmin(trx, ctx, email, hash, 'owner');
+    const row = await insertAdmin(trx, system, email, hash, 'owner');
     uow.audit({ action: 'setup.completed', entity_type: 'admin', entity_id: row.id, details: { email, role: 'owner' } });
     return { admin: adminView(row) };
   });

@@ -1,24 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createAcmeAccount, LETS_ENCRYPT_PRODUCTION } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
-import { body, Email, json, problem } from '../../schemas.ts';
+import { CreateAcmeAccountInput, createAcmeAccount } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
+import { body, json, problem } from '../../schemas.ts';
 import { AcmeAccountSchema } from './schemas.ts';
 
-export const CreateAcmeAccountBody = z
-  .object({
-    email: Email,
-    directory_url: z
-      .string()
-      .trim()
-      .max(2048)
-      .url()
-      .refine((u) => u.startsWith('https://'), 'must be an https URL')
-      .optional()
-      .openapi({ description: `ACME directory; default Let's Encrypt production (${LETS_ENCRYPT_PRODUCTION})` }),
-  })
-  .strict()
-  .openapi('CreateAcmeAccount');
+export const CreateAcmeAccountBody = openapi(CreateAcmeAccountInput, 'CreateAcmeAccount');
 
 export const route = defineRoute({
   method: 'post',

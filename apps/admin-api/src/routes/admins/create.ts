@@ -1,16 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createAdmin } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, OWNERS } from '@svc/http';
-import { AdminSchema, body, Email, json, Password, Role } from '../../schemas.ts';
+import { CreateAdminInput, createAdmin } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, OWNERS, openapi } from '@svc/http';
+import { AdminSchema, body, json } from '../../schemas.ts';
 
-export const CreateAdminBody = z
-  .object({
-    email: Email,
-    password: Password.optional().openapi({ description: 'omit for an admin who signs in only through OAuth' }),
-    role: Role,
-  })
-  .openapi('CreateAdmin');
+export const CreateAdminBody = openapi(CreateAdminInput, 'CreateAdmin');
 
 export const route = defineRoute({
   method: 'post',

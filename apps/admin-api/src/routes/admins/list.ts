@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { listAdmins } from '@svc/domain';
+import { AdminRole, listAdmins } from '@svc/domain';
 import { type AppEnv, defineRoute, OWNERS, pageOf, pageQuery } from '@svc/http';
-import { AdminSchema, json, Role } from '../../schemas.ts';
+import { AdminSchema, json } from '../../schemas.ts';
 
 export const AdminPage = pageOf(AdminSchema, 'AdminPage');
 export type AdminPageBody = z.infer<typeof AdminPage>;
@@ -13,7 +13,7 @@ export const route = defineRoute({
   tags: ['admins'],
   summary: 'List admins, oldest first',
   auth: { scope: 'admin', roles: OWNERS },
-  request: { query: z.object({ ...pageQuery, role: Role.optional(), email: z.string().max(254).optional() }) },
+  request: { query: z.object({ ...pageQuery, role: AdminRole.optional(), email: z.string().max(254).optional() }) },
   responses: { 200: json(AdminPage, 'A page of admins') },
 });
 

@@ -1,19 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateAdmin } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, OWNERS } from '@svc/http';
-import { AdminSchema, body, Email, IdParam, json, Password, Role } from '../../schemas.ts';
+import { UpdateAdminInput, updateAdmin } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, OWNERS, openapi } from '@svc/http';
+import { AdminSchema, body, IdParam, json } from '../../schemas.ts';
 
-export const UpdateAdminBody = z
-  .object({
-    email: Email.optional(),
-    password: Password.nullable()
-      .optional()
-      .openapi({ description: "null removes password sign-in; any change ends the admin's sessions" }),
-    role: Role.optional(),
-  })
-  .strict()
-  .openapi('UpdateAdmin');
+export const UpdateAdminBody = openapi(UpdateAdminInput, 'UpdateAdmin');
 
 export const route = defineRoute({
   method: 'patch',

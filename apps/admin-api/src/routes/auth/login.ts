@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { assertAdminMethodEnabled, loginAdminWithPassword } from '@svc/domain';
-import { type AppEnv, defineRoute, requestMeta } from '@svc/http';
-import { body, Email, json, Password, TokenPairSchema } from '../../schemas.ts';
+import { assertAdminMethodEnabled, loginAdminWithPassword, PasswordLoginInput } from '@svc/domain';
+import { type AppEnv, defineRoute, openapi, requestMeta } from '@svc/http';
+import { body, json, TokenPairSchema } from '../../schemas.ts';
 
-export const LoginBody = z.object({ email: Email, password: Password }).openapi('LoginRequest');
+export const LoginBody = openapi(PasswordLoginInput, 'LoginRequest');
 
 export const route = defineRoute({
   method: 'post',

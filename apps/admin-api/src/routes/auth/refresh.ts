@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { refreshSession } from '@svc/domain';
-import { type AppEnv, defineRoute, requestMeta } from '@svc/http';
+import { RefreshInput, refreshSession } from '@svc/domain';
+import { type AppEnv, defineRoute, openapi, requestMeta } from '@svc/http';
 import { body, json, TokenPairSchema } from '../../schemas.ts';
 
-export const RefreshBody = z.object({ refresh_token: z.string().min(1).max(256) }).openapi('RefreshRequest');
+export const RefreshBody = openapi(RefreshInput, 'RefreshRequest');
 
 export const route = defineRoute({
   method: 'post',
@@ -18,6 +17,6 @@ export const route = defineRoute({
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
   app.openapi(route, async (c) => {
-    const pair = await refreshSession(c.get('deps'), 'admin', c.req.valid('json').refresh_token, requestMeta(c));
+    const pair = await refreshSession(c.get('deps'), 'admin', c.req.valid('json'), requestMeta(c));
     return c.json(pair, 200);
   });

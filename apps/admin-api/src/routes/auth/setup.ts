@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { assertBootstrapMode, completeSetup } from '@svc/domain';
-import { type AppEnv, defineRoute, requestMeta } from '@svc/http';
-import { AdminSchema, body, Email, json, Password } from '../../schemas.ts';
+import { assertBootstrapMode, completeSetup, SetupInput } from '@svc/domain';
+import { type AppEnv, defineRoute, openapi, requestMeta } from '@svc/http';
+import { AdminSchema, body, json } from '../../schemas.ts';
 
-export const SetupBody = z.object({ token: z.string().min(1).max(256), email: Email, password: Password }).openapi('SetupRequest');
+export const SetupBody = openapi(SetupInput, 'SetupRequest');
 
 export const route = defineRoute({
   method: 'post',

@@ -1,14 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createDnsProvider } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreateDnsProviderInput, createDnsProvider } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json } from '../../schemas.ts';
-import { DnsCredentials, DnsKind, DnsName, DnsProviderSchema } from './schemas.ts';
+import { DnsProviderSchema } from './schemas.ts';
 
-export const CreateDnsProviderBody = z
-  .object({ kind: DnsKind, name: DnsName, credentials: DnsCredentials })
-  .strict()
-  .openapi('CreateDnsProvider');
+export const CreateDnsProviderBody = openapi(CreateDnsProviderInput, 'CreateDnsProvider');
 
 export const route = defineRoute({
   method: 'post',

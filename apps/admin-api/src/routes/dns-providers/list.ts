@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { listDnsProviders } from '@svc/domain';
+import { DnsKind, listDnsProviders } from '@svc/domain';
 import { type AppEnv, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
 import { json } from '../../schemas.ts';
-import { DnsKind, DnsProviderSchema } from './schemas.ts';
+import { DnsProviderSchema } from './schemas.ts';
 
 export const DnsProviderPage = pageOf(DnsProviderSchema, 'DnsProviderPage');
 

@@ -1,17 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateDnsProvider } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateDnsProviderInput, updateDnsProvider } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json, problem } from '../../schemas.ts';
-import { DnsCredentials, DnsName, DnsProviderSchema } from './schemas.ts';
+import { DnsProviderSchema } from './schemas.ts';
 
-export const UpdateDnsProviderBody = z
-  .object({
-    name: DnsName.optional(),
-    credentials: DnsCredentials.optional().openapi({ description: 'replaces the whole set (checked against the kind)' }),
-  })
-  .strict()
-  .openapi('UpdateDnsProvider');
+export const UpdateDnsProviderBody = openapi(UpdateDnsProviderInput, 'UpdateDnsProvider');
 
 export const route = defineRoute({
   method: 'patch',
