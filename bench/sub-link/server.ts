@@ -5,12 +5,17 @@
 import { randomBytes } from 'node:crypto';
 import { connectDatabase } from '@svc/db';
 import {
+  CreateAccessGroupInput,
+  CreateInboundInput,
+  CreateInboundProfileInput,
+  CreateNodeInput,
   createAccessGroup,
   createClient,
   createInbound,
   createInboundProfile,
   createNode,
   createSubscription,
+  parseInput,
   SYSTEM,
   withActor,
 } from '@svc/domain';
@@ -39,13 +44,13 @@ const profiles = [
   { name: 'vmess-ws', protocol: 'vmess' as const, stream: { network: 'ws' as const, security: 'none' as const, ws: { path: '/vm' } } },
 ];
 const inboundIds: string[] = [];
-const made = await Promise.all(profiles.map((p) => createInboundProfile(ctx, p as never)));
+const made = await Promise.all(profiles.map((p) => createInboundProfile(ctx, parseInput(CreateInboundProfileInput, p))));
 for (let k = 0; k < 5; k++) {
-  const node = await createNode(ctx, { name: `bench-node-${k}`, address: `n${k}.example.net` } as never);
+  const node = await createNode(ctx, parseInput(CreateNodeInput, { name: `bench-node-${k}`, address: `n${k}.example.net` }));
   for (const [i, p] of made.entries())
-    inboundIds.push((await createInbound(ctx, { node_id: node.id, profile_id: p.id, port: 443 + i } as never)).id);
+    inboundIds.push((await createInbound(ctx, parseInput(CreateInboundInput, { node_id: node.id, profile_id: p.id, port: 443 + i }))).id);
 }
-const group = await createAccessGroup(ctx, { name: 'bench-all', inbound_ids: inboundIds } as never);
+const group = await createAccessGroup(ctx, parseInput(CreateAccessGroupInput, { name: 'bench-all', inbound_ids: inboundIds }));
 const client = await createClient(ctx, { email: 'bench-sub@example.com' } as never);
 // Many subscriptions, so the load asks for a different link each time (as real apps do).
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);
