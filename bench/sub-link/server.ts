@@ -5,7 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { connectDatabase } from '@svc/db';
 import {
+  CreateAccessGroupInput,
   CreateClientInput,
+  CreateInboundInput,
+  CreateInboundProfileInput,
+  CreateNodeInput,
   CreateSubscriptionInput,
   createAccessGroup,
   createClient,
@@ -42,13 +46,13 @@ const profiles = [
   { name: 'vmess-ws', protocol: 'vmess' as const, stream: { network: 'ws' as const, security: 'none' as const, ws: { path: '/vm' } } },
 ];
 const inboundIds: string[] = [];
-const made = await Promise.all(profiles.map((p) => createInboundProfile(ctx, p as never)));
+const made = await Promise.all(profiles.map((p) => createInboundProfile(ctx, parseInput(CreateInboundProfileInput, p))));
 for (let k = 0; k < 5; k++) {
-  const node = await createNode(ctx, { name: `bench-node-${k}`, address: `n${k}.example.net` } as never);
+  const node = await createNode(ctx, parseInput(CreateNodeInput, { name: `bench-node-${k}`, address: `n${k}.example.net` }));
   for (const [i, p] of made.entries())
-    inboundIds.push((await createInbound(ctx, { node_id: node.id, profile_id: p.id, port: 443 + i } as never)).id);
+    inboundIds.push((await createInbound(ctx, parseInput(CreateInboundInput, { node_id: node.id, profile_id: p.id, port: 443 + i }))).id);
 }
-const group = await createAccessGroup(ctx, { name: 'bench-all', inbound_ids: inboundIds } as never);
+const group = await createAccessGroup(ctx, parseInput(CreateAccessGroupInput, { name: 'bench-all', inbound_ids: inboundIds }));
 const client = await createClient(ctx, parseInput(CreateClientInput, { email: 'bench-sub@example.com' }));
 // Many subscriptions, so the load asks for a different link each time (as real apps do).
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);

@@ -1,23 +1,15 @@
-import { createAccessGroup, createInbound, createInboundProfile, type DomainContext, newId } from '@svc/domain';
-import { fixtures, uniqueName } from '@svc/testkit';
+import { type DomainContext, newId } from '@svc/domain';
+import { fixtures } from '@svc/testkit';
 
-/**
- * What the customer tests need of the fleet: access groups whose inbounds run on a node, made
- * through the fleet's use cases. It stands in for the fleet's own fixtures (access groups,
- * inbounds, profiles), which are being written beside these tests; once they exist, this file
- * becomes calls to them.
- */
+/** What the customer tests need of the fleet: a node whose inbounds are each granted by an access group of their own. */
 export async function servedNode(ctx: DomainContext, inbounds = 1): Promise<{ node: string; inbounds: string[]; groups: string[] }> {
-  const node = await fixtures(ctx).node();
-  const profile = await createInboundProfile(ctx, {
-    name: uniqueName('profile'),
-    protocol: 'vless',
-    stream: { network: 'tcp', security: 'none' },
-  });
+  const f = fixtures(ctx);
+  const node = await f.node();
+  const profile = await f.profile();
   const ids: string[] = [];
   const groups: string[] = [];
   for (let i = 0; i < inbounds; i++) {
-    const inbound = await createInbound(ctx, { node_id: node.id, profile_id: profile.id, port: 1000 + i });
+    const inbound = await f.inbound({ node_id: node.id, profile_id: profile.id });
     ids.push(inbound.id);
     groups.push(await accessGroup(ctx, [inbound.id]));
   }
@@ -26,7 +18,7 @@ export async function servedNode(ctx: DomainContext, inbounds = 1): Promise<{ no
 
 /** An access group granting these inbounds. */
 export async function accessGroup(ctx: DomainContext, inboundIds: string[] = []): Promise<string> {
-  return (await createAccessGroup(ctx, { name: uniqueName('group'), inbound_ids: inboundIds })).id;
+  return (await fixtures(ctx).accessGroup({ inbound_ids: inboundIds })).id;
 }
 
 /** desired_revision of each node, to measure what a change bumped. */

@@ -1,7 +1,4 @@
 import {
-  createAccessGroup,
-  createInbound,
-  createInboundProfile,
   ingestUsageReport,
   parseInput,
   readSubscriptionDocument,
@@ -43,29 +40,29 @@ describe('readSubscriptionDocument: the servers a link token names', () => {
     const amsterdam = await make.node({ name: 'Amsterdam', address: 'ams.example.net' });
     const berlin = await make.node({ name: 'Berlin', address: '203.0.113.7' });
     const closed = await make.node({ name: 'Closed', address: 'closed.example.net' });
-    const reality = await createInboundProfile(ctx, {
+    const reality = await make.profile({
       name: 'vless-reality',
       protocol: 'vless',
       vless_flow: 'xtls-rprx-vision',
       stream: { network: 'tcp', security: 'reality', reality: { dest: 'www.example.com:443', server_names: ['www.example.com'] } },
     });
-    const ws = await createInboundProfile(ctx, {
+    const ws = await make.profile({
       name: 'trojan-ws',
       protocol: 'trojan',
       stream: { network: 'ws', security: 'none', ws: { path: '/tj' } },
     });
-    const ss = await createInboundProfile(ctx, {
+    const ss = await make.profile({
       name: 'ss-2022',
       protocol: 'shadowsocks',
       shadowsocks_method: '2022-blake3-aes-128-gcm',
       stream: { network: 'tcp', security: 'none' },
     });
-    const inReality = await createInbound(ctx, { node_id: berlin.id, profile_id: reality.id, port: 443 });
-    const inWs = await createInbound(ctx, { node_id: amsterdam.id, profile_id: ws.id, port: 8080, host: 'cdn.example.org' });
-    const inSs = await createInbound(ctx, { node_id: berlin.id, profile_id: ss.id, port: 8388 });
-    const inClosed = await createInbound(ctx, { node_id: closed.id, profile_id: ws.id, port: 8080 });
-    const g1 = await createAccessGroup(ctx, { name: 'doc-g1', inbound_ids: [inReality.id, inWs.id, inClosed.id] });
-    const g2 = await createAccessGroup(ctx, { name: 'doc-g2', inbound_ids: [inWs.id, inSs.id] });
+    const inReality = await make.inbound({ node_id: berlin.id, profile_id: reality.id, port: 443 });
+    const inWs = await make.inbound({ node_id: amsterdam.id, profile_id: ws.id, port: 8080, host: 'cdn.example.org' });
+    const inSs = await make.inbound({ node_id: berlin.id, profile_id: ss.id, port: 8388 });
+    const inClosed = await make.inbound({ node_id: closed.id, profile_id: ws.id, port: 8080 });
+    const g1 = await make.accessGroup({ name: 'doc-g1', inbound_ids: [inReality.id, inWs.id, inClosed.id] });
+    const g2 = await make.accessGroup({ name: 'doc-g2', inbound_ids: [inWs.id, inSs.id] });
     await updateNode(ctx, closed.id, parseInput(UpdateNodeInput, { admin_status: 'disabled' }));
     const sub = await make.subscription({ access_group_ids: [g1.id, g2.id], traffic_limit_bytes: 10_000_000 });
     fleet = { sub, berlin, reality, ss };

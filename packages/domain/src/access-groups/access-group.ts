@@ -40,12 +40,6 @@ export async function membersOf(db: Db, groupIds: readonly string[]): Promise<Ma
   return out;
 }
 
-export function normalizeGroupName(name: string): string {
-  const n = name.trim();
-  if (n.length === 0 || n.length > 100) throw new ValidationError('invalid name', { name: '1-100 characters' });
-  return n;
-}
-
 export const groupNameTaken = () => new ConflictError('an access group with this name exists', { name: 'already taken' });
 
 /** Deduplicated; every id must name an existing inbound (errors per position). */

@@ -1,32 +1,29 @@
+import { z } from 'zod';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import {
-  type AccessGroupView,
-  accessGroupView,
-  checkInboundIds,
-  groupNameTaken,
-  normalizeGroupName,
-  unknownInboundRace,
-} from './access-group.ts';
+import { type AccessGroupView, accessGroupView, checkInboundIds, groupNameTaken, unknownInboundRace } from './access-group.ts';
+import { GroupName, InboundIds } from './access-group-fields.ts';
 
-export interface CreateAccessGroupInput {
-  name: string;
-  inbound_ids?: string[] | undefined;
-}
+/** POST /access-groups, fixtures: a set of inbounds granted together. */
+export const CreateAccessGroupInput = z
+  .object({ name: GroupName, inbound_ids: InboundIds.default([]) })
+  .strict()
+  .brand<'CreateAccessGroupInput'>();
+export type CreateAccessGroupInput = z.output<typeof CreateAccessGroupInput>;
 
 /**
  * No revision moves: nodes run a group's inbounds for the subscriptions granted the group, and
  * no subscription can be granted a group that did not exist.
  */
 export async function createAccessGroup(ctx: DomainContext, input: CreateAccessGroupInput): Promise<AccessGroupView> {
-  const name = normalizeGroupName(input.name);
+  const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const taken = await trx.selectFrom('access_groups').select('id').where('name', '=', name).executeTakeFirst();
     if (taken) throw groupNameTaken();
-    const inboundIds = await checkInboundIds(trx, input.inbound_ids ?? []);
+    const inboundIds = await checkInboundIds(trx, input.inbound_ids);
     const now = ctx.clock.now();
     const row = await trx
       .insertInto('access_groups')

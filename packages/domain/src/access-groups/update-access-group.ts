@@ -1,23 +1,18 @@
+import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfInbounds } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import {
-  type AccessGroupView,
-  accessGroupView,
-  checkInboundIds,
-  groupNameTaken,
-  membersOf,
-  normalizeGroupName,
-  unknownInboundRace,
-} from './access-group.ts';
+import { type AccessGroupView, accessGroupView, checkInboundIds, groupNameTaken, membersOf, unknownInboundRace } from './access-group.ts';
+import { GroupName, InboundIds } from './access-group-fields.ts';
 
-export interface UpdateAccessGroupInput {
-  name?: string | undefined;
-  /** Replaces the whole list (spec 4.4). */
-  inbound_ids?: string[] | undefined;
-}
+/** PATCH /access-groups/{id}: a merge; `inbound_ids` replaces the whole list (spec 4.4). */
+export const UpdateAccessGroupInput = z
+  .object({ name: GroupName.optional(), inbound_ids: InboundIds.optional().meta({ description: 'replaces the whole list' }) })
+  .strict()
+  .brand<'UpdateAccessGroupInput'>();
+export type UpdateAccessGroupInput = z.output<typeof UpdateAccessGroupInput>;
 
 /**
  * PATCH merge; `inbound_ids` replaces the membership. Exactly the nodes of the added and the
@@ -25,7 +20,7 @@ export interface UpdateAccessGroupInput {
  * there, and nowhere else (unchanged members' nodes already run them).
  */
 export async function updateAccessGroup(ctx: DomainContext, id: string, input: UpdateAccessGroupInput): Promise<AccessGroupView> {
-  const name = input.name !== undefined ? normalizeGroupName(input.name) : undefined;
+  const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('access_groups').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();

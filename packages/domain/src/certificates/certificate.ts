@@ -30,9 +30,3 @@ export const certificateView = (r: CertificateRow): CertificateView => ({
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });
-
-export function normalizeCertificateName(name: string | null | undefined): string | null | undefined {
-  if (name === undefined || name === null) return name;
-  const n = name.trim();
-  return n === '' ? null : n;
-}

@@ -1,6 +1,6 @@
 // Use cases of this feature, exported for every surface.
 export type { CertificateView } from './certificate.ts';
-export { ACME_NOT_AVAILABLE, type CreateCertificateInput, createCertificate } from './create-certificate.ts';
+export { ACME_NOT_AVAILABLE, CreateCertificateInput, createCertificate } from './create-certificate.ts';
 export { deleteCertificate } from './delete-certificate.ts';
 export { type CertificateFilter, getCertificate, listCertificates } from './read-certificates.ts';
-export { type UpdateCertificateInput, updateCertificate } from './update-certificate.ts';
+export { UpdateCertificateInput, updateCertificate } from './update-certificate.ts';

@@ -1,34 +1,47 @@
+import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { type CertificateView, certificateView, normalizeCertificateName } from './certificate.ts';
+import { type CertificateView, certificateView } from './certificate.ts';
+import { CertificateName, CertPem, Domains, KeyPem } from './certificate-fields.ts';
 import { type ParsedCertificate, parseCertificateMaterial } from './pem.ts';
 
-export interface UpdateCertificateInput {
-  /** null or empty clears. */
-  name?: string | null | undefined;
-  /** Replacement material: cert_pem and key_pem together. */
-  cert_pem?: string | undefined;
-  key_pem?: string | undefined;
-  /** Names shown for the certificate; must be covered by it. Re-derived from new material when omitted. */
-  domains?: string[] | undefined;
-}
+/**
+ * PATCH /certificates/{id}: a merge. `name` null or empty clears; cert_pem and key_pem come
+ * together (replacement material); `domains` must be covered by the certificate, and are
+ * re-derived from new material when omitted.
+ */
+export const UpdateCertificateInput = z
+  .object({
+    name: CertificateName.nullable().optional(),
+    cert_pem: CertPem.optional().meta({ description: 'new material: send with key_pem' }),
+    key_pem: KeyPem.optional(),
+    domains: Domains.optional(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if ((c.cert_pem === undefined) !== (c.key_pem === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'required together with the other half of the material',
+        path: [c.cert_pem === undefined ? 'cert_pem' : 'key_pem'],
+      });
+  })
+  .brand<'UpdateCertificateInput'>();
+export type UpdateCertificateInput = z.output<typeof UpdateCertificateInput>;
 
 /**
  * PATCH merge. New material (cert_pem + key_pem) replaces the old one, and every node serving
  * TLS with this certificate gets a new revision.
  */
 export async function updateCertificate(ctx: DomainContext, id: string, input: UpdateCertificateInput): Promise<CertificateView> {
-  const hasCert = input.cert_pem !== undefined;
-  const hasKey = input.key_pem !== undefined;
-  if (hasCert !== hasKey)
-    throw new ValidationError('send cert_pem and key_pem together', {
-      [hasCert ? 'key_pem' : 'cert_pem']: 'required together with the other half of the material',
-    });
-  let parsed: ParsedCertificate | undefined;
-  if (hasCert) parsed = parseCertificateMaterial(input.cert_pem as string, input.key_pem as string, input.domains);
-  const name = normalizeCertificateName(input.name);
+  // The schema lets the halves of the material come only together.
+  const parsed: ParsedCertificate | undefined =
+    input.cert_pem !== undefined && input.key_pem !== undefined
+      ? parseCertificateMaterial(input.cert_pem, input.key_pem, input.domains)
+      : undefined;
+  const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('certificates').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();

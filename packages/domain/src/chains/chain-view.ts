@@ -1,5 +1,4 @@
 import type { Db } from '@svc/db';
-import { ValidationError } from '../errors.ts';
 
 export interface ChainHopView {
   /** 0-based, the hop's index in `hops`: traffic enters at position 0 and leaves the fleet at the last hop. */
@@ -54,15 +53,4 @@ export async function chainViews(db: Db, rows: readonly ChainRowLike[]): Promise
 
 export async function chainView(db: Db, row: ChainRowLike): Promise<ChainView> {
   return (await chainViews(db, [row]))[0] as ChainView;
-}
-
-export const CHAIN_NAME_MAX = 64;
-
-export function normalizeChainName(name: string, field = 'name'): string {
-  const n = name.trim();
-  if (n.length < 1 || n.length > CHAIN_NAME_MAX)
-    throw new ValidationError('invalid chain name', { [field]: `must be 1-${CHAIN_NAME_MAX} characters` });
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(n)) throw new ValidationError('invalid chain name', { [field]: 'must not contain control characters' });
-  return n;
 }

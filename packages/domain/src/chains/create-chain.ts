@@ -1,23 +1,23 @@
+import { z } from 'zod';
 import { ConflictError } from '../errors.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { type ChainView, chainView, normalizeChainName } from './chain-view.ts';
-import { checkHopsAvailable, checkHopsShape, type HopInput, insertHops } from './hops.ts';
+import { ChainHops, ChainName } from './chain-fields.ts';
+import { type ChainView, chainView } from './chain-view.ts';
+import { checkHopsAvailable, insertHops } from './hops.ts';
 
-export interface CreateChainInput {
-  name: string;
-  hops: HopInput[];
-}
+/** POST /chains, fixtures: a chain and its ordered hops. */
+export const CreateChainInput = z.object({ name: ChainName, hops: ChainHops }).strict().brand<'CreateChainInput'>();
+export type CreateChainInput = z.output<typeof CreateChainInput>;
 
 export const chainNameTaken = () => new ConflictError('a chain with this name exists', { name: 'already taken' });
 
 /** Creates a chain and its ordered hops; every hop node now runs a chain-in/out, so each is bumped. */
 export async function createChain(ctx: DomainContext, input: CreateChainInput): Promise<ChainView> {
-  const name = normalizeChainName(input.name);
-  checkHopsShape(input.hops);
+  const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     await checkHopsAvailable(trx, input.hops);

@@ -10,24 +10,6 @@ export interface HopInput {
   port: number;
 }
 
-export const CHAIN_HOPS_MIN = 2;
-export const CHAIN_HOPS_MAX = 16;
-
-/** The shape rules that need no database: 2-16 hops, ports 1-65535, each node at most once. */
-export function checkHopsShape(hops: readonly HopInput[]): void {
-  const errors: Record<string, string> = {};
-  if (hops.length < CHAIN_HOPS_MIN || hops.length > CHAIN_HOPS_MAX) errors.hops = `a chain has ${CHAIN_HOPS_MIN}-${CHAIN_HOPS_MAX} hops`;
-  const seen = new Map<string, number>();
-  hops.forEach((h, i) => {
-    if (typeof h.node_id !== 'string' || h.node_id.length === 0) errors[`hops.${i}.node_id`] = 'required';
-    else if (seen.has(h.node_id))
-      errors[`hops.${i}.node_id`] = `node already used by hop ${seen.get(h.node_id)}; a node appears once per chain`;
-    else seen.set(h.node_id, i);
-    if (!Number.isInteger(h.port) || h.port < 1 || h.port > 65535) errors[`hops.${i}.port`] = 'must be an integer 1-65535';
-  });
-  if (Object.keys(errors).length > 0) throw new ValidationError('invalid chain hops', errors);
-}
-
 export const sameHops = (a: readonly HopInput[], b: readonly HopInput[]): boolean =>
   a.length === b.length && a.every((h, i) => h.node_id === b[i]?.node_id && h.port === b[i]?.port);
 

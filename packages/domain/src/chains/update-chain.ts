@@ -1,18 +1,21 @@
+import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfChain } from '../fleet/revisions.ts';
 import { lockNodePorts } from '../nodes/node-ports.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { type ChainView, chainView, normalizeChainName } from './chain-view.ts';
+import { ChainHops, ChainName } from './chain-fields.ts';
+import { type ChainView, chainView } from './chain-view.ts';
 import { chainNameTaken } from './create-chain.ts';
-import { checkHopsAvailable, checkHopsShape, type HopInput, insertHops, sameHops } from './hops.ts';
+import { checkHopsAvailable, insertHops, sameHops } from './hops.ts';
 
-export interface UpdateChainInput {
-  name?: string | undefined;
-  /** Replaces the whole hop list (spec 4.4). */
-  hops?: HopInput[] | undefined;
-}
+/** PATCH /chains/{id}: a merge; `hops` replaces the whole list (spec 4.4). */
+export const UpdateChainInput = z
+  .object({ name: ChainName.optional(), hops: ChainHops.optional().meta({ description: 'Replaces the whole hop list' }) })
+  .strict()
+  .brand<'UpdateChainInput'>();
+export type UpdateChainInput = z.output<typeof UpdateChainInput>;
 
 /**
  * PATCH merge; `hops` replaces the list. A changed list bumps every node of the chain before
@@ -22,8 +25,7 @@ export interface UpdateChainInput {
  * nothing.
  */
 export async function updateChain(ctx: DomainContext, id: string, input: UpdateChainInput): Promise<ChainView> {
-  const name = input.name !== undefined ? normalizeChainName(input.name) : undefined;
-  if (input.hops !== undefined) checkHopsShape(input.hops);
+  const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     // Ports before the chain row: the order every port-taking writer follows.

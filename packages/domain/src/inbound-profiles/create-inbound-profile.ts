@@ -1,31 +1,28 @@
-import type { Protocol } from '@svc/db';
+import { z } from 'zod';
 import { ConflictError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newShadowsocksServerKey } from '../subscriptions/credentials.ts';
-import {
-  DEFAULT_SNIFFING,
-  dedupeSniffing,
-  type InboundProfileView,
-  inboundProfileView,
-  normalizeName,
-  type ProfileFields,
-  resolveProfile,
-  type Sniffing,
-} from './profile.ts';
-import type { StreamInput } from './stream.ts';
+import { DEFAULT_SNIFFING, type InboundProfileView, inboundProfileView, type ProfileFields, resolveProfile } from './profile.ts';
+import { ProfileName, Protocol, ShadowsocksMethod, SniffingInput, VlessFlow } from './profile-fields.ts';
+import { StreamSettingsInput } from './stream-fields.ts';
 
-export interface CreateInboundProfileInput {
-  name: string;
-  protocol: Protocol;
-  stream: StreamInput;
-  sniffing?: Partial<Sniffing> | undefined;
-  vless_flow?: ProfileFields['vless_flow'] | undefined;
-  shadowsocks_method?: ProfileFields['shadowsocks_method'] | undefined;
-  block_bittorrent?: boolean | undefined;
-}
+/** POST /inbound-profiles, fixtures: a new profile. The rules of the whole profile are resolveProfile's. */
+export const CreateInboundProfileInput = z
+  .object({
+    name: ProfileName,
+    protocol: Protocol,
+    stream: StreamSettingsInput,
+    sniffing: SniffingInput.optional(),
+    vless_flow: VlessFlow.nullable().default(null),
+    shadowsocks_method: ShadowsocksMethod.nullable().default(null),
+    block_bittorrent: z.boolean().default(false).meta({ description: 'needs sniffing.enabled' }),
+  })
+  .strict()
+  .brand<'CreateInboundProfileInput'>();
+export type CreateInboundProfileInput = z.output<typeof CreateInboundProfileInput>;
 
 /** The certificate was deleted between the check and the write. */
 export const certificateGone = () => new ValidationError('invalid inbound profile', { 'stream.tls.certificate_id': 'no such certificate' });
@@ -34,15 +31,7 @@ export const profileNameTaken = () => new ConflictError('an inbound profile with
 
 /** A new profile binds to no node yet, so no revision moves. */
 export async function createInboundProfile(ctx: DomainContext, input: CreateInboundProfileInput): Promise<InboundProfileView> {
-  const fields: ProfileFields = {
-    name: normalizeName(input.name),
-    protocol: input.protocol,
-    stream: input.stream,
-    sniffing: dedupeSniffing({ ...DEFAULT_SNIFFING, ...stripUndefined(input.sniffing ?? {}) }),
-    vless_flow: input.vless_flow ?? null,
-    shadowsocks_method: input.shadowsocks_method ?? null,
-    block_bittorrent: input.block_bittorrent ?? false,
-  };
+  const fields: ProfileFields = { ...input, sniffing: { ...DEFAULT_SNIFFING, ...stripUndefined(input.sniffing ?? {}) } };
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const taken = await trx.selectFrom('inbound_profiles').select('id').where('name', '=', fields.name).executeTakeFirst();

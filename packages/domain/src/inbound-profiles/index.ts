@@ -2,12 +2,12 @@
 import { PROTOCOLS, SHADOWSOCKS_METHODS, SNIFF_DESTS, VLESS_FLOWS } from './profile.ts';
 import { NETWORKS, REALITY_FINGERPRINTS, SECURITIES, TLS_VERSIONS, XHTTP_MODES } from './stream.ts';
 
-export { type CreateInboundProfileInput, createInboundProfile } from './create-inbound-profile.ts';
+export { CreateInboundProfileInput, createInboundProfile } from './create-inbound-profile.ts';
 export { deleteInboundProfile } from './delete-inbound-profile.ts';
 export type { InboundProfileView, Sniffing as InboundProfileSniffing } from './profile.ts';
 export { getInboundProfile, type InboundProfileFilter, listInboundProfiles } from './read-inbound-profiles.ts';
-export type { StoredStream as InboundProfileStream, StreamInput as InboundProfileStreamInput } from './stream.ts';
-export { type UpdateInboundProfileInput, updateInboundProfile } from './update-inbound-profile.ts';
+export type { StoredStream as InboundProfileStream } from './stream.ts';
+export { UpdateInboundProfileInput, updateInboundProfile } from './update-inbound-profile.ts';
 
 /** The value lists of an inbound profile's enums, for the surfaces' schemas. */
 export const INBOUND_PROFILE_VALUES = {

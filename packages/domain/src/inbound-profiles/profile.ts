@@ -1,13 +1,7 @@
 import type { Db, InboundProfileRow, Protocol } from '@svc/db';
 import { ValidationError } from '../errors.ts';
-import {
-  type CurrentReality,
-  type RealitySettings,
-  type ResolvedStream,
-  resolveStream,
-  type StoredStream,
-  type StreamInput,
-} from './stream.ts';
+import { type CurrentReality, type RealitySettings, type ResolvedStream, resolveStream, type StoredStream } from './stream.ts';
+import type { StreamSpec } from './stream-fields.ts';
 
 export const PROTOCOLS = ['vless', 'vmess', 'trojan', 'shadowsocks'] as const;
 export const VLESS_FLOWS = ['xtls-rprx-vision'] as const;
@@ -32,10 +26,11 @@ export interface Sniffing {
 }
 export const DEFAULT_SNIFFING: Sniffing = { enabled: true, dest_override: ['http', 'tls', 'quic'], route_only: false };
 
+/** A whole profile: a new one, or the merged result of a PATCH (whose stream may be the stored one). */
 export interface ProfileFields {
   name: string;
   protocol: Protocol;
-  stream: StreamInput;
+  stream: StreamSpec | StoredStream;
   sniffing: Sniffing;
   vless_flow: (typeof VLESS_FLOWS)[number] | null;
   shadowsocks_method: (typeof SHADOWSOCKS_METHODS)[number] | null;
@@ -76,16 +71,10 @@ export function inboundProfileView(r: InboundProfileRow): InboundProfileView {
   };
 }
 
-export function normalizeName(name: string): string {
-  const n = name.trim();
-  if (n.length === 0 || n.length > 100) throw new ValidationError('invalid name', { name: '1-100 characters' });
-  return n;
-}
-
 /**
- * Every rule of a whole profile (create, or the merged result of a PATCH): the stream's own
- * rules, then the ones where Xray is strict about protocol and transport, then references.
- * Throws one ValidationError carrying every field's reason.
+ * The rules of a whole profile (create, or the merged result of a PATCH, so they cannot live
+ * in the input schemas): the REALITY key, the ones where Xray is strict about protocol and
+ * transport, then references. Throws one ValidationError carrying every field's reason.
  */
 export async function resolveProfile(trx: Db, p: ProfileFields, current: CurrentReality): Promise<ResolvedStream> {
   const { errors, resolved } = resolveStream(p.stream, current);
@@ -108,5 +97,3 @@ export async function resolveProfile(trx: Db, p: ProfileFields, current: Current
   if (Object.keys(errors).length > 0 || !resolved) throw new ValidationError('invalid inbound profile', errors);
   return resolved;
 }
-
-export const dedupeSniffing = (s: Sniffing): Sniffing => ({ ...s, dest_override: [...new Set(s.dest_override)] });

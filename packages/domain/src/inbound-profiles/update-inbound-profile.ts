@@ -1,5 +1,5 @@
-import type { Protocol } from '@svc/db';
 import { sql } from 'kysely';
+import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -7,35 +7,39 @@ import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newShadowsocksServerKey } from '../subscriptions/credentials.ts';
 import { certificateGone, profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
-import {
-  dedupeSniffing,
-  type InboundProfileView,
-  inboundProfileView,
-  normalizeName,
-  type ProfileFields,
-  resolveProfile,
-  type Sniffing,
-} from './profile.ts';
-import type { StoredStream, StreamInput } from './stream.ts';
+import { type InboundProfileView, inboundProfileView, type ProfileFields, resolveProfile, type Sniffing } from './profile.ts';
+import { ProfileName, Protocol, ShadowsocksMethod, SniffingInput, VlessFlow } from './profile-fields.ts';
+import type { StoredStream } from './stream.ts';
+import { StreamSettingsInput } from './stream-fields.ts';
 
-export interface UpdateInboundProfileInput {
-  name?: string | undefined;
-  protocol?: Protocol | undefined;
-  /** Replaces the whole stream object. REALITY's private key and short ids are kept when omitted. */
-  stream?: StreamInput | undefined;
-  /** Merged field by field into the current sniffing settings. */
-  sniffing?: Partial<Sniffing> | undefined;
-  vless_flow?: ProfileFields['vless_flow'] | undefined;
-  shadowsocks_method?: ProfileFields['shadowsocks_method'] | undefined;
-  block_bittorrent?: boolean | undefined;
-}
+/** PATCH /inbound-profiles/{id}: a merge; absent fields stay as they are. */
+export const UpdateInboundProfileInput = z
+  .object({
+    name: ProfileName.optional(),
+    protocol: Protocol.optional(),
+    // register, not meta: meta copies the schema, and the OpenAPI generator then inlines the
+    // component these name instead of referring to it.
+    stream: StreamSettingsInput.optional().register(z.globalRegistry, {
+      description:
+        'Replaces the whole stream object (not merged: the settings depend on network and security). REALITY: the current private key and short ids are kept when omitted.',
+    }),
+    sniffing: SniffingInput.optional().register(z.globalRegistry, {
+      description: 'Merged field by field into the current sniffing settings',
+    }),
+    vless_flow: VlessFlow.nullable().optional().meta({ description: 'null removes' }),
+    shadowsocks_method: ShadowsocksMethod.nullable().optional().meta({ description: 'null removes' }),
+    block_bittorrent: z.boolean().optional(),
+  })
+  .strict()
+  .brand<'UpdateInboundProfileInput'>();
+export type UpdateInboundProfileInput = z.output<typeof UpdateInboundProfileInput>;
 
 /** Fields that are part of what a node runs; a change to any of them moves the revision of every node with an inbound of the profile. */
 const NODE_FIELDS = ['protocol', 'stream', 'sniffing', 'vless_flow', 'shadowsocks_method', 'block_bittorrent'] as const;
 
 /** PATCH merge: absent fields stay; `stream` given replaces the stream as a whole. */
 export async function updateInboundProfile(ctx: DomainContext, id: string, input: UpdateInboundProfileInput): Promise<InboundProfileView> {
-  const name = input.name !== undefined ? normalizeName(input.name) : undefined;
+  const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('inbound_profiles').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
@@ -48,8 +52,8 @@ export async function updateInboundProfile(ctx: DomainContext, id: string, input
     const merged: ProfileFields = {
       name: name ?? current.name,
       protocol: input.protocol ?? current.protocol,
-      stream: input.stream ?? (stored as StreamInput),
-      sniffing: dedupeSniffing({ ...(current.sniffing as Sniffing), ...stripUndefined(input.sniffing ?? {}) }),
+      stream: input.stream ?? stored,
+      sniffing: { ...(current.sniffing as Sniffing), ...stripUndefined(input.sniffing ?? {}) },
       vless_flow: input.vless_flow !== undefined ? input.vless_flow : (current.vless_flow as ProfileFields['vless_flow']),
       shadowsocks_method:
         input.shadowsocks_method !== undefined

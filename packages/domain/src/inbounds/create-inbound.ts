@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { Port, RefId } from '../fleet/fleet-fields.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
@@ -13,26 +15,28 @@ import {
   lockNodePorts,
   mapInboundWriteError,
 } from './inbound.ts';
+import { InboundHost, Listen } from './inbound-fields.ts';
 
-export interface CreateInboundInput {
-  node_id: string;
-  profile_id: string;
-  port: number;
-  listen?: string | null | undefined;
-  host?: string | null | undefined;
-  chain_id?: string | null | undefined;
-}
+/** POST /inbounds, fixtures: a profile bound to a port of a node. */
+export const CreateInboundInput = z
+  .object({
+    node_id: RefId,
+    profile_id: RefId,
+    port: Port,
+    listen: Listen.nullable().default(null),
+    host: InboundHost.nullable().default(null),
+    chain_id: RefId.nullable()
+      .default(null)
+      .meta({ description: "send this inbound's traffic through the chain; the inbound must live on the chain's first hop node" }),
+  })
+  .strict()
+  .brand<'CreateInboundInput'>();
+export type CreateInboundInput = z.output<typeof CreateInboundInput>;
 
 /** Binds a profile to a port of a node; the node (and the hops of its chain, if any) get a new revision. */
 export async function createInbound(ctx: DomainContext, input: CreateInboundInput): Promise<InboundView> {
-  const f: InboundFields = {
-    node_id: input.node_id,
-    profile_id: input.profile_id,
-    port: input.port,
-    listen: input.listen ?? null,
-    host: input.host ?? null,
-    chain_id: input.chain_id ?? null,
-  };
+  const { node_id, profile_id, port, listen, host, chain_id } = input;
+  const f: InboundFields = { node_id, profile_id, port, listen, host, chain_id };
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     // Ports first, then the chain (checkInbound share-locks it): the order chains take too.

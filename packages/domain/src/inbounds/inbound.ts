@@ -1,8 +1,6 @@
-import { isIP } from 'node:net';
 import type { Db, InboundRow } from '@svc/db';
 import { assertInboundFitsChain } from '../chains/inbound-fits-chain.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
-import { normalizeNodeAddress } from '../nodes/node-fields.ts';
 import { lockNodePorts, portUsers } from '../nodes/node-ports.ts';
 import { idList, isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 
@@ -45,8 +43,9 @@ export interface InboundFields {
 export const inboundTag = (protocol: string, port: number): string => `${protocol}-${port}`;
 
 /**
- * Checks the fields and what they reference; returns the profile's protocol (for the tag).
- * Only the references in `check` are looked up (a PATCH checks what it changes).
+ * Checks what the fields reference (their own rules are the input schemas'); returns the
+ * profile's protocol (for the tag). Only the references in `check` are looked up (a PATCH
+ * checks what it changes).
  */
 export async function checkInbound(
   trx: Db,
@@ -54,17 +53,6 @@ export async function checkInbound(
   check: { node: boolean; profile: boolean; chain: boolean },
 ): Promise<{ protocol: string }> {
   const errors: Record<string, string> = {};
-  if (!Number.isInteger(f.port) || f.port < 1 || f.port > 65535) errors.port = 'an integer 1-65535';
-  if (f.listen !== null && isIP(f.listen) === 0) errors.listen = 'must be an IP address literal (e.g. 0.0.0.0 or ::)';
-  if (f.host !== null) {
-    // The host clients connect to: the same rule (and normal form) as a node's address.
-    try {
-      f.host = normalizeNodeAddress(f.host, 'host');
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      Object.assign(errors, err.errors);
-    }
-  }
   if (check.node) {
     const node = await trx.selectFrom('nodes').select('id').where('id', '=', f.node_id).executeTakeFirst();
     if (!node) errors.node_id = 'no such node';

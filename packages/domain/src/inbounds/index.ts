@@ -1,6 +1,6 @@
 // Use cases of this feature, exported for every surface.
-export { type CreateInboundInput, createInbound } from './create-inbound.ts';
+export { CreateInboundInput, createInbound } from './create-inbound.ts';
 export { deleteInbound } from './delete-inbound.ts';
 export type { InboundView } from './inbound.ts';
 export { getInbound, type InboundFilter, listInbounds } from './read-inbounds.ts';
-export { type UpdateInboundInput, updateInbound } from './update-inbound.ts';
+export { UpdateInboundInput, updateInbound } from './update-inbound.ts';

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
+import { Port, RefId } from '../fleet/fleet-fields.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -13,16 +15,21 @@ import {
   lockNodePorts,
   mapInboundWriteError,
 } from './inbound.ts';
+import { InboundHost, Listen } from './inbound-fields.ts';
 
-export interface UpdateInboundInput {
-  node_id?: string | undefined;
-  profile_id?: string | undefined;
-  port?: number | undefined;
-  /** null clears. */
-  listen?: string | null | undefined;
-  host?: string | null | undefined;
-  chain_id?: string | null | undefined;
-}
+/** PATCH /inbounds/{id}: a merge; absent fields stay as they are, null clears. */
+export const UpdateInboundInput = z
+  .object({
+    node_id: RefId.optional(),
+    profile_id: RefId.optional(),
+    port: Port.optional(),
+    listen: Listen.nullable().optional().meta({ description: 'null clears' }),
+    host: InboundHost.nullable().optional().meta({ description: 'null clears' }),
+    chain_id: RefId.nullable().optional().meta({ description: 'null clears' }),
+  })
+  .strict()
+  .brand<'UpdateInboundInput'>();
+export type UpdateInboundInput = z.output<typeof UpdateInboundInput>;
 
 /** What a node runs from an inbound; `host` only shapes client links. */
 const NODE_FIELDS = ['node_id', 'profile_id', 'port', 'listen', 'chain_id'] as const;

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
+import { labelName } from '../fleet/fleet-fields.ts';
 import { normalizedBy } from '../shared/input.ts';
 
 export const NODE_NAME_MAX = 64;
@@ -32,17 +33,8 @@ export function normalizeNodeAddress(address: string, field = 'address'): string
   return a;
 }
 
-const LENGTH = `must be 1-${NODE_NAME_MAX} characters`;
-
 /** A node's name, as every surface accepts it: trimmed, 1-64 characters, no control characters. */
-export const NodeName = z
-  .string()
-  .trim()
-  .min(1, LENGTH)
-  .max(NODE_NAME_MAX, LENGTH)
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  .refine((n) => !/[\u0000-\u001f\u007f]/.test(n), 'must not contain control characters')
-  .meta({ example: 'fra-1' });
+export const NodeName = labelName(NODE_NAME_MAX).meta({ example: 'fra-1' });
 
 /** The host clients connect to, as every surface accepts it (see normalizeNodeAddress). */
 export const NodeAddress = z

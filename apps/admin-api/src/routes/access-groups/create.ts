@@ -1,14 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createAccessGroup } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreateAccessGroupInput, createAccessGroup } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json, problem } from '../../schemas.ts';
-import { AccessGroupSchema, GroupName, InboundIds } from './schemas.ts';
+import { AccessGroupSchema } from './schemas.ts';
 
-export const CreateAccessGroupBody = z
-  .object({ name: GroupName, inbound_ids: InboundIds.optional().openapi({ default: [] }) })
-  .strict()
-  .openapi('CreateAccessGroup');
+export const CreateAccessGroupBody = openapi(CreateAccessGroupInput, 'CreateAccessGroup');
 
 export const route = defineRoute({
   method: 'post',

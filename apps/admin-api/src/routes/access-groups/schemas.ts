@@ -1,11 +1,5 @@
 import { z } from '@hono/zod-openapi';
 
-export const GroupName = z.string().trim().min(1).max(100);
-export const InboundIds = z
-  .array(z.string().min(1).max(64))
-  .max(1000)
-  .openapi({ description: 'existing inbounds; duplicates are dropped' });
-
 export const AccessGroupSchema = z
   .object({
     id: z.string(),

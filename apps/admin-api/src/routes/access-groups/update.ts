@@ -1,17 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateAccessGroup } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateAccessGroupInput, updateAccessGroup } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json, problem } from '../../schemas.ts';
-import { AccessGroupSchema, GroupName, InboundIds } from './schemas.ts';
+import { AccessGroupSchema } from './schemas.ts';
 
-export const UpdateAccessGroupBody = z
-  .object({
-    name: GroupName.optional(),
-    inbound_ids: InboundIds.optional().openapi({ description: 'replaces the whole list' }),
-  })
-  .strict()
-  .openapi('UpdateAccessGroup');
+export const UpdateAccessGroupBody = openapi(UpdateAccessGroupInput, 'UpdateAccessGroup');
 
 export const route = defineRoute({
   method: 'patch',

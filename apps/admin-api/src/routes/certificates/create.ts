@@ -1,22 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createCertificate } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreateCertificateInput, createCertificate } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json } from '../../schemas.ts';
-import { CertificateKind, CertificateName, CertificateSchema, CertPem, Domains, KeyPem } from './schemas.ts';
+import { CertificateSchema } from './schemas.ts';
 
-export const CreateCertificateBody = z
-  .object({
-    name: CertificateName.nullable().optional(),
-    kind: CertificateKind.openapi({
-      description: 'uploaded: cert_pem and key_pem required. acme: refused for now (issuance comes in a later version)',
-    }),
-    cert_pem: CertPem.optional(),
-    key_pem: KeyPem.optional(),
-    domains: Domains.optional(),
-  })
-  .strict()
-  .openapi('CreateCertificate');
+export const CreateCertificateBody = openapi(CreateCertificateInput, 'CreateCertificate');
 
 export const route = defineRoute({
   method: 'post',

@@ -2,18 +2,6 @@ import { z } from '@hono/zod-openapi';
 
 const Timestamp = z.string().openapi({ format: 'date-time' });
 export const CertificateKind = z.enum(['uploaded', 'acme']);
-export const CertPem = z.string().min(1).max(65536).openapi({ description: 'PEM chain, leaf first' });
-export const KeyPem = z
-  .string()
-  .min(1)
-  .max(16384)
-  .openapi({ writeOnly: true, description: 'PEM private key of the leaf (unencrypted); never returned' });
-export const Domains = z
-  .array(z.string().min(1).max(253))
-  .max(100)
-  .openapi({ description: 'names the certificate covers; default: its DNS subjectAltNames' });
-export const CertificateName = z.string().max(100);
-
 export const CertificateSchema = z
   .object({
     id: z.string(),

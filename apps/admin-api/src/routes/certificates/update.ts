@@ -1,19 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateCertificate } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateCertificateInput, updateCertificate } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json, problem } from '../../schemas.ts';
-import { CertificateName, CertificateSchema, CertPem, Domains, KeyPem } from './schemas.ts';
+import { CertificateSchema } from './schemas.ts';
 
-export const UpdateCertificateBody = z
-  .object({
-    name: CertificateName.nullable().optional(),
-    cert_pem: CertPem.optional().openapi({ description: 'new material: send with key_pem' }),
-    key_pem: KeyPem.optional(),
-    domains: Domains.optional(),
-  })
-  .strict()
-  .openapi('UpdateCertificate');
+export const UpdateCertificateBody = openapi(UpdateCertificateInput, 'UpdateCertificate');
 
 export const route = defineRoute({
   method: 'patch',

@@ -1,11 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createChain } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreateChainInput, createChain } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json } from '../../schemas.ts';
-import { ChainHopsInput, ChainName, ChainSchema } from './schemas.ts';
+import { ChainSchema } from './schemas.ts';
 
-export const CreateChainBody = z.object({ name: ChainName, hops: ChainHopsInput }).strict().openapi('CreateChain');
+export const CreateChainBody = openapi(CreateChainInput, 'CreateChain');
 
 export const route = defineRoute({
   method: 'post',

@@ -1,17 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateChain } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateChainInput, updateChain } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json } from '../../schemas.ts';
-import { ChainHopsInput, ChainName, ChainSchema } from './schemas.ts';
+import { ChainSchema } from './schemas.ts';
 
-export const UpdateChainBody = z
-  .object({
-    name: ChainName.optional(),
-    hops: ChainHopsInput.optional().openapi({ description: 'Replaces the whole hop list' }),
-  })
-  .strict()
-  .openapi('UpdateChain');
+export const UpdateChainBody = openapi(UpdateChainInput, 'UpdateChain');
 
 export const route = defineRoute({
   method: 'patch',

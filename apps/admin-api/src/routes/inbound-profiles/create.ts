@@ -1,22 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createInboundProfile } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreateInboundProfileInput, createInboundProfile } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json, problem } from '../../schemas.ts';
-import { InboundProfileSchema, ProfileName, Protocol, ShadowsocksMethod, SniffingInput, StreamInput, VlessFlow } from './schemas.ts';
+import { InboundProfileSchema } from './schemas.ts';
 
-export const CreateInboundProfileBody = z
-  .object({
-    name: ProfileName,
-    protocol: Protocol,
-    stream: StreamInput,
-    sniffing: SniffingInput.optional(),
-    vless_flow: VlessFlow.nullable().optional(),
-    shadowsocks_method: ShadowsocksMethod.nullable().optional(),
-    block_bittorrent: z.boolean().optional().openapi({ default: false, description: 'needs sniffing.enabled' }),
-  })
-  .strict()
-  .openapi('CreateInboundProfile');
+export const CreateInboundProfileBody = openapi(CreateInboundProfileInput, 'CreateInboundProfile');
 
 export const route = defineRoute({
   method: 'post',

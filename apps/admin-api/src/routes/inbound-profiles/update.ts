@@ -1,25 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateInboundProfile } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateInboundProfileInput, updateInboundProfile } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json, problem } from '../../schemas.ts';
-import { InboundProfileSchema, ProfileName, Protocol, ShadowsocksMethod, SniffingInput, StreamInput, VlessFlow } from './schemas.ts';
+import { InboundProfileSchema } from './schemas.ts';
 
-export const UpdateInboundProfileBody = z
-  .object({
-    name: ProfileName.optional(),
-    protocol: Protocol.optional(),
-    stream: StreamInput.optional().openapi({
-      description:
-        'Replaces the whole stream object (not merged: the settings depend on network and security). REALITY: the current private key and short ids are kept when omitted.',
-    }),
-    sniffing: SniffingInput.optional().openapi({ description: 'Merged field by field into the current sniffing settings' }),
-    vless_flow: VlessFlow.nullable().optional().openapi({ description: 'null removes' }),
-    shadowsocks_method: ShadowsocksMethod.nullable().optional().openapi({ description: 'null removes' }),
-    block_bittorrent: z.boolean().optional(),
-  })
-  .strict()
-  .openapi('UpdateInboundProfile');
+export const UpdateInboundProfileBody = openapi(UpdateInboundProfileInput, 'UpdateInboundProfile');
 
 export const route = defineRoute({
   method: 'patch',

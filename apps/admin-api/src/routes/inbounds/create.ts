@@ -1,23 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { createInbound } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { CreateInboundInput, createInbound } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, json, problem } from '../../schemas.ts';
-import { Host, InboundSchema, Listen, Port, RefId } from './schemas.ts';
+import { InboundSchema } from './schemas.ts';
 
-export const CreateInboundBody = z
-  .object({
-    node_id: RefId,
-    profile_id: RefId,
-    port: Port,
-    listen: Listen.nullable().optional(),
-    host: Host.nullable().optional(),
-    chain_id: RefId.nullable()
-      .optional()
-      .openapi({ description: "send this inbound's traffic through the chain; the inbound must live on the chain's first hop node" }),
-  })
-  .strict()
-  .openapi('CreateInbound');
+export const CreateInboundBody = openapi(CreateInboundInput, 'CreateInbound');
 
 export const route = defineRoute({
   method: 'post',

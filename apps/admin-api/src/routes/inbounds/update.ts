@@ -1,21 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from '@hono/zod-openapi';
-import { updateInbound } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { UpdateInboundInput, updateInbound } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
 import { body, IdParam, json, problem } from '../../schemas.ts';
-import { Host, InboundSchema, Listen, Port, RefId } from './schemas.ts';
+import { InboundSchema } from './schemas.ts';
 
-export const UpdateInboundBody = z
-  .object({
-    node_id: RefId.optional(),
-    profile_id: RefId.optional(),
-    port: Port.optional(),
-    listen: Listen.nullable().optional().openapi({ description: 'null clears' }),
-    host: Host.nullable().optional().openapi({ description: 'null clears' }),
-    chain_id: RefId.nullable().optional().openapi({ description: 'null clears' }),
-  })
-  .strict()
-  .openapi('UpdateInbound');
+export const UpdateInboundBody = openapi(UpdateInboundInput, 'UpdateInbound');
 
 export const route = defineRoute({
   method: 'patch',

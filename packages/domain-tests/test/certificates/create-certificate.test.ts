@@ -1,0 +1,77 @@
+import { ACME_NOT_AVAILABLE, CreateCertificateInput, createCertificate, getCertificate, parseInput } from '@svc/domain';
+import { selfSignedCertificate } from '@svc/testkit';
+import { describe, expect, it } from 'vitest';
+import { fleetTestbed, inputErrors, refusal } from '../fleet-support.ts';
+
+const t = fleetTestbed();
+/** Two certificates with their keys, as an operator would upload them. */
+const [A, B] = [
+  selfSignedCertificate({ dnsNames: ['example.com', 'www.example.com'] }),
+  selfSignedCertificate({ cn: 'other.example.org' }),
+];
+
+const upload = (input: Record<string, unknown>) =>
+  createCertificate(t.bed.ctx(), parseInput(CreateCertificateInput, { kind: 'uploaded', ...input }));
+
+describe('createCertificate', () => {
+  it('takes validity, issuer and domains (subjectAltName DNS entries) from the PEM; the key is sealed and never in the view', async () => {
+    const c = await upload({ name: ' edge ', ...A });
+    expect(c).toMatchObject({
+      name: 'edge',
+      kind: 'uploaded',
+      status: 'active',
+      domains: ['example.com', 'www.example.com'],
+      has_key: true,
+    });
+    expect(c.id).toMatch(/^crt_/);
+    expect(c.issuer).toContain('CN=example.com');
+    expect(c.cert_pem).toContain('-----BEGIN CERTIFICATE-----');
+    const days = (Date.parse(c.not_after as string) - Date.parse(c.not_before as string)) / 86_400_000;
+    expect(Math.round(days)).toBe(30);
+    expect(c.not_after).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(JSON.stringify(c)).not.toContain('PRIVATE KEY');
+    const row = await t.bed.deps.db.selectFrom('certificates').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow();
+    expect(row.key_pem_enc).not.toContain('PRIVATE KEY');
+    expect(t.bed.deps.secrets.open(row.key_pem_enc as string)).toContain('PRIVATE KEY');
+    expect(await getCertificate(t.bed.ctx(), c.id)).toEqual(c);
+    expect((await upload({ name: '  ', ...A })).name).toBeNull();
+  });
+
+  it('the first certificate of a chain is the leaf: its key is the one that must match', async () => {
+    const c = await upload({ cert_pem: `${A.cert_pem}${B.cert_pem}`, key_pem: A.key_pem });
+    expect(c.domains).toEqual(['example.com', 'www.example.com']);
+    expect(c.cert_pem?.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
+    const wrong = await refusal(upload({ cert_pem: `${A.cert_pem}${B.cert_pem}`, key_pem: B.key_pem }));
+    expect(wrong.errors?.key_pem).toMatch(/does not match/);
+  });
+
+  it('domains given must be covered by the certificate (compared in lower case)', async () => {
+    expect((await upload({ ...A, domains: ['WWW.example.com'] })).domains).toEqual(['www.example.com']);
+    const bad = await refusal(upload({ ...A, domains: ['example.com', 'evil.example.net'] }));
+    expect(bad.errors?.['domains.1']).toMatch(/does not cover/);
+  });
+
+  it('refused per field: a key of another certificate, an unparsable certificate or key, missing material, other fields, another kind', async () => {
+    const mismatch = await refusal(upload({ cert_pem: A.cert_pem, key_pem: B.key_pem }));
+    expect(mismatch).toMatchObject({ type: 'validation', errors: { key_pem: 'does not match the certificate' } });
+    expect((await refusal(upload({ cert_pem: 'not a certificate', key_pem: A.key_pem }))).errors).toHaveProperty('cert_pem');
+    const broken = await refusal(
+      upload({ cert_pem: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', key_pem: A.key_pem }),
+    );
+    expect(broken.errors?.cert_pem).toMatch(/does not parse/);
+    expect((await refusal(upload({ cert_pem: A.cert_pem, key_pem: 'nope' }))).errors).toHaveProperty('key_pem');
+    expect(inputErrors(CreateCertificateInput, { kind: 'uploaded', cert_pem: A.cert_pem }).key_pem).toMatch(/required/);
+    expect(inputErrors(CreateCertificateInput, { kind: 'uploaded', ...A, key: 'x' })).not.toEqual({});
+    expect(inputErrors(CreateCertificateInput, { kind: 'selfsigned', ...A })).toHaveProperty('kind');
+  });
+
+  it('kind acme is refused as a validation problem (ACME issuance is not available in this version), writing nothing', async () => {
+    const before = await t.bed.deps.db.selectFrom('certificates').select('id').execute();
+    const err = await refusal(
+      createCertificate(t.bed.ctx(), parseInput(CreateCertificateInput, { kind: 'acme', domains: ['example.com'] })),
+    );
+    expect(err).toMatchObject({ type: 'validation', errors: { kind: ACME_NOT_AVAILABLE } });
+    expect(ACME_NOT_AVAILABLE).toBe('ACME issuance is not available in this version');
+    expect(await t.bed.deps.db.selectFrom('certificates').select('id').execute()).toHaveLength(before.length);
+  });
+});
