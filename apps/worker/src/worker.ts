@@ -1,7 +1,5 @@
-import { enforceTrafficLimits, expireDueSubscriptions, JOBS, resetEndedPeriods, SYSTEM, withActor } from '@svc/domain';
+import { enforceTrafficLimitsOf, JOBS, SYSTEM, sweepSubscriptionStatuses, withActor } from '@svc/domain';
 import type { Runtime } from '@svc/runtime';
-
-const BATCH = 500;
 
 export interface WorkerService {
   /** Takes jobs from the queue and makes sure the sweep is scheduled. */
@@ -12,47 +10,33 @@ export interface WorkerService {
 
 /**
  * The worker's job handlers (ARCHITECTURE.md apps/worker): in-process in all-in-one mode
- * (`svc start`), in apps/worker over BullMQ in split mode. As the system actor:
+ * (`svc start`), in apps/worker over BullMQ in split mode. Each takes a job and calls one
+ * domain verb as the system actor:
  * - `subscriptions.sweep`, scheduled every `sweepEveryMs` (one schedule however many
- *   workers): ended renewal periods reset (a limited subscription is active in its new
- *   period), reached traffic limits and passed expiries written down; each changed
- *   subscription's nodes get a new revision;
- * - `subscriptions.enforce-limits` {ids}: enqueued by the gateway after a usage report that
+ *   workers): sweepSubscriptionStatuses (ended periods, reached limits, passed expiries);
+ * - `subscriptions.enforce-limits` {ids}: handed over by the usage ingest after a report that
  *   brought subscriptions to their limits, so they stop being served at once, not at the
- *   next sweep.
- * Every handler is idempotent (a job may run twice after a crash): the domain sweeps lock
+ *   next sweep: enforceTrafficLimitsOf.
+ * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED) and move only rows still due.
  */
 export function createWorker(rt: Runtime, opts: { sweepEveryMs?: number } = {}): WorkerService {
   const ctx = withActor(rt.deps, SYSTEM);
-  const drain = async (sweep: () => Promise<number>) => {
-    let total = 0;
-    for (;;) {
-      const n = await sweep();
-      total += n;
-      if (n < BATCH) return total;
-    }
-  };
   const stops: Array<() => Promise<void>> = [];
   return {
     start: async () => {
       stops.push(
         await rt.deps.jobs.consume(JOBS.subscriptionsSweep, async () => {
-          // Resets first: a subscription limited in the old period is active in the new one.
-          const reset = await drain(() => resetEndedPeriods(ctx, BATCH));
-          const limited = await drain(() => enforceTrafficLimits(ctx, { batch: BATCH }));
-          const expired = await drain(() => expireDueSubscriptions(ctx, BATCH));
-          if (reset || limited || expired) rt.log.info({ reset, limited, expired }, 'subscription statuses written down');
+          const written = await sweepSubscriptionStatuses(ctx);
+          if (written.reset || written.limited || written.expired) rt.log.info(written, 'subscription statuses written down');
         }),
       );
       stops.push(
         await rt.deps.jobs.consume(
           JOBS.enforceLimits,
           async ({ ids }) => {
-            for (let i = 0; i < ids.length; i += BATCH) {
-              const limited = await enforceTrafficLimits(ctx, { ids: ids.slice(i, i + BATCH), batch: BATCH });
-              if (limited) rt.log.info({ limited }, 'traffic limits reached');
-            }
+            const limited = await enforceTrafficLimitsOf(ctx, ids);
+            if (limited) rt.log.info({ limited }, 'traffic limits reached');
           },
           { concurrency: 2 },
         ),

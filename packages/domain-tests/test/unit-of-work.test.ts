@@ -77,33 +77,46 @@ describe('the unit of work: what a change causes happens after its commit, and o
     ]);
   });
 
-  it('events, subscription-link drops, jobs and callbacks go out after commit, in that order, and a failing callback undoes nothing', async () => {
-    const order: string[] = [];
-    const unsubscribe = await bed.deps.bus.subscribe(TOPICS.subscriptionsChanged, () => order.push('subscriptions.changed'));
-    const stop = await bed.deps.jobs.consume(JOBS.enforceLimits, async () => {
-      order.push('job');
+  it('after commit: nodes.changed, then subscriptions.changed, then events, then callbacks (which see them sent and the change committed); jobs are handed over; a failing callback undoes nothing', async () => {
+    const handed: unknown[] = [];
+    const stop = await bed.deps.jobs.consume(JOBS.enforceLimits, async (data) => {
+      handed.push(data);
     });
     const node = await fixtures(bed.ctx()).node({ name: 'uow-after' });
+    const from = bed.publications().length;
+    const seenByCallback: string[] = [];
     const result = await unitOfWork(bed.deps, async (uow) => {
-      await bumpNodeRevisions(uow, [node.id]);
-      uow.subscriptionLinksChanged();
-      uow.enqueue(JOBS.enforceLimits, { ids: ['sub_x'] });
       uow.afterCommit(() => {
         throw new Error('a callback that fails');
       });
       uow.afterCommit(async () => {
+        seenByCallback.push(
+          ...bed
+            .publications()
+            .slice(from)
+            .map((p) => p.topic),
+        );
         // Committed: another connection sees the bump.
-        order.push(`callback saw revision ${await revisionOf(node.id)}`);
+        seenByCallback.push(`revision ${await revisionOf(node.id)}`);
       });
+      uow.publish(TOPICS.settingsChanged, { key: 'uow-order' });
+      uow.enqueue(JOBS.enforceLimits, { ids: ['sub_after_commit'] });
+      uow.subscriptionLinksChanged();
+      await bumpNodeRevisions(uow, [node.id]);
       return 'done';
     });
-    for (let i = 0; i < 50 && !order.includes('job'); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && handed.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     await stop();
-    await unsubscribe();
     expect(result).toBe('done');
-    expect(order).toContain('subscriptions.changed');
-    expect(order).toContain('job');
-    expect(order).toContain(`callback saw revision ${node.desired_revision + 1}`);
+    const expected = [TOPICS.nodesChanged, TOPICS.subscriptionsChanged, TOPICS.settingsChanged];
+    expect(
+      bed
+        .publications()
+        .slice(from)
+        .map((p) => p.topic),
+    ).toEqual(expected);
+    expect(seenByCallback).toEqual([...expected, `revision ${node.desired_revision + 1}`]);
+    expect(handed).toEqual([{ ids: ['sub_after_commit'] }]);
   });
 
   it('with attempts, a unit that lost a serialization conflict runs again from scratch and its consequences happen once', async () => {

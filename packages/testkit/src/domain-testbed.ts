@@ -18,8 +18,10 @@ export interface DomainTestbed {
   ctx(actor?: Actor): DomainContext;
   /** The system actor's context (the worker's sweeps). */
   system(): DomainContext;
-  /** Messages published on the bus since the testbed started, by topic. */
+  /** Messages published on the bus since the testbed started, of one topic. */
   published(topic: string): unknown[];
+  /** Every publication since the testbed started, in the order they were made. */
+  publications(): ReadonlyArray<{ topic: string; message: unknown }>;
   close(): Promise<void>;
 }
 
@@ -47,13 +49,13 @@ export async function createDomainTestbed(opts: { env?: Record<string, string>; 
     redisKeyPrefix: `svc-test:${randomBytes(6).toString('hex')}:`,
   });
   // The real bus, with a record of what went out on it (what a unit of work announced).
-  const seen = new Map<string, unknown[]>();
+  const seen: Array<{ topic: string; message: unknown }> = [];
   const bus = runtime.deps.bus;
   const deps: DomainDeps = {
     ...runtime.deps,
     bus: {
       publish: async (topic, message) => {
-        seen.set(topic, [...(seen.get(topic) ?? []), message]);
+        seen.push({ topic, message });
         await bus.publish(topic, message);
       },
       subscribe: (topic, handler) => bus.subscribe(topic, handler),
@@ -66,7 +68,8 @@ export async function createDomainTestbed(opts: { env?: Record<string, string>; 
     runtime,
     ctx: (actor = TEST_OWNER) => withActor(deps, actor),
     system: () => withActor(deps, SYSTEM),
-    published: (topic) => seen.get(topic) ?? [],
+    published: (topic) => seen.filter((p) => p.topic === topic).map((p) => p.message),
+    publications: () => [...seen],
     async close() {
       await runtime.close();
       await database.destroy();

@@ -86,7 +86,12 @@ export class UnitOfWork {
     this.#events.push({ topic, message });
   }
 
-  /** A background job, enqueued after commit. */
+  /**
+   * A background job, handed to the queue after commit without waiting for the queue's answer:
+   * a job is work for later, so a slow or unreachable queue must not hold up the caller (the
+   * agent's UsageAck waits on the usage ingest). Every job that is enqueued here has a
+   * scheduled sweep behind it that catches what a lost enqueue missed.
+   */
   enqueue<N extends JobName>(name: N, data: JobData[N], opts?: { id?: string }): void {
     this.#jobs.push({ name, data, id: opts?.id });
   }
@@ -114,7 +119,7 @@ export class UnitOfWork {
       await bus.publish(e.topic, e.message).catch((err) => log.warn({ err, topic: e.topic }, 'event not published after commit'));
     }
     for (const j of this.#jobs) {
-      await jobs
+      void jobs
         .enqueue(j.name, j.data as never, j.id ? { id: j.id } : undefined)
         .catch((err) => log.warn({ err, job: j.name }, 'job not enqueued after commit; its schedule picks the work up'));
     }
@@ -130,9 +135,10 @@ export class UnitOfWork {
 
 /**
  * The one way to open a transaction. Runs `fn` with a fresh UnitOfWork; on success writes its
- * audit entries, commits, then carries out its consequences (announcements, events, jobs,
- * callbacks) before resolving, so a caller that sees the result also sees them sent. On
- * failure the transaction rolls back and nothing of it happens.
+ * audit entries, commits, then carries out its consequences (announcements, events and
+ * callbacks awaited, so a caller that sees the result also sees them sent; jobs handed over
+ * without waiting) before resolving. On failure the transaction rolls back and nothing of it
+ * happens.
  *
  * Given a unit of work that is already open, `fn` joins it instead: one transaction, and its
  * consequences are carried out by that unit's commit. This is how one use case passes its unit

@@ -11,5 +11,6 @@ export * from './subscription-document.ts';
 export * from './subscription-fields.ts';
 export * from './subscription-status.ts';
 export * from './subscription-view.ts';
+export * from './sweep.ts';
 export * from './update-subscription.ts';
 export * from './usage.ts';
