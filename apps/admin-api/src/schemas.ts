@@ -10,8 +10,6 @@ export const IdParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' } }),
 });
 
-// The domain's field rules, for the client routes whose inputs have not moved into the domain yet.
-
 export const AdminSchema = z
   .object({
     id: z.string(),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
 // Issue 6, limits: usage that reaches a subscription's traffic limit is written down at once
-// by the worker (the gateway enqueues the check after the report), and the node receives a
+// by the worker (the usage ingest hands the check over after the report), and the node receives a
 // DesiredState without that user. The sweep is scheduled far apart here, so only the
 // enqueued job can do it in time.
 

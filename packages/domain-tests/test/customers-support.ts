@@ -21,28 +21,6 @@ export async function accessGroup(ctx: DomainContext, inboundIds: string[] = [])
   return (await fixtures(ctx).accessGroup({ inbound_ids: inboundIds })).id;
 }
 
-/** desired_revision of each node, to measure what a change bumped. */
-export async function revisions(ctx: DomainContext, nodes: readonly string[]): Promise<Record<string, number>> {
-  const rows = await ctx.db.selectFrom('nodes').select(['id', 'desired_revision']).where('id', 'in', nodes).execute();
-  return Object.fromEntries(rows.map((r) => [r.id, Number(r.desired_revision)]));
-}
-
-/** Runs `change` and returns by how much each node's desired_revision moved. */
-export async function bumpsOf(
-  ctx: DomainContext,
-  nodes: readonly string[],
-  change: () => Promise<unknown>,
-): Promise<Record<string, number>> {
-  const before = await revisions(ctx, nodes);
-  await change();
-  const after = await revisions(ctx, nodes);
-  return Object.fromEntries(nodes.map((n) => [n, (after[n] ?? 0) - (before[n] ?? 0)]));
-}
-
-/** The audit entries of one entity, oldest first. */
-export const auditOf = (ctx: DomainContext, entityId: string) =>
-  ctx.db.selectFrom('audit_log').selectAll().where('entity_id', '=', entityId).orderBy('id').execute();
-
 /**
  * A signed-in session of the client, as the portal's sign-in will leave it. Clients cannot
  * sign in yet (no subject resolver, no portal sign-in use case), so the row is written here.

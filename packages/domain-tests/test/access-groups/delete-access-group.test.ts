@@ -1,8 +1,8 @@
 import { deleteAccessGroup, deleteInbound, deletePlan, deleteSubscription, getAccessGroup } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, refusal } from '../fleet-support.ts';
+import { auditOf, fileTestbed, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const subscriptionGranted = async (groupId: string): Promise<string> => (await t.f.subscription({ access_group_ids: [groupId] })).id;
 const planGranting = async (groupId: string): Promise<string> => (await t.f.plan({ access_group_ids: [groupId] })).id;

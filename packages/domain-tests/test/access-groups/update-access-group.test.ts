@@ -1,9 +1,9 @@
 import { getAccessGroup, parseInput, UpdateAccessGroupInput, updateAccessGroup } from '@svc/domain';
 import { TEST_OWNER, uniqueName } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const update = (id: string, input: Record<string, unknown>) =>
   updateAccessGroup(t.bed.ctx(), id, parseInput(UpdateAccessGroupInput, input));

@@ -8,7 +8,7 @@ import {
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures, TEST_OWNER } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusal, refused } from '../refusals.ts';
+import { inputErrors, refusal } from '../support.ts';
 import { acmeCertificate } from './acme-certificate.ts';
 
 let bed: DomainTestbed;
@@ -58,7 +58,7 @@ describe('ACME accounts: what an account is', () => {
   ];
   for (const [rule, input, field] of cases) {
     it(`refuses ${rule}, naming ${field}`, () => {
-      expect(refused(CreateAcmeAccountInput, input)).toHaveProperty([field]);
+      expect(inputErrors(CreateAcmeAccountInput, input)).toHaveProperty([field]);
     });
   }
 

@@ -11,7 +11,7 @@ import {
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures, TEST_OWNER } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusal, refused } from '../refusals.ts';
+import { inputErrors, refusal } from '../support.ts';
 import { acmeCertificate } from './acme-certificate.ts';
 
 let bed: DomainTestbed;
@@ -105,7 +105,7 @@ describe('DNS providers: what a new provider must be', () => {
   ];
   for (const [rule, input, field] of cases) {
     it(`refuses ${rule}, naming ${field}`, () => {
-      expect(refused(CreateDnsProviderInput, input)).toHaveProperty([field]);
+      expect(inputErrors(CreateDnsProviderInput, input)).toHaveProperty([field]);
     });
   }
 
@@ -150,9 +150,9 @@ describe('DNS providers: update', () => {
   });
 
   it('the kind is fixed: an update takes only a name and credentials (a whole set, never null)', () => {
-    expect(Object.keys(refused(UpdateDnsProviderInput, { kind: 'digitalocean' }) ?? {})).toEqual(['(body)']);
-    expect(Object.keys(refused(UpdateDnsProviderInput, { credentials: null }) ?? {})).toEqual(['credentials']);
-    expect(refused(UpdateDnsProviderInput, { name: '' })).toEqual({ name: 'must be 1-100 characters' });
+    expect(Object.keys(inputErrors(UpdateDnsProviderInput, { kind: 'digitalocean' }))).toEqual(['(body)']);
+    expect(Object.keys(inputErrors(UpdateDnsProviderInput, { credentials: null }))).toEqual(['credentials']);
+    expect(inputErrors(UpdateDnsProviderInput, { name: '' })).toEqual({ name: 'must be 1-100 characters' });
   });
 
   it('an unknown provider is not found', async () => {

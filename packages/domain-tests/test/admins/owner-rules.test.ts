@@ -11,7 +11,7 @@ import {
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { refusal } from '../refusals.ts';
+import { refusal } from '../support.ts';
 import { actorOf, anOwner } from './an-owner.ts';
 
 // Every rule here counts owners: each test gets an installation of its own with one owner.

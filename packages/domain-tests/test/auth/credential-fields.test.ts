@@ -10,7 +10,7 @@ import {
   UpdateAdminInput,
 } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
-import { refused } from '../refusals.ts';
+import { inputErrors } from '../support.ts';
 
 describe('one email rule for every surface', () => {
   it('trims and lower-cases, so an address is stored and compared one way', () => {
@@ -20,16 +20,16 @@ describe('one email rule for every surface', () => {
 
   it('refuses what is not an address, a one-letter top-level domain, and more than 254 characters', () => {
     for (const email of ['not-an-email', 'ops@example.c', 'two@at@example.com', `${'a'.repeat(250)}@example.com`]) {
-      expect(refused(PasswordLoginInput, { email, password: 'x' }), email).toHaveProperty('email');
+      expect(inputErrors(PasswordLoginInput, { email, password: 'x' }), email).toHaveProperty('email');
     }
-    expect(refused(SetupInput, { token: 't', email: `${'a'.repeat(250)}@example.com`, password: 'password-1' })).toEqual({
+    expect(inputErrors(SetupInput, { token: 't', email: `${'a'.repeat(250)}@example.com`, password: 'password-1' })).toEqual({
       email: 'must be at most 254 characters',
     });
   });
 
   it("a client's email follows the same rule", () => {
     expect(parseInput(CreateClientInput, { email: ' A@Example.com' }).email).toBe('a@example.com');
-    expect(refused(CreateClientInput, { email: 'ops@example.c' })).toEqual({ email: 'must be an email address' });
+    expect(inputErrors(CreateClientInput, { email: 'ops@example.c' })).toEqual({ email: 'must be an email address' });
   });
 });
 
@@ -42,32 +42,34 @@ describe('one password policy (8-1024 characters) wherever a password is set', (
       [SetupInput, { token: 't', email: 'a@example.com' }],
     ];
     for (const [schema, rest] of cases) {
-      expect(refused(schema, { ...rest, password: 'short' })).toEqual({ password: 'must be at least 8 characters' });
-      expect(refused(schema, { ...rest, password: 'x'.repeat(1025) })).toEqual({ password: 'must be at most 1024 characters' });
-      expect(refused(schema, { ...rest, password: 'eight-ch' })).toBeUndefined();
+      expect(inputErrors(schema, { ...rest, password: 'short' })).toEqual({ password: 'must be at least 8 characters' });
+      expect(inputErrors(schema, { ...rest, password: 'x'.repeat(1025) })).toEqual({ password: 'must be at most 1024 characters' });
+      expect(inputErrors(schema, { ...rest, password: 'eight-ch' })).toEqual({});
     }
     expect(NewPassword.safeParse('1234567').success).toBe(false);
-    expect(refused(CreateClientInput, { email: 'c@example.com', password: 'short' })).toEqual({
+    expect(inputErrors(CreateClientInput, { email: 'c@example.com', password: 'short' })).toEqual({
       password: 'must be at least 8 characters',
     });
   });
 
   it('sign-in takes any non-empty password up to 1024 characters: a stricter policy never locks anyone out', () => {
-    expect(refused(PasswordLoginInput, { email: 'a@example.com', password: 'short' })).toBeUndefined();
-    expect(refused(PasswordLoginInput, { email: 'a@example.com', password: '' })).toHaveProperty('password');
-    expect(refused(PasswordLoginInput, { email: 'a@example.com', password: 'x'.repeat(1025) })).toHaveProperty('password');
+    expect(inputErrors(PasswordLoginInput, { email: 'a@example.com', password: 'short' })).toEqual({});
+    expect(inputErrors(PasswordLoginInput, { email: 'a@example.com', password: '' })).toHaveProperty('password');
+    expect(inputErrors(PasswordLoginInput, { email: 'a@example.com', password: 'x'.repeat(1025) })).toHaveProperty('password');
   });
 });
 
 describe('admin inputs', () => {
   it('a role is owner, admin or viewer', () => {
-    expect(refused(CreateAdminInput, { email: 'a@example.com', role: 'god' })).toHaveProperty('role');
-    expect(refused(UpdateAdminInput, { role: 'root' })).toHaveProperty('role');
+    expect(inputErrors(CreateAdminInput, { email: 'a@example.com', role: 'god' })).toHaveProperty('role');
+    expect(inputErrors(UpdateAdminInput, { role: 'root' })).toHaveProperty('role');
   });
 
   it('an update takes null to remove the password and refuses unknown fields', () => {
     expect(parseInput(UpdateAdminInput, { password: null }).password).toBeNull();
-    expect(refused(UpdateAdminInput, { rolee: 'admin' })).toHaveProperty(['(body)']);
-    expect(refused(ResetAdminPasswordInput, { email: 'a@example.com', password: 'password-1', role: 'owner' })).toHaveProperty(['(body)']);
+    expect(inputErrors(UpdateAdminInput, { rolee: 'admin' })).toHaveProperty(['(body)']);
+    expect(inputErrors(ResetAdminPasswordInput, { email: 'a@example.com', password: 'password-1', role: 'owner' })).toHaveProperty([
+      '(body)',
+    ]);
   });
 });

@@ -12,7 +12,7 @@ import {
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusal } from '../refusals.ts';
+import { refusal } from '../support.ts';
 import { withRateLimits } from './with-rate-limits.ts';
 
 let bed: DomainTestbed;

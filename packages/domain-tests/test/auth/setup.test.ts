@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { beginBootstrap, completeSetup, type DomainDeps, parseInput, SetupInput, setupRequired } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed } from '@svc/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { refusal } from '../refusals.ts';
+import { refusal } from '../support.ts';
 
 // Setup happens once per installation: each test starts from one without any admin.
 let bed: DomainTestbed;

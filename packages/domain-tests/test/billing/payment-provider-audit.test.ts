@@ -8,7 +8,7 @@ import {
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, TEST_OWNER } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditOf } from '../customers-support.ts';
+import { auditOf } from '../support.ts';
 import { SECRET_KEY, stripe } from './billing-support.ts';
 
 let bed: DomainTestbed;

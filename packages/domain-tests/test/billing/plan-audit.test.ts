@@ -1,7 +1,8 @@
 import { deletePlan, parseInput, UpdatePlanInput, updatePlan } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures, TEST_OWNER } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessGroup, auditOf, revisions, servedNode } from '../customers-support.ts';
+import { accessGroup, servedNode } from '../customers-support.ts';
+import { auditOf, revisionsOf } from '../support.ts';
 
 let bed: DomainTestbed;
 beforeAll(async () => {
@@ -28,10 +29,10 @@ describe('plans: audit and node configuration', () => {
 
   it('a plan changes no node configuration: no revision moves when a plan grants a served group, changes or goes', async () => {
     const { node, groups } = await servedNode(bed.ctx());
-    const before = await revisions(bed.ctx(), [node]);
+    const before = await revisionsOf(bed.ctx(), [node]);
     const { id } = await fixtures(bed.ctx()).plan({ access_group_ids: groups });
     await updatePlan(bed.ctx(), id, parseInput(UpdatePlanInput, { access_group_ids: [], archived: true }));
     await deletePlan(bed.ctx(), id);
-    expect(await revisions(bed.ctx(), [node])).toEqual(before);
+    expect(await revisionsOf(bed.ctx(), [node])).toEqual(before);
   });
 });

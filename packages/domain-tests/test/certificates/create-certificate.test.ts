@@ -1,9 +1,9 @@
 import { ACME_NOT_AVAILABLE, CreateCertificateInput, createCertificate, getCertificate, parseInput } from '@svc/domain';
 import { selfSignedCertificate } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { fleetTestbed, inputErrors, refusal } from '../fleet-support.ts';
+import { fileTestbed, inputErrors, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 /** Two certificates with their keys, as an operator would upload them. */
 const [A, B] = [
   selfSignedCertificate({ dnsNames: ['example.com', 'www.example.com'] }),

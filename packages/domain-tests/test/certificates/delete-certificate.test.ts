@@ -1,9 +1,9 @@
 import { deleteCertificate, getCertificate, parseInput, UpdateCertificateInput, updateCertificate } from '@svc/domain';
 import { selfSignedCertificate, TEST_OWNER } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, refusal } from '../fleet-support.ts';
+import { auditOf, fileTestbed, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 describe('deleteCertificate', () => {
   it('removes an unused certificate; afterwards it is not found', async () => {

@@ -1,9 +1,9 @@
 import { CreateChainInput, createChain, getChain, parseInput } from '@svc/domain';
 import { TEST_OWNER, uniqueName } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const hops = (...list: Array<[string, number]>) => list.map(([node_id, port]) => ({ node_id, port }));
 const create = (input: Record<string, unknown>) => createChain(t.bed.ctx(), parseInput(CreateChainInput, input));

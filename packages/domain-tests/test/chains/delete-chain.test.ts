@@ -1,9 +1,9 @@
 import { assertInboundFitsChain, deleteChain, deleteInbound, deleteNode, getChain, unitOfWork } from '@svc/domain';
 import { TEST_OWNER } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, plusOne, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, plusOne, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const node = async () => (await t.f.node()).id;
 

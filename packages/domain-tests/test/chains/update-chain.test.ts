@@ -1,9 +1,9 @@
 import { deleteInbound, getChain, parseInput, UpdateChainInput, updateChain } from '@svc/domain';
 import { uniqueName } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const hops = (...list: Array<[string, number]>) => list.map(([node_id, port]) => ({ node_id, port }));
 const update = (id: string, input: Record<string, unknown>) => updateChain(t.bed.ctx(), id, parseInput(UpdateChainInput, input));

@@ -1,7 +1,8 @@
 import { approveClient, parseInput, rejectClient, UpdateClientInput, updateClient } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bumpsOf, clientSession, servedNode, sessionOf } from '../customers-support.ts';
+import { clientSession, servedNode, sessionOf } from '../customers-support.ts';
+import { bumpsOf } from '../support.ts';
 
 let bed: DomainTestbed;
 beforeAll(async () => {

@@ -8,9 +8,9 @@ import {
 } from '@svc/domain';
 import { TEST_OWNER, uniqueName } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, refusal } from '../fleet-support.ts';
+import { auditOf, fileTestbed, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 describe('deleteInboundProfile', () => {
   it('is refused as a conflict naming the inbounds bound to the profile; once they are gone it deletes', async () => {

@@ -1,8 +1,8 @@
 import { CreateInboundProfileInput, parseInput, UpdateInboundProfileInput, updateInboundProfile } from '@svc/domain';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fleetTestbed, inputErrors, refusal } from '../fleet-support.ts';
+import { fileTestbed, inputErrors, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 let certId: string;
 beforeAll(async () => {
   certId = (await t.f.certificate()).id;

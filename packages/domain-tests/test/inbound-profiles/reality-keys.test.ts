@@ -1,9 +1,9 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { CreateInboundProfileInput, getInboundProfile, parseInput, UpdateInboundProfileInput, updateInboundProfile } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, inputErrors, refusal } from '../fleet-support.ts';
+import { auditOf, fileTestbed, inputErrors, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const REALITY = { dest: 'www.example.com:443', server_names: ['www.example.com'] };
 const vlessReality = (extra: Record<string, unknown> = {}) =>

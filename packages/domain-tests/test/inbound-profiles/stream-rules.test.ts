@@ -1,9 +1,9 @@
 import { CreateInboundProfileInput } from '@svc/domain';
 import type { Fixtures } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { fleetTestbed, inputErrors } from '../fleet-support.ts';
+import { fileTestbed, inputErrors } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 type StreamInput = NonNullable<Parameters<Fixtures['profile']>[0]>['stream'];
 

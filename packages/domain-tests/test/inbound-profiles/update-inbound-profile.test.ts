@@ -1,9 +1,9 @@
 import { getInbound, parseInput, UpdateInboundProfileInput, updateInboundProfile } from '@svc/domain';
 import { uniqueName } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, plusOne, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, plusOne, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const update = (id: string, input: Record<string, unknown>) =>
   updateInboundProfile(t.bed.ctx(), id, parseInput(UpdateInboundProfileInput, input));

@@ -1,9 +1,9 @@
 import { CreateInboundInput, createInbound, getInbound, parseInput } from '@svc/domain';
 import { TEST_OWNER } from '@svc/testkit';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, inputErrors, plusOne, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 let vless: string;
 let vmess: string;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { deleteInbound, getInbound, parseInput, UpdateAccessGroupInput, updateAccessGroup } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, plusOne, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, plusOne, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 describe('deleteInbound', () => {
   it('is refused as a conflict naming the access groups holding the inbound; afterwards its node gets a new revision, audited, and the port is free again', async () => {

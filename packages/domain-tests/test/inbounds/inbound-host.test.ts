@@ -1,8 +1,8 @@
 import { CreateInboundInput } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
-import { fleetTestbed, inputErrors } from '../fleet-support.ts';
+import { fileTestbed, inputErrors } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 describe("an inbound's host follows the same rule and normal form as a node's address", () => {
   it.each([

@@ -1,9 +1,9 @@
 import { CreateNodeInput, createNode, parseInput } from '@svc/domain';
 import { TEST_OWNER, uniqueName } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, inputErrors, refusal } from '../fleet-support.ts';
+import { auditOf, fileTestbed, inputErrors, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const create = (input: Record<string, unknown>) => createNode(t.bed.ctx(), parseInput(CreateNodeInput, input));
 

@@ -1,9 +1,9 @@
 import { deleteChain, deleteNode, getNode } from '@svc/domain';
 import { TEST_OWNER } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, refusal } from '../fleet-support.ts';
+import { auditOf, fileTestbed, refusal } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 describe('deleteNode', () => {
   it('deletes a node nothing uses, audited; afterwards it is not found', async () => {

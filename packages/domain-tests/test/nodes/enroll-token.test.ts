@@ -2,9 +2,9 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { issueEnrollToken } from '@svc/domain';
 import { createDomainTestbed, fixtures, TEST_OWNER } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { auditOf, fleetTestbed, refusal, revisionsOf } from '../fleet-support.ts';
+import { auditOf, fileTestbed, refusal, revisionsOf } from '../support.ts';
 
-const t = fleetTestbed();
+const t = fileTestbed();
 
 const sha256 = (t: string) => createHash('sha256').update(t).digest('hex');
 const rowOf = (id: string) => t.bed.deps.db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { CreateSubscriptionInput, createSubscription, getSubscription, getSubscriptionLink, parseInput } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditOf, bumpsOf, servedNode } from '../customers-support.ts';
+import { servedNode } from '../customers-support.ts';
+import { auditOf, bumpsOf } from '../support.ts';
 
 const BASE = 'https://panel.example.com';
 const DAY = 86_400_000;

@@ -1,7 +1,8 @@
 import { expireDueSubscriptions, statsOverview } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bumpsOf, servedNode } from '../customers-support.ts';
+import { servedNode } from '../customers-support.ts';
+import { bumpsOf } from '../support.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

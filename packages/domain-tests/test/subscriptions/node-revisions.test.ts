@@ -9,7 +9,8 @@ import {
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessGroup, bumpsOf, servedNode } from '../customers-support.ts';
+import { accessGroup, servedNode } from '../customers-support.ts';
+import { bumpsOf } from '../support.ts';
 
 let bed: DomainTestbed;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { deleteSubscription, parseInput, rotateSubscriptionCredentials, UpdateSubscriptionInput, updateSubscription } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures, TEST_OWNER } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditOf } from '../customers-support.ts';
+import { auditOf } from '../support.ts';
 
 const BASE = 'https://panel.example.com';
 

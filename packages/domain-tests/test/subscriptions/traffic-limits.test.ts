@@ -9,7 +9,8 @@ import {
 } from '@svc/domain';
 import { createDomainTestbed, createFakeClock, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revisions, servedNode } from '../customers-support.ts';
+import { servedNode } from '../customers-support.ts';
+import { revisionsOf } from '../support.ts';
 
 // Each transition with a fake clock, written as the system, audited, and pushed to the nodes
 // (a new revision).
@@ -26,7 +27,7 @@ async function served(sub: { traffic_limit_bytes: number; renewal?: 'day' | 'mon
   return { node, sub: await fixtures(bed.ctx()).subscription({ access_group_ids: groups, ...sub }) };
 }
 const subRow = (id: string) => bed.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const revision = async (node: string) => (await revisions(bed.ctx(), [node]))[node] ?? 0;
+const revision = async (node: string) => (await revisionsOf(bed.ctx(), [node]))[node] ?? 0;
 const systemAudits = (id: string) =>
   bed.deps.db.selectFrom('audit_log').selectAll().where('entity_id', '=', id).where('actor_type', '=', 'system').orderBy('at').execute();
 let reportId = 1n;

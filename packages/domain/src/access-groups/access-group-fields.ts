@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RefId, trimmedName } from '../fleet/fleet-fields.ts';
+import { RefId, trimmedName } from '../shared/fields.ts';
 
 /** Fields of an access group that create and update share. */
 

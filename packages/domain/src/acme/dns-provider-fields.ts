@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import { checkFields } from '../billing/config-fields.ts';
 import { ValidationError } from '../errors.ts';
+import { trimmedName } from '../shared/fields.ts';
 import { DNS_PROVIDER_KIND_NAMES, DNS_PROVIDER_KINDS, type DnsProviderKind } from './dns-provider-kinds.ts';
-
-const NAME_MAX = 100;
-const NAME_LENGTH = `must be 1-${NAME_MAX} characters`;
 
 const kindDocs = Object.values(DNS_PROVIDER_KINDS)
   .map(
@@ -16,7 +14,7 @@ const kindDocs = Object.values(DNS_PROVIDER_KINDS)
   .join('; ');
 
 export const DnsKind = z.enum(DNS_PROVIDER_KIND_NAMES).meta({ description: 'fixed at creation' });
-export const DnsProviderName = z.string().trim().min(1, NAME_LENGTH).max(NAME_MAX, NAME_LENGTH);
+export const DnsProviderName = trimmedName(100);
 /** The whole credential set; which names and values a kind takes is dnsCredentialErrors'. */
 export const DnsCredentials = z
   .record(z.string(), z.string())

@@ -1,8 +1,9 @@
 /**
  * Declarative settings of a "kind" of integration (payment providers, DNS providers): each
  * field is a string that is either public (stored and shown) or secret (sealed, never
- * shown). The domain package has no zod, so a kind declares its fields with these small
- * checks; the HTTP layer only checks the envelope (an object of values).
+ * shown). The input schemas check the envelope (an object of values); which names and values a
+ * kind takes is checked here, against the kind: the one in the body on create, the stored one
+ * on update, which no schema can know.
  */
 export interface FieldSpec {
   /** Write-only: stored sealed with the installation key, never returned. */

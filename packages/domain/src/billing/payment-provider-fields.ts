@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { trimmedName } from '../shared/fields.ts';
 import { PAYMENT_PROVIDER_KIND_NAMES, PAYMENT_PROVIDER_KINDS } from './provider-kinds.ts';
 
 const kindDocs = Object.values(PAYMENT_PROVIDER_KINDS)
@@ -12,7 +13,7 @@ const kindDocs = Object.values(PAYMENT_PROVIDER_KINDS)
 
 export const PaymentProviderKindField = z.enum(PAYMENT_PROVIDER_KIND_NAMES);
 
-export const PaymentProviderName = z.string().trim().min(1).max(100);
+export const PaymentProviderName = trimmedName(100);
 
 /**
  * The envelope of a provider's settings: names to values (null removes, on a merge). Which

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { RefId, trimmedName } from '../shared/fields.ts';
 import { TrafficLimitBytes } from '../subscriptions/subscription-fields.ts';
 
 const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(
   typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('currency') : [],
 );
 
-export const PlanName = z.string().trim().min(1).max(100);
+export const PlanName = trimmedName(100);
 
 export const PlanPrice = z
   .number()
@@ -27,7 +28,4 @@ export const PlanDurationDays = z.number().int().min(1).max(36_500);
 export const PlanTrafficLimit = TrafficLimitBytes.meta({ description: 'bytes per period; null: unlimited' });
 
 /** The access groups a plan grants (each must exist: checked by the use case). */
-export const PlanAccessGroupIds = z
-  .array(z.string().min(1).max(64))
-  .max(1000)
-  .meta({ description: 'access groups granted by the plan; each must exist' });
+export const PlanAccessGroupIds = z.array(RefId).max(1000).meta({ description: 'access groups granted by the plan; each must exist' });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { labelName, Port, RefId } from '../fleet/fleet-fields.ts';
+import { labelName, Port, RefId } from '../shared/fields.ts';
 
 /** Fields of a chain that create and update share. */
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { trimmedName, unique } from '../fleet/fleet-fields.ts';
+import { trimmedName, unique } from '../shared/fields.ts';
 import { DEFAULT_SNIFFING, PROTOCOLS, SHADOWSOCKS_METHODS, SNIFF_DESTS, VLESS_FLOWS } from './profile.ts';
 
 /** Fields of an inbound profile that create and update share (the stream's are in stream-fields.ts). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RefId, unique } from '../fleet/fleet-fields.ts';
+import { RefId, unique } from '../shared/fields.ts';
 import {
   ALPN_TOKENS,
   isHostname,
@@ -174,7 +174,9 @@ export const StreamSettingsInput = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    // Runs beside the fields' own issues, so a body learns every problem at once.
+    // Runs beside the fields' own length and pattern issues, so a body learns every problem at
+    // once (zod skips it after a wrong type or an unknown enum value; the guard below is for
+    // callers that parse partial shapes).
     const issue = (field: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [field] });
     if (!NETWORKS.includes(s.network) || !SECURITIES.includes(s.security)) return;
     for (const n of NETWORKS) if (n !== s.network && s[n] !== undefined) issue(n, `only allowed when stream.network is ${n}`);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { Port, RefId } from '../fleet/fleet-fields.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { Port, RefId } from '../shared/fields.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import {

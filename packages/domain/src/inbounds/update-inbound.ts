@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
-import { Port, RefId } from '../fleet/fleet-fields.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { Port, RefId } from '../shared/fields.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import {
   assertPortFree,

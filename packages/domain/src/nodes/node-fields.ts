@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
-import { labelName } from '../fleet/fleet-fields.ts';
+import { labelName } from '../shared/fields.ts';
 import { normalizedBy } from '../shared/input.ts';
 
 export const NODE_NAME_MAX = 64;

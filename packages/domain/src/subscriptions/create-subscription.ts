@@ -3,6 +3,7 @@ import { ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { RefId } from '../shared/fields.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
@@ -17,7 +18,7 @@ import { type SubscriptionView, subscriptionView } from './subscription-view.ts'
  */
 export const CreateSubscriptionInput = z
   .object({
-    client_id: z.string().min(1).max(64),
+    client_id: RefId,
     access_group_ids: SubscriptionAccessGroupIds,
     traffic_limit_bytes: TrafficLimitBytes.optional(),
     expires_at: Instant.nullable().optional().meta({ description: 'in the future; null or absent never expires' }),

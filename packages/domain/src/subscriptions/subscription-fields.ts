@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RefId } from '../shared/fields.ts';
 
 export const SubscriptionRenewal = z.enum(['no_reset', 'day', 'week', 'month']);
 
@@ -18,7 +19,7 @@ export const Instant = z.iso
   .meta({ type: 'string', format: 'date-time' });
 
 /** The access groups a subscription is granted (each must exist: checked by the use case). */
-export const SubscriptionAccessGroupIds = z.array(z.string().min(1).max(64)).max(100);
+export const SubscriptionAccessGroupIds = z.array(RefId).max(100);
 
 /** What an admin may set as a subscription's status: limited and expired are computed. */
 export const AdminSubscriptionStatus = z.enum(['active', 'disabled']);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 /**
- * Input fields that several fleet resources share (nodes, inbound profiles, inbounds, chains,
- * access groups): one rule each, whichever resource takes it.
+ * Input fields that several resources share (names, references, ports): one rule each,
+ * whichever resource takes it.
  */
 
 /** A name as an operator types it: trimmed, 1-`max` characters. */

@@ -1,13 +1,18 @@
+import type { Db } from '@svc/db';
 import { type DomainError, isDomainError, parseInput } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, type Fixtures, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll } from 'vitest';
 
-/** What the fleet's rule tests read back: revisions, audit entries, the reasons of a refusal. */
+/** What the rule tests read back (revisions, audit entries, the reasons of a refusal), whichever area they prove. */
+
+/** A testbed or a use case's context: anything that reaches the test's database. */
+type Reaches = { db: Db } | { deps: { db: Db } };
+const dbOf = (from: Reaches): Db => ('deps' in from ? from.deps.db : from.db);
 
 /** desired_revision of each node, by id. */
-export async function revisionsOf(bed: DomainTestbed, ids: readonly string[]): Promise<Record<string, number>> {
+export async function revisionsOf(from: Reaches, ids: readonly string[]): Promise<Record<string, number>> {
   if (ids.length === 0) return {};
-  const rows = await bed.deps.db.selectFrom('nodes').select(['id', 'desired_revision']).where('id', 'in', ids).execute();
+  const rows = await dbOf(from).selectFrom('nodes').select(['id', 'desired_revision']).where('id', 'in', ids).execute();
   return Object.fromEntries(rows.map((r) => [r.id, Number(r.desired_revision)]));
 }
 
@@ -17,9 +22,17 @@ export const plusOne = (before: Record<string, number>, bumped: readonly string[
   ...Object.fromEntries(bumped.map((id) => [id, (before[id] as number) + 1])),
 });
 
+/** Runs `change` and returns by how much each node's desired_revision moved. */
+export async function bumpsOf(from: Reaches, nodes: readonly string[], change: () => Promise<unknown>): Promise<Record<string, number>> {
+  const before = await revisionsOf(from, nodes);
+  await change();
+  const after = await revisionsOf(from, nodes);
+  return Object.fromEntries(nodes.map((n) => [n, (after[n] ?? 0) - (before[n] ?? 0)]));
+}
+
 /** The audit entries about one entity, oldest first. */
-export const auditOf = (bed: DomainTestbed, entityId: string) =>
-  bed.deps.db.selectFrom('audit_log').selectAll().where('entity_id', '=', entityId).orderBy('id').execute();
+export const auditOf = (from: Reaches, entityId: string) =>
+  dbOf(from).selectFrom('audit_log').selectAll().where('entity_id', '=', entityId).orderBy('id').execute();
 
 /** The domain error a call fails with; the test fails when it succeeds or fails otherwise. */
 export async function refusal(call: Promise<unknown>): Promise<DomainError> {
@@ -31,7 +44,7 @@ export async function refusal(call: Promise<unknown>): Promise<DomainError> {
   return outcome;
 }
 
-/** The reasons per field a schema gives for `input` ({} when it passes). */
+/** The reasons per field a schema gives for `input` ({} when it passes), as a problem's `errors`. */
 export function inputErrors(schema: Parameters<typeof parseInput>[0], input: unknown): Record<string, string> {
   try {
     parseInput(schema, input);
@@ -42,7 +55,7 @@ export function inputErrors(schema: Parameters<typeof parseInput>[0], input: unk
   }
 }
 
-export interface FleetTestbed {
+export interface FileTestbed {
   readonly bed: DomainTestbed;
   /** Fixtures acting as the test owner. */
   readonly f: Fixtures;
@@ -52,7 +65,7 @@ export interface FleetTestbed {
  * The testbed of one test file: a database of its own, opened before the file's tests (and
  * before the hooks the file registers after this call) and closed after them.
  */
-export function fleetTestbed(): FleetTestbed {
+export function fileTestbed(): FileTestbed {
   let opened: { bed: DomainTestbed; f: Fixtures } | undefined;
   beforeAll(async () => {
     const bed = await createDomainTestbed();
