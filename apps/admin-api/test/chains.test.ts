@@ -2,7 +2,7 @@
 // filter, the OpenAPI document. What createChain/updateChain/deleteChain decide (hop rules,
 // port conflicts, revisions, secrets, audit details) is proven in packages/domain-tests/test/chains.
 import { withActor } from '@svc/domain';
-import { type ApiResponse, adminWithRole, type Fixtures, fixtures, setupOwner, TEST_OWNER, type TestServer } from '@svc/testkit';
+import { adminWithRole, type Fixtures, fixtures, pageAll, setupOwner, TEST_OWNER, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -28,22 +28,8 @@ const hops = (...list: Array<[string, number]>) => list.map(([node_id, port]) =>
 const postChain = (body: Record<string, unknown>, as = token) => s.api.post('/api/v1/chains', body, { token: as });
 const chain = (...list: Array<[string, number]>) => f.chain({ hops: hops(...list) });
 
-async function pageAll(path: string, limit: number): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  for (let n = 0; n < 200; n++) {
-    const sep = path.includes('?') ? '&' : '?';
-    const res: ApiResponse = await s.api.get(`${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
-      token,
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.items.length).toBeLessThanOrEqual(limit);
-    ids.push(...res.body.items.map((i: { id: string }) => i.id));
-    cursor = res.body.next_cursor;
-    if (!cursor) break;
-  }
-  return ids;
-}
+const walk = (path: string, limit: number, between?: (page: number) => Promise<void>) =>
+  pageAll(s.api, path, { limit, token, ...(between ? { between } : {}) });
 
 describe('POST /chains and GET /chains/{id}', () => {
   it('201 with the chain and its ordered hops, audited as the admin of the token; GET answers the same; no hop secret in a response', async () => {
@@ -121,14 +107,14 @@ describe('GET /chains: keyset pages and the node_id filter', () => {
     const [a, b, c] = [await node(), await node(), await node()];
     for (let i = 0; i < 12; i++) await chain([a, 36000 + i], [b, 36000 + i]);
     await chain([c, 36100], [b, 36100]);
-    const all = await pageAll('/api/v1/chains', 200);
+    const all = await walk('/api/v1/chains', 200);
     expect([...all].sort()).toEqual(all);
-    for (const limit of [1, 5]) expect(await pageAll('/api/v1/chains', limit)).toEqual(all);
+    for (const limit of [1, 5]) expect(await walk('/api/v1/chains', limit)).toEqual(all);
     const page = await s.api.get('/api/v1/chains?limit=3', { token });
     for (const item of page.body.items) expect(item.hops.length).toBeGreaterThanOrEqual(2);
 
-    expect(await pageAll(`/api/v1/chains?node_id=${a}`, 4)).toHaveLength(12);
-    expect(await pageAll(`/api/v1/chains?node_id=${b}`, 4)).toHaveLength(13);
+    expect(await walk(`/api/v1/chains?node_id=${a}`, 4)).toHaveLength(12);
+    expect(await walk(`/api/v1/chains?node_id=${b}`, 4)).toHaveLength(13);
     const ofC = await s.api.get(`/api/v1/chains?node_id=${c}`, { token });
     expect(ofC.body.items.map((x: { hops: unknown }) => x.hops)).toEqual([
       [

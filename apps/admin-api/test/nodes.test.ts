@@ -2,7 +2,7 @@
 // OpenAPI document. What the use cases decide (revisions, conflicts, audit details, enrollment
 // tokens) is proven in packages/domain-tests/test/nodes.
 import { withActor } from '@svc/domain';
-import { type ApiResponse, adminWithRole, type Fixtures, fixtures, setupOwner, TEST_OWNER, type TestServer } from '@svc/testkit';
+import { type ApiResponse, adminWithRole, type Fixtures, fixtures, pageAll, setupOwner, TEST_OWNER, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -21,22 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-async function pageAll(path: string, limit: number): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  for (let n = 0; n < 200; n++) {
-    const sep = path.includes('?') ? '&' : '?';
-    const res: ApiResponse = await s.api.get(`${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
-      token,
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.items.length).toBeLessThanOrEqual(limit);
-    ids.push(...res.body.items.map((i: { id: string }) => i.id));
-    cursor = res.body.next_cursor;
-    if (!cursor) break;
-  }
-  return ids;
-}
+const walk = (path: string, limit: number, between?: (page: number) => Promise<void>) =>
+  pageAll(s.api, path, { limit, token, ...(between ? { between } : {}) });
 
 describe('POST /nodes and GET /nodes/{id}', () => {
   it('201 with the node as the body parsed it, audited as the admin of the token; GET answers the same', async () => {
@@ -115,10 +101,10 @@ describe('POST /nodes and GET /nodes/{id}', () => {
 describe('GET /nodes: keyset pages and filters', () => {
   it('walks every node exactly once, oldest first, in pages of any size', async () => {
     for (let i = 0; i < 23; i++) await f.node();
-    const all = await pageAll('/api/v1/nodes', 200);
+    const all = await walk('/api/v1/nodes', 200);
     expect(all.length).toBeGreaterThanOrEqual(23);
     expect([...all].sort()).toEqual(all);
-    for (const limit of [1, 7]) expect(await pageAll('/api/v1/nodes', limit)).toEqual(all);
+    for (const limit of [1, 7]) expect(await walk('/api/v1/nodes', limit)).toEqual(all);
   });
 
   it('filters by admin_status and by connectivity, alone and together', async () => {
@@ -133,12 +119,12 @@ describe('GET /nodes: keyset pages and filters', () => {
     const rows = await s.deps.db.selectFrom('nodes').select(['id', 'admin_status', 'connectivity']).orderBy('id').execute();
     const expectIds = (pred: (r: (typeof rows)[number]) => boolean) => rows.filter(pred).map((r) => r.id);
 
-    expect(await pageAll('/api/v1/nodes?admin_status=disabled', 2)).toEqual(expectIds((r) => r.admin_status === 'disabled'));
-    expect(await pageAll('/api/v1/nodes?admin_status=enabled', 5)).toEqual(expectIds((r) => r.admin_status === 'enabled'));
-    expect(await pageAll('/api/v1/nodes?connectivity=online', 1)).toEqual(expectIds((r) => r.connectivity === 'online'));
-    expect(await pageAll('/api/v1/nodes?connectivity=offline', 9)).toEqual(expectIds((r) => r.connectivity === 'offline'));
-    expect(await pageAll('/api/v1/nodes?admin_status=disabled&connectivity=online', 50)).toEqual([b.id]);
-    expect(await pageAll('/api/v1/nodes?admin_status=enabled&connectivity=online', 50)).toContain(c.id);
+    expect(await walk('/api/v1/nodes?admin_status=disabled', 2)).toEqual(expectIds((r) => r.admin_status === 'disabled'));
+    expect(await walk('/api/v1/nodes?admin_status=enabled', 5)).toEqual(expectIds((r) => r.admin_status === 'enabled'));
+    expect(await walk('/api/v1/nodes?connectivity=online', 1)).toEqual(expectIds((r) => r.connectivity === 'online'));
+    expect(await walk('/api/v1/nodes?connectivity=offline', 9)).toEqual(expectIds((r) => r.connectivity === 'offline'));
+    expect(await walk('/api/v1/nodes?admin_status=disabled&connectivity=online', 50)).toEqual([b.id]);
+    expect(await walk('/api/v1/nodes?admin_status=enabled&connectivity=online', 50)).toContain(c.id);
 
     const bad = await s.api.get('/api/v1/nodes?admin_status=paused', { token });
     expect(bad.status).toBe(400);

@@ -1,4 +1,4 @@
-import { type ApiResponse, setupOwner, type TestServer } from '@svc/testkit';
+import { pageAll, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -12,31 +12,16 @@ afterAll(() => s.stop());
 
 const createAdmin = (i: number | string) => s.api.post('/api/v1/admins', { email: `a${i}@example.com`, role: 'viewer' }, { token });
 
-async function pageAll(path: string, limit: number, between?: (n: number) => Promise<void>) {
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  for (let n = 0; n < 100; n++) {
-    const sep = path.includes('?') ? '&' : '?';
-    const res: ApiResponse = await s.api.get(`${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
-      token,
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.items.length).toBeLessThanOrEqual(limit);
-    ids.push(...res.body.items.map((i: { id: string }) => i.id));
-    cursor = res.body.next_cursor;
-    if (!cursor) break;
-    await between?.(n);
-  }
-  return ids;
-}
+const walk = (path: string, limit: number, between?: (page: number) => Promise<void>) =>
+  pageAll(s.api, path, { limit, token, ...(between ? { between } : {}) });
 
 describe('cursor pagination (spec 4.2): {items, next_cursor}, limit and cursor, no offsets', () => {
   it('pages through admins without repeats or gaps while rows are inserted between pages', async () => {
     for (let i = 0; i < 11; i++) expect((await createAdmin(i)).status).toBe(201);
-    const before = await pageAll('/api/v1/admins', 100);
+    const before = await walk('/api/v1/admins', 100);
     expect(before).toHaveLength(12);
 
-    const during = await pageAll('/api/v1/admins', 3, async (n) => {
+    const during = await walk('/api/v1/admins', 3, async (n) => {
       expect((await createAdmin(`late${n}`)).status).toBe(201);
     });
     // Every row that existed before appears exactly once, in order; new rows (appended at the end) may appear too.
@@ -45,8 +30,8 @@ describe('cursor pagination (spec 4.2): {items, next_cursor}, limit and cursor, 
   });
 
   it('pages through the audit log newest first; entries written between pages do not shift the pages', async () => {
-    const first = await pageAll('/api/v1/audit-log', 100);
-    const during = await pageAll('/api/v1/audit-log', 4, async (n) => {
+    const first = await walk('/api/v1/audit-log', 100);
+    const during = await walk('/api/v1/audit-log', 4, async (n) => {
       await createAdmin(`audit${n}`);
     });
     // New entries are newer than the cursor, so the walk sees exactly the entries that existed when it began.

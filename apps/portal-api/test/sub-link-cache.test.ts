@@ -1,7 +1,6 @@
-import { createAdminApi } from '@svc/admin-api';
-import { setupOwner, startTestServer, type TestServer } from '@svc/testkit';
+import type { TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPortalApi } from '../src/app.ts';
+import { type PortalTestServer, startPortal } from './harness.ts';
 
 // GET /sub/{token} answers cached in the portal process (http.sub_cache_seconds, default 30):
 // served from memory, yet a rotation, a status change or a change to what the group grants
@@ -9,7 +8,7 @@ import { createPortalApi } from '../src/app.ts';
 
 const BASE = 'https://vpn.example.com';
 let s: TestServer;
-const portal = createPortalApi();
+let portal: PortalTestServer;
 let token: string;
 let link: string;
 let subId: string;
@@ -17,19 +16,9 @@ let groupId: string;
 let inboundId: string;
 
 beforeAll(async () => {
-  s = await startTestServer({
-    env: { SVC_PUBLIC_BASE_URL: BASE },
-    mount: (root) => {
-      root.route('/', createAdminApi());
-      root.route('/', portal.routes);
-    },
-  });
-  token = (await setupOwner(s)).access_token;
-  const post = async (path: string, body: unknown) => {
-    const res = await s.api.post(path, body, { token });
-    expect(res.status, `${path} ${res.text}`).toBe(201);
-    return res.body;
-  };
+  portal = await startPortal({ SVC_PUBLIC_BASE_URL: BASE });
+  ({ s, token } = portal);
+  const { post } = portal;
   const node = await post('/api/v1/nodes', { name: 'Oslo', address: 'osl.example.net' });
   const profile = await post('/api/v1/inbound-profiles', {
     name: 'trojan-ws',
@@ -45,10 +34,7 @@ beforeAll(async () => {
   groupId = group.id;
   inboundId = inbound.id;
 });
-afterAll(async () => {
-  await portal.stop();
-  await s.stop();
-});
+afterAll(() => portal.stop());
 
 const ua = { 'user-agent': 'v2rayNG/1.9.30' };
 const get = (url: string) => fetch(url.replace(BASE, s.url), { headers: ua });

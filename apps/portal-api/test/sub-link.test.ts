@@ -1,16 +1,15 @@
-import { createAdminApi } from '@svc/admin-api';
 import { ingestUsageReport } from '@svc/domain';
-import { setupOwner, startTestServer, type TestServer } from '@svc/testkit';
+import type { TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { createPortalApi } from '../src/app.ts';
+import { type PortalTestServer, startPortal } from './harness.ts';
 
 // Issue 6: GET /sub/{token} over real HTTP: the format by User-Agent, the headers apps read,
 // documents of subscriptions that do not serve, and 404 for unknown and rotated tokens.
 
 const BASE = 'https://vpn.example.com';
 let s: TestServer;
-const portal = createPortalApi();
+let portal: PortalTestServer;
 let token: string;
 let link: string;
 let subId: string;
@@ -22,19 +21,9 @@ let vmessProfileId: string;
 beforeAll(async () => {
   // Answers read the database every time here: these tests also change rows directly.
   // The cache has its own suite (sub-link-cache.test.ts).
-  s = await startTestServer({
-    env: { SVC_PUBLIC_BASE_URL: BASE, SVC_SUB_CACHE_SECONDS: '0' },
-    mount: (root) => {
-      root.route('/', createAdminApi());
-      root.route('/', portal.routes);
-    },
-  });
-  token = (await setupOwner(s)).access_token;
-  const post = async (path: string, body: unknown) => {
-    const res = await s.api.post(path, body, { token });
-    expect(res.status, `${path} ${res.text}`).toBe(201);
-    return res.body;
-  };
+  portal = await startPortal({ SVC_PUBLIC_BASE_URL: BASE, SVC_SUB_CACHE_SECONDS: '0' });
+  ({ s, token } = portal);
+  const { post } = portal;
   const node = await post('/api/v1/nodes', { name: 'Helsinki', address: 'hel.example.net' });
   const vless = await post('/api/v1/inbound-profiles', {
     name: 'vless-reality',
@@ -64,10 +53,7 @@ beforeAll(async () => {
   nodeId = node.id;
   vmessProfileId = vmess.id;
 });
-afterAll(async () => {
-  await portal.stop();
-  await s.stop();
-});
+afterAll(() => portal.stop());
 
 const get = (url: string, headers: Record<string, string> = {}) => fetch(url.replace(BASE, s.url), { headers });
 const linksOf = async (res: Response) =>

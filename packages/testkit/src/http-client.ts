@@ -39,3 +39,31 @@ export function createApiClient(baseUrl: string) {
   };
 }
 export type ApiClient = ReturnType<typeof createApiClient>;
+
+/**
+ * Walks a cursor-paginated list to its end, `limit` items a page, and returns the ids in the
+ * order the pages gave them. Fails on a non-200 page or a page over the limit, and after
+ * `maxPages` (a cursor that never ends). `between` runs after each page (changes made while
+ * a walk is under way).
+ */
+export async function pageAll(
+  api: ApiClient,
+  path: string,
+  opts: { limit: number; token: string; maxPages?: number; between?: (page: number) => Promise<void> },
+): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  for (let n = 0; n < (opts.maxPages ?? 200); n++) {
+    const sep = path.includes('?') ? '&' : '?';
+    const res: ApiResponse = await api.get(`${path}${sep}limit=${opts.limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+      token: opts.token,
+    });
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text}`);
+    if (res.body.items.length > opts.limit) throw new Error(`GET ${path}: ${res.body.items.length} items on a page of ${opts.limit}`);
+    ids.push(...res.body.items.map((i: { id: string }) => i.id));
+    cursor = res.body.next_cursor;
+    if (!cursor) return ids;
+    await opts.between?.(n);
+  }
+  throw new Error(`GET ${path}: still a next_cursor after ${opts.maxPages ?? 200} pages`);
+}

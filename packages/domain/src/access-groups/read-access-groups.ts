@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type AccessGroupView, accessGroupView, membersOf } from './access-group.ts';
 
 export interface AccessGroupFilter extends PageRequest {
@@ -10,7 +10,6 @@ export interface AccessGroupFilter extends PageRequest {
 
 /** Oldest first, by id; members fetched for the whole page in one query. */
 export async function listAccessGroups(ctx: Pick<DomainContext, 'db'>, f: AccessGroupFilter): Promise<Page<AccessGroupView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('access_groups as g').selectAll('g');
   if (f.inbound_id) {
     const inboundId = f.inbound_id;
@@ -23,11 +22,7 @@ export async function listAccessGroups(ctx: Pick<DomainContext, 'db'>, f: Access
       ),
     );
   }
-  if (after) q = q.where('g.id', '>', after);
-  const rows = await q
-    .orderBy('g.id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f, { column: 'g.id' });
   const members = await membersOf(
     ctx.db,
     rows.slice(0, f.limit).map((r) => r.id),

@@ -1,7 +1,7 @@
 import { emailKey } from '../auth/credential-fields.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type AcmeAccountView, acmeAccountView } from './acme-account-view.ts';
 
 export interface AcmeAccountFilter extends PageRequest {
@@ -10,14 +10,9 @@ export interface AcmeAccountFilter extends PageRequest {
 
 /** Oldest first, by id. */
 export async function listAcmeAccounts(ctx: Pick<DomainContext, 'db'>, f: AcmeAccountFilter): Promise<Page<AcmeAccountView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('acme_accounts').selectAll();
   if (f.email !== undefined) q = q.where('email', '=', emailKey(f.email));
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, acmeAccountView);
 }
 

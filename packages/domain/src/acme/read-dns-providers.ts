@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type DnsProviderView, dnsProviderView, openDnsCredentials } from './dns-provider-view.ts';
 
 export interface DnsProviderFilter extends PageRequest {
@@ -11,14 +11,9 @@ type Ctx = Pick<DomainContext, 'db' | 'secrets'>;
 
 /** Oldest first, by id. */
 export async function listDnsProviders(ctx: Ctx, f: DnsProviderFilter): Promise<Page<DnsProviderView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('dns_providers').selectAll();
   if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, (r) => dnsProviderView(r, Object.keys(openDnsCredentials(ctx.secrets, r.credentials_enc))));
 }
 

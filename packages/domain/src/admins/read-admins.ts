@@ -1,7 +1,7 @@
 import { emailKey } from '../auth/credential-fields.ts';
 import { NotFoundError, UnauthenticatedError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type AdminView, adminView } from './admin-view.ts';
 
 export interface AdminFilter extends PageRequest {
@@ -11,15 +11,10 @@ export interface AdminFilter extends PageRequest {
 
 /** Oldest first, by id. */
 export async function listAdmins(ctx: Pick<DomainContext, 'db'>, f: AdminFilter): Promise<Page<AdminView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('admins').selectAll();
   if (f.role) q = q.where('role', '=', f.role);
   if (f.email) q = q.where('email', '=', emailKey(f.email));
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, adminView);
 }
 

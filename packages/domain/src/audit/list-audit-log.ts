@@ -1,6 +1,6 @@
 import type { ActorType, AuditLogRow } from '@svc/db';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 
 export interface AuditFilter extends PageRequest {
   actor_id?: string | undefined;
@@ -36,17 +36,12 @@ export const auditView = (r: AuditLogRow): AuditView => ({
 
 /** Newest first; `from` inclusive, `to` exclusive. */
 export async function listAuditLog(ctx: DomainContext, f: AuditFilter): Promise<Page<AuditView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('audit_log').selectAll();
   if (f.actor_id) q = q.where('actor_id', '=', f.actor_id);
   if (f.entity_type) q = q.where('entity_type', '=', f.entity_type);
   if (f.entity_id) q = q.where('entity_id', '=', f.entity_id);
   if (f.from) q = q.where('at', '>=', f.from);
   if (f.to) q = q.where('at', '<', f.to);
-  if (after) q = q.where('id', '<', after);
-  const rows = await q
-    .orderBy('id', 'desc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f, { newest: true });
   return toPage(rows, f.limit, auditView);
 }

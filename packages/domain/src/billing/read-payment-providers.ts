@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { openProviderSecrets, type PaymentProviderView, paymentProviderView } from './payment-provider-view.ts';
 
 export interface PaymentProviderFilter extends PageRequest {
@@ -12,15 +12,10 @@ type Ctx = Pick<DomainContext, 'db' | 'secrets'>;
 
 /** Oldest first, by id. */
 export async function listPaymentProviders(ctx: Ctx, f: PaymentProviderFilter): Promise<Page<PaymentProviderView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('payment_providers').selectAll();
   if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
   if (f.enabled !== undefined) q = q.where('enabled', '=', f.enabled);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, (r) => paymentProviderView(r, Object.keys(openProviderSecrets(ctx.secrets, r.secrets_enc))));
 }
 

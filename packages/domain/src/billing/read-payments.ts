@@ -1,7 +1,7 @@
 import type { PaymentRow, PaymentStatus } from '@svc/db';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 
 /** Payments are written by checkout and provider webhooks (payments issue); admins read them. */
 export interface PaymentView {
@@ -44,18 +44,13 @@ export interface PaymentFilter extends PageRequest {
 
 /** Oldest first, by id. */
 export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFilter): Promise<Page<PaymentView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('payments').selectAll();
   if (f.client_id !== undefined) q = q.where('client_id', '=', f.client_id);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   if (f.provider_id !== undefined) q = q.where('provider_id', '=', f.provider_id);
   if (f.subscription_id !== undefined) q = q.where('subscription_id', '=', f.subscription_id);
   if (f.plan_id !== undefined) q = q.where('plan_id', '=', f.plan_id);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, paymentView);
 }
 

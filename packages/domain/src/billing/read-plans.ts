@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type PlanView, planAccessGroups, planView } from './plan-view.ts';
 
 export interface PlanFilter extends PageRequest {
@@ -9,14 +9,9 @@ export interface PlanFilter extends PageRequest {
 
 /** Oldest first, by id. */
 export async function listPlans(ctx: Pick<DomainContext, 'db'>, f: PlanFilter): Promise<Page<PlanView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('plans').selectAll();
   if (f.archived !== undefined) q = q.where('archived', '=', f.archived);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   const groups = await planAccessGroups(
     ctx.db,
     rows.slice(0, f.limit).map((r) => r.id),

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type CertificateView, certificateView } from './certificate.ts';
 
 export interface CertificateFilter extends PageRequest {
@@ -10,15 +10,10 @@ export interface CertificateFilter extends PageRequest {
 
 /** Oldest first, by id. */
 export async function listCertificates(ctx: Pick<DomainContext, 'db'>, f: CertificateFilter): Promise<Page<CertificateView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('certificates').selectAll();
   if (f.kind) q = q.where('kind', '=', f.kind);
   if (f.status) q = q.where('status', '=', f.status);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, certificateView);
 }
 

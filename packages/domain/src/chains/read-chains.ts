@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type ChainView, chainView, chainViews } from './chain-view.ts';
 
 export interface ChainFilter extends PageRequest {
@@ -10,7 +10,6 @@ export interface ChainFilter extends PageRequest {
 
 /** Oldest first, by id (keyset). */
 export async function listChains(ctx: Pick<DomainContext, 'db'>, f: ChainFilter): Promise<Page<ChainView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('chains').selectAll();
   if (f.node_id) {
     const nodeId = f.node_id;
@@ -18,11 +17,7 @@ export async function listChains(ctx: Pick<DomainContext, 'db'>, f: ChainFilter)
       exists(selectFrom('chain_hops as h').select('h.chain_id').whereRef('h.chain_id', '=', 'chains.id').where('h.node_id', '=', nodeId)),
     );
   }
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   const page = toPage(rows, f.limit, (r) => r);
   return { items: await chainViews(ctx.db, page.items), next_cursor: page.next_cursor };
 }

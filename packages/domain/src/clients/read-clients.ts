@@ -2,7 +2,7 @@ import type { ClientStatus } from '@svc/db';
 import { emailKey } from '../auth/credential-fields.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type ClientView, clientView } from './client-view.ts';
 
 export interface ClientFilter extends PageRequest {
@@ -14,15 +14,10 @@ export interface ClientFilter extends PageRequest {
 
 /** Oldest first, by id (keyset; the status filter walks the (status, id) index). */
 export async function listClients(ctx: Pick<DomainContext, 'db'>, f: ClientFilter): Promise<Page<ClientView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('clients').selectAll();
   if (f.status) q = q.where('status', '=', f.status);
   if (f.email) q = q.where('email', '=', emailKey(f.email));
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, clientView);
 }
 

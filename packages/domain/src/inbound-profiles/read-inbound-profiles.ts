@@ -1,7 +1,7 @@
 import type { Protocol } from '@svc/db';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type InboundProfileView, inboundProfileView } from './profile.ts';
 
 export interface InboundProfileFilter extends PageRequest {
@@ -11,15 +11,10 @@ export interface InboundProfileFilter extends PageRequest {
 
 /** Oldest first, by id. */
 export async function listInboundProfiles(ctx: Pick<DomainContext, 'db'>, f: InboundProfileFilter): Promise<Page<InboundProfileView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('inbound_profiles').selectAll();
   if (f.protocol) q = q.where('protocol', '=', f.protocol);
   if (f.certificate_id) q = q.where('certificate_id', '=', f.certificate_id);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, inboundProfileView);
 }
 

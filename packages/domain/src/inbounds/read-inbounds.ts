@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type InboundView, inboundView } from './inbound.ts';
 
 export interface InboundFilter extends PageRequest {
@@ -11,16 +11,11 @@ export interface InboundFilter extends PageRequest {
 
 /** Oldest first, by id. */
 export async function listInbounds(ctx: Pick<DomainContext, 'db'>, f: InboundFilter): Promise<Page<InboundView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('inbounds').selectAll();
   if (f.node_id) q = q.where('node_id', '=', f.node_id);
   if (f.profile_id) q = q.where('profile_id', '=', f.profile_id);
   if (f.chain_id) q = q.where('chain_id', '=', f.chain_id);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, inboundView);
 }
 

@@ -1,7 +1,7 @@
 import type { AdminStatus, Connectivity } from '@svc/db';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type NodeView, nodeView } from './node-view.ts';
 
 export interface NodeFilter extends PageRequest {
@@ -11,15 +11,10 @@ export interface NodeFilter extends PageRequest {
 
 /** Oldest first, by id (keyset). */
 export async function listNodes(ctx: Pick<DomainContext, 'db'>, f: NodeFilter): Promise<Page<NodeView>> {
-  const after = decodeCursor(f.cursor);
   let q = ctx.db.selectFrom('nodes').selectAll();
   if (f.admin_status) q = q.where('admin_status', '=', f.admin_status);
   if (f.connectivity) q = q.where('connectivity', '=', f.connectivity);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, nodeView);
 }
 

@@ -1,3 +1,4 @@
+import { type SelectQueryBuilder, sql } from 'kysely';
 import { ValidationError } from '../errors.ts';
 
 export interface Page<T> {
@@ -39,4 +40,24 @@ export function toPage<R extends { id: string }, T>(rows: R[], limit: number, ma
   const slice = more ? rows.slice(0, limit) : rows;
   const last = slice[slice.length - 1];
   return { items: slice.map(map), next_cursor: more && last ? encodeCursor(last.id) : null };
+}
+
+/**
+ * One keyset page of a list query: the rows after the cursor's id in id order (oldest first;
+ * `newest` for newest first), one more than the limit so toPage knows whether another page
+ * exists. `column` names the id where the query joins (`g.id`).
+ */
+export function keysetRows<DB, TB extends keyof DB, O extends { id: string }>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: PageRequest,
+  opts: { column?: string; newest?: boolean } = {},
+): Promise<O[]> {
+  const after = decodeCursor(page.cursor);
+  const id = sql.ref<string>(opts.column ?? 'id');
+  const direction = opts.newest ? 'desc' : 'asc';
+  const q = after ? query.where(id, opts.newest ? '<' : '>', after) : query;
+  return q
+    .orderBy(id, direction)
+    .limit(page.limit + 1)
+    .execute();
 }

@@ -1,7 +1,7 @@
 import type { SubscriptionStatus } from '@svc/db';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { decodeCursor, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { groupIdsOf, linkOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
 
 export interface SubscriptionFilter extends PageRequest {
@@ -18,7 +18,6 @@ type ReadCtx = Pick<DomainContext, 'db' | 'clock' | 'secrets' | 'config'>;
  * each filter value still starts from the (status, id) index.
  */
 export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Promise<Page<SubscriptionView>> {
-  const after = decodeCursor(f.cursor);
   const now = ctx.clock.now();
   let q = ctx.db.selectFrom('subscriptions').selectAll();
   if (f.client_id) q = q.where('client_id', '=', f.client_id);
@@ -36,11 +35,7 @@ export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Pr
     default:
       q = q.where('status', '=', f.status).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
   }
-  if (after) q = q.where('id', '>', after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+  const rows = await keysetRows(q, f);
   const groups = await groupIdsOf(
     ctx.db,
     rows.slice(0, f.limit).map((r) => r.id),

@@ -1,0 +1,42 @@
+import { createAdminApi } from '@svc/admin-api';
+import { setupOwner, startTestServer, type TestServer } from '@svc/testkit';
+import { expect } from 'vitest';
+import { createPortalApi } from '../src/app.ts';
+
+export interface PortalTestServer {
+  s: TestServer;
+  /** An owner's access token, to set the fleet up through the admin API. */
+  token: string;
+  /** POST to the admin API as the owner; the test fails unless it answers 201. */
+  post(path: string, body: unknown): Promise<any>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The portal with the admin API beside it on one server over the test database, as `svc start`
+ * mounts them: the tests set the fleet up through the admin API and fetch links from the portal.
+ */
+export async function startPortal(env: Record<string, string>): Promise<PortalTestServer> {
+  const portal = createPortalApi();
+  const s = await startTestServer({
+    env,
+    mount: (root) => {
+      root.route('/', createAdminApi());
+      root.route('/', portal.routes);
+    },
+  });
+  const token = (await setupOwner(s)).access_token;
+  return {
+    s,
+    token,
+    async post(path, body) {
+      const res = await s.api.post(path, body, { token });
+      expect(res.status, `${path} ${res.text}`).toBe(201);
+      return res.body;
+    },
+    async stop() {
+      await portal.stop();
+      await s.stop();
+    },
+  };
+}
