@@ -47,6 +47,7 @@ export * from './shared/public-url.ts';
 export * from './shared/sealed.ts';
 export * from './shared/secrets.ts';
 export * from './shared/slots.ts';
+export * from './shared/text.ts';
 export * from './shared/unit-of-work.ts';
 export * from './stats/index.ts';
 export * from './subscriptions/index.ts';

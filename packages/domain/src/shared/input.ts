@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isDomainError, ValidationError } from '../errors.ts';
+import { findUnstorableText, TEXT_RULE } from './text.ts';
 
 /** Zod issues -> per-field reasons (dot path; `(body)` for the input itself), the `errors` of a problem document. */
 export function fieldErrors(error: z.ZodError, prefix = ''): Record<string, string> {
@@ -16,9 +17,12 @@ export function fieldErrors(error: z.ZodError, prefix = ''): Record<string, stri
  * Parses a use case's input with the schema the use case owns. Every surface (admin API,
  * portal, CLI, worker, tests) goes through this or through a transport's validator using the
  * same schema: the schemas are branded, so a use case cannot be called with input that did not.
- * A failure is a ValidationError naming each field.
+ * A failure is a ValidationError naming each field. Text that breaks the text rule (NUL, lone
+ * surrogates) is refused first, whatever the schema says of the field.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, message = 'invalid input'): z.output<S> {
+  const bad = findUnstorableText(input);
+  if (bad) throw new ValidationError(message, { [bad]: TEXT_RULE });
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   throw new ValidationError(message, fieldErrors(result.error));
