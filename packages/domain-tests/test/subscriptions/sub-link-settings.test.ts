@@ -1,5 +1,6 @@
 import {
   DEFAULT_SUB_LINK_SETTINGS,
+  type DomainContext,
   getSubLinkSettings,
   parseInput,
   SUB_LINK_SETTINGS_KEY,
@@ -7,16 +8,20 @@ import {
   UpdateSubLinkSettingsInput,
   updateSubLinkSettings,
 } from '@svc/domain';
-import { createDomainTestbed, type DomainTestbed } from '@svc/testkit';
+import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actorOf, anOwner } from '../admins/an-owner.ts';
+import { refusal } from '../support.ts';
 
 let bed: DomainTestbed;
+let asOwner: DomainContext;
 beforeAll(async () => {
   bed = await createDomainTestbed();
+  ({ asOwner } = await anOwner(bed));
 });
 afterAll(() => bed.close());
 
-const update = (patch: Record<string, unknown>) => updateSubLinkSettings(bed.ctx(), parseInput(UpdateSubLinkSettingsInput, patch));
+const update = (patch: Record<string, unknown>) => updateSubLinkSettings(asOwner, parseInput(UpdateSubLinkSettingsInput, patch));
 const refused = (patch: Record<string, unknown>): Record<string, string> => {
   try {
     parseInput(UpdateSubLinkSettingsInput, patch);
@@ -64,5 +69,21 @@ describe('subscription-link settings', () => {
     for (const url of ['ftp://x', 'http:x', 'https://a b.example', `https://${'a'.repeat(500)}.example`])
       expect(Object.keys(refused({ support_url: url }))).toEqual(['support_url']);
     expect(Object.keys(refused({ colour: 'red' }))).toEqual(['(body)']);
+  });
+});
+
+describe("installation settings are the owner's (spec 5.4)", () => {
+  it('an admin (or a viewer, or an owner demoted meanwhile) is refused and nothing changes; the shell may', async () => {
+    const before = await getSubLinkSettings(bed.deps);
+    for (const role of ['admin', 'viewer'] as const) {
+      const who = await fixtures(bed.system()).admin({ role });
+      const err = await refusal(
+        updateSubLinkSettings(bed.ctx(actorOf(who)), parseInput(UpdateSubLinkSettingsInput, { title: `by ${role}` })),
+      );
+      expect(err.type).toBe('forbidden');
+    }
+    expect(await getSubLinkSettings(bed.deps)).toEqual(before);
+    const changed = await updateSubLinkSettings(bed.system(), parseInput(UpdateSubLinkSettingsInput, { title: 'by the shell' }));
+    expect(changed.title).toBe('by the shell');
   });
 });

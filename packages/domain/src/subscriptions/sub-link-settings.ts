@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertActorIsOwner } from '../admins/actor-guard.ts';
 import { TOPICS } from '../shared/bus.ts';
 import type { DomainContext, DomainDeps } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -84,6 +85,8 @@ export async function getSubLinkSettings(deps: Pick<DomainDeps, 'db'>): Promise<
 export async function updateSubLinkSettings(ctx: DomainContext, patch: UpdateSubLinkSettingsInput): Promise<SubLinkSettings> {
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
+    // Installation settings are the owner's (spec 5.4), whichever surface asks.
+    await assertActorIsOwner(trx, ctx.actor, 'changing installation settings');
     const current = await getSubLinkSettings({ db: trx });
     const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<SubLinkSettings>;
     const merged: SubLinkSettings = { ...current, ...given };

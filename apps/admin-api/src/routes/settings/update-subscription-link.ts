@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { UpdateSubLinkSettingsInput, updateSubLinkSettings } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, openapi, WRITERS } from '@svc/http';
+import { type AppEnv, actorContext, defineRoute, OWNERS, openapi } from '@svc/http';
 import { body, json } from '../../schemas.ts';
 import { SubLinkSettingsSchema } from './schemas.ts';
 
@@ -10,8 +10,9 @@ export const route = defineRoute({
   method: 'patch',
   path: '/settings/subscription-link',
   tags: ['settings'],
-  summary: 'Change what GET /sub/{token} answers (merge; format_rules replaces the whole list)',
-  auth: { scope: 'admin', roles: WRITERS },
+  summary:
+    'Change what GET /sub/{token} answers (merge; format_rules replaces the whole list). Installation settings: owners only (spec 5.4)',
+  auth: { scope: 'admin', roles: OWNERS },
   request: { ...body(UpdateSubLinkSettingsBody) },
   responses: { 200: json(SubLinkSettingsSchema, 'Updated settings') },
 });
