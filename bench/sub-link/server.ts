@@ -19,6 +19,8 @@ import {
   createSubscription,
   parseInput,
   SYSTEM,
+  UpdateSubLinkSettingsInput,
+  updateSubLinkSettings,
   withActor,
 } from '@svc/domain';
 import { createHttpService } from '@svc/http';
@@ -64,6 +66,10 @@ for (let i = 0; i < SUBSCRIPTIONS; i++) {
   );
   links.push(sub.link);
 }
+
+// BENCH_FORMAT_RULES (JSON): the User-Agent rules to serve with (bench:ua-rules).
+if (process.env.BENCH_FORMAT_RULES)
+  await updateSubLinkSettings(ctx, parseInput(UpdateSubLinkSettingsInput, { format_rules: JSON.parse(process.env.BENCH_FORMAT_RULES) }));
 
 const portal = createPortalApi();
 const http = createHttpService(rt.deps, (root) => root.route('/', portal.routes));

@@ -271,3 +271,35 @@ describe('admin-editable: /api/v1/settings/subscription-link', () => {
     expect((await get(link, { 'user-agent': 'MyXrayApp/3.1' })).headers.get('content-type')).toMatch(/^text\/plain/);
   });
 });
+
+describe('User-Agent rules run in linear time (issue 12.2)', () => {
+  it('a backtracking pattern is refused, ^(a|a)*$ is stored, and hostile User-Agents get their answer while the process keeps serving', async () => {
+    const before = await s.api.get('/api/v1/settings/subscription-link', { token });
+    const refused = await s.api.patch(
+      '/api/v1/settings/subscription-link',
+      { format_rules: [{ user_agent: '^(?=clash)', format: 'clash-meta' }] },
+      { token },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors['format_rules.0.user_agent']).toMatch(/linear-time/);
+    const stored = await s.api.patch(
+      '/api/v1/settings/subscription-link',
+      { format_rules: [{ user_agent: '^(a|a)*$', format: 'clash-meta' }] },
+      { token },
+    );
+    expect(stored.status, stored.text).toBe(200);
+    try {
+      // With a backtracking engine the first fetch alone takes seconds and the second never
+      // ends (the suite's timeout fails it); the health check between them is served.
+      const hostile = await get(link, { 'user-agent': `${'a'.repeat(27)}!` });
+      expect(hostile.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+      const longer = await get(link, { 'user-agent': `${'a'.repeat(8_000)}!` });
+      expect(longer.status).toBe(200);
+      const matching = await get(link, { 'user-agent': 'aaaa' });
+      expect(matching.headers.get('content-type')).toMatch(/yaml/);
+    } finally {
+      expect((await s.api.patch('/api/v1/settings/subscription-link', { ...before.body }, { token })).status).toBe(200);
+    }
+  });
+});

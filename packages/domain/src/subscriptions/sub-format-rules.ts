@@ -1,15 +1,23 @@
+import { RE2JS } from 're2js';
+
 /**
  * Which document GET /sub/{token} answers with, from the app's User-Agent (and, for
  * browsers, Accept). Rules are tried in order; the first whose pattern matches the
  * User-Agent (case-insensitive regular expression) decides. A browser (Accept prefers
  * text/html) gets the HTML page; an app no rule knows gets the base64 list, which every
  * client app imports.
+ *
+ * Patterns run on customer input, so they run in linear time: they are RE2 expressions
+ * (re2js, a pure-JavaScript port of RE2: an automaton, no backtracking), never JavaScript
+ * RegExps. `^(a|a)*$` is accepted and costs O(length) on any User-Agent; what needs
+ * backtracking (back-references, lookahead/lookbehind) is refused when the rule is saved.
+ * Only the first USER_AGENT_MATCH_LIMIT characters of a User-Agent are matched.
  */
 export const SUB_FORMATS = ['base64', 'clash-meta', 'sing-box', 'xray-json', 'html'] as const;
 export type SubFormat = (typeof SUB_FORMATS)[number];
 
 export interface SubFormatRule {
-  /** Case-insensitive regular expression tested against the User-Agent. */
+  /** Case-insensitive RE2 regular expression searched for in the User-Agent. */
   user_agent: string;
   format: SubFormat;
 }
@@ -30,9 +38,14 @@ export const DEFAULT_SUB_FORMAT_RULES: readonly SubFormatRule[] = [
   { user_agent: '^(v2rayn|v2rayng|shadowrocket|streisand|happ|hiddify|v2box|npvtunnel)', format: 'base64' },
 ];
 
+/** Real apps send under 200 characters; what lies beyond this is never looked at. */
+export const USER_AGENT_MATCH_LIMIT = 512;
+/** Longest pattern a rule may have. */
+export const SUB_FORMAT_PATTERN_MAX = 200;
+
 /** The format for one request. Bad patterns never match (they are refused when saved). */
 export function chooseSubFormat(rules: readonly SubFormatRule[], userAgent: string | undefined, accept: string | undefined): SubFormat {
-  const ua = userAgent ?? '';
+  const ua = (userAgent ?? '').slice(0, USER_AGENT_MATCH_LIMIT);
   for (const rule of rules) {
     if (compiled(rule.user_agent)?.test(ua)) return rule.format;
   }
@@ -40,22 +53,34 @@ export function chooseSubFormat(rules: readonly SubFormatRule[], userAgent: stri
   return 'base64';
 }
 
-/** Whether a rule's pattern is a usable regular expression (checked when rules are saved). */
+/**
+ * Why a rule's pattern cannot be saved, or null: 1 to 200 characters, and an RE2 expression
+ * (so no back-references or lookaround, which only a backtracking engine runs).
+ */
 export function subFormatPatternError(pattern: string): string | null {
-  if (pattern.length === 0 || pattern.length > 200) return 'between 1 and 200 characters';
+  if (pattern.length === 0 || pattern.length > SUB_FORMAT_PATTERN_MAX) return `between 1 and ${SUB_FORMAT_PATTERN_MAX} characters`;
   try {
-    new RegExp(pattern, 'i');
+    compile(pattern);
     return null;
   } catch (err) {
-    return `not a regular expression: ${(err as Error).message}`;
+    return `not a linear-time (RE2) regular expression: ${(err as Error).message.replace(/^error parsing regexp: /, '')}`;
   }
 }
 
-const cache = new Map<string, RegExp | null>();
-function compiled(pattern: string): RegExp | null {
+interface Matcher {
+  test(input: string): boolean;
+}
+
+function compile(pattern: string): Matcher {
+  const re = RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE);
+  return { test: (input) => re.matcher(input).find() };
+}
+
+const cache = new Map<string, Matcher | null>();
+function compiled(pattern: string): Matcher | null {
   let re = cache.get(pattern);
   if (re === undefined) {
-    re = subFormatPatternError(pattern) ? null : new RegExp(pattern, 'i');
+    re = subFormatPatternError(pattern) ? null : compile(pattern);
     if (cache.size > 1000) cache.clear();
     cache.set(pattern, re);
   }

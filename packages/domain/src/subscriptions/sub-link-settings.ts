@@ -17,7 +17,8 @@ export const SubFormatRuleInput = z
         if (bad) ctx.addIssue({ code: 'custom', message: bad });
       })
       .meta({
-        description: 'case-insensitive regular expression tested against the User-Agent',
+        description:
+          'case-insensitive RE2 regular expression (linear time: back-references and lookaround are refused), searched for in the first 512 characters of the User-Agent',
         example: '^(clash-verge|mihomo)',
         minLength: 1,
         maxLength: 200,
