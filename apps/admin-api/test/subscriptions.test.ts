@@ -256,7 +256,7 @@ describe('roles: a viewer reads subscriptions but changes nothing', () => {
   it('viewer gets 200 on reads and 403 on every write', async () => {
     const viewer = (await adminWithRole(s, token, 'viewer')).access_token;
     const sub = await newSub();
-    for (const path of ['', `/${sub.id}`, `/${sub.id}/link`, `/${sub.id}/usage`]) {
+    for (const path of ['', `/${sub.id}`, `/${sub.id}/usage`]) {
       expect((await s.api.get(`/api/v1/subscriptions${path}`, { token: viewer })).status, path).toBe(200);
     }
     const writes = [
@@ -267,5 +267,37 @@ describe('roles: a viewer reads subscriptions but changes nothing', () => {
     ];
     for (const res of await Promise.all(writes)) expect(res.status).toBe(403);
     expect((await api.get(sub.id)).body).toEqual(sub);
+  });
+});
+
+describe('viewers see that a link exists and its status, never the token (issue 12.10)', () => {
+  it('list and get answer link null to a viewer, with status and credentials_rotated_at; GET /link is 403; owners and admins get the link', async () => {
+    const viewer = (await adminWithRole(s, token, 'viewer')).access_token;
+    const admin = (await adminWithRole(s, token, 'admin')).access_token;
+    const sub = await newSub();
+    expect((await api.rotate(sub.id)).status).toBe(200);
+    const full = (await api.get(sub.id)).body;
+    const token_ = full.link.split('/sub/')[1] as string;
+
+    const seen = await s.api.get(`/api/v1/subscriptions/${sub.id}`, { token: viewer });
+    expect(seen.status).toBe(200);
+    expect(seen.body).toEqual({ ...full, link: null });
+    expect(seen.body.status).toBe('active');
+    expect(seen.body.credentials_rotated_at).not.toBeNull();
+    const listed = await s.api.get(`/api/v1/subscriptions?client_id=${full.client_id}&limit=200`, { token: viewer });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.length).toBeGreaterThan(0);
+    for (const item of listed.body.items) expect(item.link).toBeNull();
+    expect(JSON.stringify(listed.body)).not.toContain(token_);
+
+    const link = await s.api.get(`/api/v1/subscriptions/${sub.id}/link`, { token: viewer });
+    expect(link.status).toBe(403);
+    expect(link.headers.get('content-type')).toContain('application/problem+json');
+    expect(link.text).not.toContain(token_);
+
+    for (const who of [token, admin]) {
+      expect((await s.api.get(`/api/v1/subscriptions/${sub.id}/link`, { token: who })).body).toEqual({ url: full.link });
+      expect((await s.api.get(`/api/v1/subscriptions/${sub.id}`, { token: who })).body.link).toBe(full.link);
+    }
   });
 });

@@ -1,8 +1,8 @@
 import type { SubscriptionStatus } from '@svc/db';
-import { NotFoundError } from '../errors.ts';
+import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
-import { groupIdsOf, linkOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
+import { groupIdsOf, linkOf, mayReadLinks, type SubscriptionReadView, subscriptionReadView } from './subscription-view.ts';
 
 export interface SubscriptionFilter extends PageRequest {
   client_id?: string | undefined;
@@ -10,14 +10,14 @@ export interface SubscriptionFilter extends PageRequest {
   status?: SubscriptionStatus | undefined;
 }
 
-type ReadCtx = Pick<DomainContext, 'db' | 'clock' | 'secrets' | 'config'>;
+type ReadCtx = Pick<DomainContext, 'db' | 'clock' | 'secrets' | 'config' | 'actor'>;
 
 /**
  * Oldest first, by id (keyset). The stored status is right as of the last write; only time
  * moves it without a write (expiry), so the filter corrects for expires_at <= now, and
  * each filter value still starts from the (status, id) index.
  */
-export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Promise<Page<SubscriptionView>> {
+export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Promise<Page<SubscriptionReadView>> {
   const now = ctx.clock.now();
   let q = ctx.db.selectFrom('subscriptions').selectAll();
   if (f.client_id) q = q.where('client_id', '=', f.client_id);
@@ -40,18 +40,20 @@ export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Pr
     ctx.db,
     rows.slice(0, f.limit).map((r) => r.id),
   );
-  return toPage(rows, f.limit, (r) => subscriptionView(ctx, r, groups.get(r.id) ?? [], now));
+  return toPage(rows, f.limit, (r) => subscriptionReadView(ctx, r, groups.get(r.id) ?? [], now));
 }
 
-export async function getSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionView> {
+export async function getSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionReadView> {
   const row = await ctx.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('subscription', id);
   const groups = await groupIdsOf(ctx.db, [id]);
-  return subscriptionView(ctx, row, groups.get(id) ?? [], ctx.clock.now());
+  return subscriptionReadView(ctx, row, groups.get(id) ?? [], ctx.clock.now());
 }
 
-/** GET /subscriptions/{id}/link. */
+/** GET /subscriptions/{id}/link: only for callers who may read links (a viewer gets 403). */
 export async function getSubscriptionLink(ctx: ReadCtx, id: string): Promise<{ url: string }> {
+  if (!mayReadLinks(ctx.actor))
+    throw new ForbiddenError('reading a subscription link needs the owner or admin role: the link is full proxy access');
   const row = await ctx.db.selectFrom('subscriptions').select('token_enc').where('id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('subscription', id);
   return { url: linkOf(ctx, row) };

@@ -1,5 +1,5 @@
 import type { Db, Renewal, SubscriptionRow, SubscriptionStatus } from '@svc/db';
-import type { DomainDeps } from '../shared/context.ts';
+import type { Actor, DomainDeps } from '../shared/context.ts';
 import { publicBaseUrl } from '../shared/public-url.ts';
 import { currentStatus } from './subscription-status.ts';
 
@@ -23,6 +23,15 @@ export interface SubscriptionView {
 
 type ViewDeps = Pick<DomainDeps, 'secrets' | 'config'>;
 
+/**
+ * A subscription link is full proxy access (it lists every credential), so reading one is a
+ * write-level right: owners and admins (who could rotate it anyway), the shell, and, on the
+ * portal, the client whose subscription it is. A viewer sees that the link exists and what
+ * state it serves (the subscription's status, when it was last rotated), never the token.
+ */
+export const mayReadLinks = (actor: Actor): boolean =>
+  actor.type === 'system' || actor.type === 'client' || (actor.type === 'admin' && (actor.role === 'owner' || actor.role === 'admin'));
+
 /** `{public_base_url}/sub/{token}`: unversioned (spec 9), valid until the credentials are rotated. */
 export const subscriptionLink = (deps: Pick<DomainDeps, 'config'>, token: string): string => `${publicBaseUrl(deps.config)}/sub/${token}`;
 
@@ -30,8 +39,25 @@ export const subscriptionLink = (deps: Pick<DomainDeps, 'config'>, token: string
 export const linkOf = (deps: ViewDeps, row: Pick<SubscriptionRow, 'token_enc'>): string =>
   subscriptionLink(deps, deps.secrets.open(row.token_enc));
 
-/** No proxy credential and no token hash leave through the view; the link is the way in. */
-export const subscriptionView = (deps: ViewDeps, row: SubscriptionRow, groupIds: string[], now: Date): SubscriptionView => ({
+/** What reads answer: the link is null for callers who may not read links (mayReadLinks). */
+export type SubscriptionReadView = Omit<SubscriptionView, 'link'> & { link: string | null };
+
+/**
+ * No proxy credential and no token hash leave through the view; the link is the way in. Writes
+ * answer with it (only owners and admins write); reads go through subscriptionReadView.
+ */
+export const subscriptionView = (deps: ViewDeps, row: SubscriptionRow, groupIds: string[], now: Date): SubscriptionView =>
+  viewWithLink(row, groupIds, now, linkOf(deps, row));
+
+/** The view a read answers to this actor: a viewer gets link null (the token is never unsealed). */
+export const subscriptionReadView = (
+  deps: ViewDeps & { actor: Actor },
+  row: SubscriptionRow,
+  groupIds: string[],
+  now: Date,
+): SubscriptionReadView => viewWithLink(row, groupIds, now, mayReadLinks(deps.actor) ? linkOf(deps, row) : null);
+
+const viewWithLink = <L extends string | null>(row: SubscriptionRow, groupIds: string[], now: Date, link: L) => ({
   id: row.id,
   client_id: row.client_id,
   status: currentStatus(row, now),
@@ -41,7 +67,7 @@ export const subscriptionView = (deps: ViewDeps, row: SubscriptionRow, groupIds:
   expires_at: row.expires_at?.toISOString() ?? null,
   renewal: row.renewal,
   period_started_at: row.period_started_at.toISOString(),
-  link: linkOf(deps, row),
+  link,
   credentials_rotated_at: row.credentials_rotated_at?.toISOString() ?? null,
   note: row.note,
   created_at: row.created_at.toISOString(),

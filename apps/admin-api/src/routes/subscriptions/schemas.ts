@@ -17,7 +17,11 @@ export const SubscriptionSchema = z
     expires_at: z.string().nullable().openapi({ format: 'date-time' }),
     renewal: SubscriptionRenewal,
     period_started_at: z.string().openapi({ format: 'date-time' }),
-    link: z.string().openapi({ format: 'uri', description: '{public_base_url}/sub/{token}; changes when credentials are rotated' }),
+    link: z.string().nullable().openapi({
+      format: 'uri',
+      description:
+        '{public_base_url}/sub/{token}; changes when credentials are rotated. null for viewers: the link is full proxy access; they see that it exists and what it serves through status and credentials_rotated_at',
+    }),
     credentials_rotated_at: z.string().nullable().openapi({ format: 'date-time' }),
     note: z.string().nullable(),
     created_at: z.string().openapi({ format: 'date-time' }),
