@@ -60,6 +60,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_REDIS_KEY_PREFIX', ['redis', 'key_prefix'], 'str'],
   ['SVC_LOG_LEVEL', ['log', 'level'], 'str'],
   ['SVC_INSTALLATION_KEY', ['installation_key'], 'str'],
+  ['SVC_INSTALLATION_KEY_FILE', ['installation_key_file'], 'str'],
   ['SVC_AUTH_PASSWORD_LOGIN', ['auth', 'password_login'], 'bool'],
   ['SVC_PORTAL_REGISTRATION', ['portal_auth', 'registration'], 'str'],
   ['SVC_PORTAL_PASSWORD_LOGIN', ['portal_auth', 'password_login'], 'bool'],

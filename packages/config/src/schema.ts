@@ -120,6 +120,12 @@ export const configSchema = z.object({
     .default({ level: 'info' }),
   /** 32 bytes, base64; encrypts secrets at rest. Generated into data_dir when absent. Environment only. */
   installation_key: z.string().optional(),
+  /**
+   * Where the installation key file is, instead of `<data_dir>/installation.key`: keep it off
+   * the disk, volume or backup that holds the database (created there, mode 0600, on first
+   * start when missing). Not a secret itself.
+   */
+  installation_key_file: z.string().min(1).optional(),
   auth: z
     .object({
       password_login: z.boolean().default(true),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Db } from '@svc/db';
 import type { Clock } from '../shared/clock.ts';
 import { hmacHex, safeEqual } from '../shared/secrets.ts';
@@ -17,14 +17,22 @@ function parseKey(text: string, source: string): Buffer {
 
 /**
  * The installation key encrypts secrets at rest. From SVC_INSTALLATION_KEY when set (split
- * deployments give every replica the same one), else from `<data_dir>/installation.key`,
- * created (mode 0600) on first start.
+ * deployments give every replica the same one), else from the file SVC_INSTALLATION_KEY_FILE
+ * names (a secrets mount, a path on another disk than the database's), else from
+ * `<data_dir>/installation.key`; a missing file is created (mode 0600) on first start.
+ * Giving both the key and a file is refused: which one wins would be a guess.
  */
-export function loadInstallationKey(opts: { installation_key?: string | undefined; data_dir: string }): Buffer {
+export function loadInstallationKey(opts: {
+  installation_key?: string | undefined;
+  installation_key_file?: string | undefined;
+  data_dir: string;
+}): Buffer {
+  if (opts.installation_key && opts.installation_key_file)
+    throw new InstallationKeyError('SVC_INSTALLATION_KEY and SVC_INSTALLATION_KEY_FILE are both set: give one');
   if (opts.installation_key) return parseKey(opts.installation_key, 'SVC_INSTALLATION_KEY');
-  const path = join(opts.data_dir, KEY_FILE);
+  const path = opts.installation_key_file ?? join(opts.data_dir, KEY_FILE);
   if (existsSync(path)) return parseKey(readFileSync(path, 'utf8'), path);
-  mkdirSync(opts.data_dir, { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   writeFileSync(path, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(path, 0o600);
   return parseKey(readFileSync(path, 'utf8'), path);
@@ -46,7 +54,7 @@ export async function bindInstallationKey(db: Db, key: Buffer, clock: Clock): Pr
   const row = await db.selectFrom('installation').select('key_check').where('id', '=', 1).executeTakeFirstOrThrow();
   if (!safeEqual(row.key_check, check)) {
     throw new InstallationKeyError(
-      'the installation key (SVC_INSTALLATION_KEY or <data_dir>/installation.key) is not the one this database was initialised with; secrets could not be decrypted, so the service refuses to start',
+      'the installation key (SVC_INSTALLATION_KEY, SVC_INSTALLATION_KEY_FILE or <data_dir>/installation.key) is not the one this database was initialised with; secrets could not be decrypted, so the service refuses to start',
     );
   }
 }
