@@ -76,7 +76,11 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         // Per method, checked on each message's length prefix before it is buffered
         // (patches/@grpc__grpc-js@1.14.3.patch): Enroll, open to anyone, takes a CSR and no more.
         'grpc.max_receive_message_length': syncMaxBytes,
-        'grpc-node.max_receive_message_length_by_method': receiveLimits(ControlPlaneWireDefinition, syncMaxBytes, opts.maxEnrollMessageBytes),
+        'grpc-node.max_receive_message_length_by_method': receiveLimits(
+          ControlPlaneWireDefinition,
+          syncMaxBytes,
+          opts.maxEnrollMessageBytes,
+        ),
         // gzip of what the gateway sends: grpc-js 1.14.3's server never compresses responses,
         // so patches/@grpc__grpc-js@1.14.3.patch adds it (to agents that accept gzip, messages
         // of at least 1 KiB, compressed off the event loop). Agents may compress what they send.
