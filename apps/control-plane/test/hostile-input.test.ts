@@ -6,6 +6,7 @@ import { ControlPlaneDefinition, type EnrollRequest, LogSource } from '@svc/prot
 import { makeCsr } from '@svc/testkit/agent-simulator';
 import { ClientError, createChannel, createClient, Status } from 'nice-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appliedRevisionWriter } from '../src/applied-revisions.ts';
 import { ENROLL_MAX_BYTES } from '../src/inbound-guard.ts';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
@@ -219,6 +220,31 @@ describe('the text rule on every field received over gRPC (issue 12.1)', () => {
     expect(r.status, r.message).toBe('INVALID_ARGUMENT');
     const { req } = await enrollWith();
     expect((await client.enroll(req)).nodeId).toMatch(/^nod_/);
+  });
+});
+
+describe('int64 revisions from agents are capped at the desired revision (no statement fails on them)', () => {
+  it('a Hello and an ApplyResult claiming revision 2^63-1 open the stream and store the desired revision, not an error', async () => {
+    const { node, agent } = await g.enrolledAgent();
+    const huge = 2n ** 63n - 1n;
+    agent.connect({
+      skipHello: { hello: { hostname: 'h', os: 'linux', arch: 'x64', agentVersion: '1', xrayVersion: '1', appliedRevision: huge } },
+    });
+    await online(node.id);
+    const row = await nodeRow(g, node.id);
+    expect(Number(row.applied_revision)).toBe(Number(row.desired_revision));
+    agent.send({ applyResult: { revision: huge, success: true, error: '' } });
+    agent.sendStatus();
+    await eventually(async () => expect((await nodeRow(g, node.id)).status).not.toBeNull());
+    expect(Number((await nodeRow(g, node.id)).applied_revision)).toBe(Number(row.desired_revision));
+    expect(agent.ended).toBeNull();
+  });
+
+  it("one node's absurd ApplyResult does not fail the other nodes' results written in the same statement", async () => {
+    const [a, b] = [(await g.nodeWithToken()).node.id, (await g.nodeWithToken()).node.id];
+    const record = appliedRevisionWriter(g.s.deps);
+    await Promise.all([record(a, 1), record(b, Number.MAX_VALUE)]);
+    expect([Number((await nodeRow(g, a)).applied_revision), Number((await nodeRow(g, b)).applied_revision)]).toEqual([1, 1]);
   });
 });
 
