@@ -7,6 +7,7 @@ import { appliedRevisionWriter } from './applied-revisions.ts';
 import { TlsMaterialProvider } from './cert-provider.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
+import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
 import { parallelCompress } from './parallel-gzip.ts';
 import { controlPlaneService } from './service.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
@@ -16,9 +17,12 @@ export interface ControlPlaneOptions {
   port: number;
   /** Names and addresses agents dial; they go into the server certificate. */
   tlsHosts: readonly string[];
-  /** Largest message sent (a big node's DesiredState) and accepted (a usage report). */
+  /** Largest message sent (a big node's DesiredState). */
   maxSendMessageBytes?: number;
+  /** Largest message accepted on an authenticated Sync (a usage report; inbound-guard.ts). */
   maxReceiveMessageBytes?: number;
+  /** Largest Enroll message (no client certificate): ENROLL_MAX_BYTES; other values only to measure (bench). */
+  maxEnrollMessageBytes?: number;
   /** A stream without any message for this long is ended (status arrives every 30 s). */
   idleTimeoutMs?: number;
   helloTimeoutMs?: number;
@@ -65,10 +69,18 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       ca = await ensureCertificateAuthority(deps);
       provider = new TlsMaterialProvider({ caCertificate: Buffer.from(ca.certPem) }, await issue());
       const gzipLevel = opts.gzipLevel ?? deps.config.grpc.gzip_level;
+      const syncMaxBytes = opts.maxReceiveMessageBytes ?? deps.config.grpc.max_receive_message_bytes;
       server = createServer({
-        interceptors: [identityInterceptor(ca, () => deps.clock.now())],
+        interceptors: [identityInterceptor(ca, () => deps.clock.now(), ControlPlaneWireDefinition.sync.path)],
         'grpc.max_send_message_length': opts.maxSendMessageBytes ?? 256 * 1024 * 1024,
-        'grpc.max_receive_message_length': opts.maxReceiveMessageBytes ?? 64 * 1024 * 1024,
+        // Per method, checked on each message's length prefix before it is buffered
+        // (patches/@grpc__grpc-js@1.14.3.patch): Enroll, open to anyone, takes a CSR and no more.
+        'grpc.max_receive_message_length': syncMaxBytes,
+        'grpc-node.max_receive_message_length_by_method': receiveLimits(
+          ControlPlaneWireDefinition,
+          syncMaxBytes,
+          opts.maxEnrollMessageBytes,
+        ),
         // gzip of what the gateway sends: grpc-js 1.14.3's server never compresses responses,
         // so patches/@grpc__grpc-js@1.14.3.patch adds it (to agents that accept gzip, messages
         // of at least 1 KiB, compressed off the event loop). Agents may compress what they send.
@@ -88,7 +100,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         'grpc.keepalive_permit_without_calls': 1,
       });
       server.add(
-        ControlPlaneWireDefinition,
+        guardedDefinition(ControlPlaneWireDefinition),
         controlPlaneService(deps, ca, {
           deps,
           ca,

@@ -1,7 +1,8 @@
 import { type DomainDeps, enrollNode, type LoadedCa } from '@svc/domain';
 import type { ControlPlaneWireDefinition } from '@svc/proto';
-import type { ServiceImplementation } from 'nice-grpc';
-import { toGrpcError } from './errors.ts';
+import { ServerError, type ServiceImplementation } from 'nice-grpc';
+import { toGrpcStatus } from './errors.ts';
+import { describeFault, faultOf } from './inbound-guard.ts';
 import { peerIp } from './peer.ts';
 import { type SyncDeps, syncHandler } from './sync-stream.ts';
 
@@ -17,6 +18,8 @@ export function controlPlaneService(
 ): ServiceImplementation<typeof ControlPlaneWireDefinition> {
   return {
     async enroll(req, ctx) {
+      const fault = faultOf(req);
+      if (fault) throw new ServerError(fault.code, `invalid EnrollRequest (${describeFault(fault)})`);
       try {
         return await enrollNode(
           deps,
@@ -25,7 +28,7 @@ export function controlPlaneService(
           { ip: peerIp(ctx.peer) },
         ).then((e) => ({ nodeId: e.node_id, clientCertPem: e.client_cert_pem, caCertPem: e.ca_cert_pem }));
       } catch (err) {
-        throw toGrpcError(err);
+        throw toGrpcStatus(err, deps.log, 'enrollment failed');
       }
     },
     sync: syncHandler(sync),

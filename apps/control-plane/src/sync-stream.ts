@@ -3,6 +3,7 @@ import {
   closeAgentStream,
   type DomainDeps,
   ingestUsageReport,
+  isDomainError,
   type LoadedCa,
   type LogLine,
   newId,
@@ -18,8 +19,9 @@ import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
 import { type CallContext, ServerError, Status } from 'nice-grpc';
 import { AgentSession } from './agent-session.ts';
 import type { SnapshotSource } from './desired-state-source.ts';
-import { toGrpcError } from './errors.ts';
-import { identityOf } from './identity-interceptor.ts';
+import { toGrpcError, toGrpcStatus } from './errors.ts';
+import { identityOf, UNAUTHENTICATED_DETAILS } from './identity-interceptor.ts';
+import { describeFault, faultOf, type InboundFault, textFault } from './inbound-guard.ts';
 import { peerIp } from './peer.ts';
 import type { StreamRegistry } from './stream-registry.ts';
 
@@ -63,11 +65,14 @@ export function syncHandler(s: SyncDeps) {
   const { deps, registry } = s;
   return async function* sync(requests: AsyncIterable<AgentMessage>, ctx: CallContext): AsyncGenerator<ServerMessage> {
     const identity = identityOf(ctx.metadata);
-    if (!identity) throw new ServerError(Status.UNAUTHENTICATED, 'a client certificate issued by this control plane is required');
+    if (!identity) throw new ServerError(Status.UNAUTHENTICATED, UNAUTHENTICATED_DETAILS);
     const incoming = requests[Symbol.asyncIterator]();
     const opening = await first(incoming, s.helloTimeoutMs ?? 30_000);
     if (opening === 'timeout') throw new ServerError(Status.DEADLINE_EXCEEDED, 'no Hello within 30 s of opening the stream');
     if (opening.done) return;
+    // A Hello that breaks the text rule or its size bound ends the stream naming the field.
+    const openingFault = faultOf(opening.value);
+    if (openingFault) throw new ServerError(openingFault.code, describeFault(openingFault));
     const hello = opening.value.hello;
     if (!hello) throw new ServerError(Status.FAILED_PRECONDITION, 'the first message on the stream must be Hello');
 
@@ -84,7 +89,7 @@ export function syncHandler(s: SyncDeps) {
         applied_revision: applied,
       });
     } catch (err) {
-      throw toGrpcError(err);
+      throw toGrpcStatus(err, deps.log, 'stream not opened');
     }
     const session = new AgentSession(ticket, applied, s.snapshots, (err) =>
       deps.log.error({ err, node: ticket.node_id }, 'desired state not compiled; retrying'),
@@ -109,7 +114,16 @@ export function syncHandler(s: SyncDeps) {
     touch();
     const ip = peerIp(ctx.peer);
 
-    const handle = async (m: AgentMessage): Promise<void> => {
+    /**
+     * One message of the agent. `fault` is what the decode step found (inbound-guard.ts): a
+     * refused CertRenewal is answered with CertIssued.error and the stream stays open; log
+     * lines that break the text rule are left out of their batch (Xray's lines can carry
+     * what a client sent; one must not cut a node off); a bad ApplyResult, StatusReport or
+     * second Hello ends the stream with the fault's status naming the field. UsageReport
+     * entries are never marked: the domain drops a bad entry and the report is acknowledged.
+     */
+    const handle = async (m: AgentMessage, fault: InboundFault | null): Promise<void> => {
+      if (fault && !m.certRenewal && !m.logs) throw new ServerError(fault.code, describeFault(fault));
       if (m.applyResult) {
         const r = m.applyResult;
         if (r.success) {
@@ -144,15 +158,39 @@ export function syncHandler(s: SyncDeps) {
           deps.log.info({ node: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped }, 'usage entries dropped');
         session.send({ usageAck: { reportId: u.reportId } });
       } else if (m.logs) {
+        let entries = m.logs.entries;
+        if (fault) {
+          if (!fault.field.startsWith('logs.entries.')) {
+            deps.log.warn({ node: ticket.node_id, fault: describeFault(fault) }, 'a log batch was dropped');
+            return;
+          }
+          entries = entries.filter((e) => textFault(e) === null);
+          deps.log.warn(
+            { node: ticket.node_id, command_id: m.logs.commandId, left_out: m.logs.entries.length - entries.length },
+            'log lines that break the text rule were left out',
+          );
+        }
         const reply: AgentReply = {
           type: 'logs',
           eof: m.logs.eof,
-          entries: m.logs.entries.map((e) => ({ timestamp_ms: Number(e.timestampMs), source: sourceName(e.source), line: e.line })),
+          entries: entries.map((e) => ({ timestamp_ms: Number(e.timestampMs), source: sourceName(e.source), line: e.line })),
         };
         await deps.bus.publish(replyTopic(m.logs.commandId), reply);
       } else if (m.certRenewal) {
-        const issued = await renewAgentCertificate(deps, s.ca, ticket.node_id, m.certRenewal.csrPem, { ip });
-        session.send({ certIssued: { clientCertPem: issued.client_cert_pem } });
+        // A refused renewal is answered (CertIssued.error, our extension) and the stream stays
+        // open: the agent keeps its current certificate and may try again (issue 12.8).
+        if (fault) {
+          session.send({ certIssued: { clientCertPem: '', error: describeFault(fault) } });
+          return;
+        }
+        try {
+          const issued = await renewAgentCertificate(deps, s.ca, ticket.node_id, m.certRenewal.csrPem, { ip });
+          session.send({ certIssued: { clientCertPem: issued.client_cert_pem, error: '' } });
+        } catch (err) {
+          if (!isDomainError(err) || err.type !== 'validation') throw err;
+          const mapped = toGrpcError(err) as ServerError;
+          session.send({ certIssued: { clientCertPem: '', error: mapped.details } });
+        }
       } else if (m.hello) {
         deps.log.warn({ node: ticket.node_id }, 'a second Hello on one stream was ignored');
       }
@@ -165,11 +203,11 @@ export function syncHandler(s: SyncDeps) {
           if (r.done || session.ended) break;
           touch();
           try {
-            await handle(r.value);
+            await handle(r.value, faultOf(r.value));
           } catch (err) {
             const mapped = toGrpcError(err);
-            // A refused message (a bad CSR, a node disabled meanwhile) ends the stream with its
-            // status; anything else (the database briefly away) is logged and left unanswered,
+            // A refused message (bad text in an ApplyResult, a node disabled meanwhile) ends the
+            // stream with its status; anything else (the database briefly away) is logged and left unanswered,
             // so the agent sends it again (usage stays buffered until acknowledged).
             if (mapped instanceof ServerError) {
               session.end({ code: mapped.code, message: mapped.details });

@@ -71,12 +71,16 @@ export const configSchema = z.object({
         .int()
         .min(4 * 1024 * 1024)
         .default(256 * 1024 * 1024),
-      /** Largest message the gateway accepts (a UsageReport, a LogBatch). */
+      /**
+       * Largest message the gateway accepts on an authenticated Sync (a UsageReport of every
+       * subscription of a node: ~48 bytes an entry, 100,000 are ~4.8 MiB). Enroll, open to
+       * anyone, takes 16 KiB (docs/agent-gateway.md, "Limits for agent authors").
+       */
       max_receive_message_bytes: z
         .number()
         .int()
         .min(1024 * 1024)
-        .default(64 * 1024 * 1024),
+        .default(16 * 1024 * 1024),
       /** Seconds without any message after which a stream counts as dead (status arrives every 30 s). */
       idle_timeout_seconds: z.number().int().min(35).default(95),
       /** How long the admin API waits for an agent's answer (a log snapshot) before a 504. */
@@ -98,7 +102,7 @@ export const configSchema = z.object({
       public_hosts: ['localhost', '127.0.0.1'],
       enroll_token_ttl_seconds: 24 * 3600,
       max_send_message_bytes: 256 * 1024 * 1024,
-      max_receive_message_bytes: 64 * 1024 * 1024,
+      max_receive_message_bytes: 16 * 1024 * 1024,
       idle_timeout_seconds: 95,
       command_timeout_seconds: 10,
       replica_heartbeat_seconds: 5,

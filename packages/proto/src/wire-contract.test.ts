@@ -438,7 +438,9 @@ describe('ServerMessage oneof msg: desired_state 1, usage_ack 2, command 3, cert
       [2, LEN],
     ]);
     expect(layout(UsageAck.encode({ reportId: 5n }).finish())).toEqual([[1, VARINT]]);
-    expect(layout(CertIssued.encode({ clientCertPem: 'p' }).finish())).toEqual([[1, LEN]]);
+    expect(layout(CertIssued.encode({ clientCertPem: 'p', error: '' }).finish())).toEqual([[1, LEN]]);
+    // Our extension (docs/agent-gateway.md): a refused renewal's reason, field 2.
+    expect(layout(CertIssued.encode({ clientCertPem: '', error: 'e' }).finish())).toEqual([[2, LEN]]);
   });
 });
 

@@ -4,6 +4,7 @@ import { ChannelCredentials } from '@grpc/grpc-js';
 import * as x509 from '@peculiar/x509';
 import {
   type AgentMessage,
+  type CertIssued,
   type Command,
   ControlPlaneDefinition,
   type DesiredState,
@@ -67,7 +68,7 @@ export class AgentSimulator {
   private pump: Promise<void> | null = null;
   private readonly tails = new Map<string, NodeJS.Timeout>();
   private readonly waiters = new Set<() => void>();
-  private certWaiter: ((pem: string) => void) | null = null;
+  private certWaiter: ((issued: CertIssued) => void) | null = null;
 
   constructor(
     readonly opts: SimulatorOptions,
@@ -181,18 +182,25 @@ export class AgentSimulator {
   /** CertRenewal with a new key; on CertIssued the identity is swapped (used from the next connect). */
   async renewCertificate(timeoutMs = 10_000): Promise<string> {
     const { csrPem, keyPem } = await makeCsr();
-    const issued = new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no CertIssued')), timeoutMs);
-      this.certWaiter = (pem) => {
-        clearTimeout(t);
-        resolve(pem);
-      };
-    });
-    this.send({ certRenewal: { csrPem } });
-    const pem = await issued;
+    const issued = await this.requestCertificate(csrPem, timeoutMs);
+    if (issued.error) throw new Error(`renewal refused: ${issued.error}`);
+    const pem = issued.clientCertPem;
     this.certPem = pem;
     this.keyPem = keyPem;
     return pem;
+  }
+
+  /** Sends CertRenewal with `csrPem` as given and resolves with the CertIssued answering it (the identity is not swapped). */
+  requestCertificate(csrPem: string, timeoutMs = 10_000): Promise<CertIssued> {
+    const issued = new Promise<CertIssued>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('no CertIssued')), timeoutMs);
+      this.certWaiter = (m) => {
+        clearTimeout(t);
+        resolve(m);
+      };
+    });
+    this.send({ certRenewal: { csrPem } });
+    return issued;
   }
 
   /** Resolves when `predicate` holds (checked on every message and stream end). */
@@ -247,7 +255,7 @@ export class AgentSimulator {
     } else if (m.usageAck) {
       this.acks.push(m.usageAck.reportId);
     } else if (m.certIssued) {
-      this.certWaiter?.(m.certIssued.clientCertPem);
+      this.certWaiter?.(m.certIssued);
       this.certWaiter = null;
     } else if (m.command) {
       this.command(m.command);

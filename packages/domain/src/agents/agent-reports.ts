@@ -38,7 +38,12 @@ export async function recordAppliedRevisions(
 ): Promise<void> {
   if (applied.length === 0) return;
   const latest = new Map<string, number>();
-  for (const a of applied) latest.set(a.node_id, Math.max(latest.get(a.node_id) ?? 0, Math.max(0, Math.trunc(a.revision))));
+  // The revision is the agent's int64: one beyond a safe integer (String() of it is no int8, or
+  // not a number literal at all) would fail the statement for every node of the batch, so it is
+  // capped here, and the statement caps every revision at the node's desired one (an agent
+  // cannot have applied a revision it was never sent).
+  const revisionOf = (r: number) => Math.min(Math.max(0, Math.trunc(r)), Number.MAX_SAFE_INTEGER);
+  for (const a of applied) latest.set(a.node_id, Math.max(latest.get(a.node_id) ?? 0, revisionOf(a.revision)));
   // Sorted: rows locked in one order (and a lost deadlock against a revision bump runs again).
   const ids = [...latest.keys()].sort();
   const revisions = ids.map((id) => String(latest.get(id)));
@@ -46,7 +51,7 @@ export async function recordAppliedRevisions(
   await retryOnConflict(() =>
     sql`
     update nodes n
-       set applied_revision = greatest(n.applied_revision, v.revision),
+       set applied_revision = greatest(n.applied_revision, least(v.revision, n.desired_revision)),
            last_apply_error = null,
            last_apply_at = ${now},
            last_seen_at = ${now}

@@ -53,6 +53,7 @@ export async function openAgentStream(
       throw new UnauthenticatedError('this certificate is no longer the node identity (the node was enrolled again)');
     }
     const now = deps.clock.now();
+    const desired = Number(node.desired_revision);
     await trx
       .updateTable('nodes')
       .set({
@@ -61,7 +62,8 @@ export async function openAgentStream(
         arch: text(hello.arch, 64),
         agent_version: text(hello.agent_version, 64),
         xray_version: text(hello.xray_version, 64),
-        applied_revision: Math.max(0, hello.applied_revision),
+        // The agent's int64, capped: never above the desired revision (nor beyond an int8).
+        applied_revision: Math.min(Math.max(0, hello.applied_revision), desired),
         connectivity: 'online',
         stream_replica: ticket.replica,
         stream_session: ticket.session,
@@ -72,7 +74,6 @@ export async function openAgentStream(
       })
       .where('id', '=', node.id)
       .execute();
-    const desired = Number(node.desired_revision);
     return { desired_revision: desired, send_desired_state: hello.applied_revision < desired };
   });
 }
