@@ -1,3 +1,4 @@
+import { isStorableText, TEXT_RULE } from '@svc/domain';
 import { setupOwner, type TestServer } from '@svc/testkit';
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -11,7 +12,7 @@ import { startAdminApi } from './harness.ts';
 // Seeded: a failure prints the seed and path that reproduce it.
 
 const SEED = 1212;
-const RUNS_PER_ROUTE = 20;
+const RUNS_PER_ROUTE = 16;
 /** Audit entries that record a refusal itself (a failed sign-in must leave a trace): not a write of the input. */
 const REFUSAL_AUDITS = ['auth.login_failed', 'auth.forbidden', 'auth.token_rejected', 'auth.refresh_failed', 'auth.refresh_reuse_detected'];
 /** Ends the caller's own session: every later call would be a 401, proving nothing. */
@@ -26,7 +27,9 @@ beforeAll(async () => {
   s = await startAdminApi();
   token = (await setupOwner(s)).access_token;
   doc = (await s.api.get('/api/v1/openapi.json')).body;
-  const tables = await s.deps.db.introspection.getTables();
+  // This test's tables only: on a PostgreSQL server other tests' schemas are listed too.
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(s.deps.db);
+  const tables = (await s.deps.db.introspection.getTables()).filter((t) => t.schema === rows[0]?.schema);
   fingerprintQuery = sql<{ t: string; n: string; u: string | null }>`${sql.join(
     tables.map(
       (t) =>
@@ -172,11 +175,17 @@ describe('hostile Unicode in every write route of the admin API (issue 12.1)', (
           const body = route.schema ? (sample(route.schema) as any) : undefined;
           let path = route.path.replace(/\{[^}]+\}/g, 'nosuchid');
           const { strings, objects } = shape(body);
+          let placed: 'path' | 'body' | 'nowhere' = 'nowhere';
           if (where === 'path' || !body) {
-            if (route.path.includes('{')) path = route.path.replace(/\{[^}]+\}/g, encodeSegment(text));
+            if (route.path.includes('{')) {
+              path = route.path.replace(/\{[^}]+\}/g, encodeSegment(text));
+              placed = 'path';
+            }
           } else if (where === 'value' && strings.length > 0) {
             setAt(body, strings[pick % strings.length] as any[], text);
+            placed = 'body';
           } else if (objects.length > 0) {
+            placed = 'body';
             const at = objects[pick % objects.length] as any[];
             const target = at.length === 0 ? body : at.reduce((o: any, k: any) => o[k], body);
             target[text] = 'x';
@@ -186,11 +195,15 @@ describe('hostile Unicode in every write route of the admin API (issue 12.1)', (
           calls++;
           expect(res.status, `${route.method} ${path.slice(0, 120)} -> ${res.text.slice(0, 300)}`).toBeLessThan(500);
           if (res.status >= 400) expect(await fingerprint(), `${route.method} ${route.path} refused but wrote`).toBe(before);
+          // Text that cannot be stored is refused by the text rule, naming it, not by the database.
+          // (In a path a lone surrogate arrives as an escape that does not decode: not text at all.)
+          const unstorable = placed === 'body' ? !isStorableText(text) : placed === 'path' && text.includes('\u0000');
+          if (unstorable && res.status === 400) expect(Object.values(res.body.errors ?? {}), res.text).toContain(TEXT_RULE);
         }),
         { seed: SEED, numRuns: RUNS_PER_ROUTE, endOnFailure: true },
       );
     }
     expect(calls).toBeGreaterThanOrEqual(routes.length * RUNS_PER_ROUTE);
-    expect(s.logs.filter((l) => l.level >= 50).map((l) => `${l.msg} ${l.err?.message ?? ''}`)).toEqual([]);
+    expect(s.logs.filter((l) => l.level >= 40 && l.err).map((l) => `${l.msg} ${l.err?.message ?? ''}`)).toEqual([]);
   });
 });
