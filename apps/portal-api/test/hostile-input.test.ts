@@ -1,4 +1,6 @@
 import { TEXT_RULE } from '@svc/domain';
+import { encodeHostileSegment, hostileText } from '@svc/testkit/hostile-text';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalTestServer, startPortal } from './harness.ts';
 
@@ -35,6 +37,26 @@ describe('/sub/{token} with hostile text (issue 12.1)', () => {
       const res = await portal.s.api.get(`/sub/${bad}`);
       expect(res.status, bad).toBe(404);
     }
+    expect(portal.s.logs.filter((l) => l.level >= 50)).toEqual([]);
+  });
+});
+
+describe('hostile Unicode in every portal route (issue 12, Checked by)', () => {
+  it('GET /sub/{token} with random hostile tokens and queries never answers >= 500 and logs no error', async () => {
+    const { api } = portal.s;
+    const token = link.slice('/sub/'.length);
+    await fc.assert(
+      fc.asyncProperty(hostileText({ mega: false }), fc.boolean(), async (text, inQuery) => {
+        const path = inQuery ? `${link}?q=${encodeHostileSegment(text)}` : `/sub/${encodeHostileSegment(text)}`;
+        const res = await api.get(path);
+        expect(res.status, `${path.slice(0, 120)} -> ${res.text.slice(0, 200)}`).toBeLessThan(500);
+        if (text.includes('\u0000')) expect(res.status).toBe(400);
+        else if (!inQuery) expect(res.status).toBe(404);
+        // A refusal never echoes the link's token.
+        if (res.status >= 400) expect(res.text).not.toContain(token);
+      }),
+      { seed: 1212, numRuns: 150 },
+    );
     expect(portal.s.logs.filter((l) => l.level >= 50)).toEqual([]);
   });
 });
