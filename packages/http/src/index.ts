@@ -5,7 +5,7 @@ export { DOCS_CSP, registerDocsUi } from './docs-ui.ts';
 export type { AppEnv } from './env.ts';
 export { mapError } from './errors.ts';
 export { openapi } from './openapi-metadata.ts';
-export { pageOf, pageQuery } from './pagination.ts';
+export { pageOf, pageQuery, signedPage, verifyCursor } from './pagination.ts';
 export { type Problem, type ProblemSlug, problemBody, problemResponse, problemType } from './problem.ts';
 export { redactPath } from './redact.ts';
 export { textRuleOnJsonBody, textRuleOnUrlAndHeaders } from './request-text.ts';

@@ -2,6 +2,7 @@ import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
 import type { DomainDeps } from '@svc/domain';
 import type { MiddlewareHandler } from 'hono';
 import { type RouteAuth, requireAuth } from './auth.ts';
+import { verifyCursor } from './pagination.ts';
 import { problemResponse } from './problem.ts';
 import { textRuleOnJsonBody } from './request-text.ts';
 
@@ -81,6 +82,8 @@ export function defineRoute<const R extends RouteConfig>(
   }
   if (auth) middleware.push(requireAuth(auth) as unknown as MiddlewareHandler);
   if (route.request?.body) middleware.push(requireJsonBody, textRuleOnJsonBody);
+  const query = route.request?.query as { shape?: Record<string, unknown> } | undefined;
+  if (query?.shape && 'cursor' in query.shape) middleware.push(verifyCursor as unknown as MiddlewareHandler);
   const roles = auth?.roles ? ` Roles: ${auth.roles.join(', ')}.` : '';
   const config = {
     ...route,
