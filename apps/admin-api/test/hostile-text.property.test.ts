@@ -89,8 +89,9 @@ function sample(schemaIn: any, depth = 0): unknown {
 /** Paths (arrays of keys) of every string leaf, and of every object, in a sample body. */
 function shape(value: unknown, path: Array<string | number> = [], out = { strings: [] as any[][], objects: [] as any[][] }) {
   if (typeof value === 'string') out.strings.push(path);
-  else if (Array.isArray(value)) value.forEach((v, i) => shape(v, [...path, i], out));
-  else if (value && typeof value === 'object') {
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) shape(v, [...path, i], out);
+  } else if (value && typeof value === 'object') {
     out.objects.push(path);
     for (const [k, v] of Object.entries(value)) shape(v, [...path, k], out);
   }
