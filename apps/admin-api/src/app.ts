@@ -1,6 +1,5 @@
-import { swaggerUI } from '@hono/swagger-ui';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { type AppEnv, createRouter } from '@svc/http';
+import { type AppEnv, createRouter, registerDocsUi } from '@svc/http';
 import { registerRoutes } from './routes/index.ts';
 
 export const ADMIN_BASE = '/api/v1';
@@ -18,6 +17,6 @@ export function createAdminApi(): OpenAPIHono<AppEnv> {
     },
     servers: [{ url: '/' }],
   });
-  app.get('/docs', swaggerUI({ url: `${ADMIN_BASE}/openapi.json` }));
+  registerDocsUi(app, { mountedAt: ADMIN_BASE, docsPath: '/docs', specUrl: `${ADMIN_BASE}/openapi.json`, title: 'svc admin API' });
   return app;
 }

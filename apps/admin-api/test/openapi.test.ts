@@ -103,10 +103,29 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
     expect(paths['/api/v1/admins']?.get.security).toEqual([{ bearer: [] }]);
   });
 
-  it('serves a docs UI at /api/v1/docs', async () => {
+  it('serves the docs UI from the pinned swagger-ui-dist on our own origin, with a same-origin-only CSP', async () => {
     const res = await s.api.get('/api/v1/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
-    expect(res.text).toContain('/api/v1/openapi.json');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+    // Every script and stylesheet is ours (a path on this origin), and none is inline.
+    const refs = [...res.text.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] as string);
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    for (const ref of refs) {
+      expect(ref.startsWith('/api/v1/docs/'), ref).toBe(true);
+      const asset = await s.api.get(ref);
+      expect(asset.status, ref).toBe(200);
+      expect(asset.headers.get('content-type'), ref).toMatch(/^(text\/css|text\/javascript|image\/png)/);
+      expect(asset.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    const bundle = await s.api.get('/api/v1/docs/assets/swagger-ui-bundle.js');
+    expect(bundle.text.length).toBeGreaterThan(100_000);
+    expect((await s.api.get('/api/v1/docs/init.js')).text).toContain('"/api/v1/openapi.json"');
+    expect((await s.api.get('/api/v1/docs/assets/package.json')).status).toBe(404);
+    expect((await s.api.get('/api/v1/docs/assets/..%2fpackage.json')).status).toBe(404);
   });
 });

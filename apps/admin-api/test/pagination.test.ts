@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { createSealer, encodeCursor } from '@svc/domain';
 import { pageAll, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
@@ -50,6 +52,22 @@ describe('cursor pagination (spec 4.2): {items, next_cursor}, limit and cursor, 
     expect((await s.api.get('/api/v1/admins?limit=0', { token })).status).toBe(400);
     const bad = await s.api.get('/api/v1/admins?cursor=bm90LWEtY3Vyc29y', { token });
     expect(bad.status).toBe(400);
-    expect(bad.body.errors.cursor).toBeDefined();
+    expect(bad.body.errors['query.cursor']).toBeDefined();
+  });
+
+  it('a hand-made, edited or foreign cursor is 400 (cursors are tamper-evident)', async () => {
+    const issued = (await s.api.get('/api/v1/admins?limit=1', { token })).body.next_cursor as string;
+    expect(issued).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
+    expect((await s.api.get(`/api/v1/admins?limit=1&cursor=${issued}`, { token })).status).toBe(200);
+    const [inner, tag] = issued.split('.') as [string, string];
+    // The domain's own encoding of a cursor, made by hand: well formed, never issued.
+    const handMade = encodeCursor('adm_0000000000000000000000000');
+    const edited = `${inner}.${tag.slice(0, -1)}${tag.endsWith('A') ? 'B' : 'A'}`;
+    const foreign = `${inner}.${createSealer(randomBytes(32)).mac('page-cursor', inner)}`;
+    for (const cursor of [handMade, `${handMade}.${tag}`, edited, foreign, inner, `.${tag}`, `${issued}.${tag}`]) {
+      const res = await s.api.get(`/api/v1/admins?limit=1&cursor=${encodeURIComponent(cursor)}`, { token });
+      expect(res.status, cursor).toBe(400);
+      expect(res.body.errors).toEqual({ 'query.cursor': 'not a cursor this API issued' });
+    }
   });
 });

@@ -1,13 +1,14 @@
 import type { Hook } from '@hono/zod-openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, fieldErrors } from '@svc/domain';
-import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import { sql } from 'kysely';
+import { limitBody } from './body-limit.ts';
 import { clientIp } from './client-ip.ts';
 import type { AppEnv } from './env.ts';
 import { mapError } from './errors.ts';
 import { problemResponse } from './problem.ts';
+import { textRuleOnUrlAndHeaders } from './request-text.ts';
 
 const TARGET_PREFIX: Record<string, string> = { query: 'query.', param: 'path.', header: 'header.', json: '', form: '' };
 
@@ -32,8 +33,10 @@ export function createRouter(basePath = '/'): OpenAPIHono<AppEnv> {
 }
 
 /**
- * The one root app factory: request id, client address, body limit, problem+json for
- * every error (domain errors, malformed JSON, unknown route, wrong method).
+ * The one root app factory: request id, client address, `nosniff`, body limit, the text rule
+ * on paths, queries and data headers (request-text.ts; JSON bodies get it per route, after
+ * auth), problem+json for every error (domain errors, malformed JSON, unknown route, wrong
+ * method).
  */
 export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -44,13 +47,13 @@ export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
     c.set('clientIp', clientIp(c, trust_proxy));
     await next();
   });
-  const limitBody = bodyLimit({
-    maxSize: body_limit_bytes,
-    onError: (c) => problemResponse(c, 'payload-too-large', `the request body exceeds ${body_limit_bytes} bytes`),
+  // Browsers must take every answer (JSON, problem, docs assets) as the type it declares.
+  app.use(async (c, next) => {
+    await next();
+    c.res.headers.set('x-content-type-options', 'nosniff');
   });
-  // Only requests that can carry a body: touching the body of a GET makes the node adapter
-  // build a full WHATWG Request (an AbortSignal and all), a large part of a cheap request.
-  app.use((c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  app.use(limitBody(body_limit_bytes));
+  app.use(textRuleOnUrlAndHeaders);
   app.onError((err, c) => mapError(err, c, deps.log));
   // Liveness and readiness for orchestrators; outside the versioned surfaces.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));

@@ -1,8 +1,9 @@
-import { isDomainError } from '@svc/domain';
+import { isDomainError, isInvalidTextError } from '@svc/domain';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
 import { problemResponse } from './problem.ts';
+import { redactPath } from './redact.ts';
 
 /** The one place an error becomes an HTTP response. */
 export function mapError(err: unknown, c: Context, log: Logger): Response {
@@ -23,6 +24,13 @@ export function mapError(err: unknown, c: Context, log: Logger): Response {
     if (err.status === 401) return problemResponse(c, 'unauthenticated', err.message || 'authentication required');
     if (err.status === 400) return problemResponse(c, 'bad-request', err.message || 'bad request');
   }
-  log.error({ err, method: c.req.method, path: c.req.path }, 'unhandled error');
+  const where = { method: c.req.method, path: redactPath(c.req.path) };
+  if (isInvalidTextError(err)) {
+    // The text rule runs before every handler (request-text.ts); reaching here means an input
+    // path skipped it. Still the caller's input, so a 400, and a warning to find the path.
+    log.warn({ err, ...where }, 'the database refused text that skipped the text rule');
+    return problemResponse(c, 'bad-request', 'the request holds text that cannot be stored');
+  }
+  log.error({ err, ...where }, 'unhandled error');
   return problemResponse(c, 'internal', 'an unexpected error occurred; it has been logged');
 }

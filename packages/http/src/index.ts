@@ -1,10 +1,13 @@
 export { createApp, createRouter, validationHook } from './app.ts';
 export { OWNERS, READERS, type RouteAuth, requireAuth, WRITERS } from './auth.ts';
 export { actorContext, requestMeta } from './context.ts';
+export { DOCS_CSP, registerDocsUi } from './docs-ui.ts';
 export type { AppEnv } from './env.ts';
 export { mapError } from './errors.ts';
 export { openapi } from './openapi-metadata.ts';
-export { pageOf, pageQuery } from './pagination.ts';
+export { pageOf, pageQuery, signedPage, verifyCursor } from './pagination.ts';
 export { type Problem, type ProblemSlug, problemBody, problemResponse, problemType } from './problem.ts';
+export { redactPath } from './redact.ts';
+export { textRuleOnJsonBody, textRuleOnUrlAndHeaders } from './request-text.ts';
 export { defineRoute, ProblemSchema } from './route.ts';
 export { createHttpService, type HttpService } from './server.ts';

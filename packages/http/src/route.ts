@@ -2,7 +2,9 @@ import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
 import type { DomainDeps } from '@svc/domain';
 import type { MiddlewareHandler } from 'hono';
 import { type RouteAuth, requireAuth } from './auth.ts';
+import { verifyCursor } from './pagination.ts';
 import { problemResponse } from './problem.ts';
+import { textRuleOnJsonBody } from './request-text.ts';
 
 export const ProblemSchema = z
   .object({
@@ -30,8 +32,26 @@ const requireJsonBody: MiddlewareHandler = async (c, next) => {
   if (hasBody && !(type && JSON_TYPE.test(type))) {
     return problemResponse(c, 'unsupported-media-type', 'send the body as application/json');
   }
+  if (hasBody && type && !utf8Charset(type)) {
+    return problemResponse(c, 'unsupported-media-type', 'send the body as UTF-8 JSON (charset=utf-8 or no charset)');
+  }
   await next();
 };
+
+/** JSON is UTF-8 (RFC 8259): a `charset` parameter, if any, must say so. */
+function utf8Charset(type: string): boolean {
+  for (const param of type.split(';').slice(1)) {
+    const eq = param.indexOf('=');
+    if (param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    let value = param
+      .slice(eq + 1)
+      .trim()
+      .toLowerCase();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    if (value !== 'utf-8' && value !== 'utf8') return false;
+  }
+  return true;
+}
 
 /** Every error response a route declares is a problem document; say so in the OpenAPI. */
 function withProblemBodies(responses: Record<string, { description: string; content?: unknown }>) {
@@ -61,7 +81,9 @@ export function defineRoute<const R extends RouteConfig>(
     });
   }
   if (auth) middleware.push(requireAuth(auth) as unknown as MiddlewareHandler);
-  if (route.request?.body) middleware.push(requireJsonBody);
+  if (route.request?.body) middleware.push(requireJsonBody, textRuleOnJsonBody);
+  const query = route.request?.query as { shape?: Record<string, unknown> } | undefined;
+  if (query?.shape && 'cursor' in query.shape) middleware.push(verifyCursor as unknown as MiddlewareHandler);
   const roles = auth?.roles ? ` Roles: ${auth.roles.join(', ')}.` : '';
   const config = {
     ...route,

@@ -34,6 +34,11 @@ export function grpcEndpoint(config: Config): string {
  */
 export async function issueEnrollToken(ctx: DomainContext, nodeId: string): Promise<EnrollTokenView> {
   const token = randomToken(32);
+  // A refused call changes nothing: the CA, made once on first use, is not made for a node
+  // that does not exist (the check under lock below stays the one that counts).
+  if (!(await ctx.db.selectFrom('nodes').select('id').where('id', '=', nodeId).executeTakeFirst())) {
+    throw new NotFoundError('node', nodeId);
+  }
   const ca = await ensureCertificateAuthority(ctx);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

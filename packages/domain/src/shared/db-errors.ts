@@ -37,3 +37,14 @@ export async function retryOnConflict<T>(work: () => Promise<T>, attempts = 5): 
     }
   }
 }
+
+/**
+ * PostgreSQL refusing text it cannot hold: a NUL (22021), an escape it cannot translate such as
+ * \u0000 in JSON (22P05), or malformed input of a typed value such as a lone surrogate escape in
+ * JSON (22P02). Every surface applies the text rule first, so this only names a surface that
+ * forgot to: the transports answer it as a refused input, not as a 500.
+ */
+export function isInvalidTextError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '22021' || code === '22P05' || code === '22P02';
+}

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { listAccessGroups } from '@svc/domain';
-import { type AppEnv, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
+import { type AppEnv, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
 import { json } from '../../schemas.ts';
 import { AccessGroupSchema } from './schemas.ts';
 
@@ -20,4 +20,4 @@ export const route = defineRoute({
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(await listAccessGroups(c.get('deps'), c.req.valid('query')), 200));
+  app.openapi(route, async (c) => c.json(signedPage(c, await listAccessGroups(c.get('deps'), c.req.valid('query'))), 200));

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { AdminRole, listAdmins } from '@svc/domain';
-import { type AppEnv, defineRoute, OWNERS, pageOf, pageQuery } from '@svc/http';
+import { type AppEnv, defineRoute, OWNERS, pageOf, pageQuery, signedPage } from '@svc/http';
 import { AdminSchema, json } from '../../schemas.ts';
 
 export const AdminPage = pageOf(AdminSchema, 'AdminPage');
@@ -18,4 +18,4 @@ export const route = defineRoute({
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(await listAdmins(c.get('deps'), c.req.valid('query')), 200));
+  app.openapi(route, async (c) => c.json(signedPage(c, await listAdmins(c.get('deps'), c.req.valid('query'))), 200));

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { listAuditLog } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, pageOf, pageQuery, READERS } from '@svc/http';
+import { type AppEnv, actorContext, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
 import { json } from '../../schemas.ts';
 
 export const AuditEntrySchema = z
@@ -43,4 +43,4 @@ export const route = defineRoute({
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(await listAuditLog(actorContext(c), c.req.valid('query')), 200));
+  app.openapi(route, async (c) => c.json(signedPage(c, await listAuditLog(actorContext(c), c.req.valid('query'))), 200));
