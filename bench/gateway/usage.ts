@@ -19,7 +19,7 @@ import { benchDatabaseUrl, benchDeps, ourPostgresPids } from '../common/database
 import { setUpFleet, startControlPlane, stopWorker, warnings as warningsOf } from '../common/fleet.ts';
 import { type CpuGroups, type CpuReading, cpuPercent, readCpu } from '../common/proc.ts';
 import { env, loadNow, log, main, n, onCleanup, pct, publish, setting } from '../common/run.ts';
-import { seedClients, seedSubscriptions } from '../common/seed.ts';
+import { seedClients, seedServingPartitions, seedSubscriptions } from '../common/seed.ts';
 import { reportColumns, subscriptionId } from './usage-plan.ts';
 
 const SUBSCRIPTIONS = env('BENCH_SUBSCRIPTIONS', 50_000);
@@ -150,6 +150,7 @@ await main(async () => {
   const tSeed = performance.now();
   await seedClients(database.db, CLIENTS);
   await seedSubscriptions(database.db, { count: SUBSCRIPTIONS, clients: CLIENTS, tokenEnc: 'bench' });
+  await seedServingPartitions(database.db, { nodes: NODES, subscriptions: SUBSCRIPTIONS });
   const subIds = Array.from({ length: SUBSCRIPTIONS }, (_, i) => subscriptionId(i));
   log(`${n(SUBSCRIPTIONS)} subscriptions seeded in ${((performance.now() - tSeed) / 1000).toFixed(1)} s`);
   const ordinals = workers.map((_, i) => nodeIds.map((_, k) => k).filter((k) => k % workers.length === i));
