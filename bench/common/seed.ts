@@ -56,7 +56,9 @@ export async function seedServingPartitions(db: Kysely<any>, opts: { nodes: numb
   await sql`
     insert into inbound_profiles (id, name, protocol, stream, sniffing, created_at, updated_at)
     values ('prf_bench', 'bench-vless', 'vless', ${JSON.stringify({ network: 'tcp', security: 'none' })}::jsonb,
-            ${JSON.stringify({ enabled: true, dest_override: ['http', 'tls', 'quic'], route_only: false })}::jsonb, ${now}, ${now})`.execute(db);
+            ${JSON.stringify({ enabled: true, dest_override: ['http', 'tls', 'quic'], route_only: false })}::jsonb, ${now}, ${now})`.execute(
+    db,
+  );
   await sql`
     insert into inbounds (id, node_id, profile_id, tag, port, created_at, updated_at)
     select 'inb_' || lpad(k::text, 26, '0'), 'nod_' || lpad(k::text, 26, '0'), 'prf_bench', 'vless-443', 443, ${now}, ${now}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfInbounds } from '../fleet/revisions.ts';
+import { graceNodeGroups } from '../fleet/serving.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -62,6 +63,12 @@ export async function updateAccessGroup(ctx: DomainContext, id: string, input: U
         if (isUniqueViolation(err, 'access_groups_name_key')) throw groupNameTaken();
         throw err;
       });
+    // The nodes of removed inbounds may still send what the group's members used before.
+    await graceNodeGroups(
+      uow,
+      ctx.clock.now(),
+      (await nodesOfInbounds(trx, removed)).map((node_id) => ({ node_id, access_group_id: id })),
+    );
     const nodes = await bumpNodeRevisions(uow, await nodesOfInbounds(trx, [...added, ...removed]));
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAccessGroupInput] !== undefined);
     uow.audit({

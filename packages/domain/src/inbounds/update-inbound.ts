@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
+import { graceNodeGroups } from '../fleet/serving.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { Port, RefId } from '../shared/fields.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -68,6 +69,15 @@ export async function updateInbound(ctx: DomainContext, id: string, input: Updat
       .returningAll()
       .executeTakeFirstOrThrow()
       .catch(mapInboundWriteError(f));
+    if (changed.includes('node_id')) {
+      // Moved: the old node may still send what the members of the inbound's groups used there.
+      const groups = await trx.selectFrom('access_group_inbounds').select('access_group_id').where('inbound_id', '=', id).execute();
+      await graceNodeGroups(
+        uow,
+        ctx.clock.now(),
+        groups.map((g) => ({ node_id: current.node_id, access_group_id: g.access_group_id })),
+      );
+    }
     let nodes: string[] = [];
     if (changed.some((k) => (NODE_FIELDS as readonly string[]).includes(k))) {
       const chainNodes = changed.includes('chain_id')

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import { graceSubscriptionGroups } from '../fleet/serving.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -74,6 +75,13 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
     if (groupsChanged && input.access_group_ids) {
       await setSubscriptionGroups(trx, id, input.access_group_ids);
       groups = [...new Set(input.access_group_ids)].sort();
+      // The nodes of the groups it left may still send what it used there.
+      await graceSubscriptionGroups(
+        uow,
+        now,
+        id,
+        beforeGroups.filter((g) => !groups.includes(g)),
+      );
     }
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
     const bumped = await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]);
