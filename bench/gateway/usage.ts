@@ -318,7 +318,7 @@ await main(async () => {
 
   // ---- where the time goes: the domain's statements, one connection, timed one by one.
   await reset(pool);
-  const steps = ['begin', 'lock the node row', 'credit subscriptions and upsert usage_hourly (one statement)', 'update the node', 'commit'];
+  const steps = ['begin', 'lock the node row', 'credit the served subscriptions and upsert usage_hourly (one statement)', 'update the node', 'commit'];
   const spent = steps.map(() => 0);
   const one = await pool.connect();
   const node = nodeIds[0] as string;
@@ -334,9 +334,20 @@ await main(async () => {
       () =>
         one.query(
           `with v as (select * from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)),
+           reach as (
+             select g.access_group_id from access_group_inbounds g join inbounds i on i.id = g.inbound_id where i.node_id = $4
+             union select access_group_id from node_group_grace where node_id = $4 and until > $6),
+           served as (
+             select v.* from v
+              where exists (select 1 from subscription_access_groups sag
+                             where sag.subscription_id = v.id and sag.access_group_id in (select access_group_id from reach))
+                 or exists (select 1 from subscription_group_grace sg
+                             where sg.subscription_id = v.id and sg.until > $6 and sg.access_group_id in (select access_group_id from reach))),
            credited as (
-             update subscriptions s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-               from v where s.id = v.id returning s.id, v.up, v.down),
+             update subscriptions s set used_bytes = s.used_bytes + v.up + v.down,
+                    period_uplink_bytes = s.period_uplink_bytes + v.up, period_downlink_bytes = s.period_downlink_bytes + v.down,
+                    lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+               from served v where s.id = v.id returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes),
            hourly as (
              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
              select c.id, $4, $5, c.up, c.down from credited c
@@ -344,8 +355,11 @@ await main(async () => {
                 set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
                     downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
              returning 1)
-           select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly`,
-          [c.ids, up, down, node, hour],
+           select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
+                  (select count(*) from hourly)::int as hourly,
+                  (select array_agg(id order by id) from credited
+                    where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`,
+          [c.ids, up, down, node, hour, new Date()],
         ),
       () =>
         one.query(
