@@ -4,6 +4,7 @@ import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import { graceNodeGroups } from '../fleet/serving.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { Port, RefId } from '../shared/fields.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import {
   assertPortFree,
@@ -17,6 +18,7 @@ import {
   mapInboundWriteError,
 } from './inbound.ts';
 import { InboundHost, Listen } from './inbound-fields.ts';
+import { getInbound } from './read-inbounds.ts';
 
 /** PATCH /inbounds/{id}: a merge; absent fields stay as they are, null clears. */
 export const UpdateInboundInput = z
@@ -40,6 +42,7 @@ const NODE_FIELDS = ['node_id', 'profile_id', 'port', 'listen', 'chain_id'] as c
  * the hops of the old and the new chain when the chain changes.
  */
 export async function updateInbound(ctx: DomainContext, id: string, input: UpdateInboundInput): Promise<InboundView> {
+  if (isEmptyPatch(input)) return getInbound(ctx, id);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('inbounds').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();

@@ -4,9 +4,11 @@ import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { graceSubscriptionGroups } from '../fleet/serving.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
 import { lockSubscription } from './lock-subscription.ts';
+import { getSubscription } from './read-subscriptions.ts';
 import {
   AdminSubscriptionStatus,
   Instant,
@@ -40,6 +42,7 @@ export type UpdateSubscriptionInput = z.output<typeof UpdateSubscriptionInput>;
  * reach no node.
  */
 export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
+  if (isEmptyPatch(input)) return getSubscription(ctx, id);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     uow.subscriptionLinksChanged();
