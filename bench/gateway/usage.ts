@@ -318,7 +318,13 @@ await main(async () => {
 
   // ---- where the time goes: the domain's statements, one connection, timed one by one.
   await reset(pool);
-  const steps = ['begin', 'lock the node row', 'credit the served subscriptions and upsert usage_hourly (one statement)', 'update the node', 'commit'];
+  const steps = [
+    'begin',
+    'lock the node row',
+    'credit the served subscriptions and upsert usage_hourly (one statement)',
+    'update the node',
+    'commit',
+  ];
   const spent = steps.map(() => 0);
   const one = await pool.connect();
   const node = nodeIds[0] as string;
