@@ -88,4 +88,37 @@ describe('a PATCH that changes nothing changes nothing (issue 12.8)', () => {
     }
     expect(changed).toEqual([]);
   });
+
+  it('PATCH re-sending the values as they are (read back with GET) on every PATCH route: no node revision moves', async () => {
+    type Schema = { $ref?: string; properties?: Record<string, unknown> };
+    const doc = (await s.api.get('/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>>;
+      components: { schemas: Record<string, Schema> };
+    };
+    const resolve = (schema: Schema): Schema =>
+      schema.$ref ? (doc.components.schemas[schema.$ref.split('/').at(-1) as string] as Schema) : schema;
+    const moved: unknown[] = [];
+    let resent = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      const op = ops.patch;
+      if (!op) continue;
+      const url = path.replace('{id}', ids[path] as string);
+      const fields = Object.keys(resolve(op.requestBody?.content['application/json']?.schema ?? {}).properties ?? {});
+      const view = (await s.api.get(url, { token })).body as Record<string, unknown>;
+      const body = Object.fromEntries(fields.filter((f) => f in view).map((f) => [f, view[f]]));
+      const before = await revisions();
+      const res = await s.api.patch(url, body, { token });
+      if (res.status === 200) resent += Object.keys(body).length;
+      else {
+        // Some fields are read back in another form than they are written (a REALITY public key
+        // in the stream) or only with another (a certificate with its key): each alone, where accepted.
+        expect(res.status, `${path}: ${res.text}`).toBe(400);
+        for (const [k, v] of Object.entries(body)) if ((await s.api.patch(url, { [k]: v }, { token })).status === 200) resent++;
+      }
+      const after = await revisions();
+      if (JSON.stringify(after) !== JSON.stringify(before)) moved.push({ path, body, before, after });
+    }
+    expect(resent).toBeGreaterThan(20);
+    expect(moved).toEqual([]);
+  });
 });
