@@ -42,3 +42,36 @@ export async function seedSubscriptions(
     select 'sub_' || lpad(i::text, 26, '0'), ${opts.groupId} from generate_series(1, ${opts.count}) as i`.execute(db);
   await sql`analyze subscriptions, subscription_access_groups, clients`.execute(db);
 }
+
+/**
+ * What makes node k serve partition k of the usage plan (a node is credited only for the
+ * subscriptions it serves): one vless profile, one inbound per node (`inb_<26 digits>`), one
+ * access group per node granting it (`grp_<26 digits>`), and subscription i (0-based) granted
+ * the group of node floor(i / part), part = floor(subscriptions / nodes); the remainder is
+ * granted nothing.
+ */
+export async function seedServingPartitions(db: Kysely<any>, opts: { nodes: number; subscriptions: number }): Promise<void> {
+  const now = new Date();
+  const part = Math.floor(opts.subscriptions / opts.nodes);
+  await sql`
+    insert into inbound_profiles (id, name, protocol, stream, sniffing, created_at, updated_at)
+    values ('prf_bench', 'bench-vless', 'vless', ${JSON.stringify({ network: 'tcp', security: 'none' })}::jsonb,
+            ${JSON.stringify({ enabled: true, dest_override: ['http', 'tls', 'quic'], route_only: false })}::jsonb, ${now}, ${now})`.execute(
+    db,
+  );
+  await sql`
+    insert into inbounds (id, node_id, profile_id, tag, port, created_at, updated_at)
+    select 'inb_' || lpad(k::text, 26, '0'), 'nod_' || lpad(k::text, 26, '0'), 'prf_bench', 'vless-443', 443, ${now}, ${now}
+    from generate_series(1, ${opts.nodes}) as k`.execute(db);
+  await sql`
+    insert into access_groups (id, name, created_at, updated_at)
+    select 'grp_' || lpad(k::text, 26, '0'), 'bench-node-' || k, ${now}, ${now} from generate_series(1, ${opts.nodes}) as k`.execute(db);
+  await sql`
+    insert into access_group_inbounds (access_group_id, inbound_id)
+    select 'grp_' || lpad(k::text, 26, '0'), 'inb_' || lpad(k::text, 26, '0') from generate_series(1, ${opts.nodes}) as k`.execute(db);
+  await sql`
+    insert into subscription_access_groups (subscription_id, access_group_id)
+    select 'sub_' || lpad(i::text, 26, '0'), 'grp_' || lpad((1 + (i - 1) / ${part})::text, 26, '0')
+    from generate_series(1, ${part * opts.nodes}) as i`.execute(db);
+  await sql`analyze inbounds, access_groups, access_group_inbounds, subscription_access_groups`.execute(db);
+}

@@ -19,7 +19,7 @@ import { benchDatabaseUrl, benchDeps, ourPostgresPids } from '../common/database
 import { setUpFleet, startControlPlane, stopWorker, warnings as warningsOf } from '../common/fleet.ts';
 import { type CpuGroups, type CpuReading, cpuPercent, readCpu } from '../common/proc.ts';
 import { env, loadNow, log, main, n, onCleanup, pct, publish, setting } from '../common/run.ts';
-import { seedClients, seedSubscriptions } from '../common/seed.ts';
+import { seedClients, seedServingPartitions, seedSubscriptions } from '../common/seed.ts';
 import { reportColumns, subscriptionId } from './usage-plan.ts';
 
 const SUBSCRIPTIONS = env('BENCH_SUBSCRIPTIONS', 50_000);
@@ -150,6 +150,7 @@ await main(async () => {
   const tSeed = performance.now();
   await seedClients(database.db, CLIENTS);
   await seedSubscriptions(database.db, { count: SUBSCRIPTIONS, clients: CLIENTS, tokenEnc: 'bench' });
+  await seedServingPartitions(database.db, { nodes: NODES, subscriptions: SUBSCRIPTIONS });
   const subIds = Array.from({ length: SUBSCRIPTIONS }, (_, i) => subscriptionId(i));
   log(`${n(SUBSCRIPTIONS)} subscriptions seeded in ${((performance.now() - tSeed) / 1000).toFixed(1)} s`);
   const ordinals = workers.map((_, i) => nodeIds.map((_, k) => k).filter((k) => k % workers.length === i));
@@ -317,8 +318,15 @@ await main(async () => {
 
   // ---- where the time goes: the domain's statements, one connection, timed one by one.
   await reset(pool);
-  const steps = ['begin', 'lock the node row', 'credit subscriptions and upsert usage_hourly (one statement)', 'update the node', 'commit'];
+  const steps = [
+    'begin',
+    'lock the node row',
+    'credit the served subscriptions and upsert usage_hourly (one statement)',
+    'update the node',
+    'commit',
+  ];
   const spent = steps.map(() => 0);
+  let unconditionedMs = 0;
   const one = await pool.connect();
   const node = nodeIds[0] as string;
   for (let r = 1; r <= STATEMENT_SAMPLES + 3; r++) {
@@ -333,9 +341,20 @@ await main(async () => {
       () =>
         one.query(
           `with v as (select * from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)),
+           reach as (
+             select g.access_group_id from access_group_inbounds g join inbounds i on i.id = g.inbound_id where i.node_id = $4
+             union select access_group_id from node_group_grace where node_id = $4 and until > $6),
+           served as (
+             select v.* from v
+              where exists (select 1 from subscription_access_groups sag
+                             where sag.subscription_id = v.id and sag.access_group_id in (select access_group_id from reach))
+                 or exists (select 1 from subscription_group_grace sg
+                             where sg.subscription_id = v.id and sg.until > $6 and sg.access_group_id in (select access_group_id from reach))),
            credited as (
-             update subscriptions s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-               from v where s.id = v.id returning s.id, v.up, v.down),
+             update subscriptions s set used_bytes = s.used_bytes + v.up + v.down,
+                    period_uplink_bytes = s.period_uplink_bytes + v.up, period_downlink_bytes = s.period_downlink_bytes + v.down,
+                    lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+               from served v where s.id = v.id returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes),
            hourly as (
              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
              select c.id, $4, $5, c.up, c.down from credited c
@@ -343,8 +362,11 @@ await main(async () => {
                 set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
                     downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
              returning 1)
-           select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly`,
-          [c.ids, up, down, node, hour],
+           select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
+                  (select count(*) from hourly)::int as hourly,
+                  (select array_agg(id order by id) from credited
+                    where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`,
+          [c.ids, up, down, node, hour, new Date()],
         ),
       () =>
         one.query(
@@ -353,11 +375,40 @@ await main(async () => {
         ),
       () => one.query('commit'),
     ];
+    // Baseline in the same loop, its own transaction, order alternating per report: the same
+    // credit without the "served by this node" condition (issue 12.4), what it costs.
+    const unconditioned = async () => {
+      await one.query('begin');
+      const t = performance.now();
+      await one.query(
+        `with v as (select * from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)),
+         credited as (
+           update subscriptions s set used_bytes = s.used_bytes + v.up + v.down,
+                  period_uplink_bytes = s.period_uplink_bytes + v.up, period_downlink_bytes = s.period_downlink_bytes + v.down,
+                  lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+             from v where s.id = v.id returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes),
+         hourly as (
+           insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
+           select c.id, $4, $5, c.up, c.down from credited c
+           on conflict (subscription_id, hour, node_id) do update
+              set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
+                  downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
+           returning 1)
+         select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly,
+                (select array_agg(id order by id) from credited
+                  where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`,
+        [c.ids, up, down, node, hour],
+      );
+      if (r > 3) unconditionedMs += performance.now() - t;
+      await one.query('commit');
+    };
+    if (r % 2 === 0) await unconditioned();
     for (const [i, q] of timed.entries()) {
       const t = performance.now();
       await q();
       if (r > 3) spent[i] = (spent[i] as number) + performance.now() - t;
     }
+    if (r % 2 === 1) await unconditioned();
   }
   one.release();
   const perStatement = spent.map((ms) => ms / STATEMENT_SAMPLES);
@@ -448,6 +499,7 @@ await main(async () => {
       (s, i) => `| ${s} | ${ms(perStatement[i] as number)} | ${Math.round(((perStatement[i] as number) / statementsTotal) * 100)}% |`,
     ),
     `| total (${n(ENTRIES / (statementsTotal / 1000))} entries/s on one connection) | ${ms(statementsTotal)} | |`,
+    `| baseline, interleaved with the above: the same credit without the "served by this node" condition | ${ms(unconditionedMs / STATEMENT_SAMPLES)} | |`,
     ...(errors > 0
       ? ['', `Errors: ${[...usageErrors, ...replayErrors, ...sweep.flatMap((x) => x.run.errors), ...warnings].slice(0, 5).join('; ')}`]
       : []),

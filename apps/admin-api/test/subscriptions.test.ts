@@ -166,8 +166,8 @@ describe('POST /subscriptions/{id}/rotate-credentials and GET /subscriptions/{id
 
 describe('GET /subscriptions/{id}/usage', () => {
   it('answers the series for the query: from, to and granularity as query parameters', async () => {
-    const sub = await newSub();
-    const node = await make.node();
+    const { node, group } = await make.servingNode();
+    const sub = await newSub({ access_group_ids: [group.id] });
     s.clock.set(new Date('2026-03-01T10:15:00Z'));
     await ingestUsageReport(s.deps, node.id, {
       report_id: 1n,

@@ -154,8 +154,13 @@ export function syncHandler(s: SyncDeps) {
             })),
           }),
         );
+        // Counted on the node too (usage_entries_dropped); not_served: entries for subscriptions
+        // this node does not serve, the sign of a node charging others.
         if (result.dropped > 0)
-          deps.log.info({ node: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped }, 'usage entries dropped');
+          deps.log.info(
+            { node: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped, not_served: result.not_served },
+            'usage entries dropped',
+          );
         session.send({ usageAck: { reportId: u.reportId } });
       } else if (m.logs) {
         let entries = m.logs.entries;

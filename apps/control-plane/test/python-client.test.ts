@@ -62,8 +62,22 @@ describe('an independent gRPC client (Debian python3-grpcio, code generated from
       const { node, enrollToken } = await g.nodeWithToken();
       const client = await g.s.api.post('/api/v1/clients', { email: 'python@example.com' }, { token: t });
       expect(client.status, client.text).toBe(201);
-      const sub = await g.s.api.post('/api/v1/subscriptions', { client_id: client.body.id, access_group_ids: [] }, { token: t });
+      // Served by the node (an inbound of it in the subscription's access group): only then is its usage credited.
+      const profile = await g.s.api.post(
+        '/api/v1/inbound-profiles',
+        { name: 'py-vless', protocol: 'vless', stream: { network: 'tcp', security: 'none' } },
+        { token: t },
+      );
+      const inbound = await g.s.api.post('/api/v1/inbounds', { node_id: node.id, profile_id: profile.body.id, port: 443 }, { token: t });
+      const group = await g.s.api.post('/api/v1/access-groups', { name: 'py-group', inbound_ids: [inbound.body.id] }, { token: t });
+      expect(group.status, group.text).toBe(201);
+      const sub = await g.s.api.post(
+        '/api/v1/subscriptions',
+        { client_id: client.body.id, access_group_ids: [group.body.id] },
+        { token: t },
+      );
       expect(sub.status, sub.text).toBe(201);
+      const desiredRevision = Number((await nodeRow(g, node.id)).desired_revision);
 
       const arg = {
         target: g.endpoint,
@@ -90,7 +104,7 @@ describe('an independent gRPC client (Debian python3-grpcio, code generated from
         cert_key_matches: true,
         ca_cert_matches: true,
         sync_no_cert: 'UNAUTHENTICATED',
-        desired_revision: 1,
+        desired_revision: desiredRevision,
         desired_has_xray: true,
         acks: [1, 1],
         sync_end: 'OK',

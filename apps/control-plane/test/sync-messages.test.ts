@@ -30,8 +30,22 @@ async function changeNode(nodeId: string): Promise<number> {
   return Number((await nodeRow(g, nodeId)).desired_revision);
 }
 
-async function subscription(): Promise<string> {
-  const res = await g.s.api.post('/api/v1/subscriptions', { client_id: clientId, access_group_ids: [] }, { token: await g.token() });
+/** An access group granting an inbound on each of these nodes: its subscriptions are served there (and only there credited). */
+async function groupOn(...nodeIds: string[]): Promise<string> {
+  const t = await g.token();
+  const inbound_ids: string[] = [];
+  for (const node_id of nodeIds) {
+    const res = await g.s.api.post('/api/v1/inbounds', { node_id, profile_id: profileId, port: port++ }, { token: t });
+    expect(res.status, res.text).toBe(201);
+    inbound_ids.push(res.body.id);
+  }
+  const res = await g.s.api.post('/api/v1/access-groups', { name: `served-${port}`, inbound_ids }, { token: t });
+  expect(res.status, res.text).toBe(201);
+  return res.body.id;
+}
+
+async function subscription(groupId: string): Promise<string> {
+  const res = await g.s.api.post('/api/v1/subscriptions', { client_id: clientId, access_group_ids: [groupId] }, { token: await g.token() });
   expect(res.status, res.text).toBe(201);
   return res.body.id;
 }
@@ -153,7 +167,8 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
 
   it('a new report_id adds the deltas to used_bytes and to the hourly row of the subscription and node, and is acknowledged', async () => {
     const { node, agent } = await g.enrolledAgent();
-    const [a, b] = [await subscription(), await subscription()];
+    const group = await groupOn(node.id);
+    const [a, b] = [await subscription(group), await subscription(group)];
     agent.connect();
     await online(node.id);
     await agent.sendUsage(1n, [
@@ -172,7 +187,7 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
 
   it('a replayed report_id and an older one change nothing and are acknowledged with the same id', async () => {
     const { node, agent } = await g.enrolledAgent();
-    const a = await subscription();
+    const a = await subscription(await groupOn(node.id));
     agent.connect();
     await online(node.id);
     await agent.sendUsage(5n, [{ subscriptionId: a, uplinkBytes: 10n, downlinkBytes: 20n }]);
@@ -187,7 +202,7 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
 
   it('a report retried after a reconnect (ack lost) is counted once', async () => {
     const { node, agent } = await g.enrolledAgent();
-    const a = await subscription();
+    const a = await subscription(await groupOn(node.id));
     agent.connect();
     await online(node.id);
     await agent.sendUsage(7n, [{ subscriptionId: a, uplinkBytes: 1n, downlinkBytes: 1n }]);
@@ -198,8 +213,8 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
   });
 
   it('hours are separate rows: the same subscription and node an hour later is a new row', async () => {
-    const { agent } = await g.enrolledAgent();
-    const a = await subscription();
+    const { node, agent } = await g.enrolledAgent();
+    const a = await subscription(await groupOn(node.id));
     agent.connect();
     await agent.sendUsage(1n, [{ subscriptionId: a, uplinkBytes: 1n, downlinkBytes: 2n }]);
     g.s.clock.advance(3600_000);
@@ -211,7 +226,7 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
 
   it('entries for unknown subscriptions are dropped and counted; the rest of the report is applied', async () => {
     const { node, agent } = await g.enrolledAgent();
-    const a = await subscription();
+    const a = await subscription(await groupOn(node.id));
     agent.connect();
     await agent.sendUsage(1n, [
       { subscriptionId: 'sub_gone', uplinkBytes: 50n, downlinkBytes: 50n },
@@ -227,8 +242,9 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
   });
 
   it('concurrent reports of two nodes crediting the same subscriptions are all counted', async () => {
-    const [{ agent: x }, { agent: y }] = [await g.enrolledAgent(), await g.enrolledAgent()];
-    const subs = [await subscription(), await subscription(), await subscription()];
+    const [{ node: nx, agent: x }, { node: ny, agent: y }] = [await g.enrolledAgent(), await g.enrolledAgent()];
+    const group = await groupOn(nx.id, ny.id);
+    const subs = [await subscription(group), await subscription(group), await subscription(group)];
     x.connect();
     y.connect();
     const sends: Promise<void>[] = [];

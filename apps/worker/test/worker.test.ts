@@ -31,8 +31,8 @@ async function runWorkerUntil(done: () => Promise<boolean>, sweepEveryMs: number
 
 /** Usage over the limit whose hand-over to the worker is swallowed first: only the scheduled sweep can find it. */
 async function overLimitUnannounced(): Promise<string> {
-  const { id } = await make.subscription({ traffic_limit_bytes: 10 });
-  const node = await make.node();
+  const { node, group } = await make.servingNode();
+  const { id } = await make.subscription({ traffic_limit_bytes: 10, access_group_ids: [group.id] });
   const swallowed: unknown[] = [];
   const stop = await bed.deps.jobs.consume(JOBS.enforceLimits, async (data) => {
     swallowed.push(data);
@@ -70,8 +70,8 @@ describe("the worker's scheduled sweep, as the system", () => {
 
 describe('subscriptions.enforce-limits, handed over by the usage ingest', () => {
   it('limits the subscription at once, long before the next sweep', async () => {
-    const { id } = await make.subscription({ traffic_limit_bytes: 10 });
-    const node = await make.node();
+    const { node, group } = await make.servingNode();
+    const { id } = await make.subscription({ traffic_limit_bytes: 10, access_group_ids: [group.id] });
     const worker = createWorker(bed.runtime, { sweepEveryMs: 3_600_000 });
     await worker.start();
     try {

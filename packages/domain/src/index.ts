@@ -28,6 +28,7 @@ export * from './clients/index.ts';
 export * from './deps.ts';
 export * from './errors.ts';
 export * from './fleet/revisions.ts';
+export { SERVED_GRACE_MS } from './fleet/serving.ts';
 export * from './inbound-profiles/index.ts';
 export * from './inbounds/index.ts';
 export * from './installation/bootstrap.ts';

@@ -126,3 +126,17 @@ export interface AccessGroupInboundsTable {
   access_group_id: string;
   inbound_id: string;
 }
+
+/** A node stopped carrying an access group; its members' usage from it is still credited until `until`. */
+export interface NodeGroupGraceTable {
+  node_id: string;
+  access_group_id: string;
+  until: Date;
+}
+
+/** A subscription left an access group; its usage from the group's nodes is still credited until `until`. */
+export interface SubscriptionGroupGraceTable {
+  subscription_id: string;
+  access_group_id: string;
+  until: Date;
+}

@@ -18,7 +18,9 @@ import type {
   GatewayReplicasTable,
   InboundProfilesTable,
   InboundsTable,
+  NodeGroupGraceTable,
   NodesTable,
+  SubscriptionGroupGraceTable,
 } from './fleet.ts';
 import type { CertificateAuthorityTable, InstallationTable, SigningKeysTable } from './installation.ts';
 import type { RefreshTokensTable, SessionsTable } from './sessions.ts';
@@ -42,6 +44,8 @@ export interface Database {
   inbounds: InboundsTable;
   access_groups: AccessGroupsTable;
   access_group_inbounds: AccessGroupInboundsTable;
+  node_group_grace: NodeGroupGraceTable;
+  subscription_group_grace: SubscriptionGroupGraceTable;
   clients: ClientsTable;
   subscriptions: SubscriptionsTable;
   subscription_access_groups: SubscriptionAccessGroupsTable;

@@ -1,4 +1,15 @@
-import { ingestUsageReport, JOBS } from '@svc/domain';
+import {
+  ingestUsageReport,
+  JOBS,
+  parseInput,
+  SERVED_GRACE_MS,
+  UpdateAccessGroupInput,
+  UpdateInboundInput,
+  UpdateSubscriptionInput,
+  updateAccessGroup,
+  updateInbound,
+  updateSubscription,
+} from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servedNode } from '../customers-support.ts';
@@ -57,7 +68,7 @@ describe('ingestUsageReport: exactly once per node by report_id, and what a repo
     handed.length = 0;
     for (const report_id of [7n, 6n]) {
       const again = await ingestUsageReport(bed.deps, node, { report_id, entries: [entry(sub.id, 150)] });
-      expect(again).toEqual({ report_id, applied: false, accepted: 0, dropped: 0, limit_candidates: [] });
+      expect(again).toEqual({ report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, limit_candidates: [] });
     }
     expect(await handedWithin(300)).toEqual([]);
     expect(Number((await row(sub.id)).used_bytes)).toBe(150);
@@ -79,5 +90,95 @@ describe('ingestUsageReport: exactly once per node by report_id, and what a repo
     expect(Number(nodeRow.usage_entries_dropped)).toBe(2);
     expect(String(nodeRow.last_usage_report_id)).toBe('1');
     expect(Number((await row(sub.id)).used_bytes)).toBe(10);
+  });
+});
+
+const usedBytes = async (id: string) => Number((await row(id)).used_bytes);
+const droppedOn = async (node: string) =>
+  Number(
+    (await bed.deps.db.selectFrom('nodes').select('usage_entries_dropped').where('id', '=', node).executeTakeFirstOrThrow())
+      .usage_entries_dropped,
+  );
+
+describe('a node is credited only for the subscriptions it serves (issue 12.4)', () => {
+  it('a node charging a subscription it does not serve is acknowledged, the entry dropped and counted, the victim unchanged', async () => {
+    const f = fixtures(bed.ctx());
+    const stranger = (await f.node()).id; // enrolled-like, no inbounds
+    const { groups } = await servedNode(bed.ctx());
+    const victim = await f.subscription({ access_group_ids: groups, traffic_limit_bytes: 1000 });
+    const result = await ingestUsageReport(bed.deps, stranger, { report_id: 1n, entries: [entry(victim.id, 2_500_000_000)] });
+    expect(result).toMatchObject({ applied: true, accepted: 0, dropped: 1, not_served: 1, limit_candidates: [] });
+    expect(await usedBytes(victim.id)).toBe(0);
+    expect((await row(victim.id)).status).toBe('active');
+    expect(await droppedOn(stranger)).toBe(1);
+    const hourly = await bed.deps.db.selectFrom('usage_hourly').select('node_id').where('subscription_id', '=', victim.id).execute();
+    expect(hourly).toEqual([]);
+  });
+
+  it('a node serving another access group of the installation is not credited for this one', async () => {
+    const mine = await servedNode(bed.ctx());
+    const theirs = await servedNode(bed.ctx());
+    const f = fixtures(bed.ctx());
+    const own = await f.subscription({ access_group_ids: mine.groups });
+    const victim = await f.subscription({ access_group_ids: theirs.groups });
+    const result = await ingestUsageReport(bed.deps, mine.node, { report_id: 1n, entries: [entry(own.id, 10), entry(victim.id, 10)] });
+    expect(result).toMatchObject({ applied: true, accepted: 1, dropped: 1, not_served: 1 });
+    expect(await usedBytes(own.id)).toBe(10);
+    expect(await usedBytes(victim.id)).toBe(0);
+  });
+
+  it('a subscription that left the access group is credited from its node for the grace after the change, then no more', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const other = await servedNode(bed.ctx());
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
+    await updateSubscription(bed.ctx(), sub.id, parseInput(UpdateSubscriptionInput, { access_group_ids: other.groups }));
+    bed.clock.advance(SERVED_GRACE_MS - 1000);
+    expect(await ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 7)] })).toMatchObject({ accepted: 1 });
+    bed.clock.advance(2000);
+    expect(await ingestUsageReport(bed.deps, node, { report_id: 2n, entries: [entry(sub.id, 7)] })).toMatchObject({
+      accepted: 0,
+      not_served: 1,
+    });
+    expect(await usedBytes(sub.id)).toBe(7);
+  });
+
+  it('an inbound removed from the access group leaves its node credited for the grace, then no more', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const group = groups[0] as string;
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: [group] });
+    await updateAccessGroup(bed.ctx(), group, parseInput(UpdateAccessGroupInput, { inbound_ids: [] }));
+    bed.clock.advance(SERVED_GRACE_MS - 1000);
+    expect(await ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 3)] })).toMatchObject({ accepted: 1 });
+    bed.clock.advance(2000);
+    expect(await ingestUsageReport(bed.deps, node, { report_id: 2n, entries: [entry(sub.id, 3)] })).toMatchObject({ accepted: 0 });
+    expect(await usedBytes(sub.id)).toBe(3);
+  });
+
+  it('an inbound moved to another node leaves the old node credited for the grace and credits the new one', async () => {
+    const { node, inbounds, groups } = await servedNode(bed.ctx());
+    const target = (await fixtures(bed.ctx()).node()).id;
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
+    await updateInbound(bed.ctx(), inbounds[0] as string, parseInput(UpdateInboundInput, { node_id: target }));
+    expect(await ingestUsageReport(bed.deps, target, { report_id: 1n, entries: [entry(sub.id, 1)] })).toMatchObject({ accepted: 1 });
+    bed.clock.advance(SERVED_GRACE_MS - 1000);
+    expect(await ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 1)] })).toMatchObject({ accepted: 1 });
+    bed.clock.advance(2000);
+    expect(await ingestUsageReport(bed.deps, node, { report_id: 2n, entries: [entry(sub.id, 1)] })).toMatchObject({ accepted: 0 });
+    expect(await usedBytes(sub.id)).toBe(2);
+  });
+});
+
+describe('a usage entry whose subscription id can name no subscription is dropped, and the report still applies (issue 12.1)', () => {
+  it('ids with NUL, a lone surrogate, empty, too long or not an id are dropped and counted; the good entry is credited', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
+    const bad = ['sub_\u0000x', 'sub_\ud800x', '\udfff', '', 'x'.repeat(65), 'not-a-subscription-id', `${sub.id}\u0000`];
+    const result = await ingestUsageReport(bed.deps, node, {
+      report_id: 1n,
+      entries: [...bad.map((id) => entry(id, 9)), entry(sub.id, 4)],
+    });
+    expect(result).toMatchObject({ applied: true, accepted: 1, dropped: bad.length });
+    expect(await usedBytes(sub.id)).toBe(4);
+    expect(await droppedOn(node)).toBe(bad.length);
   });
 });

@@ -1,14 +1,20 @@
 import { getSubscriptionUsage, ingestUsageReport, type UsageQuery } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servedNode } from '../customers-support.ts';
 
 let bed: DomainTestbed;
 let nodeA: string;
 let nodeB: string;
+/** Granted to every subscription here: both nodes serve them (a node is credited only for those). */
+let groups: string[];
 beforeAll(async () => {
   bed = await createDomainTestbed();
-  nodeA = (await fixtures(bed.ctx()).node()).id;
-  nodeB = (await fixtures(bed.ctx()).node()).id;
+  const a = await servedNode(bed.ctx());
+  const b = await servedNode(bed.ctx());
+  nodeA = a.node;
+  nodeB = b.node;
+  groups = [...a.groups, ...b.groups];
 });
 afterAll(() => bed.close());
 
@@ -28,8 +34,8 @@ const read = (id: string, q: UsageQuery) => getSubscriptionUsage(bed.ctx(), id, 
 
 describe('getSubscriptionUsage: sums of the hourly usage per hour, day or month', () => {
   it('sums over nodes per hour, every hour in the range present, other subscriptions left out', async () => {
-    const sub = await fixtures(bed.ctx()).subscription();
-    const other = await fixtures(bed.ctx()).subscription();
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
+    const other = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
     await usage(sub.id, nodeA, '2026-03-01T10:00:00Z', 100, 1000);
     await usage(sub.id, nodeB, '2026-03-01T10:30:00Z', 5_000_000_000, 7);
     await usage(sub.id, nodeA, '2026-03-01T12:00:00Z', 1, 2);
@@ -49,7 +55,7 @@ describe('getSubscriptionUsage: sums of the hourly usage per hour, day or month'
   });
 
   it('granularity day sums whole UTC days; from is rounded down and to up', async () => {
-    const sub = await fixtures(bed.ctx()).subscription();
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
     await usage(sub.id, nodeA, '2026-03-01T00:00:00Z', 1, 10);
     await usage(sub.id, nodeA, '2026-03-01T23:00:00Z', 2, 20);
     await usage(sub.id, nodeB, '2026-03-02T05:00:00Z', 4, 40);
@@ -63,7 +69,7 @@ describe('getSubscriptionUsage: sums of the hourly usage per hour, day or month'
   });
 
   it('granularity month sums UTC calendar months (28 to 31 days) over their boundaries; from rounded down, to up', async () => {
-    const sub = await fixtures(bed.ctx()).subscription();
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
     await usage(sub.id, nodeA, '2026-01-01T00:00:00Z', 1, 10);
     await usage(sub.id, nodeB, '2026-01-31T23:00:00Z', 2, 20);
     await usage(sub.id, nodeA, '2026-02-01T00:00:00Z', 4, 40);
@@ -86,7 +92,7 @@ describe('getSubscriptionUsage: sums of the hourly usage per hour, day or month'
   });
 
   it('defaults: hour granularity over the 24 hours before now', async () => {
-    const sub = await fixtures(bed.ctx()).subscription();
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
     const res = await read(sub.id, {});
     expect(res.granularity).toBe('hour');
     expect(res.items.length).toBeGreaterThanOrEqual(24);
@@ -94,7 +100,7 @@ describe('getSubscriptionUsage: sums of the hourly usage per hour, day or month'
   });
 
   it('the range: from before to, at most 31 days of hours, 366 of days, 10 years of months; an unknown subscription is not found', async () => {
-    const sub = await fixtures(bed.ctx()).subscription();
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups });
     const refused = (q: UsageQuery, field: string) =>
       expect(read(sub.id, q)).rejects.toMatchObject({ type: 'validation', errors: { [field]: expect.any(String) } });
     await refused({ from: at('2026-03-02T00:00:00Z'), to: at('2026-03-01T00:00:00Z') }, 'query.from');

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfInbounds } from '../fleet/revisions.ts';
+import { graceNodeGroups } from '../fleet/serving.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type AccessGroupView, accessGroupView, checkInboundIds, groupNameTaken, membersOf, unknownInboundRace } from './access-group.ts';
 import { GroupName, InboundIds } from './access-group-fields.ts';
+import { getAccessGroup } from './read-access-groups.ts';
 
 /** PATCH /access-groups/{id}: a merge; `inbound_ids` replaces the whole list (spec 4.4). */
 export const UpdateAccessGroupInput = z
@@ -20,6 +23,7 @@ export type UpdateAccessGroupInput = z.output<typeof UpdateAccessGroupInput>;
  * there, and nowhere else (unchanged members' nodes already run them).
  */
 export async function updateAccessGroup(ctx: DomainContext, id: string, input: UpdateAccessGroupInput): Promise<AccessGroupView> {
+  if (isEmptyPatch(input)) return getAccessGroup(ctx, id);
   const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
@@ -62,6 +66,12 @@ export async function updateAccessGroup(ctx: DomainContext, id: string, input: U
         if (isUniqueViolation(err, 'access_groups_name_key')) throw groupNameTaken();
         throw err;
       });
+    // The nodes of removed inbounds may still send what the group's members used before.
+    await graceNodeGroups(
+      uow,
+      ctx.clock.now(),
+      (await nodesOfInbounds(trx, removed)).map((node_id) => ({ node_id, access_group_id: id })),
+    );
     const nodes = await bumpNodeRevisions(uow, await nodesOfInbounds(trx, [...added, ...removed]));
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAccessGroupInput] !== undefined);
     uow.audit({

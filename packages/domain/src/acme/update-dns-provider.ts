@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkDnsCredentials, DnsCredentials, DnsProviderName } from './dns-provider-fields.ts';
 import { dnsProviderKind } from './dns-provider-kinds.ts';
 import { type DnsProviderView, dnsProviderView, openDnsCredentials } from './dns-provider-view.ts';
+import { getDnsProvider } from './read-dns-providers.ts';
 
 /** PATCH /dns-providers/{id}: a merge; the kind is fixed, so it is not a field. */
 export const UpdateDnsProviderInput = z
@@ -21,6 +23,7 @@ export type UpdateDnsProviderInput = z.output<typeof UpdateDnsProviderInput>;
  * is checked here against the stored kind.
  */
 export async function updateDnsProvider(ctx: DomainContext, id: string, input: UpdateDnsProviderInput): Promise<DnsProviderView> {
+  if (isEmptyPatch(input)) return getDnsProvider(ctx, id);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('dns_providers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();

@@ -4,11 +4,13 @@ import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { assertActorIsOwner } from './actor-guard.ts';
 import { AdminRole } from './admin-fields.ts';
 import { type AdminView, adminView } from './admin-view.ts';
 import { assertNotLastOwner } from './owner-guard.ts';
+import { getAdmin } from './read-admins.ts';
 
 /** PATCH /admins/{id}: a merge; absent fields stay as they are. */
 export const UpdateAdminInput = z
@@ -25,6 +27,10 @@ export type UpdateAdminInput = z.output<typeof UpdateAdminInput>;
 
 /** PATCH merge. A new password or a removed one ends every session of that admin. */
 export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateAdminInput): Promise<AdminView> {
+  if (isEmptyPatch(input)) {
+    await assertActorIsOwner(ctx.db, ctx.actor);
+    return getAdmin(ctx, id);
+  }
   const { email } = input;
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
   return unitOfWork(ctx, async (uow) => {

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
+import { accessGroupsServedBy } from '../fleet/serving.ts';
 import { JOBS } from '../shared/jobs.ts';
+import { isStorableText } from '../shared/text.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
 export interface UsageDelta {
@@ -14,8 +16,13 @@ export interface UsageIngestResult {
   applied: boolean;
   /** Subscriptions credited. */
   accepted: number;
-  /** Entries for unknown subscriptions, or with a negative or oversized delta, that were dropped. */
+  /**
+   * Entries dropped: for subscriptions this node does not serve (unknown ones included), with a
+   * subscription id that is no storable text of 1-64 characters, or with a negative or oversized delta.
+   */
   dropped: number;
+  /** Of `dropped`, the subscriptions (summed per id) this node does not serve: a node charging others shows here. */
+  not_served: number;
   /**
    * Active subscriptions this report brought to (or past) their traffic limit: after commit the
    * job `subscriptions.enforce-limits` runs enforceTrafficLimits on them, which applies the status rule.
@@ -32,13 +39,21 @@ const MAX_DELTA = 2n ** 50n;
  * locked, a report_id above the node's last accepted one adds the deltas to the hourly rows
  * (per subscription, node and UTC hour of receipt) and to each subscription's used_bytes,
  * and becomes the last accepted id; a replayed or older id changes nothing. Both are
- * acknowledged with the same id by the caller. Entries for subscriptions that do not exist
- * (deleted meanwhile) are dropped and counted on the node, never failing the report.
+ * acknowledged with the same id by the caller.
+ *
+ * A node is credited only for subscriptions it serves (issue 12.4; fleet/serving.ts: one of
+ * the subscription's access groups grants an inbound of the node, or did within the grace).
+ * Entries for others (unknown, deleted meanwhile, or another node's users), and entries that
+ * could never name a subscription (an id with NUL or a lone surrogate, empty or too long: the
+ * text rule of shared/text.ts) are dropped and counted on the node, never failing the report:
+ * an agent retries an unacknowledged report forever.
+ *
  * Three statements whatever the number of entries: lock the node, credit subscriptions and
- * hourly rows in one statement, move the node's last id. Subscriptions the report brought to
- * their limit are handed to the worker after commit, so they stop being served at once. A deadlock with another node's
- * report (both crediting the same subscriptions) is retried; see bench/BENCHMARKS.md for
- * why the subscriptions are not locked in id order first.
+ * hourly rows in one statement (the "served by this node" condition folded in), move the
+ * node's last id. Subscriptions the report brought to their limit are handed to the worker
+ * after commit, so they stop being served at once. A deadlock with another node's report
+ * (both crediting the same subscriptions) is retried; see bench/BENCHMARKS.md for why the
+ * subscriptions are not locked in id order first.
  */
 export async function ingestUsageReport(
   deps: UnitOfWorkDeps,
@@ -55,7 +70,8 @@ export async function ingestUsageReport(
       e.uplink_bytes > MAX_DELTA ||
       e.downlink_bytes > MAX_DELTA ||
       e.subscription_id.length === 0 ||
-      e.subscription_id.length > 64
+      e.subscription_id.length > 64 ||
+      !isStorableText(e.subscription_id)
     ) {
       invalid++;
       continue;
@@ -88,23 +104,32 @@ export async function ingestUsageReport(
         .forUpdate()
         .executeTakeFirst();
       if (!node || BigInt(node.last) >= report.report_id) {
-        return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, limit_candidates: [] };
+        return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, limit_candidates: [] };
       }
       let accepted = 0;
+      let served = 0;
       let limitCandidates: string[] = [];
       if (ids.length > 0) {
-        // One statement: credit the subscriptions that exist, and add the same deltas to
-        // their hourly rows (only those: a subscription deleted meanwhile is dropped).
-        const credited = await sql<{ accepted: number; reached: string[] | null }>`
+        // One statement: credit the subscriptions this node serves, and add the same deltas to
+        // their hourly rows (only those: another node's user, or one deleted meanwhile, is dropped).
+        const credited = await sql<{ accepted: number; served: number; reached: string[] | null }>`
             with v as (
               select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as v(id, up, down)
+            ), reach as ${accessGroupsServedBy(trx, nodeId, now)}
+            , served as (
+              select v.* from v
+               where exists (select 1 from subscription_access_groups sag
+                              where sag.subscription_id = v.id and sag.access_group_id in (select access_group_id from reach))
+                  or exists (select 1 from subscription_group_grace sg
+                              where sg.subscription_id = v.id and sg.until > ${now}
+                                and sg.access_group_id in (select access_group_id from reach))
             ), credited as (
               update subscriptions s
                  set used_bytes = s.used_bytes + v.up + v.down,
                      period_uplink_bytes = s.period_uplink_bytes + v.up,
                      period_downlink_bytes = s.period_downlink_bytes + v.down,
                      lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-                from v
+                from served v
                where s.id = v.id
               returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes
             ), hourly as (
@@ -115,12 +140,14 @@ export async function ingestUsageReport(
                      downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
               returning 1
             )
-            select (select count(*) from credited)::int as accepted, (select count(*) from hourly)::int as hourly,
+            select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
+                   (select count(*) from hourly)::int as hourly,
                    (select array_agg(id order by id) from credited
                      where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`.execute(
           trx,
         );
         accepted = credited.rows[0]?.accepted ?? 0;
+        served = credited.rows[0]?.served ?? 0;
         limitCandidates = credited.rows[0]?.reached ?? [];
       }
       const dropped = invalid + (sums.size - accepted);
@@ -136,7 +163,14 @@ export async function ingestUsageReport(
       // Limits reached now are written down at once by the worker, not at its next sweep
       // (which still catches them if this enqueue is lost).
       if (limitCandidates.length > 0) uow.enqueue(JOBS.enforceLimits, { ids: limitCandidates });
-      return { report_id: report.report_id, applied: true, accepted, dropped, limit_candidates: limitCandidates };
+      return {
+        report_id: report.report_id,
+        applied: true,
+        accepted,
+        dropped,
+        not_served: sums.size - served,
+        limit_candidates: limitCandidates,
+      };
     },
     { attempts: 5 },
   );

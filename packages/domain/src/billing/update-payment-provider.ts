@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { checkFields } from './config-fields.ts';
 import { PaymentProviderConfig, PaymentProviderName } from './payment-provider-fields.ts';
@@ -12,6 +13,7 @@ import {
   sealProviderSecrets,
 } from './payment-provider-view.ts';
 import { paymentProviderKind } from './provider-kinds.ts';
+import { getPaymentProvider } from './read-payment-providers.ts';
 
 /** PATCH /payment-providers/{id}: a merge; the kind is fixed at creation. */
 export const UpdatePaymentProviderInput = z
@@ -35,6 +37,7 @@ export async function updatePaymentProvider(
   id: string,
   input: UpdatePaymentProviderInput,
 ): Promise<PaymentProviderView> {
+  if (isEmptyPatch(input)) return getPaymentProvider(ctx, id);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('payment_providers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { CurrencyCode, PlanAccessGroupIds, PlanDurationDays, PlanName, PlanPrice, PlanTrafficLimit } from './plan-fields.ts';
 import { checkAccessGroups, type PlanView, planAccessGroups, planView, replacePlanAccessGroups } from './plan-view.ts';
+import { getPlan } from './read-plans.ts';
 
 /** PATCH /plans/{id}: a merge; absent fields stay as they are. */
 export const UpdatePlanInput = z
@@ -25,6 +27,7 @@ export type UpdatePlanInput = z.output<typeof UpdatePlanInput>;
  * amount). Archiving hides the plan from sale and keeps its history.
  */
 export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePlanInput): Promise<PlanView> {
+  if (isEmptyPatch(input)) return getPlan(ctx, id);
   const { currency } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

@@ -2,10 +2,12 @@ import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type CertificateView, certificateView } from './certificate.ts';
 import { CertificateName, CertPem, Domains, KeyPem } from './certificate-fields.ts';
 import { type ParsedCertificate, parseCertificateMaterial } from './pem.ts';
+import { getCertificate } from './read-certificates.ts';
 
 /**
  * PATCH /certificates/{id}: a merge. `name` null or empty clears; cert_pem and key_pem come
@@ -36,6 +38,7 @@ export type UpdateCertificateInput = z.output<typeof UpdateCertificateInput>;
  * TLS with this certificate gets a new revision.
  */
 export async function updateCertificate(ctx: DomainContext, id: string, input: UpdateCertificateInput): Promise<CertificateView> {
+  if (isEmptyPatch(input)) return getCertificate(ctx, id);
   // The schema lets the halves of the material come only together.
   const parsed: ParsedCertificate | undefined =
     input.cert_pem !== undefined && input.key_pem !== undefined

@@ -4,11 +4,13 @@ import { bumpNodeRevisions, nodesOfChain } from '../fleet/revisions.ts';
 import { lockNodePorts } from '../nodes/node-ports.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { ChainHops, ChainName } from './chain-fields.ts';
 import { type ChainView, chainView } from './chain-view.ts';
 import { chainNameTaken } from './create-chain.ts';
 import { checkHopsAvailable, insertHops, sameHops } from './hops.ts';
+import { getChain } from './read-chains.ts';
 
 /** PATCH /chains/{id}: a merge; `hops` replaces the whole list (spec 4.4). */
 export const UpdateChainInput = z
@@ -25,6 +27,7 @@ export type UpdateChainInput = z.output<typeof UpdateChainInput>;
  * nothing.
  */
 export async function updateChain(ctx: DomainContext, id: string, input: UpdateChainInput): Promise<ChainView> {
+  if (isEmptyPatch(input)) return getChain(ctx, id);
   const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

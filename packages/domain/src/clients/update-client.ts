@@ -4,11 +4,13 @@ import { ConflictError } from '../errors.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { afterClientStatusChange, lockClient } from './change-client-status.ts';
 import { AdminClientStatus, ClientEmail, ClientPassword } from './client-fields.ts';
 import { adminStatusEvent } from './client-status.ts';
 import { CLIENT_EMAIL_TAKEN, type ClientView, clientView } from './client-view.ts';
+import { getClient } from './read-clients.ts';
 
 /** PATCH /clients/{id}: a merge; absent fields stay as they are. */
 export const UpdateClientInput = z
@@ -31,6 +33,7 @@ export type UpdateClientInput = z.output<typeof UpdateClientInput>;
  * creation). A password change or removal ends the client's sessions; so does a ban.
  */
 export async function updateClient(ctx: DomainContext, id: string, input: UpdateClientInput): Promise<ClientView> {
+  if (isEmptyPatch(input)) return getClient(ctx, id);
   const { email } = input;
   const hash = typeof input.password === 'string' ? await ctx.passwords.hash(input.password) : input.password;
   return unitOfWork(ctx, async (uow) => {

@@ -47,7 +47,11 @@ export async function nodesOfAccessGroups(trx: Db, groupIds: readonly string[]):
   return rows.map((r) => r.node_id);
 }
 
-/** Nodes that carry a subscription's users: the nodes of its access groups' inbounds. */
+/**
+ * Nodes that carry a subscription's users: the nodes of its access groups' inbounds. The same
+ * rule, seen from the node, is accessGroupsServedBy (fleet/serving.ts): what a node may be
+ * credited usage for.
+ */
 export async function nodesOfSubscriptions(trx: Db, subscriptionIds: readonly string[]): Promise<string[]> {
   if (subscriptionIds.length === 0) return [];
   const rows = await trx

@@ -4,11 +4,13 @@ import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfProfile } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newShadowsocksServerKey } from '../subscriptions/credentials.ts';
 import { certificateGone, profileNameTaken, stripUndefined } from './create-inbound-profile.ts';
 import { type InboundProfileView, inboundProfileView, type ProfileFields, resolveProfile, type Sniffing } from './profile.ts';
 import { ProfileName, Protocol, ShadowsocksMethod, SniffingInput, VlessFlow } from './profile-fields.ts';
+import { getInboundProfile } from './read-inbound-profiles.ts';
 import type { StoredStream } from './stream.ts';
 import { StreamSettingsInput } from './stream-fields.ts';
 
@@ -39,6 +41,7 @@ const NODE_FIELDS = ['protocol', 'stream', 'sniffing', 'vless_flow', 'shadowsock
 
 /** PATCH merge: absent fields stay; `stream` given replaces the stream as a whole. */
 export async function updateInboundProfile(ctx: DomainContext, id: string, input: UpdateInboundProfileInput): Promise<InboundProfileView> {
+  if (isEmptyPatch(input)) return getInboundProfile(ctx, id);
   const { name } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
+import { graceNodeGroups } from '../fleet/serving.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { Port, RefId } from '../shared/fields.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import {
   assertPortFree,
@@ -16,6 +18,7 @@ import {
   mapInboundWriteError,
 } from './inbound.ts';
 import { InboundHost, Listen } from './inbound-fields.ts';
+import { getInbound } from './read-inbounds.ts';
 
 /** PATCH /inbounds/{id}: a merge; absent fields stay as they are, null clears. */
 export const UpdateInboundInput = z
@@ -39,6 +42,7 @@ const NODE_FIELDS = ['node_id', 'profile_id', 'port', 'listen', 'chain_id'] as c
  * the hops of the old and the new chain when the chain changes.
  */
 export async function updateInbound(ctx: DomainContext, id: string, input: UpdateInboundInput): Promise<InboundView> {
+  if (isEmptyPatch(input)) return getInbound(ctx, id);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const current = await trx.selectFrom('inbounds').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
@@ -68,6 +72,15 @@ export async function updateInbound(ctx: DomainContext, id: string, input: Updat
       .returningAll()
       .executeTakeFirstOrThrow()
       .catch(mapInboundWriteError(f));
+    if (changed.includes('node_id')) {
+      // Moved: the old node may still send what the members of the inbound's groups used there.
+      const groups = await trx.selectFrom('access_group_inbounds').select('access_group_id').where('inbound_id', '=', id).execute();
+      await graceNodeGroups(
+        uow,
+        ctx.clock.now(),
+        groups.map((g) => ({ node_id: current.node_id, access_group_id: g.access_group_id })),
+      );
+    }
     let nodes: string[] = [];
     if (changed.some((k) => (NODE_FIELDS as readonly string[]).includes(k))) {
       const chainNodes = changed.includes('chain_id')

@@ -3,10 +3,12 @@ import { NotFoundError } from '../errors.ts';
 import { bumpNodeRevisions, nodesDialingNode } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { nodeNameTaken } from './create-node.ts';
 import { AdminStatus, NodeAddress, NodeName } from './node-fields.ts';
 import { type NodeView, nodeView } from './node-view.ts';
+import { getNode } from './read-nodes.ts';
 
 /** PATCH /nodes/{id}: a merge; absent fields stay as they are. */
 export const UpdateNodeInput = z
@@ -23,6 +25,7 @@ export type UpdateNodeInput = z.output<typeof UpdateNodeInput>;
  * its agent is sent a complete snapshot.
  */
 export async function updateNode(ctx: DomainContext, id: string, input: UpdateNodeInput): Promise<NodeView> {
+  if (isEmptyPatch(input)) return getNode(ctx, id);
   const { name, address } = input;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

@@ -44,3 +44,15 @@ export function normalizedBy<In, Out>(normalize: (value: In) => Out) {
     }
   };
 }
+
+/**
+ * Whether a PATCH input gives no field at all (`{}`, or only absent ones). Such a PATCH is a
+ * read (issue 12.8): every update use case answers it with the resource as it is, through the
+ * resource's read use case, before opening a unit of work. So it writes no row (updated_at
+ * stays), moves no node revision, announces nothing and writes no audit entry; a missing id is
+ * still 404 and a role the write needs is still checked. A PATCH that re-sends values as they
+ * are goes through its use case, which moves revisions only for what really differs.
+ */
+export function isEmptyPatch(input: object): boolean {
+  return Object.values(input).every((v) => v === undefined);
+}

@@ -2,7 +2,15 @@ import type { SubscriptionStatus } from '@svc/db';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
-import { groupIdsOf, linkOf, mayReadLinks, type SubscriptionReadView, subscriptionReadView } from './subscription-view.ts';
+import {
+  groupIdsOf,
+  linkOf,
+  mayReadLinks,
+  type SubscriptionReadView,
+  type SubscriptionView,
+  subscriptionReadView,
+  subscriptionView,
+} from './subscription-view.ts';
 
 export interface SubscriptionFilter extends PageRequest {
   client_id?: string | undefined;
@@ -48,6 +56,14 @@ export async function getSubscription(ctx: ReadCtx, id: string): Promise<Subscri
   if (!row) throw new NotFoundError('subscription', id);
   const groups = await groupIdsOf(ctx.db, [id]);
   return subscriptionReadView(ctx, row, groups.get(id) ?? [], ctx.clock.now());
+}
+
+/** The view a write answers with (link included: only owners and admins write), read as it is. */
+export async function writtenSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionView> {
+  const row = await ctx.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new NotFoundError('subscription', id);
+  const groups = await groupIdsOf(ctx.db, [id]);
+  return subscriptionView(ctx, row, groups.get(id) ?? [], ctx.clock.now());
 }
 
 /** GET /subscriptions/{id}/link: only for callers who may read links (a viewer gets 403). */

@@ -91,6 +91,8 @@ export async function updateSubLinkSettings(ctx: DomainContext, patch: UpdateSub
     const current = await getSubLinkSettings({ db: trx });
     const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<SubLinkSettings>;
     const merged: SubLinkSettings = { ...current, ...given };
+    // Nothing given, or every value as it is: no write, no audit entry, nothing announced (issue 12.8).
+    if (JSON.stringify(merged) === JSON.stringify(current)) return current;
     const now = ctx.clock.now();
     await trx
       .insertInto('settings')

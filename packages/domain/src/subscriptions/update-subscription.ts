@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import { graceSubscriptionGroups } from '../fleet/serving.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
 import { lockSubscription } from './lock-subscription.ts';
+import { writtenSubscription } from './read-subscriptions.ts';
 import {
   AdminSubscriptionStatus,
   Instant,
@@ -39,6 +42,7 @@ export type UpdateSubscriptionInput = z.output<typeof UpdateSubscriptionInput>;
  * reach no node.
  */
 export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
+  if (isEmptyPatch(input)) return writtenSubscription(ctx, id);
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     uow.subscriptionLinksChanged();
@@ -74,6 +78,13 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
     if (groupsChanged && input.access_group_ids) {
       await setSubscriptionGroups(trx, id, input.access_group_ids);
       groups = [...new Set(input.access_group_ids)].sort();
+      // The nodes of the groups it left may still send what it used there.
+      await graceSubscriptionGroups(
+        uow,
+        now,
+        id,
+        beforeGroups.filter((g) => !groups.includes(g)),
+      );
     }
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
     const bumped = await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]);
