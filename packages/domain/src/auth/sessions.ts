@@ -105,7 +105,10 @@ async function mintPair(
 }
 
 /** POST /auth/refresh, on either surface: the refresh token to rotate. */
-export const RefreshInput = z.object({ refresh_token: z.string().min(1).max(256) }).brand<'RefreshInput'>();
+export const RefreshInput = z
+  .object({ refresh_token: z.string().min(1).max(256) })
+  .strict()
+  .brand<'RefreshInput'>();
 export type RefreshInput = z.output<typeof RefreshInput>;
 
 type RefreshOutcome = { ok: TokenPair } | { fail: string; reuse?: boolean; subjectId?: string };
