@@ -268,7 +268,7 @@ describe('svc admin create (spec 5.5: the first admin without a browser)', () =>
 
 describe('svc admin reset-password (spec 5.5: recovery when the only owner lost access)', () => {
   it(
-    'sets the new password (old one 401, new one 200) and sessions issued before can no longer refresh',
+    'sets the new password (old one 401, new one 200); sessions issued before can no longer refresh, nor their access tokens be used',
     async () => {
       const inst = await newInstallation();
       expect((await createAdmin(inst)).code).toBe(0);
@@ -285,6 +285,8 @@ describe('svc admin reset-password (spec 5.5: recovery when the only owner lost 
       expect(reset.stdout).toContain('password of a@example.com changed');
 
       server = await serverOn(inst);
+      // The access token signed before the reset has not expired, and is refused (issue 12.7).
+      expect((await server.api.get('/api/v1/auth/me', { token: before.body.access_token })).status).toBe(401);
       expect((await server.api.post('/api/v1/auth/login', { email: EMAIL, password: PASSWORD })).status).toBe(401);
       const refreshed = await server.api.post('/api/v1/auth/refresh', { refresh_token: oldRefresh });
       expect(refreshed.status, refreshed.text).toBe(401);
