@@ -60,6 +60,10 @@ await stopChild(hello.proc);
 const verify = (
   await child<{ jose: number; ours: number }>(join(here, 'verify-loop.ts'), { args: [JSON.stringify({ token, jwk, seconds: SECONDS })] })
 ).msg;
+// Issue 12.7's per-request check against the bare token check it adds to, alternating rounds in one process.
+const authzChild = await child<{ before: number; after: number }>(join(here, 'authorize-loop.ts'));
+const authz = authzChild.msg;
+await stopChild(authzChild.proc);
 
 const n = (x: number) => Math.round(x).toLocaleString('en-US');
 const lines = [
@@ -78,6 +82,7 @@ const lines = [
   `| baseline: bare JWT verifies/s, the server's verifier (node:crypto), same key, one core | ${n(verify.ours)} |`,
   `| /auth/me ÷ jose verify loop (target ≥ 0.60) | ${(me.rps / verify.jose).toFixed(2)} |`,
   `| /auth/me ÷ the server's own verify loop | ${(me.rps / verify.ours).toFixed(2)} |`,
+  `| per request, one core: authorize against the admin as they are now (12.7) / baseline: the bare token check | ${n(authz.after)} / ${n(authz.before)} per s (${(authz.after / authz.before).toFixed(2)}) |`,
   `| /auth/me, 1 connection, quiet: p50 / p99 | ${meQuiet.p50} / ${meQuiet.p99} ms |`,
   `| /auth/me, 1 connection, during the login flood: p50 / p99 | ${meDuringFlood.p50} / ${meDuringFlood.p99} ms (${n(meDuringFlood.rps)} req/s) |`,
 ];

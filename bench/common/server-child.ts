@@ -8,7 +8,7 @@ import { type Config, loadConfig } from '@svc/config';
 /** Login and refresh limits high enough never to cap a load test. */
 const lifted = { limit: 1_000_000_000, window_seconds: 1 };
 export const LIFTED_RATE_LIMITS = {
-  rate_limits: { login: { per_ip: lifted, per_subject: lifted }, refresh: { per_ip: lifted, per_subject: lifted } },
+  rate_limits: { login: { per_ip: lifted, per_subject: lifted, per_account: lifted }, refresh: { per_ip: lifted, per_subject: lifted } },
 };
 
 /** Loopback on a free port, warn-level logs and a fresh data dir, under what `defaults` and the environment set. */

@@ -1,4 +1,4 @@
-import type { TestServer } from '@svc/testkit';
+import { OWNER, setupOwner, type TestServer } from '@svc/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -27,6 +27,24 @@ describe('rate limits over HTTP (spec 5.10)', () => {
     expect(limited.body.type).toBe('urn:svc:problem:rate-limited');
     expect(Number(limited.headers.get('retry-after'))).toBe(60);
     expect((await attempt('10.0.0.2', 'u9@example.com')).status).toBe(401);
+  });
+});
+
+describe('no lock-out a stranger can trigger (issue 12.6), with the default budgets', () => {
+  it('12 wrong passwords from address A do not stop the owner signing in from a known address B nor from a new address C; A stays throttled', async () => {
+    s = await startAdminApi({ config: { http: { trust_proxy: true } } });
+    await setupOwner(s);
+    const signIn = (ip: string, password: string) => s!.api.post('/api/v1/auth/login', { email: OWNER.email, password }, from(ip));
+    expect((await signIn('198.51.100.2', OWNER.password)).status).toBe(200); // B signed in before
+    const answers: number[] = [];
+    for (let i = 0; i < 12; i++) answers.push((await signIn('203.0.113.66', `guess-${i}-wrong`)).status);
+    expect(answers).toEqual([...Array(10).fill(401), 429, 429]);
+    // A is still throttled, whatever it sends.
+    const fromA = await signIn('203.0.113.66', OWNER.password);
+    expect(fromA.status).toBe(429);
+    expect(fromA.body.access_token).toBeUndefined();
+    expect((await signIn('198.51.100.2', OWNER.password)).status).toBe(200);
+    expect((await signIn('192.0.2.77', OWNER.password)).status).toBe(200);
   });
 });
 

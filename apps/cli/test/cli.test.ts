@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createAdminApi } from '@svc/admin-api';
+import { TOPICS } from '@svc/domain';
 import { createApiClient, createTestDatabase, startTestServer, type TestDatabase, type TestServer, testDatabaseUrl } from '@svc/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -149,8 +150,9 @@ async function newInstallation(): Promise<Installation> {
 }
 
 /** The admin surface in this process, on the database the CLI wrote to. */
-async function serverOn(inst: Installation): Promise<TestServer> {
+async function serverOn(inst: Installation, opts: { redisKeyPrefix?: string } = {}): Promise<TestServer> {
   const server = await startTestServer({
+    ...opts,
     useConfiguredDatabase: true,
     env: {
       SVC_DATA_DIR: inst.dir,
@@ -268,7 +270,7 @@ describe('svc admin create (spec 5.5: the first admin without a browser)', () =>
 
 describe('svc admin reset-password (spec 5.5: recovery when the only owner lost access)', () => {
   it(
-    'sets the new password (old one 401, new one 200) and sessions issued before can no longer refresh',
+    'sets the new password (old one 401, new one 200); sessions issued before can no longer refresh, nor their access tokens be used',
     async () => {
       const inst = await newInstallation();
       expect((await createAdmin(inst)).code).toBe(0);
@@ -285,6 +287,8 @@ describe('svc admin reset-password (spec 5.5: recovery when the only owner lost 
       expect(reset.stdout).toContain('password of a@example.com changed');
 
       server = await serverOn(inst);
+      // The access token signed before the reset has not expired, and is refused (issue 12.7).
+      expect((await server.api.get('/api/v1/auth/me', { token: before.body.access_token })).status).toBe(401);
       expect((await server.api.post('/api/v1/auth/login', { email: EMAIL, password: PASSWORD })).status).toBe(401);
       const refreshed = await server.api.post('/api/v1/auth/refresh', { refresh_token: oldRefresh });
       expect(refreshed.status, refreshed.text).toBe(401);
@@ -298,6 +302,32 @@ describe('svc admin reset-password (spec 5.5: recovery when the only owner lost 
       expect(audit[0]).toMatchObject({ actor_type: 'system', entity_type: 'admin' });
       const sessions = await server.deps.db.selectFrom('sessions').select(['revoked_reason']).orderBy('created_at').execute();
       expect(sessions[0]?.revoked_reason).toBe('password_reset');
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it.skipIf(!pgMode || !process.env.REDIS_URL)(
+    'split mode: a reset from the shell while the server runs ends the access tokens signed before at once (admins.changed over Redis)',
+    async () => {
+      const inst = await newInstallation();
+      expect((await createAdmin(inst)).code).toBe(0);
+      const redisKeyPrefix = `svc-test:${randomBytes(6).toString('hex')}:`;
+      const server = await serverOn(inst, { redisKeyPrefix });
+      const before = await server.api.post('/api/v1/auth/login', { email: EMAIL, password: PASSWORD });
+      expect(before.status, before.text).toBe(200);
+      expect((await server.api.get('/api/v1/auth/me', { token: before.body.access_token })).status).toBe(200); // held by the cache
+      let done!: () => void;
+      const heard = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const unsubscribe = await server.deps.bus.subscribe(TOPICS.adminsChanged, () => done());
+      cleanups.push(unsubscribe);
+      const env = { ...inst.env, REDIS_URL: process.env.REDIS_URL as string, SVC_REDIS_KEY_PREFIX: redisKeyPrefix };
+      const reset = await run(['admin', 'reset-password', '--email', EMAIL, '--password-stdin'], env, `${NEW_PASSWORD}\n`);
+      expect(reset.code, describeExit(reset)).toBe(0);
+      await heard;
+      // The server's clock has not moved: only the message can have ended the token.
+      expect((await server.api.get('/api/v1/auth/me', { token: before.body.access_token })).status).toBe(401);
     },
     TEST_TIMEOUT_MS,
   );

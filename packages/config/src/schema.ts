@@ -174,14 +174,35 @@ export const configSchema = z.object({
     .default({ memory_kib: 19 * 1024, iterations: 2, parallelism: 1, max_queue: 256 }),
   rate_limits: z
     .object({
-      login: perIpAndSubject({ limit: 20, window_seconds: 60 }, { limit: 10, window_seconds: 900 }),
+      /**
+       * Admin sign-in (docs/architecture.md, "Sign-in budgets"): per_ip counts every attempt of
+       * an address, whatever the account; per_subject counts attempts per account *and* address,
+       * so a stranger spends only their own budget; per_account counts attempts on an account
+       * from addresses that never signed in to it (a many-address guesser), which addresses the
+       * account signed in from before do not spend and are not refused by.
+       */
+      login: z
+        .object({
+          per_ip: window.default({ limit: 20, window_seconds: 60 }),
+          per_subject: window.default({ limit: 10, window_seconds: 900 }),
+          per_account: window.default({ limit: 100, window_seconds: 900 }),
+        })
+        .default({
+          per_ip: { limit: 20, window_seconds: 60 },
+          per_subject: { limit: 10, window_seconds: 900 },
+          per_account: { limit: 100, window_seconds: 900 },
+        }),
       refresh: perIpAndSubject({ limit: 60, window_seconds: 60 }, { limit: 30, window_seconds: 60 }),
       setup: perIpAndSubject({ limit: 10, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
       /** Enroll over gRPC, per agent IP and per token. */
       enroll: perIpAndSubject({ limit: 30, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
     })
     .default({
-      login: { per_ip: { limit: 20, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 900 } },
+      login: {
+        per_ip: { limit: 20, window_seconds: 60 },
+        per_subject: { limit: 10, window_seconds: 900 },
+        per_account: { limit: 100, window_seconds: 900 },
+      },
       refresh: { per_ip: { limit: 60, window_seconds: 60 }, per_subject: { limit: 30, window_seconds: 60 } },
       setup: { per_ip: { limit: 10, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },
       enroll: { per_ip: { limit: 30, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },

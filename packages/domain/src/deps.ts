@@ -1,6 +1,7 @@
 import type { Config } from '@svc/config';
 import type { Db } from '@svc/db';
 import type { Logger } from 'pino';
+import { createAdminAccessCache } from './auth/admin-access.ts';
 import { createPasswordHasher } from './auth/password-hasher.ts';
 import type { RateLimitStore } from './auth/rate-limit.ts';
 import { createTokenService } from './auth/tokens.ts';
@@ -40,6 +41,7 @@ export async function createDomainDeps(opts: {
     bus: opts.bus,
     jobs: opts.jobs,
     tokens,
+    adminAccess: await createAdminAccessCache(opts),
     secrets: createSealer(opts.installationKey),
   };
 }

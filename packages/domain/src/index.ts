@@ -11,6 +11,7 @@ export * from './agents/index.ts';
 export * from './audit/list-audit-log.ts';
 export * from './audit/record-audit.ts';
 export type { AuditEntry } from './audit/write-audit.ts';
+export * from './auth/admin-access.ts';
 export * from './auth/admin-login.ts';
 export * from './auth/authorize.ts';
 export * from './auth/credential-fields.ts';

@@ -52,6 +52,17 @@ function utf8Charset(type: string): boolean {
   }
   return true;
 }
+/**
+ * Nothing an API route answers may be kept by a cache: token pairs, enrollment tokens and
+ * subscription links are credentials, and a refusal of one route must not be served for
+ * another caller. Set after the handler (and after the error mapping), so every answer of a
+ * declared route carries it, refusals included. `Pragma` for HTTP/1.0 caches.
+ */
+const noStore: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.res.headers.set('cache-control', 'no-store');
+  c.res.headers.set('pragma', 'no-cache');
+};
 
 /** Every error response a route declares is a problem document; say so in the OpenAPI. */
 function withProblemBodies(responses: Record<string, { description: string; content?: unknown }>) {
@@ -63,7 +74,8 @@ function withProblemBodies(responses: Record<string, { description: string; cont
 /**
  * Declares a route once: method, path, zod request/response schemas, who may call it.
  * Adds the auth middleware (before validation and handler), the bearer security
- * requirement and the roles to the OpenAPI operation, and the problem responses.
+ * requirement and the roles to the OpenAPI operation, and the problem responses. Every
+ * answer is `Cache-Control: no-store`.
  */
 export function defineRoute<const R extends RouteConfig>(
   spec: R & {
@@ -73,7 +85,7 @@ export function defineRoute<const R extends RouteConfig>(
   },
 ): R {
   const { auth, gate, ...route } = spec;
-  const middleware: MiddlewareHandler[] = [];
+  const middleware: MiddlewareHandler[] = [noStore];
   if (gate) {
     middleware.push(async (c, next) => {
       await gate(c.get('deps') as DomainDeps);

@@ -37,6 +37,8 @@ export interface TestServerOptions {
   /** Open the database named by the config (SVC_DATA_DIR / DATABASE_URL) like `svc start` does. */
   useConfiguredDatabase?: boolean;
   installationKey?: string;
+  /** Redis key prefix; by default each server gets its own. Two servers given one prefix (and one database) are replicas of one installation. */
+  redisKeyPrefix?: string;
   /** Config values in the config file's shape (e.g. rate_limits), applied over env. */
   config?: Record<string, unknown>;
   /** Mounts the surfaces under test on the root app (e.g. `(root) => root.route('/', createAdminApi())`). */
@@ -72,7 +74,7 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
     clock,
     log: createLogger(config, sink),
     ...(database ? { database } : {}),
-    redisKeyPrefix: `svc-test:${randomBytes(6).toString('hex')}:`,
+    redisKeyPrefix: opts.redisKeyPrefix ?? `svc-test:${randomBytes(6).toString('hex')}:`,
   });
   const bootstrap = await prepareBootstrap(runtime);
   const http = createHttpService(runtime.deps, opts.mount);

@@ -7,6 +7,7 @@ import * as ssServerKey from './2026-11-21T1300-shadowsocks-server-key.ts';
 import * as usageFillfactor from './2026-11-21T1400-usage-fillfactor.ts';
 import * as settings from './2026-11-21T1500-settings.ts';
 import * as periodTraffic from './2026-11-21T1600-period-traffic.ts';
+import * as adminSignInState from './2026-11-21T1700-admin-sign-in-state.ts';
 import * as servedGrace from './2026-11-21T1710-served-grace.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
@@ -19,5 +20,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T1400-usage-fillfactor': usageFillfactor,
   '2026-11-21T1500-settings': settings,
   '2026-11-21T1600-period-traffic': periodTraffic,
+  '2026-11-21T1700-admin-sign-in-state': adminSignInState,
   '2026-11-21T1710-served-grace': servedGrace,
 };

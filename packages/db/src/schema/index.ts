@@ -1,4 +1,4 @@
-import type { AdminsTable, SetupTokensTable } from './admins.ts';
+import type { AdminKnownAddressesTable, AdminsTable, SetupTokensTable } from './admins.ts';
 import type { AuditLogTable } from './audit-log.ts';
 import type {
   AcmeAccountsTable,
@@ -31,6 +31,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   certificate_authority: CertificateAuthorityTable;
   admins: AdminsTable;
+  admin_known_addresses: AdminKnownAddressesTable;
   setup_tokens: SetupTokensTable;
   sessions: SessionsTable;
   refresh_tokens: RefreshTokensTable;

@@ -17,6 +17,7 @@ export const CreateAdminInput = z
     password: NewPassword.optional().meta({ description: 'omit for an admin who signs in only through OAuth' }),
     role: AdminRole,
   })
+  .strict()
   .brand<'CreateAdminInput'>();
 export type CreateAdminInput = z.output<typeof CreateAdminInput>;
 

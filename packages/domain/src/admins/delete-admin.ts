@@ -1,3 +1,4 @@
+import { adminAccessChanged } from '../auth/admin-access.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -13,6 +14,8 @@ export async function deleteAdmin(ctx: DomainContext, id: string): Promise<void>
     if (current.role === 'owner') await assertNotLastOwner(trx, id, 'delete');
     await trx.deleteFrom('sessions').where('subject_type', '=', 'admin').where('subject_id', '=', id).execute();
     await trx.deleteFrom('admins').where('id', '=', id).execute();
+    // Its access tokens stop at the next request, in every process (issue 12.7).
+    adminAccessChanged(uow, ctx, id);
     uow.audit({
       action: 'admin.deleted',
       entity_type: 'admin',

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { z } from 'zod';
+import { adminAccessChanged } from '../auth/admin-access.ts';
 import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
@@ -25,7 +27,11 @@ export const UpdateAdminInput = z
   .brand<'UpdateAdminInput'>();
 export type UpdateAdminInput = z.output<typeof UpdateAdminInput>;
 
-/** PATCH merge. A new password or a removed one ends every session of that admin. */
+/**
+ * PATCH merge. A new password or a removed one ends every session of that admin and the
+ * access tokens signed before (token generation); a new role applies to the next request of
+ * the admin's existing tokens.
+ */
 export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateAdminInput): Promise<AdminView> {
   if (isEmptyPatch(input)) {
     await assertActorIsOwner(ctx.db, ctx.actor);
@@ -49,7 +55,8 @@ export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateA
       .set({
         ...(email !== undefined ? { email } : {}),
         ...(input.role !== undefined ? { role: input.role } : {}),
-        ...(hash !== undefined ? { password_hash: hash } : {}),
+        // A new or removed password ends the access tokens signed before it (issue 12.7).
+        ...(hash !== undefined ? { password_hash: hash, token_generation: sql<number>`token_generation + 1` } : {}),
         updated_at: now,
       })
       .where('id', '=', id)
@@ -61,6 +68,7 @@ export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateA
         throw err;
       });
     if (hash !== undefined) await revokeAllSessions(trx, { type: 'admin', id }, 'password_changed', now);
+    if (hash !== undefined || (input.role !== undefined && input.role !== current.role)) adminAccessChanged(uow, ctx, id);
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAdminInput] !== undefined);
     uow.audit({
       action: 'admin.updated',

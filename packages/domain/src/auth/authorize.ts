@@ -24,8 +24,23 @@ export interface Requirement {
 }
 
 /**
+ * Issue 12.7: an admin's token is good only for the admin as they are now. Deleted: 401. A
+ * password changed or reset since the token was signed (another token generation): 401. The
+ * role is the admin's current one, not the token's, so a demoted admin's token has the new
+ * role's rights. Read through the per-process cache (admin-access.ts).
+ */
+async function asTheAdminIsNow(deps: DomainDeps, claims: AccessClaims): Promise<AccessClaims> {
+  const now = await deps.adminAccess.get(claims.sub);
+  if (!now) throw new UnauthenticatedError('the admin of this token no longer exists');
+  if ((claims.gen ?? 0) !== now.generation)
+    throw new UnauthenticatedError('the password changed after this token was issued; sign in again');
+  return now.role === claims.role ? claims : { ...claims, role: now.role };
+}
+
+/**
  * The check every protected route declares, before any handler: a bearer token of the
- * route's scope (spec 5.2) and, for admins, a listed role (5.4). Failures are audited.
+ * route's scope (spec 5.2) and, for admins, a listed role (5.4) held now (see asTheAdminIsNow).
+ * Failures are audited.
  */
 export async function authorize(
   deps: DomainDeps,
@@ -38,6 +53,7 @@ export async function authorize(
     const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
     if (!m) throw new UnauthenticatedError('missing bearer token');
     claims = await deps.tokens.verifyAccess(m[1] as string, need.scope);
+    if (claims.scope === 'admin') claims = await asTheAdminIsNow(deps, claims);
     if (need.roles && (!claims.role || !need.roles.includes(claims.role))) {
       throw new ForbiddenError(`this action needs role ${need.roles.join(' or ')}`);
     }

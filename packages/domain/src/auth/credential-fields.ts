@@ -42,5 +42,5 @@ export const NewPassword = z
   .meta({ format: 'password' });
 
 /** Email and password sign-in, whichever surface (admins here; clients on the portal). */
-export const PasswordLoginInput = z.object({ email: Email, password: Password }).brand<'PasswordLoginInput'>();
+export const PasswordLoginInput = z.object({ email: Email, password: Password }).strict().brand<'PasswordLoginInput'>();
 export type PasswordLoginInput = z.output<typeof PasswordLoginInput>;

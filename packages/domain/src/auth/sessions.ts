@@ -63,13 +63,13 @@ export async function issueSession(
       revoked_reason: null,
     })
     .execute();
-  return mintPair(deps, trx, { sid, sub: subject.id, type: subject.type, role: claims.role });
+  return mintPair(deps, trx, { sid, sub: subject.id, type: subject.type, role: claims.role, gen: claims.gen });
 }
 
 async function mintPair(
   deps: DomainDeps,
   trx: Db,
-  s: { sid: string; sub: string; type: SubjectType; role?: string | undefined },
+  s: { sid: string; sub: string; type: SubjectType; role?: string | undefined; gen?: number | undefined },
 ): Promise<TokenPair> {
   const now = deps.clock.now();
   const ttl = deps.config.auth.refresh_token_ttl_seconds;
@@ -94,6 +94,7 @@ async function mintPair(
     scope: scopeOf(s.type),
     sid: s.sid,
     role: s.role as never,
+    gen: s.gen,
   });
   return {
     access_token: access.token,
@@ -105,7 +106,10 @@ async function mintPair(
 }
 
 /** POST /auth/refresh, on either surface: the refresh token to rotate. */
-export const RefreshInput = z.object({ refresh_token: z.string().min(1).max(256) }).brand<'RefreshInput'>();
+export const RefreshInput = z
+  .object({ refresh_token: z.string().min(1).max(256) })
+  .strict()
+  .brand<'RefreshInput'>();
 export type RefreshInput = z.output<typeof RefreshInput>;
 
 type RefreshOutcome = { ok: TokenPair } | { fail: string; reuse?: boolean; subjectId?: string };
@@ -176,7 +180,13 @@ export async function refreshSession(
       return { fail: 'subject may no longer sign in', subjectId: row.subject_id };
     }
     await trx.updateTable('sessions').set({ refreshed_at: now }).where('id', '=', row.sid).execute();
-    const pair = await mintPair(deps, trx, { sid: row.sid, sub: row.subject_id, type: row.subject_type, role: claims.role });
+    const pair = await mintPair(deps, trx, {
+      sid: row.sid,
+      sub: row.subject_id,
+      type: row.subject_type,
+      role: claims.role,
+      gen: claims.gen,
+    });
     return { ok: pair };
   });
 

@@ -5,13 +5,13 @@ import type { AdminRole, Db, SubjectType } from '@svc/db';
  * the subject may still hold a session, and the claims (role for admins). One resolver per
  * subject type keeps the session engine itself subject-agnostic; the portal adds `client`.
  */
-export type SubjectClaims = { role?: AdminRole } | null;
+export type SubjectClaims = { role?: AdminRole; gen?: number } | null;
 export type SubjectResolver = (db: Db, id: string) => Promise<SubjectClaims>;
 
 const resolvers: Partial<Record<SubjectType, SubjectResolver>> = {
   admin: async (db, id) => {
-    const row = await db.selectFrom('admins').select('role').where('id', '=', id).executeTakeFirst();
-    return row ? { role: row.role } : null;
+    const row = await db.selectFrom('admins').select(['role', 'token_generation']).where('id', '=', id).executeTakeFirst();
+    return row ? { role: row.role, gen: row.token_generation } : null;
   },
 };
 

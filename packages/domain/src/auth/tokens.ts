@@ -17,6 +17,8 @@ export interface AccessClaims {
   role?: AdminRole | undefined;
   /** Session id: logout revokes this session. */
   sid: string;
+  /** Admins: the token generation (admins.token_generation) the token was signed in; absent is 0. */
+  gen?: number | undefined;
   exp: number;
 }
 
@@ -57,7 +59,12 @@ export async function createTokenService(
   return {
     async signAccess(claims) {
       const now = Math.floor(clock.now().getTime() / 1000);
-      const token = await new SignJWT({ scope: claims.scope, sid: claims.sid, ...(claims.role ? { role: claims.role } : {}) })
+      const token = await new SignJWT({
+        scope: claims.scope,
+        sid: claims.sid,
+        ...(claims.role ? { role: claims.role } : {}),
+        ...(claims.gen ? { gen: claims.gen } : {}),
+      })
         .setProtectedHeader({ alg: ALG, kid: active.kid, typ: 'at+jwt' })
         .setIssuer(ISSUER)
         .setSubject(claims.sub)
@@ -92,7 +99,9 @@ export async function createTokenService(
       if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') {
         throw new UnauthenticatedError('malformed access token');
       }
-      return { sub: payload.sub, scope, sid: payload.sid, exp: payload.exp, role: payload.role as AdminRole | undefined };
+      const gen = payload.gen ?? 0;
+      if (typeof gen !== 'number' || !Number.isSafeInteger(gen)) throw new UnauthenticatedError('malformed access token');
+      return { sub: payload.sub, scope, sid: payload.sid, exp: payload.exp, role: payload.role as AdminRole | undefined, gen };
     },
   };
 }

@@ -48,7 +48,10 @@ export async function assertBootstrapMode(deps: Pick<DomainDeps, 'db'>): Promise
 }
 
 /** POST /setup: the token from the process log and the first owner's credentials. */
-export const SetupInput = z.object({ token: z.string().min(1).max(256), email: Email, password: NewPassword }).brand<'SetupInput'>();
+export const SetupInput = z
+  .object({ token: z.string().min(1).max(256), email: Email, password: NewPassword })
+  .strict()
+  .brand<'SetupInput'>();
 export type SetupInput = z.output<typeof SetupInput>;
 
 /**

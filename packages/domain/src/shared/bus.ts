@@ -26,4 +26,6 @@ export const TOPICS = {
   subscriptionsChanged: 'subscriptions.changed',
   /** { key }: an operator setting changed; processes caching it read it again. */
   settingsChanged: 'settings.changed',
+  /** { id }: this admin's role, password (token generation) or existence changed; per-request authorization caches drop it. */
+  adminsChanged: 'admins.changed',
 } as const;

@@ -1,6 +1,7 @@
 import type { Config } from '@svc/config';
 import type { ActorType, AdminRole, Db } from '@svc/db';
 import type { Logger } from 'pino';
+import type { AdminAccessCache } from '../auth/admin-access.ts';
 import type { PasswordHasher } from '../auth/password-hasher.ts';
 import type { RateLimitStore } from '../auth/rate-limit.ts';
 import type { TokenService } from '../auth/tokens.ts';
@@ -34,6 +35,8 @@ export interface DomainDeps {
   /** Background jobs (in-process in all-in-one mode, BullMQ in split mode). */
   jobs: JobQueue;
   tokens: TokenService;
+  /** Each admin's current role and token generation, per process (authorize reads it per request). */
+  adminAccess: AdminAccessCache;
   /** Seals secrets at rest with the installation key. */
   secrets: Sealer;
 }
