@@ -15,11 +15,15 @@ const DAY = 24 * HOUR;
 let bed: DomainTestbed;
 let client: string;
 let node: string;
+let group: string;
 let reportId = 1n;
 beforeAll(async () => {
   bed = await createDomainTestbed();
   client = (await fixtures(bed.ctx()).client()).id;
-  node = (await fixtures(bed.ctx()).node()).id;
+  // Usage counts only from a node that serves the subscription (issue 12.4).
+  const serving = await fixtures(bed.ctx()).servingNode();
+  node = serving.node.id;
+  group = serving.group.id;
 });
 afterAll(() => bed.close());
 
@@ -29,7 +33,7 @@ const stored = async (id: string) =>
 const update = (id: string, input: Record<string, unknown>) =>
   updateSubscription(bed.ctx(), id, parseInput(UpdateSubscriptionInput, input));
 const sub = (input: Parameters<ReturnType<typeof fixtures>['subscription']>[0] = {}) =>
-  fixtures(bed.ctx()).subscription({ client_id: client, ...input });
+  fixtures(bed.ctx()).subscription({ client_id: client, access_group_ids: [group], ...input });
 /** Traffic as the node's usage report credits it. */
 const use = (id: string, bytes: number) =>
   ingestUsageReport(bed.deps, node, {
