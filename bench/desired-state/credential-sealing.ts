@@ -84,7 +84,9 @@ for (let r = 0; r < ROUNDS; r++) {
   for (const [name, run] of Object.entries(variants)) {
     const t = performance.now();
     run();
-    (times[name] ??= []).push(performance.now() - t);
+    const list = times[name] ?? [];
+    list.push(performance.now() - t);
+    times[name] = list;
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
