@@ -58,7 +58,13 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
   const issue = async () => {
     const identity = await issueServerCertificate(ca as NonNullable<typeof ca>, opts.tlsHosts, deps.clock.now());
     serverNotAfter = Date.parse(new X509Certificate(identity.certPem).validTo);
-    return { certificate: Buffer.from(identity.certPem), privateKey: Buffer.from(identity.keyPem) };
+    // The chain carries the CA after the leaf: an agent holding only the CA's SHA-256 (the
+    // enroll-token answer's ca_cert_sha256, `svc-agent enroll --ca-sha256`) finds the CA in the
+    // handshake, checks the pin and the leaf's signature, and sends nothing before that.
+    // (OpenSSL would also complete the chain from the CA given to the TLS layer; sent
+    // explicitly, it does not depend on that.)
+    const chain = `${identity.certPem.trimEnd()}\n${(ca as NonNullable<typeof ca>).certPem.trimEnd()}\n`;
+    return { certificate: Buffer.from(chain), privateKey: Buffer.from(identity.keyPem) };
   };
   return {
     replicaId,

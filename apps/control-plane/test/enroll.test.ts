@@ -16,6 +16,7 @@ let gateway: ReturnType<typeof createControlPlane>;
 let client: ReturnType<typeof createClient<typeof ControlPlaneDefinition>>;
 let caCertPem: string;
 let channel: ReturnType<typeof createChannel>;
+let gatewayPort: number;
 
 beforeAll(async () => {
   s = await startTestServer({ mount: (root) => root.route('/', createAdminApi()) });
@@ -23,6 +24,7 @@ beforeAll(async () => {
   gateway = createControlPlane(s.deps, { host: '127.0.0.1', port: 0, tlsHosts: ['localhost', '127.0.0.1'] });
   const started = await gateway.start();
   caCertPem = started.caCertPem;
+  gatewayPort = started.port;
   channel = createChannel(`127.0.0.1:${started.port}`, ChannelCredentials.createSsl(Buffer.from(caCertPem)));
   client = createClient(ControlPlaneDefinition, channel);
 });
@@ -185,5 +187,36 @@ describe('the gateway server certificate (issue 4 item 2)', () => {
     } finally {
       await g.stop();
     }
+  });
+});
+
+describe('the CA can be pinned from the handshake (enroll --ca-sha256)', () => {
+  it('the gateway sends its CA after the leaf: an agent with only ca_cert_sha256 finds it, the pin matches, and the CA signed the leaf', async () => {
+    const { node } = await nodeWithToken();
+    const issued = (await s.api.post(`/api/v1/nodes/${node.id}/enroll-token`, undefined, { token })).body;
+    // issued.grpc_endpoint names the configured public endpoint; this test's gateway is on gatewayPort.
+    const chain = await new Promise<import('node:tls').DetailedPeerCertificate>((resolve, reject) => {
+      const socket = tlsConnect(
+        {
+          host: '127.0.0.1',
+          port: gatewayPort,
+          servername: 'localhost',
+          ALPNProtocols: ['h2'],
+          rejectUnauthorized: false,
+        },
+        () => {
+          resolve(socket.getPeerCertificate(true));
+          socket.end();
+        },
+      );
+      socket.on('error', reject);
+    });
+    const leaf = new X509Certificate(chain.raw);
+    const issuer = chain.issuerCertificate;
+    expect(issuer && issuer !== chain).toBeTruthy();
+    const ca = new X509Certificate(issuer.raw);
+    expect(ca.fingerprint256.replaceAll(':', '').toLowerCase()).toBe(issued.ca_cert_sha256);
+    expect(leaf.verify(ca.publicKey)).toBe(true);
+    expect(ca.toString()).toBe(new X509Certificate(caCertPem).toString());
   });
 });
