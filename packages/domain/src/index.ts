@@ -38,6 +38,7 @@ export * from './nodes/index.ts';
 export * from './pki/index.ts';
 export * from './shared/admin-note.ts';
 export * from './shared/bus.ts';
+export * from './shared/bus-invalidated-cache.ts';
 export * from './shared/clock.ts';
 export * from './shared/context.ts';
 export * from './shared/db-errors.ts';

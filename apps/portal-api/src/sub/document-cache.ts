@@ -1,6 +1,5 @@
-import { type DomainDeps, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
+import { createBusInvalidatedCache, type DomainDeps, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
 import { createTurnBatcher } from '@svc/runtime';
-import { createBusInvalidatedCache } from '../bus-invalidated-cache.ts';
 import type { Granted } from './granted-cache.ts';
 
 /** Tokens kept; past this the cache starts over. */

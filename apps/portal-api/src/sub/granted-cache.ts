@@ -1,5 +1,4 @@
-import { type DomainDeps, type GrantedInbound, readGrantedInbounds, TOPICS } from '@svc/domain';
-import { createBusInvalidatedCache } from '../bus-invalidated-cache.ts';
+import { createBusInvalidatedCache, type DomainDeps, type GrantedInbound, readGrantedInbounds, TOPICS } from '@svc/domain';
 
 /** Read again at least this often (a node's name or address edited without a revision bump). */
 const MAX_AGE_MS = 60_000;

@@ -1,5 +1,4 @@
-import { type DomainDeps, getSubLinkSettings, type SubLinkSettings, TOPICS } from '@svc/domain';
-import { createBusInvalidatedCache } from '../bus-invalidated-cache.ts';
+import { createBusInvalidatedCache, type DomainDeps, getSubLinkSettings, type SubLinkSettings, TOPICS } from '@svc/domain';
 
 /** Read again at least this often even without a message (the bus delivers at most once). */
 const MAX_AGE_MS = 60_000;

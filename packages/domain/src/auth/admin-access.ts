@@ -1,5 +1,6 @@
 import type { AdminRole, Db } from '@svc/db';
-import { type MessageBus, TOPICS, type Unsubscribe } from '../shared/bus.ts';
+import { type MessageBus, TOPICS } from '../shared/bus.ts';
+import { createBusInvalidatedCache } from '../shared/bus-invalidated-cache.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 
@@ -33,42 +34,20 @@ const MAX_ENTRIES = 10_000;
  * ADMIN_ACCESS_MAX_AGE_MS. Ages come from the injected clock.
  */
 export async function createAdminAccessCache(deps: { db: Db; bus: MessageBus; clock: Clock }): Promise<AdminAccessCache> {
-  const entries = new Map<string, { at: number; value: Promise<AdminAccess | null> }>();
-  let stopped = false;
-  const forget = (adminId?: string) => (adminId === undefined ? entries.clear() : entries.delete(adminId));
-  let unsubscribe: Unsubscribe | undefined;
-  try {
-    unsubscribe = await deps.bus.subscribe(TOPICS.adminsChanged, (message) => {
+  const cache = createBusInvalidatedCache<AdminAccess | null>(deps, {
+    topics: [TOPICS.adminsChanged],
+    maxAgeMs: ADMIN_ACCESS_MAX_AGE_MS,
+    maxEntries: MAX_ENTRIES,
+    keyOf: (message) => {
       const id = (message as { id?: unknown } | null)?.id;
-      forget(typeof id === 'string' ? id : undefined);
-    });
-  } catch {
-    // Without the subscription the age limit still bounds staleness.
-  }
+      return typeof id === 'string' ? id : undefined;
+    },
+  });
   const load = async (adminId: string): Promise<AdminAccess | null> => {
     const row = await deps.db.selectFrom('admins').select(['role', 'token_generation']).where('id', '=', adminId).executeTakeFirst();
     return row ? { role: row.role, generation: row.token_generation } : null;
   };
-  return {
-    get(adminId) {
-      if (stopped) return load(adminId);
-      const now = deps.clock.now().getTime();
-      const hit = entries.get(adminId);
-      if (hit && now - hit.at <= ADMIN_ACCESS_MAX_AGE_MS && now >= hit.at) return hit.value;
-      if (entries.size >= MAX_ENTRIES) entries.clear();
-      const entry = { at: now, value: load(adminId) };
-      entries.set(adminId, entry);
-      // A failed read is not kept: the next request reads again.
-      entry.value.catch(() => entries.get(adminId) === entry && entries.delete(adminId));
-      return entry.value;
-    },
-    forget,
-    async stop() {
-      stopped = true;
-      entries.clear();
-      await unsubscribe?.();
-    },
-  };
+  return { get: (adminId) => cache.get(adminId, () => load(adminId)), forget: cache.forget, stop: cache.stop };
 }
 
 /**

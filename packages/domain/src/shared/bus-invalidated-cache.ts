@@ -1,4 +1,5 @@
-import type { Clock, MessageBus, Unsubscribe } from '@svc/domain';
+import type { MessageBus, Unsubscribe } from './bus.ts';
+import type { Clock } from './clock.ts';
 
 export interface BusInvalidatedCacheOptions<V> {
   /** A message on any of these topics empties the cache, in every process that holds one. */
@@ -9,11 +10,15 @@ export interface BusInvalidatedCacheOptions<V> {
   maxEntries: number;
   /** Whether a value is worth keeping (e.g. not an unknown token: guesses must not fill the memory). */
   keep?: (value: V) => boolean;
+  /** The one key a message names (then only that key is dropped); without it, or for undefined, all are. */
+  keyOf?: (message: unknown) => string | undefined;
 }
 
 export interface BusInvalidatedCache<V> {
   /** The value read for `key` within the age limit, else `load()`'s (shared by callers while it runs). */
   get(key: string, load: () => Promise<V>): Promise<V>;
+  /** Drops what this process holds of one key (or of all). */
+  forget(key?: string): void;
   /** Ends the bus subscriptions and empties the cache; later reads go to `load` every time. */
   stop(): Promise<void>;
 }
@@ -28,10 +33,15 @@ export function createBusInvalidatedCache<V>(
 ): BusInvalidatedCache<V> {
   const entries = new Map<string, { at: number; value: Promise<V> }>();
   const clear = () => entries.clear();
+  const drop = (key?: string): void => {
+    if (key === undefined) clear();
+    else entries.delete(key);
+  };
+  const onMessage = (message: unknown) => drop(opts.keyOf?.(message));
   let stopped = false;
   // Until a subscription is live a change could be missed: what was read meanwhile is dropped.
   const subscriptions = opts.topics.map((topic) =>
-    deps.bus.subscribe(topic, clear).then(
+    deps.bus.subscribe(topic, onMessage).then(
       (unsubscribe) => {
         clear();
         return unsubscribe;
@@ -41,7 +51,7 @@ export function createBusInvalidatedCache<V>(
     ),
   );
 
-  const forget = (key: string, entry: { value: Promise<V> }) => {
+  const forgetEntry = (key: string, entry: { value: Promise<V> }) => {
     if (entries.get(key) === entry) entries.delete(key);
   };
 
@@ -50,18 +60,20 @@ export function createBusInvalidatedCache<V>(
       if (stopped) return load();
       const now = deps.clock.now().getTime();
       const hit = entries.get(key);
-      if (hit && now - hit.at <= opts.maxAgeMs) return hit.value;
+      // A clock that went back also reads again.
+      if (hit && now - hit.at <= opts.maxAgeMs && now >= hit.at) return hit.value;
       if (entries.size >= opts.maxEntries) entries.clear();
       const entry = { at: now, value: load() };
       entries.set(key, entry);
       entry.value.then(
         (value) => {
-          if (opts.keep && !opts.keep(value)) forget(key, entry);
+          if (opts.keep && !opts.keep(value)) forgetEntry(key, entry);
         },
-        () => forget(key, entry),
+        () => forgetEntry(key, entry),
       );
       return entry.value;
     },
+    forget: drop,
     async stop() {
       stopped = true;
       clear();

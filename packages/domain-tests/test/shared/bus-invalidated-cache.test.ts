@@ -1,8 +1,7 @@
 import { createMemoryBus } from '@svc/bus';
-import type { MessageBus } from '@svc/domain';
+import { createBusInvalidatedCache, type MessageBus } from '@svc/domain';
 import { createFakeClock } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
-import { createBusInvalidatedCache } from './bus-invalidated-cache.ts';
 
 const settle = () => new Promise((r) => setImmediate(r));
 
