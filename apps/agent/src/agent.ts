@@ -1,0 +1,310 @@
+import { mkdir } from 'node:fs/promises';
+import { arch, hostname, platform } from 'node:os';
+import { join } from 'node:path';
+import { createEngineApi, type EngineApi } from '@svc/engine-api';
+import type { Command, DesiredState, Hello, ServerMessage } from '@svc/proto';
+import { type Logger, multistream, pino } from 'pino';
+import { loadApplied } from './apply/applied-state.ts';
+import { Applier } from './apply/applier.ts';
+import { ConnectionBook } from './connections/access-log.ts';
+import { destroySockets } from './connections/socket-killer.ts';
+import { engineVersion, freeLoopbackPort } from './engine/engine-cli.ts';
+import { EngineProcess } from './engine/engine-process.ts';
+import type { EngineSettings } from './engine/engine-settings.ts';
+import { certificateProblem, type Identity, loadIdentity, newKeyAndCsr, renewalSchedule, saveIdentity } from './identity.ts';
+import { LogCommands } from './log-commands.ts';
+import { LogRings } from './log-rings.ts';
+import { serialQueue } from './serial.ts';
+import { ensurePrivateDir } from './state-files.ts';
+import { StatusSampler } from './status.ts';
+import { SyncSession } from './sync-session.ts';
+import { UsageJournal } from './usage/journal.ts';
+import { AGENT_VERSION } from './version.ts';
+
+/**
+ * `svc-agent run`: the node agent's runtime. Wires the Sync session to the engine:
+ * - desired states are applied one at a time, newest first (a snapshot that arrives while one
+ *   is being applied replaces any waiting one), each answered with its ApplyResult;
+ * - the engine is supervised: adopted if a previous agent left it running, restarted with a
+ *   backoff if it exits on its own;
+ * - usage: the engine's counters are read into the journal every `usageEveryMs` and before
+ *   anything that could lose them, and every unacknowledged report is sent (again) on every
+ *   stream, in order, and again while it stays unacknowledged;
+ * - StatusReport every 30 s and when the engine starts or stops; certificate renewal at two
+ *   thirds of the certificate's lifetime; commands (restart, logs).
+ */
+export interface AgentOptions {
+  stateDir: string;
+  engine: EngineSettings;
+  /** Defaults: 30 s (spec 8), 10 s. */
+  statusEveryMs?: number;
+  usageEveryMs?: number;
+  /** Unacknowledged reports are sent again after this long (default 60 s). */
+  resendAfterMs?: number;
+  logLevel?: string;
+}
+
+export class Agent {
+  readonly rings = new LogRings();
+  readonly log: Logger;
+  private identity!: Identity;
+  private engine!: EngineProcess;
+  private api!: EngineApi;
+  private apiPort = 0;
+  private journal!: UsageJournal;
+  private applier!: Applier;
+  private session!: SyncSession;
+  private logs!: LogCommands;
+  private status!: StatusSampler;
+  private readonly book = new ConnectionBook();
+  private readonly engineOps = serialQueue();
+  private readonly collecting = serialQueue();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private waitingState: DesiredState | null = null;
+  private applying = false;
+  private xrayVersion = '';
+  private engineRestartDelayMs = 1000;
+  private renewal: { keyPem: string } | null = null;
+  private sentAt = new Map<bigint, number>();
+  private stopping = false;
+  private running: Promise<void> | null = null;
+
+  constructor(readonly opts: AgentOptions) {
+    this.log = pino(
+      { level: opts.logLevel ?? 'info', base: { svc: 'agent' } },
+      multistream([{ stream: process.stdout }, { stream: this.rings.agentSink() }]),
+    );
+  }
+
+  async start(): Promise<void> {
+    const { stateDir } = this.opts;
+    const identity = await loadIdentity(stateDir);
+    if (!identity) throw new Error(`${stateDir} holds no identity: run \`svc-agent enroll --server HOST:PORT --token T --ca-sha256 H\` first`);
+    this.identity = identity;
+    await ensurePrivateDir(stateDir);
+    await mkdir(join(stateDir, 'engine'), { recursive: true, mode: 0o700 });
+    this.engine = new EngineProcess(this.opts.engine, join(stateDir, 'engine'), this.rings.engine, this.log, (line) => this.book.see(line));
+    await this.engine.follow();
+    const adopted = await this.engine.adopt();
+    this.apiPort = adopted?.apiPort ?? (await freeLoopbackPort());
+    this.api = createEngineApi({ address: `127.0.0.1:${this.apiPort}`, flavour: this.opts.engine.flavour, packagePrefix: this.opts.engine.apiPrefix });
+    this.journal = await UsageJournal.open(join(stateDir, 'usage'));
+    this.xrayVersion = await engineVersion(this.opts.engine);
+    this.applier = new Applier(
+      {
+        stateDir,
+        engine: this.engine,
+        users: this.api,
+        apiPort: () => this.apiPort,
+        log: this.log,
+        collect: () => this.collect(),
+        cut: (emails) => this.cut(emails),
+      },
+      await loadApplied(stateDir),
+    );
+    this.status = new StatusSampler(stateDir);
+    this.engine.on('exit', () => this.scheduleEngineRestart());
+    if (!adopted) await this.engineOps(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
+    this.session = new SyncSession(() => this.identity, this.handler(), this.log);
+    this.logs = new LogCommands(this.rings, (m) => this.session.send(m));
+    this.every(this.opts.statusEveryMs ?? 30_000, () => this.sendStatus());
+    this.every(this.opts.usageEveryMs ?? 10_000, () => void this.collect().catch((err) => this.log.warn({ err }, 'usage not collected')));
+    this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => this.resendStale());
+    this.every(3600_000, () => this.maybeRenew());
+    this.log.info(
+      { node: this.identity.nodeId, server: this.identity.server, applied_revision: String(this.applier.appliedRevision), engine: this.opts.engine.bin, api_port: this.apiPort },
+      'agent started',
+    );
+    this.running = this.session.run();
+  }
+
+  /** Stops the session and the engine (counters collected first). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    this.logs?.stopAll();
+    await this.collect().catch(() => {});
+    this.session?.stop();
+    await this.running;
+    await this.engineOps(() => this.engine.stop());
+    this.engine.detach();
+    this.api.close();
+    await this.journal.close();
+    this.log.info('agent stopped');
+  }
+
+  private every(ms: number, fn: () => void): void {
+    const t = setInterval(fn, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  private handler() {
+    return {
+      hello: async (): Promise<Hello> => ({
+        hostname: hostname(),
+        os: platform(),
+        arch: arch(),
+        agentVersion: AGENT_VERSION,
+        xrayVersion: this.xrayVersion,
+        appliedRevision: this.applier.appliedRevision,
+      }),
+      opened: () => {
+        this.sentAt.clear();
+        for (const r of this.journal.pending()) this.sendReport(r.reportId, r.entries);
+        void this.sendStatus();
+        void this.maybeRenew();
+      },
+      message: (m: ServerMessage) => this.onMessage(m),
+      closed: () => {
+        this.logs.stopAll();
+        this.renewal = null;
+      },
+    };
+  }
+
+  private onMessage(m: ServerMessage): void {
+    if (m.desiredState) this.enqueueState(m.desiredState);
+    else if (m.usageAck) {
+      const id = m.usageAck.reportId;
+      this.sentAt.delete(id);
+      void this.journal.ack(id).catch((err) => this.log.error({ err, report_id: String(id) }, 'usage ack not recorded'));
+    } else if (m.command) this.onCommand(m.command);
+    else if (m.certIssued) void this.onCertIssued(m.certIssued.clientCertPem, m.certIssued.error);
+  }
+
+  // ---- desired states -------------------------------------------------------------------
+
+  private enqueueState(ds: DesiredState): void {
+    this.waitingState = ds;
+    if (this.applying) return;
+    this.applying = true;
+    void (async () => {
+      try {
+        while (this.waitingState) {
+          const next = this.waitingState;
+          this.waitingState = null;
+          const outcome = await this.engineOps(() => this.applier.apply(next));
+          this.session.send({ applyResult: { revision: next.revision, success: outcome.success, error: outcome.error } });
+          this.log.info({ revision: String(next.revision), how: outcome.how, success: outcome.success }, 'desired state handled');
+          if (outcome.how === 'restart') void this.sendStatus();
+        }
+      } finally {
+        this.applying = false;
+      }
+    })();
+  }
+
+  private scheduleEngineRestart(): void {
+    if (this.stopping) return;
+    void this.sendStatus();
+    const delay = this.engineRestartDelayMs;
+    this.engineRestartDelayMs = Math.min(delay * 2, 30_000);
+    const t = setTimeout(() => {
+      void this.engineOps(async () => {
+        if (this.stopping || this.engine.running) return;
+        await this.applier.startEngine();
+        this.engineRestartDelayMs = 1000;
+        void this.sendStatus();
+      }).catch((err) => {
+        this.log.error({ err }, 'the engine does not start again');
+        this.scheduleEngineRestart();
+      });
+    }, delay);
+    t.unref();
+  }
+
+  // ---- usage ----------------------------------------------------------------------------
+
+  /** Reads the engine's counters into the journal and sends the new reports. */
+  collect(): Promise<void> {
+    return this.collecting(async () => {
+      const instance = this.engine.instance;
+      if (!instance) return;
+      const counters = await this.api.userTraffic();
+      if (this.engine.instance !== instance) return;
+      const records = await this.journal.collect({ instance, counters });
+      for (const r of records) this.sendReport(r.reportId, r.entries);
+    });
+  }
+
+  private sendReport(reportId: bigint, entries: Array<{ subscriptionId: string; uplink: bigint; downlink: bigint }>): void {
+    const sent = this.session?.send({
+      usage: { reportId, entries: entries.map((e) => ({ subscriptionId: e.subscriptionId, uplinkBytes: e.uplink, downlinkBytes: e.downlink })) },
+    });
+    if (sent) this.sentAt.set(reportId, Date.now());
+  }
+
+  /** Reports without an ack for a while are sent again (the gateway leaves one unanswered when its database is away). */
+  private resendStale(): void {
+    if (!this.session?.connected) return;
+    const limit = Date.now() - (this.opts.resendAfterMs ?? 60_000);
+    for (const r of this.journal.pending()) {
+      const at = this.sentAt.get(r.reportId);
+      if (at === undefined || at < limit) this.sendReport(r.reportId, r.entries);
+    }
+  }
+
+  // ---- connections of removed users -------------------------------------------------------
+
+  private async cut(emails: string[]): Promise<void> {
+    const sources = emails.flatMap((e) => this.book.take(e));
+    if (sources.length === 0) return;
+    const left = await destroySockets(sources);
+    if (left === 0) {
+      this.log.info({ users: emails.length, connections: sources.length }, 'connections of removed users ended');
+      return;
+    }
+    this.log.warn({ left }, 'connections of removed users could not be destroyed (no CAP_NET_ADMIN?); restarting the engine to end them');
+    await this.applier.restartEngine();
+  }
+
+  // ---- status, commands, certificate ------------------------------------------------------
+
+  private async sendStatus(): Promise<void> {
+    if (!this.session?.connected) return;
+    const ports = new Set(this.applier.inboundPorts());
+    const report = await this.status.sample({ running: this.engine.running, uptimeSeconds: this.engine.uptimeSeconds(), ports });
+    this.session.send({ status: report });
+  }
+
+  private onCommand(c: Command): void {
+    if (c.restartXray) {
+      void this.engineOps(() => this.applier.restartEngine())
+        .then(() => this.log.info({ command_id: c.commandId }, 'engine restarted on command'))
+        .catch((err) => this.log.error({ err }, 'restart_xray failed'))
+        .finally(() => void this.sendStatus());
+    } else if (c.getLogs) this.logs.getLogs(c);
+    else if (c.startLogStream) this.logs.startTail(c);
+    else if (c.stopLogStream) this.logs.stopTail(c.commandId);
+  }
+
+  private async maybeRenew(): Promise<void> {
+    if (this.renewal || !this.session?.connected) return;
+    const { renewAt } = renewalSchedule(this.identity.certPem);
+    if (Date.now() < renewAt.getTime()) return;
+    const { csrPem, keyPem } = await newKeyAndCsr();
+    this.renewal = { keyPem };
+    if (!this.session.send({ certRenewal: { csrPem } })) this.renewal = null;
+    else this.log.info({ renew_at: renewAt.toISOString() }, 'certificate renewal requested');
+  }
+
+  private async onCertIssued(certPem: string, error: string): Promise<void> {
+    const pending = this.renewal;
+    this.renewal = null;
+    if (!pending) return;
+    if (certPem === '') {
+      this.log.warn({ error }, 'certificate renewal refused; the current certificate stays');
+      return;
+    }
+    const problem = certificateProblem(certPem, pending.keyPem, this.identity.caCertPem, this.identity.nodeId);
+    if (problem) {
+      this.log.error({ problem }, 'renewed certificate not usable; the current certificate stays');
+      return;
+    }
+    const next = { ...this.identity, certPem, keyPem: pending.keyPem };
+    await saveIdentity(this.opts.stateDir, next);
+    this.identity = next;
+    this.log.info({ not_after: renewalSchedule(certPem).notAfter.toISOString() }, 'certificate renewed (used from the next stream)');
+  }
+}

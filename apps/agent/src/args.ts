@@ -1,0 +1,55 @@
+import { parseArgs } from 'node:util';
+
+/** The svc-agent command line. */
+export class UsageError extends Error {}
+
+export const USAGE = `usage: svc-agent <command>
+
+  svc-agent enroll --server HOST:PORT --token T --ca-sha256 H [--state-dir DIR] [--force]
+        turn a one-time enrollment token (POST /api/v1/nodes/{id}/enroll-token) into this
+        node's identity; the CA is pinned by its SHA-256 before anything is sent
+  svc-agent run [--state-dir DIR]
+        keep the Sync stream to the gateway and serve the node's desired state with the engine
+  svc-agent version
+
+State directory: --state-dir, else SVC_AGENT_STATE_DIR, else /var/lib/svc-agent.
+Engine: SVC_AGENT_ENGINE_BIN (default xray on PATH), SVC_AGENT_ENGINE_API (xray | v2ray).
+Log level: SVC_AGENT_LOG_LEVEL (default info).`;
+
+export type AgentCommand =
+  | { name: 'enroll'; server: string; token: string; caSha256: string; stateDir?: string; force: boolean }
+  | { name: 'run'; stateDir?: string }
+  | { name: 'version' }
+  | { name: 'help' };
+
+export function parseAgentCommand(argv: string[]): AgentCommand {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      server: { type: 'string' },
+      token: { type: 'string' },
+      'ca-sha256': { type: 'string' },
+      'state-dir': { type: 'string' },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const words = positionals.join(' ');
+  if (values.help || words === '' || words === 'help') return { name: 'help' };
+  const stateDir = values['state-dir'];
+  if (words === 'enroll') {
+    for (const k of ['server', 'token', 'ca-sha256'] as const) if (!values[k]) throw new UsageError(`svc-agent enroll: --${k} is required`);
+    return {
+      name: 'enroll',
+      server: values.server as string,
+      token: values.token as string,
+      caSha256: values['ca-sha256'] as string,
+      force: values.force ?? false,
+      ...(stateDir ? { stateDir } : {}),
+    };
+  }
+  if (words === 'run') return { name: 'run', ...(stateDir ? { stateDir } : {}) };
+  if (words === 'version') return { name: 'version' };
+  throw new UsageError(`unknown command: svc-agent ${words}`);
+}

@@ -1,0 +1,35 @@
+import { ChannelCredentials } from '@grpc/grpc-js';
+import { ControlPlaneDefinition } from '@svc/proto';
+import { type Channel, createChannel, createClient } from 'nice-grpc';
+import type { Identity } from './identity.ts';
+
+/**
+ * Channels to the gateway. Both trust the pinned internal CA alone (not the system's CAs), and
+ * check the gateway's name against its certificate as any TLS client does.
+ *
+ * The gateway is authenticated, so its snapshots may be large: a desired state of a node with
+ * 100,000 users is tens of MB before compression. 512 MiB bounds a broken peer, not a real one.
+ */
+const MAX_RECEIVE = 512 * 1024 * 1024;
+
+/** Keepalive pings find a dead connection (a NAT that forgot it) within a minute. */
+const KEEPALIVE = {
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 20_000,
+  'grpc.keepalive_permit_without_calls': 1,
+};
+
+/** For Enroll: TLS, no client certificate. */
+export function enrollChannel(server: string, caCertPem: string): Channel {
+  return createChannel(server, ChannelCredentials.createSsl(Buffer.from(caCertPem)), KEEPALIVE);
+}
+
+/** For Sync: mutual TLS with the node's certificate. */
+export function syncChannel(id: Identity): Channel {
+  return createChannel(id.server, ChannelCredentials.createSsl(Buffer.from(id.caCertPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)), {
+    ...KEEPALIVE,
+    'grpc.max_receive_message_length': MAX_RECEIVE,
+  });
+}
+
+export const gatewayClient = (channel: Channel) => createClient(ControlPlaneDefinition, channel);

@@ -1,0 +1,48 @@
+import { Agent } from './agent.ts';
+import { parseAgentCommand, USAGE, UsageError } from './args.ts';
+import { enroll } from './enroll.ts';
+import { engineSettingsFrom } from './engine/engine-settings.ts';
+import { stateDirFrom } from './state-files.ts';
+import { AGENT_VERSION } from './version.ts';
+
+/** `svc-agent` (bin/svc-agent.mjs, `pnpm svc-agent ...`). */
+async function main(argv: string[]): Promise<number> {
+  const cmd = parseAgentCommand(argv);
+  if (cmd.name === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (cmd.name === 'version') {
+    console.log(AGENT_VERSION);
+    return 0;
+  }
+  const stateDir = stateDirFrom(cmd.stateDir, process.env);
+  if (cmd.name === 'enroll') {
+    const id = await enroll({ server: cmd.server, token: cmd.token, caSha256: cmd.caSha256, stateDir, force: cmd.force });
+    console.log(JSON.stringify({ msg: 'enrolled', node_id: id.nodeId, server: id.server, state_dir: stateDir }));
+    return 0;
+  }
+  const agent = new Agent({ stateDir, engine: engineSettingsFrom(process.env), logLevel: process.env.SVC_AGENT_LOG_LEVEL });
+  await agent.start();
+  await new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      agent.log.info({ signal: sig }, 'stopping');
+      agent.stop().then(resolve, (err) => {
+        agent.log.error({ err }, 'stop failed');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
+    else console.error(`svc-agent: ${(err as Error).message ?? String(err)}`);
+    process.exit(err instanceof UsageError ? 64 : 1);
+  },
+);
