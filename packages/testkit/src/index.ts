@@ -7,6 +7,13 @@ export { type EventStream, openEventStream, type SseEvent } from './event-stream
 export { createFakeClock, type FakeClock } from './fake-clock.ts';
 export { type Fixtures, fixtures, uniqueName } from './fixtures.ts';
 export { type ApiClient, type ApiResponse, createApiClient, pageAll } from './http-client.ts';
+export {
+  type PayloadServer,
+  type ProxiedRequestOptions,
+  type ProxiedResponse,
+  requestThroughProxy,
+  startPayloadServer,
+} from './http-through-proxy.ts';
 export { type AppProcess, operatorEnv, REPO_ROOT, spawnApp } from './processes.ts';
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
