@@ -53,7 +53,12 @@ const USER_COUNTER = /^user>>>(.+)>>>traffic>>>(uplink|downlink)$/;
 export function createEngineApi(opts: EngineApiOptions): EngineApi {
   const prefix = opts.packagePrefix ?? packagePrefixOf(opts.flavour);
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const channel = createChannel(opts.address, ChannelCredentials.createInsecure());
+  const channel = createChannel(opts.address, ChannelCredentials.createInsecure(), {
+    // The engine is local and restarts (config changes, crashes): grpc-js would otherwise back off
+    // up to 120 s between reconnects and answer UNAVAILABLE meanwhile, even once the engine is up.
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 1_000,
+  });
   const handler = createClient(withPrefix(HandlerServiceDefinition, prefix), channel);
   const stats = createClient(withPrefix(StatsServiceDefinition, prefix), channel);
 

@@ -95,6 +95,14 @@ beforeAll(async () => {
       proxyPortOf.set(u.email, proxyPort);
       routes.push({ proxyPort, server: { address: '127.0.0.1', port: inbounds[proto].port }, inbound: inbounds[proto], user: u });
     }
+  const ssPort = await freePort();
+  proxyPortOf.set(ssUser.email, ssPort);
+  routes.push({
+    proxyPort: ssPort,
+    server: { address: '127.0.0.1', port: inbounds.shadowsocks.port },
+    inbound: inbounds.shadowsocks,
+    user: ssUser,
+  });
   client = await startV2ray(v2rayClientConfig(routes), { name: 'client', waitForPorts: routes.map((r) => r.proxyPort) });
   api = createEngineApi({ address: `127.0.0.1:${apiPort}`, flavour: 'v2ray' });
 }, 60_000);
@@ -177,7 +185,7 @@ describe.skipIf(!v2ray.available)('the engine API on a running v2ray 4.34', () =
     const u = user('vmess', 'kept');
     expect(await connectAs(u)).toBe(PAYLOAD_RECEIVED);
     const line = await server.waitForLine((l) => l.includes(' accepted ') && l.endsWith(`email: ${u.email}`), 'the access line');
-    const to = new URL(destination.url).host;
+    const to = new URL(destination.url).host.replaceAll('.', '\\.');
     expect(line).toMatch(
       new RegExp(`^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d 127\\.0\\.0\\.1:\\d+ accepted tcp:${to} \\[direct\\] email: vmess-kept@svc$`),
     );
@@ -201,6 +209,8 @@ describe.skipIf(!v2ray.available)('the engine API on a running v2ray 4.34', () =
       message: expect.stringContaining('UserManager'),
     });
     await expect(api.removeUser('ss-in', ssUser.email)).rejects.toMatchObject({ kind: 'unsupported' });
+    // The inbound serves its configured user as before.
+    expect(await connectAs(ssUser)).toBe(PAYLOAD_RECEIVED);
   });
 
   it('a port nothing listens on is kind unavailable', async () => {
