@@ -16,6 +16,9 @@ if [ -n "$first" ]; then refs+=("$first"); fi
 for ref in "${refs[@]}"; do
   # A ref from before the contract existed has nothing to break.
   git cat-file -e "$ref:$FILE" 2>/dev/null || continue
-  "$BUF" breaking proto --against ".git#ref=$ref,subdir=proto"
+  # Only our contract's module (svc/): proto/engine is the engine's, and a ref from before it
+  # was a module of the workspace would not compare (2 images against 1). From inside proto/,
+  # `--path svc` names the same directory on both sides.
+  (cd proto && "../$BUF" breaking . --path svc --against "../.git#ref=$ref,subdir=proto")
   echo "buf breaking: proto/ is compatible with $(git rev-parse --short "$ref")"
 done

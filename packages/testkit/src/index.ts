@@ -2,10 +2,19 @@ export { adminWithRole, login, OWNER, setupOwner } from './admins.ts';
 export { type SelfSignedCertificateOptions, selfSignedCertificate } from './certificates.ts';
 export { createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
 export { createDomainTestbed, type DomainTestbed, TEST_OWNER } from './domain-testbed.ts';
+export { type EngineProcess, freePort, portAccepts, type StartEngineOptions, startV2ray } from './engine-process.ts';
 export { type EventStream, openEventStream, type SseEvent } from './event-stream.ts';
 export { createFakeClock, type FakeClock } from './fake-clock.ts';
 export { type Fixtures, fixtures, uniqueName } from './fixtures.ts';
 export { type ApiClient, type ApiResponse, createApiClient, pageAll } from './http-client.ts';
+export {
+  type PayloadServer,
+  type ProxiedRequestOptions,
+  type ProxiedResponse,
+  requestThroughProxy,
+  startPayloadServer,
+} from './http-through-proxy.ts';
 export { type AppProcess, operatorEnv, REPO_ROOT, spawnApp } from './processes.ts';
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
+export { type V2rayClientRoute, v2rayClientConfig } from './v2ray-client-config.ts';

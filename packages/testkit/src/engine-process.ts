@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/**
+ * A real engine process for end-to-end tests: Debian's `v2ray` (4.x, `v2ray -config <file>`)
+ * started on a JSON config written to a temp dir of its own, with its output collected line by
+ * line (the access log goes to stdout when the config names no file). Used as the server a test
+ * node runs and as the client that connects through it.
+ */
+
+export interface EngineProcess {
+  child: ChildProcess;
+  /** The config file the engine runs on (in a temp dir removed when the process ends). */
+  configFile: string;
+  /** stdout and stderr lines so far, in arrival order. */
+  lines: string[];
+  /** Resolves with the first output line (seen or to come) matching; rejects if the process exits first. */
+  waitForLine(pred: (line: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code (null when killed by a signal). */
+  stop(graceMs?: number): Promise<number | null>;
+  /** SIGKILL (kill -9). */
+  kill(): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface StartEngineOptions {
+  /** Ports the config listens on; the start resolves once each accepts TCP connections. */
+  waitForPorts: number[];
+  /** Names the config file (for reading failures); default `engine`. */
+  name?: string;
+  /** How long the ports may take to open; default 20 s. */
+  timeoutMs?: number;
+}
+
+/** A TCP port nothing listened on a moment ago (the OS's pick on 127.0.0.1). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Whether 127.0.0.1:port accepts a TCP connection now. */
+export function portAccepts(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Starts `v2ray -config <file>` on `config`; resolves once every port of `waitForPorts` accepts connections. */
+export async function startV2ray(config: unknown, opts: StartEngineOptions): Promise<EngineProcess> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-testkit-engine-'));
+  const configFile = join(dir, `${(opts.name ?? 'engine').replace(/[^A-Za-z0-9-]+/g, '_')}.json`);
+  await writeFile(configFile, JSON.stringify(config, null, 2));
+  const child = spawn('v2ray', ['-config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const engine = watch(child, configFile);
+  void engine.exited.then(() => rm(dir, { recursive: true, force: true }));
+
+  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+  const pending = new Set(opts.waitForPorts);
+  while (pending.size > 0) {
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined)
+      throw new Error(`v2ray (${configFile}) exited before listening:\n${engine.lines.join('\n')}`);
+    if (Date.now() > deadline) {
+      await engine.kill();
+      throw new Error(`v2ray (${configFile}) did not open ports ${[...pending].join(', ')}:\n${engine.lines.join('\n')}`);
+    }
+    for (const port of [...pending]) if (await portAccepts(port)) pending.delete(port);
+    if (pending.size > 0) await new Promise((r) => setTimeout(r, 50));
+  }
+  return engine;
+}
+
+function watch(child: ChildProcess, configFile: string): EngineProcess {
+  const lines: string[] = [];
+  const waiters = new Set<(line: string) => void>();
+  const onLine = (line: string) => {
+    lines.push(line);
+    for (const w of [...waiters]) w(line);
+  };
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', onLine);
+  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', onLine);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    // A binary that cannot be spawned never exits; it errors.
+    child.once('error', () => resolve({ code: null, signal: null }));
+  });
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return {
+    child,
+    configFile,
+    lines,
+    exited,
+    waitForLine(pred, what, timeoutMs = 20_000) {
+      const seen = lines.find(pred);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
+        const fail = (why: string) => {
+          waiters.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`v2ray (${configFile}): ${why} waiting for ${what}\noutput:\n${lines.join('\n')}`));
+        };
+        const check = (line: string) => {
+          if (!pred(line)) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(line);
+        };
+        waiters.add(check);
+        void exited.then((e) => fail(`exited (code ${e.code}, signal ${e.signal})`));
+      });
+    },
+    async stop(graceMs = 10_000) {
+      if (!running()) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const e = await exited;
+      clearTimeout(timer);
+      return e.code;
+    },
+    async kill() {
+      if (!running()) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
