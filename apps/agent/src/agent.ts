@@ -18,7 +18,7 @@ import { serialQueue } from './serial.ts';
 import { ensurePrivateDir } from './state-files.ts';
 import { StatusSampler } from './status.ts';
 import { SyncSession } from './sync-session.ts';
-import { UsageJournal } from './usage/journal.ts';
+import { UsageJournal } from './usage/index.ts';
 import { AGENT_VERSION } from './version.ts';
 
 /**

@@ -78,7 +78,7 @@ export class Applier {
   }
 
   async apply(next: DesiredState): Promise<ApplyOutcome> {
-    const config = next.config ?? { certificates: [] };
+    const config: NodeConfig = next.config ?? { xray: undefined, certificates: [] };
     try {
       const plan =
         this.running?.config && this.d.engine.running ? planChange(this.running.config, config) : { kind: 'restart' as const, reason: 'engine not running' };
