@@ -28,8 +28,6 @@ export interface CollectionFrame {
   instance: string;
   /** New baselines, flat: email, uplink, downlink. */
   base: string[];
-  /** Emails whose baselines are dropped (gone from the reading). */
-  forget: string[];
   /** Report records, each `{ id, e: [subscription_id, uplink, downlink, …] }`. */
   recs: Array<{ id: string; e: string[] }>;
 }

@@ -21,7 +21,7 @@ export interface JournalRecord {
 export interface Baseline {
   up: bigint;
   down: bigint;
-  /** The collection that last saw this counter (to forget counters gone from a reading). */
+  /** The collection that last saw this counter (to tell an email repeated within one reading). */
   seen: number;
 }
 
@@ -29,7 +29,6 @@ export interface Baseline {
 export interface Collection {
   instance: string;
   base: Array<{ email: string; up: bigint; down: bigint }>;
-  forget: string[];
   records: JournalRecord[];
 }
 
@@ -64,7 +63,6 @@ export class JournalState {
         b.seen = seen;
       } else this.baselines.set(email, { up, down, seen });
     }
-    for (const email of c.forget) this.baselines.delete(email);
     for (const r of c.records) {
       this.pending.set(r.reportId, r);
       if (r.reportId > this.lastId) this.lastId = r.reportId;
@@ -108,7 +106,7 @@ export function collectionFrame(c: Collection): CollectionFrame {
     }
     return { id: r.reportId.toString(), e };
   });
-  return { t: 'col', instance: c.instance, base, forget: c.forget, recs };
+  return { t: 'col', instance: c.instance, base, recs };
 }
 
 function collectionOf(f: CollectionFrame): Collection {
@@ -123,5 +121,5 @@ function collectionOf(f: CollectionFrame): Collection {
     }
     return { reportId: BigInt(r.id), entries };
   });
-  return { instance: f.instance, base, forget: f.forget, records };
+  return { instance: f.instance, base, records };
 }

@@ -25,7 +25,11 @@
  *   current value as the delta from 0.
  * - Chain users' counters (`chain:<chain_id>:<pos>`) are transit, never usage; emails of any
  *   other shape than `<subscription_id>@svc` are ignored. Both are counted in stats() only.
- * - Counters gone from a reading of the same instance have their baselines forgotten.
+ * - A counter missing from one reading keeps its baseline for the instance's lifetime. Xray and
+ *   v2ray never unregister a stats counter while running (UnregisterCounter has no caller), so a
+ *   counter absent from a reading was only filtered out by the reader and comes back with its
+ *   cumulative value: forgetting its baseline would report those bytes twice. The baselines are
+ *   thus as many as the engine's own counters, and go with its instance.
  * - Report ids rise strictly per node even across a wiped state directory: a new id is
  *   max(last id + 1, Date.now() × 1000). (A wiped directory also loses the baselines: the next
  *   collection from a still-running engine reports its counters since the engine started again.)
@@ -213,11 +217,9 @@ export class UsageJournal {
       if (up > 0n || down > 0n) entries.push({ subscriptionId, uplink: up, downlink: down });
     }
     this.lastReading = { chainCounters, ignoredCounters };
-    const forget: string[] = [];
-    if (sameInstance) for (const [email, b] of s.baselines) if (b.seen !== seen) forget.push(email);
     const dropsOldInstance = !sameInstance && s.baselines.size > 0;
-    if (base.length === 0 && forget.length === 0 && !dropsOldInstance) return undefined;
-    return { instance: reading.instance, base, forget, records: this.recordsOf(entries) };
+    if (base.length === 0 && !dropsOldInstance) return undefined;
+    return { instance: reading.instance, base, records: this.recordsOf(entries) };
   }
 
   private recordsOf(entries: UsageEntryDelta[]): JournalRecord[] {
@@ -243,7 +245,7 @@ export class UsageJournal {
       const instance = s.instance;
       let chunk: Collection['base'] = [];
       const flush = () => {
-        frames.push(collectionFrame({ instance, base: chunk, forget: [], records: [] }));
+        frames.push(collectionFrame({ instance, base: chunk, records: [] }));
         chunk = [];
       };
       for (const [email, b] of s.baselines) {
@@ -251,7 +253,7 @@ export class UsageJournal {
         if (chunk.length === SNAPSHOT_CHUNK) flush();
       }
       if (chunk.length > 0) flush();
-      for (const r of s.pending.values()) frames.push(collectionFrame({ instance, base: [], forget: [], records: [r] }));
+      for (const r of s.pending.values()) frames.push(collectionFrame({ instance, base: [], records: [r] }));
     }
     const encoded = frames.map(encodeFrame);
     await this.file.replace(encoded);
