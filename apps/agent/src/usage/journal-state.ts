@@ -5,6 +5,7 @@
  * (reset, applyCollection, ack), so what a restarted agent rebuilds from the file is exactly
  * what the crashed one held after its last durable write.
  */
+import { subscriptionIdOf } from './emails.ts';
 import type { CollectionFrame, Frame } from './frames.ts';
 
 export interface UsageEntryDelta {
@@ -19,6 +20,7 @@ export interface JournalRecord {
 }
 
 export interface Baseline {
+  subscriptionId: string;
   up: bigint;
   down: bigint;
   /** The collection that last saw this counter (to tell an email repeated within one reading). */
@@ -61,7 +63,7 @@ export class JournalState {
         b.up = up;
         b.down = down;
         b.seen = seen;
-      } else this.baselines.set(email, { up, down, seen });
+      } else this.baselines.set(email, { subscriptionId: subscriptionIdOf(email) ?? email, up, down, seen });
     }
     for (const r of c.records) {
       this.pending.set(r.reportId, r);

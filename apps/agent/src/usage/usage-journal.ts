@@ -189,13 +189,9 @@ export class UsageJournal {
     let chainCounters = 0;
     let ignoredCounters = 0;
     for (const { email, uplink, downlink } of reading.counters) {
-      const subscriptionId = subscriptionIdOf(email);
-      if (subscriptionId === undefined) {
-        if (isChainEmail(email)) chainCounters++;
-        else ignoredCounters++;
-        continue;
-      }
+      // Known counters (the common case) take the fast path: no parsing of the email, no allocation when unchanged.
       const prev = sameInstance ? s.baselines.get(email) : undefined;
+      let subscriptionId: string;
       if (prev) {
         if (prev.seen === seen) {
           ignoredCounters++;
@@ -203,13 +199,21 @@ export class UsageJournal {
         }
         prev.seen = seen;
         if (prev.up === uplink && prev.down === downlink) continue;
+        subscriptionId = prev.subscriptionId;
       } else {
+        const id = subscriptionIdOf(email);
+        if (id === undefined) {
+          if (isChainEmail(email)) chainCounters++;
+          else ignoredCounters++;
+          continue;
+        }
         if (fresh.has(email)) {
           ignoredCounters++;
           continue;
         }
         fresh.add(email);
         if (uplink === 0n && downlink === 0n) continue;
+        subscriptionId = id;
       }
       const up = prev && uplink >= prev.up ? uplink - prev.up : uplink;
       const down = prev && downlink >= prev.down ? downlink - prev.down : downlink;
