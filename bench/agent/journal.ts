@@ -12,7 +12,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CounterReading, UsageJournal } from '../../apps/agent/src/usage/index.ts';
-import { env, log, machine, main, n, publish, revision, tempDir } from '../common/run.ts';
+import { env, loadNow, log, machine, main, n, publish, quietMachine, revision, tempDir } from '../common/run.ts';
 
 const USERS = env('BENCH_USERS', 100_000);
 const ROUNDS = env('BENCH_ROUNDS', 12);
@@ -126,6 +126,7 @@ async function replay(pending: number): Promise<{ pending: number; fileBytes: nu
 }
 
 await main(async () => {
+  const before = await quietMachine();
   const runs: Steady[] = [];
   for (const share of [0, 0.1, 1]) {
     log(`collect, ${share * 100} % of ${n(USERS)} users moving, ${ROUNDS} rounds`);
@@ -148,7 +149,7 @@ await main(async () => {
   publish([
     `### ${new Date().toISOString().slice(0, 10)} — agent usage journal, ${n(USERS)} users (+100 chain counters)`,
     '',
-    `Machine: ${machine()}. Commit ${revision()}. Temporary directory on the machine's disk; ${ROUNDS} collections per row, each followed by the acks of its records.`,
+    `Machine: ${machine()}. Commit ${revision()}. Load average (1/5/15 min) before: ${before}; after: ${loadNow()}. Temporary directory on the machine's disk; ${ROUNDS} collections per row, each followed by the acks of its records.`,
     '',
     '| counters moved | collect ms, median / max | collect that compacted, ms (count) | frame MiB (median) | baseline: plain append + fdatasync of the same bytes, ms | records | ack ms / baseline: plain append + fdatasync of an ack frame, median |',
     '|---|---|---|---|---|---|---|',
