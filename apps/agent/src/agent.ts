@@ -79,7 +79,8 @@ export class Agent {
   async start(): Promise<void> {
     const { stateDir } = this.opts;
     const identity = await loadIdentity(stateDir);
-    if (!identity) throw new Error(`${stateDir} holds no identity: run \`svc-agent enroll --server HOST:PORT --token T --ca-sha256 H\` first`);
+    if (!identity)
+      throw new Error(`${stateDir} holds no identity: run \`svc-agent enroll --server HOST:PORT --token T --ca-sha256 H\` first`);
     this.identity = identity;
     await ensurePrivateDir(stateDir);
     await mkdir(join(stateDir, 'engine'), { recursive: true, mode: 0o700 });
@@ -87,7 +88,11 @@ export class Agent {
     await this.engine.follow();
     const adopted = await this.engine.adopt();
     this.apiPort = adopted?.apiPort ?? (await freeLoopbackPort());
-    this.api = createEngineApi({ address: `127.0.0.1:${this.apiPort}`, flavour: this.opts.engine.flavour, packagePrefix: this.opts.engine.apiPrefix });
+    this.api = createEngineApi({
+      address: `127.0.0.1:${this.apiPort}`,
+      flavour: this.opts.engine.flavour,
+      packagePrefix: this.opts.engine.apiPrefix,
+    });
     this.journal = await UsageJournal.open(join(stateDir, 'usage'));
     this.xrayVersion = await engineVersion(this.opts.engine);
     this.applier = new Applier(
@@ -104,7 +109,8 @@ export class Agent {
     );
     this.status = new StatusSampler(stateDir);
     this.engine.on('exit', () => this.scheduleEngineRestart());
-    if (!adopted) await this.engineOps(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
+    if (!adopted)
+      await this.engineOps(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
     this.session = new SyncSession(() => this.identity, this.handler(), this.log);
     this.logs = new LogCommands(this.rings, (m) => this.session.send(m));
     this.every(this.opts.statusEveryMs ?? 30_000, () => this.sendStatus());
@@ -112,7 +118,13 @@ export class Agent {
     this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => this.resendStale());
     this.every(3600_000, () => this.maybeRenew());
     this.log.info(
-      { node: this.identity.nodeId, server: this.identity.server, applied_revision: String(this.applier.appliedRevision), engine: this.opts.engine.bin, api_port: this.apiPort },
+      {
+        node: this.identity.nodeId,
+        server: this.identity.server,
+        applied_revision: String(this.applier.appliedRevision),
+        engine: this.opts.engine.bin,
+        api_port: this.apiPort,
+      },
       'agent started',
     );
     this.running = this.session.run();
@@ -230,7 +242,10 @@ export class Agent {
 
   private sendReport(reportId: bigint, entries: Array<{ subscriptionId: string; uplink: bigint; downlink: bigint }>): void {
     const sent = this.session?.send({
-      usage: { reportId, entries: entries.map((e) => ({ subscriptionId: e.subscriptionId, uplinkBytes: e.uplink, downlinkBytes: e.downlink })) },
+      usage: {
+        reportId,
+        entries: entries.map((e) => ({ subscriptionId: e.subscriptionId, uplinkBytes: e.uplink, downlinkBytes: e.downlink })),
+      },
     });
     if (sent) this.sentAt.set(reportId, Date.now());
   }

@@ -26,10 +26,14 @@ export function enrollChannel(server: string, caCertPem: string): Channel {
 
 /** For Sync: mutual TLS with the node's certificate. */
 export function syncChannel(id: Identity): Channel {
-  return createChannel(id.server, ChannelCredentials.createSsl(Buffer.from(id.caCertPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)), {
-    ...KEEPALIVE,
-    'grpc.max_receive_message_length': MAX_RECEIVE,
-  });
+  return createChannel(
+    id.server,
+    ChannelCredentials.createSsl(Buffer.from(id.caCertPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)),
+    {
+      ...KEEPALIVE,
+      'grpc.max_receive_message_length': MAX_RECEIVE,
+    },
+  );
 }
 
 export const gatewayClient = (channel: Channel) => createClient(ControlPlaneDefinition, channel);

@@ -41,7 +41,7 @@ export class LogCommands {
     const limit = Math.max(1, Math.min(MAX_LOG_LINES, c.getLogs?.limit || MAX_LOG_LINES));
     const lines = ring ? ring.last(limit) : [];
     const all = [...batches(lines)];
-    all.forEach((entries, i) => this.send({ logs: { commandId: c.commandId, entries, eof: i === all.length - 1 } }));
+    for (const [i, entries] of all.entries()) this.send({ logs: { commandId: c.commandId, entries, eof: i === all.length - 1 } });
   }
 
   startTail(c: Command): void {

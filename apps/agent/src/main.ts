@@ -1,7 +1,7 @@
 import { Agent } from './agent.ts';
 import { parseAgentCommand, USAGE, UsageError } from './args.ts';
-import { enroll } from './enroll.ts';
 import { engineSettingsFrom } from './engine/engine-settings.ts';
+import { enroll } from './enroll.ts';
 import { stateDirFrom } from './state-files.ts';
 import { AGENT_VERSION } from './version.ts';
 

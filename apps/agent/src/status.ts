@@ -1,5 +1,4 @@
-import { statfs } from 'node:fs/promises';
-import { readFile } from 'node:fs/promises';
+import { readFile, statfs } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import type { StatusReport } from '@svc/proto';
 

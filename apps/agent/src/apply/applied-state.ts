@@ -1,6 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DesiredState } from '@svc/proto';
-import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../state-files.ts';
 
 /**

@@ -81,7 +81,9 @@ export class Applier {
     const config: NodeConfig = next.config ?? { xray: undefined, certificates: [] };
     try {
       const plan =
-        this.running?.config && this.d.engine.running ? planChange(this.running.config, config) : { kind: 'restart' as const, reason: 'engine not running' };
+        this.running?.config && this.d.engine.running
+          ? planChange(this.running.config, config)
+          : { kind: 'restart' as const, reason: 'engine not running' };
       if (plan.kind === 'same') {
         await this.record(next);
         return { success: true, error: '', how: 'unchanged' };
@@ -185,7 +187,10 @@ export class Applier {
     } catch (err) {
       if (hadPrevious) {
         await rename(previousFile, this.configFile);
-        if (wasRunning) await this.d.engine.start(this.configFile, this.d.apiPort()).catch((e) => this.d.log.error({ err: e }, 'the previous configuration does not start either'));
+        if (wasRunning)
+          await this.d.engine
+            .start(this.configFile, this.d.apiPort())
+            .catch((e) => this.d.log.error({ err: e }, 'the previous configuration does not start either'));
       }
       throw err;
     }

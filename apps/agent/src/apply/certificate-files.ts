@@ -19,7 +19,8 @@ export class CertificateLayoutError extends Error {
   override name = 'CertificateLayoutError';
 }
 
-const dirName = (c: Certificate) => `${c.id}-${createHash('sha256').update(c.certPem).update('\0').update(c.keyPem).digest('hex').slice(0, 16)}`;
+const dirName = (c: Certificate) =>
+  `${c.id}-${createHash('sha256').update(c.certPem).update('\0').update(c.keyPem).digest('hex').slice(0, 16)}`;
 
 export interface CertificateLayout {
   paths: (certificateId: string) => CertificateFiles;
@@ -31,7 +32,8 @@ export interface CertificateLayout {
 export async function layOutCertificates(root: string, certificates: Certificate[]): Promise<CertificateLayout> {
   const byId = new Map<string, string>();
   for (const [i, c] of certificates.entries()) {
-    if (!SAFE_ID.test(c.id)) throw new CertificateLayoutError(`certificates[${i}]: id ${JSON.stringify(c.id.slice(0, 64))} is not a safe file name`);
+    if (!SAFE_ID.test(c.id))
+      throw new CertificateLayoutError(`certificates[${i}]: id ${JSON.stringify(c.id.slice(0, 64))} is not a safe file name`);
     if (!c.certPem.includes('-----BEGIN') || !c.keyPem.includes('-----BEGIN'))
       throw new CertificateLayoutError(`certificates[${i}](${c.id}): cert_pem and key_pem must be PEM`);
     const dir = dirName(c);

@@ -17,10 +17,7 @@ export interface InboundUserChange {
   add: InboundUser[];
 }
 
-export type ChangePlan =
-  | { kind: 'same' }
-  | { kind: 'users'; changes: InboundUserChange[] }
-  | { kind: 'restart'; reason: string };
+export type ChangePlan = { kind: 'same' } | { kind: 'users'; changes: InboundUserChange[] } | { kind: 'restart'; reason: string };
 
 /** The configuration with every inbound's users left out: what a hot change cannot alter. */
 function skeleton(config: NodeConfig): Uint8Array {
@@ -42,7 +39,8 @@ export function usersHash(users: InboundUser[]): string {
 }
 
 export function planChange(running: NodeConfig, next: NodeConfig): ChangePlan {
-  if (!Buffer.from(skeleton(running)).equals(Buffer.from(skeleton(next)))) return { kind: 'restart', reason: 'inbounds, outbounds, routing or certificates changed' };
+  if (!Buffer.from(skeleton(running)).equals(Buffer.from(skeleton(next))))
+    return { kind: 'restart', reason: 'inbounds, outbounds, routing or certificates changed' };
   const before = new Map((running.xray?.inbounds ?? []).map((i) => [i.tag, i.users]));
   const changes: InboundUserChange[] = [];
   for (const inbound of next.xray?.inbounds ?? []) {
@@ -55,7 +53,8 @@ export function planChange(running: NodeConfig, next: NodeConfig): ChangePlan {
     const remove: string[] = [];
     for (const [email, key] of oldByEmail) if (newByEmail.get(email) !== key) remove.push(email);
     const add = inbound.users.filter((u) => oldByEmail.get(u.email) !== newByEmail.get(u.email));
-    if (add.some((u) => u.email === '') || remove.includes('')) return { kind: 'restart', reason: `inbound ${inbound.tag} has a user without email` };
+    if (add.some((u) => u.email === '') || remove.includes(''))
+      return { kind: 'restart', reason: `inbound ${inbound.tag} has a user without email` };
     changes.push({ tag: inbound.tag, remove, add });
   }
   return changes.length === 0 ? { kind: 'same' } : { kind: 'users', changes };

@@ -18,7 +18,8 @@ export const DEFAULT_PREFIX: Record<EngineFlavour, string> = { xray: 'xray.', v2
 
 export function engineSettingsFrom(env: NodeJS.ProcessEnv): EngineSettings {
   const flavour = (env.SVC_AGENT_ENGINE_API ?? 'xray').trim();
-  if (flavour !== 'xray' && flavour !== 'v2ray') throw new Error(`SVC_AGENT_ENGINE_API must be xray or v2ray, not ${JSON.stringify(flavour)}`);
+  if (flavour !== 'xray' && flavour !== 'v2ray')
+    throw new Error(`SVC_AGENT_ENGINE_API must be xray or v2ray, not ${JSON.stringify(flavour)}`);
   const prefix = env.SVC_AGENT_ENGINE_API_PREFIX?.trim();
   if (prefix !== undefined && prefix !== '' && !/^([a-z][a-z0-9_]*\.)+$/.test(prefix))
     throw new Error(`SVC_AGENT_ENGINE_API_PREFIX must be a package prefix ending in a dot (like "xray."), not ${JSON.stringify(prefix)}`);

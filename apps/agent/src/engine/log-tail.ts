@@ -21,7 +21,12 @@ export class LogTail {
 
   /** Starts following; `fromEnd` skips what the file holds already. */
   async start(fromEnd: boolean, intervalMs = 200): Promise<void> {
-    this.offset = fromEnd ? await stat(this.file).then((s) => s.size, () => 0) : 0;
+    this.offset = fromEnd
+      ? await stat(this.file).then(
+          (s) => s.size,
+          () => 0,
+        )
+      : 0;
     this.timer = setInterval(() => void this.poll(), intervalMs);
     this.timer.unref();
   }
@@ -31,7 +36,10 @@ export class LogTail {
     if (this.busy) return;
     this.busy = true;
     try {
-      const size = await stat(this.file).then((s) => s.size, () => -1);
+      const size = await stat(this.file).then(
+        (s) => s.size,
+        () => -1,
+      );
       if (size < 0) return;
       if (size < this.offset) this.offset = 0;
       if (size > this.offset) {
