@@ -14,7 +14,8 @@ export const USAGE = `usage: svc-agent <command>
 
 State directory: --state-dir, else SVC_AGENT_STATE_DIR, else /var/lib/svc-agent.
 Engine: SVC_AGENT_ENGINE_BIN (default xray on PATH), SVC_AGENT_ENGINE_API (xray | v2ray).
-Log level: SVC_AGENT_LOG_LEVEL (default info).`;
+Log level: SVC_AGENT_LOG_LEVEL (default info). Usage is read from the engine every
+SVC_AGENT_USAGE_INTERVAL_SECONDS (default 10); StatusReport every SVC_AGENT_STATUS_INTERVAL_SECONDS (default 30).`;
 
 export type AgentCommand =
   | { name: 'enroll'; server: string; token: string; caSha256: string; stateDir?: string; force: boolean }

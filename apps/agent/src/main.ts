@@ -22,7 +22,13 @@ async function main(argv: string[]): Promise<number> {
     console.log(JSON.stringify({ msg: 'enrolled', node_id: id.nodeId, server: id.server, state_dir: stateDir }));
     return 0;
   }
-  const agent = new Agent({ stateDir, engine: engineSettingsFrom(process.env), logLevel: process.env.SVC_AGENT_LOG_LEVEL });
+  const agent = new Agent({
+    stateDir,
+    engine: engineSettingsFrom(process.env),
+    logLevel: process.env.SVC_AGENT_LOG_LEVEL,
+    usageEveryMs: secondsFrom(process.env, 'SVC_AGENT_USAGE_INTERVAL_SECONDS', 10),
+    statusEveryMs: secondsFrom(process.env, 'SVC_AGENT_STATUS_INTERVAL_SECONDS', 30),
+  });
   await agent.start();
   await new Promise<void>((resolve) => {
     const onSignal = (sig: NodeJS.Signals) => {
@@ -36,6 +42,15 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', onSignal);
   });
   return 0;
+}
+
+/** A positive number of seconds from the environment, in ms. */
+function secondsFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback * 1000;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || n > 86_400) throw new UsageError(`${name} must be a number of seconds (0-86400], not ${JSON.stringify(raw)}`);
+  return Math.round(n * 1000);
 }
 
 main(process.argv.slice(2)).then(
