@@ -9,3 +9,4 @@ export { type ApiClient, type ApiResponse, createApiClient, pageAll } from './ht
 export { type AppProcess, operatorEnv, REPO_ROOT, spawnApp } from './processes.ts';
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
+export { type ControlPlane, type ControlPlaneOptions, type OwnerApi, startControlPlane } from './control-plane-process.ts';
