@@ -10,3 +10,14 @@ export { type AppProcess, operatorEnv, REPO_ROOT, spawnApp } from './processes.t
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
 export { type ControlPlane, type ControlPlaneOptions, type OwnerApi, startControlPlane } from './control-plane-process.ts';
+export {
+  type EchoServer,
+  httpGetThroughProxy,
+  httpRequestThroughProxy,
+  type ProxiedResponse,
+  type ProxiedStream,
+  startEchoServer,
+  streamThroughProxy,
+} from './http-through-proxy.ts';
+export { type V2rayClientOptions, v2rayClientFromLink } from './share-link-client.ts';
+export { decodeSubscriptionBody, parseShareLink, type ShareLink, type ShareLinkProtocol } from './share-links.ts';
