@@ -43,15 +43,15 @@ export const createNode = (api: Api, input: { name?: string; address?: string } 
     api.post('/api/v1/nodes', { name: input.name ?? uniqueName('e2e-node'), address: input.address ?? '127.0.0.1' }),
   );
 
-/** POST /certificates: a self-signed certificate for `cn` (default localhost) uploaded with its key. */
-export async function uploadCertificate(api: Api, cn = FLEET_TLS_NAME): Promise<{ id: string; cert_pem: string }> {
+/** POST /certificates: a self-signed certificate for `cn` (default localhost) uploaded with its key (returned too, for a test's own server). */
+export async function uploadCertificate(api: Api, cn = FLEET_TLS_NAME): Promise<{ id: string; cert_pem: string; key_pem: string }> {
   const material = selfSignedCertificate({ cn });
   const created = await expectStatus<{ id: string }>(
     201,
     'POST /api/v1/certificates',
     api.post('/api/v1/certificates', { kind: 'uploaded', name: uniqueName('e2e-cert'), ...material }),
   );
-  return { id: created.id, cert_pem: material.cert_pem };
+  return { id: created.id, ...material };
 }
 
 export interface ProfileOptions {
@@ -179,7 +179,7 @@ export async function subscriptionUsage(api: Api, subscriptionId: string): Promi
 
 export interface Fleet {
   node: NodeAnswer;
-  certificate: { id: string; cert_pem: string } | null;
+  certificate: { id: string; cert_pem: string; key_pem: string } | null;
   /** Per pair: its profile, its inbound and the port it listens on. */
   inbounds: Partial<Record<FleetProtocol, { profileId: string; inboundId: string; tag: string; port: number }>>;
   accessGroupId: string;

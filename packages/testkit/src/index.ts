@@ -21,3 +21,28 @@ export {
 } from './http-through-proxy.ts';
 export { type V2rayClientOptions, v2rayClientFromLink } from './share-link-client.ts';
 export { decodeSubscriptionBody, parseShareLink, type ShareLink, type ShareLinkProtocol } from './share-links.ts';
+export {
+  createAccessGroup,
+  createClient,
+  createFleetForProtocols,
+  createInbound,
+  createInboundProfile,
+  createNode,
+  createSubscription,
+  type EnrollTokenAnswer,
+  FLEET_PROTOCOLS,
+  FLEET_TLS_NAME,
+  FLEET_WS_PATH,
+  type Fleet,
+  type FleetProtocol,
+  fetchSubscription,
+  issueEnrollToken,
+  type NodeAnswer,
+  type ProfileOptions,
+  profileBody,
+  SHARE_LINK_APP_UA,
+  type SubscriptionAnswer,
+  type SubscriptionUsage,
+  subscriptionUsage,
+  uploadCertificate,
+} from './fleet-over-rest.ts';
