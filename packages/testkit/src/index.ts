@@ -10,6 +10,21 @@ export { type AppProcess, operatorEnv, REPO_ROOT, spawnApp } from './processes.t
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
 export { type ControlPlane, type ControlPlaneOptions, type OwnerApi, startControlPlane } from './control-plane-process.ts';
+// The single-resource makers (createNode, createClient...) under a namespace: their names are the domain's use cases'.
+export * as fleetOverRest from './fleet-over-rest.ts';
+export {
+  createFleetForProtocols,
+  type EnrollTokenAnswer,
+  FLEET_PROTOCOLS,
+  type Fleet,
+  type FleetProtocol,
+  fetchSubscription,
+  issueEnrollToken,
+  SHARE_LINK_APP_UA,
+  type SubscriptionAnswer,
+  type SubscriptionUsage,
+  subscriptionUsage,
+} from './fleet-over-rest.ts';
 export {
   type EchoServer,
   httpGetThroughProxy,
@@ -21,28 +36,3 @@ export {
 } from './http-through-proxy.ts';
 export { type V2rayClientOptions, v2rayClientFromLink } from './share-link-client.ts';
 export { decodeSubscriptionBody, parseShareLink, type ShareLink, type ShareLinkProtocol } from './share-links.ts';
-export {
-  createAccessGroup,
-  createClient,
-  createFleetForProtocols,
-  createInbound,
-  createInboundProfile,
-  createNode,
-  createSubscription,
-  type EnrollTokenAnswer,
-  FLEET_PROTOCOLS,
-  FLEET_TLS_NAME,
-  FLEET_WS_PATH,
-  type Fleet,
-  type FleetProtocol,
-  fetchSubscription,
-  issueEnrollToken,
-  type NodeAnswer,
-  type ProfileOptions,
-  profileBody,
-  SHARE_LINK_APP_UA,
-  type SubscriptionAnswer,
-  type SubscriptionUsage,
-  subscriptionUsage,
-  uploadCertificate,
-} from './fleet-over-rest.ts';
