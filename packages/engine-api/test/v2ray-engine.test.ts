@@ -1,6 +1,6 @@
 import { type Inbound, type InboundUser, Network, NodeConfig, Protocol, SecurityT } from '@svc/proto';
 import { type EngineProcess, freePort, startV2ray } from '@svc/testkit/engine-process';
-import { type PayloadServer, requestThroughProxy, startPayloadServer } from '@svc/testkit/http-through-proxy';
+import { type PayloadServer, requestThroughProxy, startPayloadServer } from '@svc/testkit/proxied-payload';
 import { v2rayAvailable } from '@svc/testkit/v2ray';
 import { v2rayClientConfig } from '@svc/testkit/v2ray-client-config';
 import { renderXrayConfig } from '@svc/xray-config';

@@ -30,9 +30,9 @@ export function operatorEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Starts one deployable (`node --import tsx <entry>`) as a separate process, as compose would. */
-export function spawnApp(entry: string, env: Record<string, string>): AppProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
+/** Starts one deployable (`node --import tsx <entry> [...args]`) as a separate process, as compose would. */
+export function spawnApp(entry: string, env: Record<string, string>, args: string[] = []): AppProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry), ...args], {
     cwd: REPO_ROOT,
     env: operatorEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
