@@ -49,7 +49,8 @@ function secondsFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback * 1000;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || n > 86_400) throw new UsageError(`${name} must be a number of seconds (0-86400], not ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(n) || n <= 0 || n > 86_400)
+    throw new UsageError(`${name} must be a number of seconds (0-86400], not ${JSON.stringify(raw)}`);
   return Math.round(n * 1000);
 }
 

@@ -63,6 +63,12 @@ export interface ProfileOptions {
 
 /** The body of POST /inbound-profiles for a pair: VLESS without flow, Trojan over tcp+tls with SNI localhost. */
 export function profileBody(protocol: FleetProtocol, opts: ProfileOptions = {}): Record<string, unknown> {
+  const base = profileFields(protocol, opts);
+  // Debian's v2ray 4 knows no `quic` sniffing (Xray does; it is in the default).
+  return { ...base, sniffing: { enabled: true, dest_override: ['http', 'tls'], route_only: false } };
+}
+
+function profileFields(protocol: FleetProtocol, opts: ProfileOptions = {}): Record<string, unknown> {
   const name = uniqueName(`e2e-${protocol}`);
   const tcp = { network: 'tcp', security: 'none' };
   switch (protocol) {

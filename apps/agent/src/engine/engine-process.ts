@@ -103,26 +103,29 @@ export class EngineProcess extends EventEmitter<{ exit: [EngineRecord] }> {
     if (this.current) throw new Error('the engine is already running');
     const out = await open(this.logFile, 'a', 0o600);
     let child: ReturnType<typeof spawn>;
+    let spawned: Promise<number>;
+    let exited = false;
     try {
       child = spawn(this.settings.bin, engineArgs.run(this.settings.flavour, configFile), {
         detached: true,
         stdio: ['ignore', out.fd, out.fd],
         cwd: this.dir,
       });
+      // Listened to before anything is awaited: 'spawn' comes on a later tick.
+      spawned = new Promise<number>((resolve, reject) => {
+        child.once('spawn', () => resolve(child.pid as number));
+        child.once('error', (err) => reject(new EngineStartError(`cannot start ${this.settings.bin}: ${err.message}`)));
+      });
+      child.once('exit', () => {
+        exited = true;
+      });
     } finally {
       await out.close();
     }
-    const spawned = await new Promise<number>((resolve, reject) => {
-      child.once('spawn', () => resolve(child.pid as number));
-      child.once('error', (err) => reject(new EngineStartError(`cannot start ${this.settings.bin}: ${err.message}`)));
-    });
+    const pid = await spawned;
     child.unref();
-    const startTicks = (await processStartTicks(spawned)) ?? '0';
-    const rec: EngineRecord = { pid: spawned, startTicks, apiPort, startedAtMs: Date.now(), configFile };
-    let exited = false;
-    child.once('exit', () => {
-      exited = true;
-    });
+    const startTicks = (await processStartTicks(pid)) ?? '0';
+    const rec: EngineRecord = { pid, startTicks, apiPort, startedAtMs: Date.now(), configFile };
     const ready = await waitForPort(apiPort, READY_TIMEOUT_MS, () => exited);
     if (!ready) {
       if (!exited) child.kill('SIGKILL');
