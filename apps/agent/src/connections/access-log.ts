@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Who is connected from where, learned from the engine's access log (its stdout): Xray writes
  * `2025/01/02 15:04:05.000000 from tcp:203.0.113.9:51234 accepted tcp:example.com:443 [in -> out] email: u@svc`,
@@ -39,7 +41,7 @@ export function parseEndpoint(word: string): { host: string; port: number } | nu
   let host = w.slice(0, colon);
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (port < 1 || port > 65535 || host === '') return null;
-  if (!/^[0-9A-Fa-f.:]+$/.test(host)) return null;
+  if (isIP(host) === 0) return null;
   return { host, port };
 }
 

@@ -1,6 +1,16 @@
 import { decodeSubscriptionBody, fetchSubscription, httpGetThroughProxy, parseShareLink, subscriptionUsage } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, type CountingServer, enginePid, eventually, type Loop, skipReason, sleep, startCountingServer, startLoop } from './loop.ts';
+import {
+  type CountingServer,
+  clientFor,
+  enginePid,
+  eventually,
+  type Loop,
+  skipReason,
+  sleep,
+  startCountingServer,
+  startLoop,
+} from './loop.ts';
 
 /**
  * Usage survives every crash (issue 13.4): while traffic flows, the agent is killed with -9 and

@@ -9,7 +9,17 @@ import {
   subscriptionUsage,
 } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, type CountingServer, enginePid, eventually, type Loop, skipReason, startCountingServer, startLoop, waitForApplied } from './loop.ts';
+import {
+  type CountingServer,
+  clientFor,
+  enginePid,
+  eventually,
+  type Loop,
+  skipReason,
+  startCountingServer,
+  startLoop,
+  waitForApplied,
+} from './loop.ts';
 
 /**
  * Hot user changes on a real engine: a subscription that reaches its traffic limit is cut off
@@ -52,7 +62,10 @@ describe.skipIf(skipReason)('hot user changes through the engine API (no restart
     const patched = await api.patch(`/api/v1/subscriptions/${loop.fleet.subscription.id}`, { traffic_limit_bytes: LIMIT });
     expect(patched.status, patched.text).toBe(200);
     await waitForApplied(loop);
-    await eventually(async () => (loop.agent.lines.some((l) => l.includes('users changed without a restart')) ? true : undefined), 'the hot add');
+    await eventually(
+      async () => (loop.agent.lines.some((l) => l.includes('users changed without a restart')) ? true : undefined),
+      'the hot add',
+    );
     expect(await enginePid(loop.stateDir)).toBe(pid);
 
     const a = await clientFor(await onlyLink(loop.fleet.subscriptionUrl));
