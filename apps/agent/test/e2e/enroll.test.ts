@@ -52,7 +52,14 @@ describe('svc-agent enroll: the CA is pinned before the token is sent', () => {
     expect((await cp.api.get(`/api/v1/nodes/${node.id}`)).body.enrolled).toBe(true);
 
     // The same token again, elsewhere: refused by the gateway, with a message an operator understands.
-    const again = await enroll(join(dir, 'node-b'), ['--server', issued.grpc_endpoint, '--token', issued.token, '--ca-sha256', issued.ca_cert_sha256]);
+    const again = await enroll(join(dir, 'node-b'), [
+      '--server',
+      issued.grpc_endpoint,
+      '--token',
+      issued.token,
+      '--ca-sha256',
+      issued.ca_cert_sha256,
+    ]);
     expect(again.code).toBe(1);
     expect(again.out).toContain('invalid, expired or already used');
     // And an identity is not replaced by accident.

@@ -8,6 +8,7 @@ import {
   streamThroughProxy,
   subscriptionUsage,
 } from '@svc/testkit';
+import { freePort } from '@svc/testkit/engine-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CountingServer,
@@ -31,7 +32,18 @@ if (skipReason) console.warn(`agent end-to-end tests skipped: ${skipReason}`);
 
 let loop: Loop;
 let dest: CountingServer;
+/** Subscription B's link (the first test adds B). */
+let linkB = '';
 const LIMIT = 400_000;
+
+/** The link of the fleet's VMess TCP inbound in the subscription at `url`. */
+const vmessTcpLink = async (url: string): Promise<ShareLink> => {
+  const port = loop.fleet.inbounds['vmess-tcp']?.port;
+  const links = decodeSubscriptionBody((await fetchSubscription(url)).body).map(parseShareLink);
+  const found = links.find((l) => l.port === port);
+  if (!found) throw new Error(`no link to port ${port} in ${JSON.stringify(links)}`);
+  return found;
+};
 
 const onlyLink = async (url: string): Promise<ShareLink> => {
   const links = decodeSubscriptionBody((await fetchSubscription(url)).body).map(parseShareLink);
@@ -58,6 +70,7 @@ describe.skipIf(skipReason)('hot user changes through the engine API (no restart
     // B: another customer on the same inbound, added while the node runs.
     const clientB = await fleetOverRest.createClient(api);
     const subB = await fleetOverRest.createSubscription(api, { clientId: clientB.id, accessGroupIds: [loop.fleet.accessGroupId] });
+    linkB = subB.link;
     // A: the fleet's subscription, now with a limit.
     const patched = await api.patch(`/api/v1/subscriptions/${loop.fleet.subscription.id}`, { traffic_limit_bytes: LIMIT });
     expect(patched.status, patched.text).toBe(200);
@@ -98,6 +111,69 @@ describe.skipIf(skipReason)('hot user changes through the engine API (no restart
       streamB.close();
     } finally {
       await a.stop();
+      await b.stop();
+    }
+  });
+
+  it('get_logs answers the engine’s and the agent’s last lines; restart_xray restarts the engine (a new process, serving again)', async () => {
+    const api = loop.cp.api;
+    const engineLogs = await api.get(`/api/v1/nodes/${loop.fleet.node.id}/logs?source=xray&limit=50`);
+    expect(engineLogs.status, engineLogs.text).toBe(200);
+    expect(engineLogs.body.lines.length).toBeGreaterThan(0);
+    expect(engineLogs.body.lines.length).toBeLessThanOrEqual(50);
+    expect(engineLogs.body.lines.some((l: { line: string }) => l.line.includes('accepted'))).toBe(true);
+    const agentLogs = await api.get(`/api/v1/nodes/${loop.fleet.node.id}/logs?source=agent&limit=5`);
+    expect(agentLogs.status, agentLogs.text).toBe(200);
+    expect(agentLogs.body.lines).toHaveLength(5);
+    expect(JSON.parse(agentLogs.body.lines[0].line)).toMatchObject({ svc: 'agent' });
+
+    const before = await enginePid(loop.stateDir);
+    const restarted = await api.post(`/api/v1/nodes/${loop.fleet.node.id}/restart-xray`, undefined);
+    expect(restarted.status, restarted.text).toBe(202);
+    const after = await eventually(async () => {
+      const pid = await enginePid(loop.stateDir);
+      return pid && pid !== before ? pid : undefined;
+    }, 'a new engine process');
+    expect(after).not.toBe(before);
+    const b = await clientFor(await vmessTcpLink(linkB));
+    try {
+      expect((await httpGetThroughProxy(b.port, `${dest.url}/bytes/10`)).status).toBe(200);
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it('a configuration the engine refuses is answered with the error text; the running engine keeps serving', async () => {
+    const api = loop.cp.api;
+    const pid = await enginePid(loop.stateDir);
+    // The default sniffing includes quic, which v2ray 4 does not know: `v2ray -test` refuses it.
+    const profile = await api.post('/api/v1/inbound-profiles', {
+      name: `refused-${Date.now()}`,
+      protocol: 'vmess',
+      stream: { network: 'tcp', security: 'none' },
+    });
+    expect(profile.status, profile.text).toBe(201);
+    const inbound = await api.post('/api/v1/inbounds', {
+      node_id: loop.fleet.node.id,
+      profile_id: profile.body.id,
+      port: await freePort(),
+    });
+    expect(inbound.status, inbound.text).toBe(201);
+    const grant = await api.patch(`/api/v1/access-groups/${loop.fleet.accessGroupId}`, {
+      inbound_ids: [loop.fleet.inbounds['vmess-tcp']?.inboundId, inbound.body.id],
+    });
+    expect(grant.status, grant.text).toBe(200);
+    const node = await eventually(async () => {
+      const n = (await api.get(`/api/v1/nodes/${loop.fleet.node.id}`)).body;
+      return n.last_apply_error ? n : undefined;
+    }, 'the ApplyResult with the error');
+    expect(node.last_apply_error).toContain('unknown protocol: quic');
+    expect(node.applied_revision).toBeLessThan(node.desired_revision);
+    expect(await enginePid(loop.stateDir)).toBe(pid);
+    const b = await clientFor(await vmessTcpLink(linkB));
+    try {
+      expect((await httpGetThroughProxy(b.port, `${dest.url}/bytes/10`)).status).toBe(200);
+    } finally {
       await b.stop();
     }
   });
