@@ -59,10 +59,6 @@ export class EngineProcess extends EventEmitter<{ exit: [EngineRecord] }> {
     return join(this.dir, 'engine.json');
   }
 
-  get record(): EngineRecord | null {
-    return this.current;
-  }
-
   get running(): boolean {
     return this.current !== null;
   }

@@ -22,15 +22,3 @@ export async function processStartTicks(pid: number): Promise<string | null> {
 export async function isSameProcess(pid: number, startTicks: string): Promise<boolean> {
   return (await processStartTicks(pid)) === startTicks;
 }
-
-/** Resident memory of a process in bytes, from /proc/<pid>/status (VmRSS), or 0. */
-export async function residentBytes(pid: number): Promise<number> {
-  try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const line = status.split('\n').find((l) => l.startsWith('VmRSS:'));
-    const kb = line ? Number.parseInt(line.slice(6).trim(), 10) : 0;
-    return Number.isFinite(kb) ? kb * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
