@@ -1,5 +1,6 @@
 import { currentStatus, shadowsocksPassword, subscriptionServes } from '@svc/domain';
 import {
+  chainEmail,
   type Inbound,
   type InboundUser,
   Network,
@@ -9,6 +10,7 @@ import {
   type RoutingRule,
   SecurityT,
   type StreamSettings,
+  userEmail,
   XhttpMode,
 } from '@svc/proto';
 import type { ModelChain, ModelInbound, NodeModel } from './model.ts';
@@ -19,8 +21,8 @@ export const DIRECT = 'direct';
 export const BLOCK = 'block';
 export const chainInTag = (chainId: string) => `chain-in-${chainId}`;
 export const chainOutTag = (chainId: string) => `chain-out-${chainId}`;
-export const userEmail = (subscriptionId: string) => `${subscriptionId}@svc`;
-export const chainEmail = (chainId: string, position: number) => `chain:${chainId}:${position}`;
+// The email format is the wire contract's (@svc/proto user-email.ts): written here, read by the agent.
+export { chainEmail, userEmail } from '@svc/proto';
 
 const NETWORK: Record<string, Network> = {
   tcp: Network.TCP,

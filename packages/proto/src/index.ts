@@ -18,4 +18,5 @@
 
 export * from './flat-writer.ts';
 export * from './gen/svc/controlplane/v1/controlplane.ts';
+export * from './user-email.ts';
 export * from './wire-definition.ts';

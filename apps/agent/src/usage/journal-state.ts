@@ -5,7 +5,7 @@
  * (reset, applyCollection, ack), so what a restarted agent rebuilds from the file is exactly
  * what the crashed one held after its last durable write.
  */
-import { subscriptionIdOf } from './emails.ts';
+import { subscriptionIdOf } from '@svc/proto';
 import type { CollectionFrame, Frame } from './frames.ts';
 
 export interface UsageEntryDelta {

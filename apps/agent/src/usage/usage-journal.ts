@@ -42,7 +42,7 @@
  * proportional to the traffic since the last, plus one pass over the reading in memory.
  */
 
-import { isChainEmail, subscriptionIdOf } from './emails.ts';
+import { isChainEmail, subscriptionIdOf } from '@svc/proto';
 import { encodeFrame, type Frame } from './frames.ts';
 import { JournalFile } from './journal-file.ts';
 import { type Collection, collectionFrame, type JournalRecord, JournalState, type UsageEntryDelta } from './journal-state.ts';
