@@ -19,23 +19,51 @@ export interface InboundUserChange {
 
 export type ChangePlan = { kind: 'same' } | { kind: 'users'; changes: InboundUserChange[] } | { kind: 'restart'; reason: string };
 
+/*
+ * The running configuration is compared with every snapshot that follows it: what is derived
+ * from it (its skeleton, each user's key, each inbound's hash) is kept with the objects
+ * themselves, so it is computed once, when the configuration arrives, not on every apply.
+ */
+const skeletons = new WeakMap<NodeConfig, Buffer>();
+const userKeys = new WeakMap<InboundUser, string>();
+const hashes = new WeakMap<InboundUser[], string>();
+
 /** The configuration with every inbound's users left out: what a hot change cannot alter. */
-function skeleton(config: NodeConfig): Uint8Array {
-  const xray = config.xray;
-  return NodeConfig.encode({
-    ...config,
-    xray: xray ? { ...xray, inbounds: xray.inbounds.map((i) => ({ ...i, users: [] })) } : undefined,
-  }).finish();
+function skeleton(config: NodeConfig): Buffer {
+  let bytes = skeletons.get(config);
+  if (!bytes) {
+    const xray = config.xray;
+    bytes = Buffer.from(
+      NodeConfig.encode({
+        ...config,
+        xray: xray ? { ...xray, inbounds: xray.inbounds.map((i) => ({ ...i, users: [] })) } : undefined,
+      }).finish(),
+    );
+    skeletons.set(config, bytes);
+  }
+  return bytes;
 }
 
 /** A user's identity for comparison: its encoded message (email and account). */
-const userKey = (u: InboundUser) => Buffer.from(InboundUser.encode(u).finish()).toString('base64');
+function userKey(u: InboundUser): string {
+  let key = userKeys.get(u);
+  if (key === undefined) {
+    key = Buffer.from(InboundUser.encode(u).finish()).toString('base64');
+    userKeys.set(u, key);
+  }
+  return key;
+}
 
 /** Hash of an inbound's users (order-independent): equal hashes, nothing to do. */
 export function usersHash(users: InboundUser[]): string {
-  const h = createHash('sha256');
-  for (const k of users.map(userKey).sort()) h.update(k).update('\n');
-  return h.digest('hex');
+  let hash = hashes.get(users);
+  if (hash === undefined) {
+    const h = createHash('sha256');
+    for (const k of users.map(userKey).sort()) h.update(k).update('\n');
+    hash = h.digest('hex');
+    hashes.set(users, hash);
+  }
+  return hash;
 }
 
 export function planChange(running: NodeConfig, next: NodeConfig): ChangePlan {
