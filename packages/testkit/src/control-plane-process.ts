@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
+import { freePort } from './engine-process.ts';
 import { type ApiClient, type ApiResponse, createApiClient, type RequestOptions } from './http-client.ts';
 import { type AppProcess, spawnApp } from './processes.ts';
 
@@ -51,15 +51,6 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-/** A TCP port free right now on 127.0.0.1 (another process may take it before we bind; tests accept that race). */
-async function freeLocalPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const owner = opts.owner ?? OWNER;
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-e2e-cp-'));
@@ -72,7 +63,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   };
   try {
     database = testDatabaseUrl() ? await createTestDatabase() : undefined;
-    const [httpPort, grpcPort] = [await freeLocalPort(), await freeLocalPort()];
+    const [httpPort, grpcPort] = [await freePort(), await freePort()];
     const http = `http://127.0.0.1:${httpPort}`;
     const grpcEndpoint = `127.0.0.1:${grpcPort}`;
     const env: Record<string, string> = {

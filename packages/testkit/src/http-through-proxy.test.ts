@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, runV2ray, type V2rayProcess } from '../test/v2ray-process.ts';
+import { type EngineProcess, freePort, startV2ray } from './engine-process.ts';
 import {
   type EchoServer,
   httpGetThroughProxy,
@@ -18,16 +18,19 @@ afterEach(async () => {
 });
 
 /** v2ray as a plain HTTP proxy (http inbound, freedom outbound) and the echo server behind it. */
-async function proxyAndEcho(): Promise<{ proxy: V2rayProcess; proxyPort: number; echo: EchoServer }> {
+async function proxyAndEcho(): Promise<{ proxy: EngineProcess; proxyPort: number; echo: EchoServer }> {
   const echo = await startEchoServer();
   cleanups.push(() => echo.close());
   const proxyPort = await freePort();
-  const proxy = await runV2ray({
-    log: { loglevel: 'warning' },
-    inbounds: [{ listen: '127.0.0.1', port: proxyPort, protocol: 'http', settings: {} }],
-    outbounds: [{ protocol: 'freedom', settings: {} }],
-  });
-  cleanups.push(() => proxy.kill9());
+  const proxy = await startV2ray(
+    {
+      log: { loglevel: 'warning' },
+      inbounds: [{ listen: '127.0.0.1', port: proxyPort, protocol: 'http', settings: {} }],
+      outbounds: [{ protocol: 'freedom', settings: {} }],
+    },
+    { waitForPorts: [proxyPort] },
+  );
+  cleanups.push(() => proxy.kill());
   return { proxy, proxyPort, echo };
 }
 
@@ -57,7 +60,7 @@ describe.skipIf(!v2ray.available)('through a real HTTP proxy (v2ray)', () => {
     expect((await stream.opened).status).toBe(200);
     expect(echo.openStreams()).toBe(1);
 
-    await proxy.kill9();
+    await proxy.kill();
     const ended = await stream.ended;
     expect(ended.cut).toBe(true);
     expect(ended.bytes).toBe(stream.received());

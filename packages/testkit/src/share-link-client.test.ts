@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Our renderer, by path: @svc/sub-formats depends on the testkit, so the testkit cannot depend on it.
 import { shareLink } from '../../sub-formats/src/index.ts';
 import type { ServerEntry } from '../../sub-formats/src/model.ts';
-import { freePort, runV2ray, type V2rayProcess } from '../test/v2ray-process.ts';
 import { selfSignedCertificate } from './certificates.ts';
+import { type EngineProcess, freePort, startV2ray } from './engine-process.ts';
 import { type EchoServer, httpGetThroughProxy, startEchoServer } from './http-through-proxy.ts';
 import { v2rayClientFromLink } from './share-link-client.ts';
 import { parseShareLink } from './share-links.ts';
@@ -91,7 +91,7 @@ function pairs(tls: { cert_pem: string; key_pem: string }): Pair[] {
   ];
 }
 
-let server: V2rayProcess | undefined;
+let server: EngineProcess | undefined;
 let echo: EchoServer;
 const links: Array<{ name: string; link: string }> = [];
 
@@ -104,10 +104,13 @@ beforeAll(async () => {
     inbounds.push({ ...p.inbound, listen: '127.0.0.1', port });
     links.push({ name: p.name, link: shareLink({ ...p.entry, port } as ServerEntry) });
   }
-  server = await runV2ray({ log: { loglevel: 'warning' }, inbounds, outbounds: [{ protocol: 'freedom', settings: {} }] });
+  server = await startV2ray(
+    { log: { loglevel: 'warning' }, inbounds, outbounds: [{ protocol: 'freedom', settings: {} }] },
+    { waitForPorts: inbounds.map((i) => i.port as number) },
+  );
 });
 afterAll(async () => {
-  await server?.kill9();
+  await server?.kill();
   await echo?.close();
 });
 
@@ -116,26 +119,28 @@ describe.skipIf(!v2ray.available)('a v2ray 4 client built from a share link carr
     const { link } = links.find((l) => l.name === name) as { link: string };
     const httpProxyPort = await freePort();
     // allowInsecure: the server's certificate is self-signed, as the end-to-end tests' is.
-    const client = await runV2ray(v2rayClientFromLink(parseShareLink(link), { httpProxyPort, allowInsecure: true }));
+    const client = await startV2ray(v2rayClientFromLink(parseShareLink(link), { httpProxyPort, allowInsecure: true }), {
+      waitForPorts: [httpProxyPort],
+    });
     try {
       const res = await httpGetThroughProxy(httpProxyPort, `${echo.url}/bytes/200000`);
-      expect(res.status, client.output()).toBe(200);
+      expect(res.status, client.lines.join('\n')).toBe(200);
       expect(res.bytes).toBe(200_000);
     } finally {
-      await client.kill9();
+      await client.kill();
     }
   });
 
   it('the Trojan client without allowInsecure refuses the self-signed certificate', async () => {
     const { link } = links.find((l) => l.name === 'trojan tls') as { link: string };
     const httpProxyPort = await freePort();
-    const client = await runV2ray(v2rayClientFromLink(parseShareLink(link), { httpProxyPort }));
+    const client = await startV2ray(v2rayClientFromLink(parseShareLink(link), { httpProxyPort }), { waitForPorts: [httpProxyPort] });
     try {
       const res = await httpGetThroughProxy(httpProxyPort, `${echo.url}/bytes/10`).catch((err: Error) => ({ status: 0, bytes: 0, err }));
       expect(res.bytes).toBe(0);
       expect(res.status).not.toBe(200);
     } finally {
-      await client.kill9();
+      await client.kill();
     }
   });
 });
