@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createEngineApi, type EngineApi } from '@svc/engine-api';
-import { LogSource } from '@svc/proto';
+import { type DesiredState, LogSource } from '@svc/proto';
 import { pino } from 'pino';
 import { Applier } from '../../apps/agent/src/apply/applier.ts';
 import { freeLoopbackPort } from '../../apps/agent/src/engine/engine-cli.ts';
@@ -59,6 +59,8 @@ export interface AgentRig {
   engine: TimedEngine;
   api: EngineApi;
   applier: Applier;
+  /** Another Applier over the same state directory and engine, starting from `applied`. */
+  newApplier(applied: DesiredState | null): Applier;
   /** Stops the engine and closes the API client. */
   close(): Promise<void>;
 }
@@ -71,10 +73,9 @@ export async function agentRig(settings: EngineSettings): Promise<AgentRig> {
   await engine.follow();
   const apiPort = await freeLoopbackPort();
   const api = createEngineApi({ address: `127.0.0.1:${apiPort}`, flavour: settings.flavour, packagePrefix: settings.apiPrefix });
-  const applier = new Applier(
-    { stateDir, engine, users: api, apiPort: () => apiPort, log, collect: async () => {}, cut: async () => {} },
-    null,
-  );
+  const newApplier = (applied: DesiredState | null) =>
+    new Applier({ stateDir, engine, users: api, apiPort: () => apiPort, log, collect: async () => {}, cut: async () => {} }, applied);
+  const applier = newApplier(null);
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -84,7 +85,7 @@ export async function agentRig(settings: EngineSettings): Promise<AgentRig> {
     api.close();
   };
   onCleanup(close);
-  return { stateDir, apiPort, engine, api, applier, close };
+  return { stateDir, apiPort, engine, api, applier, newApplier, close };
 }
 
 /** A field of /proc/<pid>/status in bytes (VmRSS: resident now; VmHWM: the peak so far), or 0. */
