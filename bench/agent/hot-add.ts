@@ -3,9 +3,10 @@
 // BENCH_PROTOCOL=vmess|trojan) applied by the real Applier in a temporary state directory:
 // - BENCH_ADDS single-user adds through the engine API alone (`createEngineApi(...).addUser`), and
 //   the removal of the same users (`removeUser`): p50 / p99 / max;
-// - BENCH_ADDS single-user changes through the Applier's whole hot path (planChange over the
-//   inbound, addUser, the configuration file rendered and rewritten, the revision recorded), one
-//   desired state each: p50 / p99 / max, and planChange alone on every tenth of them;
+// - BENCH_APPLIES (200; ~0.3 s each here) single-user changes through the Applier's whole hot
+//   path (planChange over the inbound, addUser, the configuration file rendered and rewritten,
+//   the revision recorded), one desired state each: p50 / p99 / max, and planChange alone on
+//   every tenth of them;
 // - baseline in the same run: the same one-user change applied by a restart (what panels that
 //   restart the engine on every user change pay): an Applier with no applied state (render, write,
 //   `-test`, stop, start until the API answers), BENCH_RESTARTS times.
@@ -25,6 +26,7 @@ import { openTunnel } from './tunnel.ts';
 
 const USERS = env('BENCH_USERS', 10_000);
 const ADDS = env('BENCH_ADDS', 500);
+const APPLIES = env('BENCH_APPLIES', 200);
 const RESTARTS = env('BENCH_RESTARTS', 5);
 const PROTOCOL = (process.env.BENCH_PROTOCOL ?? 'vless') as UserProtocol;
 const run = promisify(execFile);
@@ -67,12 +69,12 @@ await main(async () => {
   }
   await tunnel.roundTrip();
 
-  log(`${ADDS} one-user changes through the Applier's hot path`);
+  log(`${APPLIES} one-user changes through the Applier's hot path`);
   const hot: number[] = [];
   const plan: number[] = [];
   let users: InboundUser[] = inbound.users;
   let running = config;
-  for (let i = 0; i < ADDS; i++) {
+  for (let i = 0; i < APPLIES; i++) {
     users = [...users, userOf(PROTOCOL, USERS + i)];
     const next = withUsers(config, tag, users);
     if (i % 10 === 0) {
@@ -95,7 +97,7 @@ await main(async () => {
   for (let i = 0; i < RESTARTS; i++) {
     // An Applier with no applied state restarts for any change: the path without HandlerService.
     const restarter = rig.newApplier(null);
-    const next = withUsers(running, tag, [...users, userOf(PROTOCOL, USERS + ADDS + i)]);
+    const next = withUsers(running, tag, [...users, userOf(PROTOCOL, USERS + APPLIES + i)]);
     const [starts, stops] = [rig.engine.starts.length, rig.engine.stops.length];
     const t = performance.now();
     await apply(restarter, desired(rev++, next), 'restart');
@@ -115,12 +117,12 @@ await main(async () => {
     '|---|---|---|',
     `| engine API alone: addUser (HandlerService AlterInbound) | ${ADDS} | ${spread(apiAdd)} |`,
     `| engine API alone: removeUser of the same users | ${ADDS} | ${spread(apiRemove)} |`,
-    `| Applier hot path: one user added (planChange + addUser + config file rewritten + revision recorded) | ${ADDS} | ${spread(hot)} |`,
+    `| Applier hot path: one user added (planChange + addUser + config file rewritten + revision recorded) | ${APPLIES} | ${spread(hot)} |`,
     `| of which planChange over the inbound, timed alone on every tenth change | ${plan.length} | ${spread(plan)} |`,
     `| baseline: the same change applied by a restart (render, write, -test, stop, start until the API answers) | ${RESTARTS} | ${spread(restart)} |`,
     `| of the restart: engine stop + start until the API answers (the least a restart-on-change costs) | ${RESTARTS} | ${spread(swap)} |`,
     '',
-    `An open connection of user 0 through the node: ${keptAfterHot ? 'kept' : 'DROPPED'} through the ${ADDS} API adds, ${ADDS} API removals and ${ADDS} hot applies (engine process ${keptEngine ? 'unchanged' : 'CHANGED'}); ${droppedByRestart ? 'dropped by the restart' : 'still open after the restarts'}.`,
+    `An open connection of user 0 through the node: ${keptAfterHot ? 'kept' : 'DROPPED'} through the ${ADDS} API adds, ${ADDS} API removals and ${APPLIES} hot applies (engine process ${keptEngine ? 'unchanged' : 'CHANGED'}); ${droppedByRestart ? 'dropped by the restart' : 'still open after the restarts'}.`,
     '',
   ]);
 });
