@@ -2,7 +2,9 @@
 // (testkit's config, an implementation independent of ours) connects to the node's inbound as one
 // user; through its local HTTP proxy a CONNECT tunnel reaches a local echo server and stays open.
 import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { dirname } from 'node:path';
 import type { Inbound, InboundUser } from '@svc/proto';
 import { freePort, startV2ray } from '@svc/testkit/engine-process';
 import { v2rayClientConfig } from '@svc/testkit/v2ray-client-config';
@@ -33,7 +35,11 @@ export async function openTunnel(inbound: Inbound, user: InboundUser): Promise<T
     waitForPorts: [proxyPort],
     name: 'bench-client',
   });
-  onCleanup(async () => void (await client.stop()));
+  onCleanup(async () => {
+    await client.stop();
+    // testkit removes the config's directory once the process has exited, which may be after we did.
+    await rm(dirname(client.configFile), { recursive: true, force: true });
+  });
   const socket: Socket = connect({ host: '127.0.0.1', port: proxyPort });
   await once(socket, 'connect');
   let received = '';
