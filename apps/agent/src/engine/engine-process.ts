@@ -59,6 +59,11 @@ export class EngineProcess extends EventEmitter<{ exit: [EngineRecord] }> {
     return join(this.dir, 'engine.json');
   }
 
+  /** The running engine's pid, start time and API port (null when none runs). */
+  get record(): EngineRecord | null {
+    return this.current;
+  }
+
   get running(): boolean {
     return this.current !== null;
   }
