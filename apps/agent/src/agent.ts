@@ -3,7 +3,7 @@ import { arch, hostname, platform } from 'node:os';
 import { join } from 'node:path';
 import { createEngineApi, type EngineApi } from '@svc/engine-api';
 import type { Command, DesiredState, Hello, ServerMessage } from '@svc/proto';
-import { type Logger, multistream, pino } from 'pino';
+import { type Level, type Logger, multistream, pino } from 'pino';
 import { loadApplied } from './apply/applied-state.ts';
 import { Applier } from './apply/applier.ts';
 import { ConnectionBook } from './connections/access-log.ts';
@@ -42,6 +42,8 @@ export interface AgentOptions {
   /** Unacknowledged reports are sent again after this long (default 60 s). */
   resendAfterMs?: number;
   logLevel?: string;
+  /** The clock the certificate renewal reads (tests move it past two thirds of the lifetime). */
+  now?: () => number;
 }
 
 export class Agent {
@@ -70,9 +72,14 @@ export class Agent {
   private running: Promise<void> | null = null;
 
   constructor(readonly opts: AgentOptions) {
+    // Each destination of a multistream has its own level (default info): both get the agent's.
+    const level = (opts.logLevel ?? 'info') as Level;
     this.log = pino(
-      { level: opts.logLevel ?? 'info', base: { svc: 'agent' } },
-      multistream([{ stream: process.stdout }, { stream: this.rings.agentSink() }]),
+      { level, base: { svc: 'agent' } },
+      multistream([
+        { level, stream: process.stdout },
+        { level, stream: this.rings.agentSink() },
+      ]),
     );
   }
 
@@ -112,7 +119,7 @@ export class Agent {
     if (!adopted)
       await this.engineOps(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
     this.session = new SyncSession(() => this.identity, this.handler(), this.log);
-    this.logs = new LogCommands(this.rings, (m) => this.session.send(m));
+    this.logs = new LogCommands(this.rings, (m) => this.session.send(m), this.log);
     this.every(this.opts.statusEveryMs ?? 30_000, () => this.sendStatus());
     this.every(this.opts.usageEveryMs ?? 10_000, () => void this.collect().catch((err) => this.log.warn({ err }, 'usage not collected')));
     this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => this.resendStale());
@@ -297,7 +304,7 @@ export class Agent {
   private async maybeRenew(): Promise<void> {
     if (this.renewal || !this.session?.connected) return;
     const { renewAt } = renewalSchedule(this.identity.certPem);
-    if (Date.now() < renewAt.getTime()) return;
+    if ((this.opts.now ?? Date.now)() < renewAt.getTime()) return;
     const { csrPem, keyPem } = await newKeyAndCsr();
     this.renewal = { keyPem };
     if (!this.session.send({ certRenewal: { csrPem } })) this.renewal = null;

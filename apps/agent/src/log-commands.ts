@@ -1,4 +1,5 @@
 import type { AgentMessage, Command, LogEntry } from '@svc/proto';
+import type { Logger } from 'pino';
 import type { LogLine, LogRings } from './log-rings.ts';
 
 /**
@@ -34,6 +35,7 @@ export class LogCommands {
   constructor(
     private readonly rings: LogRings,
     private readonly send: (m: AgentMessage) => void,
+    private readonly log?: Logger,
   ) {}
 
   getLogs(c: Command): void {
@@ -48,6 +50,7 @@ export class LogCommands {
     const ring = c.startLogStream ? this.rings.of(c.startLogStream.source) : null;
     this.stopTail(c.commandId);
     if (!ring) return;
+    this.log?.debug({ command_id: c.commandId, source: c.startLogStream?.source }, 'log tail started');
     let pending: LogLine[] = [];
     const unfollow = ring.follow((l) => {
       if (pending.length < MAX_LOG_LINES) pending.push(l);
@@ -67,8 +70,11 @@ export class LogCommands {
   }
 
   stopTail(commandId: string): void {
-    this.tails.get(commandId)?.stop();
+    const tail = this.tails.get(commandId);
+    if (!tail) return;
+    tail.stop();
     this.tails.delete(commandId);
+    this.log?.debug({ command_id: commandId }, 'log tail stopped');
   }
 
   stopAll(): void {

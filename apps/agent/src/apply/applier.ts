@@ -109,6 +109,9 @@ export class Applier {
   /** Starts the engine on the configuration on disk (after a crash of the engine or at start). */
   async startEngine(): Promise<void> {
     if (this.d.engine.running || !this.running) return;
+    // The file names the API port of the agent that wrote it; after a clean stop this agent
+    // chose another one, so the file is rendered again (certificate files laid out again too).
+    if (this.running.config) await writeFileAtomic(this.configFile, (await this.render(this.running.config)).text);
     await this.d.engine.start(this.configFile, this.d.apiPort());
   }
 

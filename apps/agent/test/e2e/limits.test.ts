@@ -3,6 +3,7 @@ import {
   fetchSubscription,
   fleetOverRest,
   httpGetThroughProxy,
+  openEventStream,
   parseShareLink,
   type ShareLink,
   streamThroughProxy,
@@ -115,6 +116,35 @@ describe.skipIf(skipReason)('hot user changes through the engine API (no restart
     }
   });
 
+  it('start/stop_log_stream (GET /nodes/{id}/logs/stream): the engine’s new lines arrive while the tail is open; the last listener leaving stops the agent’s tail', async () => {
+    const url = `${loop.cp.http}/api/v1/nodes/${loop.fleet.node.id}/logs/stream?source=xray`;
+    const tail = await openEventStream(url, { token: await loop.cp.api.token() });
+    expect(tail.status, tail.text).toBe(200);
+    const started = await eventually(
+      async () => loop.agent.lines.find((l) => l.includes('log tail started')),
+      'start_log_stream at the agent',
+      10_000,
+    );
+    const commandId = JSON.parse(started).command_id as string;
+    const logLines = () =>
+      tail.events.filter((e) => e.event === 'log').flatMap((e) => JSON.parse(e.data) as Array<{ source: string; line: string }>);
+    // A request through B's link now: the engine writes an access line, the tail carries it.
+    const b = await clientFor(await vmessTcpLink(linkB));
+    try {
+      expect((await httpGetThroughProxy(b.port, `${dest.url}/bytes/10`)).status).toBe(200);
+    } finally {
+      await b.stop();
+    }
+    await tail.waitFor(() => logLines().some((l) => l.line.includes('accepted') && l.line.includes(dest.url.split('//')[1] ?? '')), 15_000);
+    expect(logLines().every((l) => l.source === 'xray')).toBe(true);
+    await tail.close();
+    const stopped = await eventually(
+      async () => loop.agent.lines.find((l) => l.includes('log tail stopped') && l.includes(commandId)),
+      'stop_log_stream at the agent',
+    );
+    expect(JSON.parse(stopped).command_id).toBe(commandId);
+  });
+
   it('get_logs answers the engine’s and the agent’s last lines; restart_xray restarts the engine (a new process, serving again)', async () => {
     const api = loop.cp.api;
     const engineLogs = await api.get(`/api/v1/nodes/${loop.fleet.node.id}/logs?source=xray&limit=50`);
@@ -170,6 +200,34 @@ describe.skipIf(skipReason)('hot user changes through the engine API (no restart
     expect(node.last_apply_error).toContain('unknown protocol: quic');
     expect(node.applied_revision).toBeLessThan(node.desired_revision);
     expect(await enginePid(loop.stateDir)).toBe(pid);
+    const b = await clientFor(await vmessTcpLink(linkB));
+    try {
+      expect((await httpGetThroughProxy(b.port, `${dest.url}/bytes/10`)).status).toBe(200);
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it('svc-agent stopped cleanly (SIGTERM stops the engine) and started again: the engine runs again on the applied configuration and serves', async () => {
+    const before = await enginePid(loop.stateDir);
+    const applied = (await loop.cp.api.get(`/api/v1/nodes/${loop.fleet.node.id}`)).body.applied_revision;
+    expect(await loop.agent.stop(10_000)).toBe(0);
+    await eventually(async () => {
+      if (!before) return true;
+      try {
+        process.kill(before, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    }, 'the engine stopped with the agent');
+    await loop.restartAgent();
+    const node = await eventually(async () => {
+      const n = (await loop.cp.api.get(`/api/v1/nodes/${loop.fleet.node.id}`)).body;
+      return n.connectivity === 'online' && n.status?.xray_running === true ? n : undefined;
+    }, 'the node online with its engine running');
+    expect(node.applied_revision).toBe(applied);
+    expect(loop.agent.lines.some((l) => l.includes('the engine does not start'))).toBe(false);
     const b = await clientFor(await vmessTcpLink(linkB));
     try {
       expect((await httpGetThroughProxy(b.port, `${dest.url}/bytes/10`)).status).toBe(200);
