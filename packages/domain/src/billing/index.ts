@@ -9,6 +9,7 @@ export * from './payment-provider-view.ts';
 export * from './plan-fields.ts';
 export * from './plan-view.ts';
 export * from './provider-kinds.ts';
+export * from './providers/index.ts';
 export * from './read-payment-providers.ts';
 export * from './read-payments.ts';
 export * from './read-plans.ts';
