@@ -1,13 +1,12 @@
 // The admin surface as its own deployable (split mode): `node --import tsx apps/admin-api/src/main.ts`.
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, prepareBootstrap, runDeployable, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, runDeployable } from '@svc/runtime';
 import { createAdminApi } from './app.ts';
 
 async function start() {
   const config = loadConfig(process.env);
   const rt = await createRuntime(config);
-  warnUnimplementedOAuth(rt);
   const bootstrap = await prepareBootstrap(rt);
   const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
   const { url } = await http.start();

@@ -1,14 +1,5 @@
 import { z } from '@hono/zod-openapi';
 import { AdminRole } from '@svc/domain';
-import { ProblemSchema } from '@svc/http';
-
-export const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({ param: { name: 'id', in: 'path' } }),
-});
 
 export const AdminSchema = z
   .object({
@@ -22,24 +13,4 @@ export const AdminSchema = z
   })
   .openapi('Admin');
 
-export const TokenPairSchema = z
-  .object({
-    access_token: z.string(),
-    refresh_token: z.string(),
-    token_type: z.literal('Bearer'),
-    expires_in: z.number().int().openapi({ description: 'seconds until the access token expires' }),
-    refresh_expires_in: z.number().int(),
-  })
-  .openapi('TokenPair');
-
-export const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-export const body = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
-
-/** A problem+json response, for the 4xx rows of a route's responses. */
-export const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ProblemSchema } },
-});
+export { body, IdParam, json, problem, TokenPairSchema } from '@svc/http';

@@ -161,6 +161,15 @@ describe('POST /clients/{id}/approve and /reject', () => {
     expect(rejected.body).toMatchObject({ id: r.id, status: 'rejected' });
   });
 
+  it('spec 3.1 rule 3: a rejected client can be approved after all (rejected -> active), not rejected twice', async () => {
+    const r = await make.client({ status: 'pending' });
+    expect((await api.reject(r.id)).status).toBe(200);
+    expect((await api.reject(r.id)).status).toBe(409);
+    const approved = await api.approve(r.id);
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ id: r.id, status: 'active' });
+  });
+
   it('a client that is not pending is a 409 conflict problem; an unknown id is a 404', async () => {
     const active = await make.client();
     for (const call of [api.approve, api.reject]) {

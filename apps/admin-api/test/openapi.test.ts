@@ -29,6 +29,11 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       'POST /api/v1/auth/refresh',
       'POST /api/v1/auth/logout',
       'GET /api/v1/auth/me',
+      'GET /api/v1/auth/oauth/{provider}/redirect',
+      'GET /api/v1/auth/oauth/{provider}/callback',
+      'POST /api/v1/auth/oauth/{provider}/link',
+      'GET /api/v1/auth/identities',
+      'DELETE /api/v1/auth/identities/{provider}',
       ...crud('admins'),
       ...one('admins'),
       ...crud('nodes'),
@@ -71,14 +76,23 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       // Ours (the spec leaves the resource open; issue 6): what GET /sub/{token} answers.
       'GET /api/v1/settings/subscription-link',
       'PATCH /api/v1/settings/subscription-link',
+      // Ours (issue 14): outbound event webhooks (docs/notifications.md).
+      ...crud('webhooks'),
+      ...one('webhooks'),
+      'GET /api/v1/webhooks/{id}/deliveries',
+      'POST /api/v1/webhooks/{id}/test',
+      'POST /api/v1/webhooks/{id}/rotate-secret',
     ];
     expect(ops.sort()).toEqual(expected.sort());
     for (const [p, item] of Object.entries(paths)) {
       for (const [m, op] of Object.entries(item)) {
-        const ok = Object.entries(op.responses as Record<string, any>).filter(([code]) => code.startsWith('2'));
+        // The OAuth redirect's only success is a 302 to the provider.
+        const ok = Object.entries(op.responses as Record<string, any>).filter(
+          ([code]) => code.startsWith('2') || (p.endsWith('/redirect') && code === '302'),
+        );
         expect(ok.length, `${m} ${p}`).toBeGreaterThan(0);
         for (const [code, res] of ok)
-          if (code !== '204') {
+          if (code !== '204' && code !== '302') {
             const type = p.endsWith('/logs/stream') ? 'text/event-stream' : 'application/json';
             expect(res.content?.[type]?.schema, `${m} ${p} ${code}`).toBeDefined();
           }
@@ -93,8 +107,11 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
           !p.endsWith('/enroll-token') &&
           !p.endsWith('/restart-xray') &&
           !p.endsWith('/approve') &&
+          !p.endsWith('/link') &&
           !p.endsWith('/reject') &&
-          !p.endsWith('/rotate-credentials')
+          !p.endsWith('/rotate-credentials') &&
+          !p.endsWith('/webhooks/{id}/test') &&
+          !p.endsWith('/rotate-secret')
         ) {
           expect(op.requestBody?.content?.['application/json']?.schema, `${m} ${p} body`).toBeDefined();
         }

@@ -1,5 +1,4 @@
-import { request } from 'node:http';
-import { setupOwner, type TestServer } from '@svc/testkit';
+import { oversizedPost, setupOwner, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminApi } from './harness.ts';
 
@@ -64,25 +63,8 @@ describe('every error is application/problem+json with type, title, status, deta
   });
 
   it('a body over the limit is 413 problem+json', async () => {
-    // Own connection: the server answers before reading the whole upload and then closes it.
     const body = JSON.stringify({ email: 'a@example.com', password: 'x'.repeat(2 * 1024 * 1024) });
-    const res = await new Promise<{ status: number; headers: Headers; body: any }>((resolve, reject) => {
-      const req = request(
-        `${s.url}/api/v1/auth/login`,
-        { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' }, agent: false },
-        (r) => {
-          let text = '';
-          r.on('data', (d) => {
-            text += d;
-          });
-          r.on('end', () =>
-            resolve({ status: r.statusCode ?? 0, headers: new Headers(r.headers as Record<string, string>), body: JSON.parse(text) }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    const res = await oversizedPost(`${s.url}/api/v1/auth/login`, body);
     expectProblem(res, 413, 'payload-too-large');
   });
 

@@ -421,6 +421,8 @@ describe('svc start (all-in-one, spec 3.4 bootstrap)', () => {
     expect(listening.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(listening.msg).toBe(`listening on ${listening.url}`);
     expect(listening.shared_state).toBe('memory');
+    // No SMTP: the outbox with the embedded database (a trial on one machine), none with PostgreSQL.
+    expect(listening.mail).toBe(pgMode ? 'none' : 'outbox');
     expect(listening.database).toEqual(pgMode ? expect.stringContaining('postgres') : join(inst.dir, 'pg'));
     return { svc, url: listening.url as string };
   }

@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { type AppEnv, createRouter } from '@svc/http';
+import { type AppEnv, createRouter, registerDocsUi } from '@svc/http';
+import { registerMagicLinkPage } from './pages/magic-link-page.ts';
+import { registerPortalRoutes } from './routes/index.ts';
 import { registerSubscriptionLink } from './sub/get-subscription.ts';
 import { createSubLinkCaches, type SubLinkCaches } from './sub/sub-link-caches.ts';
 
@@ -10,9 +12,12 @@ export interface PortalApi {
   stop(): Promise<void>;
 }
 
+export const PORTAL_BASE = '/portal/v1';
+
 /**
- * The customer-facing surface: GET /sub/{token} (unversioned, spec 4.5). /portal/v1 joins it
- * with the portal issue. Owns the caches its answers read through.
+ * The customer-facing surfaces: the portal REST API /portal/v1 (spec 4.6; its own OpenAPI 3.1
+ * document and docs page) and GET /sub/{token} (unversioned, spec 4.5). Owns the caches the
+ * link answers read through.
  */
 export function createPortalApi(): PortalApi {
   const routes = createRouter('/');
@@ -23,10 +28,30 @@ export function createPortalApi(): PortalApi {
     caches ??= createSubLinkCaches(deps);
     return caches;
   });
+  routes.route('/', portalRouter());
   return {
     routes,
     stop: async () => {
       await caches?.stop();
     },
   };
+}
+
+/** /portal/v1: client-scope routes only (an admin token is refused before any business logic). */
+function portalRouter(): OpenAPIHono<AppEnv> {
+  const app = createRouter(PORTAL_BASE);
+  registerPortalRoutes(app);
+  registerMagicLinkPage(app, PORTAL_BASE);
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc portal API',
+      version: '1',
+      description:
+        'Customer surface of the node control plane: sign-in (magic link, password, OAuth), registration, the customer’s subscriptions, plans and payment methods. Errors are application/problem+json (RFC 9457).',
+    },
+    servers: [{ url: '/' }],
+  });
+  registerDocsUi(app, { mountedAt: PORTAL_BASE, docsPath: '/docs', specUrl: `${PORTAL_BASE}/openapi.json`, title: 'svc portal API' });
+  return app;
 }

@@ -1,1 +1,2 @@
 export { createPortalApi, type PortalApi } from './app.ts';
+export { registerPortalOAuthRoutes } from './routes/auth/oauth-routes.ts';

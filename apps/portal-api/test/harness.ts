@@ -16,10 +16,11 @@ export interface PortalTestServer {
  * The portal with the admin API beside it on one server over the test database, as `svc start`
  * mounts them: the tests set the fleet up through the admin API and fetch links from the portal.
  */
-export async function startPortal(env: Record<string, string>): Promise<PortalTestServer> {
+export async function startPortal(env: Record<string, string>, config?: Record<string, unknown>): Promise<PortalTestServer> {
   const portal = createPortalApi();
   const s = await startTestServer({
     env,
+    ...(config ? { config } : {}),
     mount: (root) => {
       root.route('/', createAdminApi());
       root.route('/', portal.routes);

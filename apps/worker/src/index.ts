@@ -1,1 +1,1 @@
-export { createWorker, type WorkerService } from './worker.ts';
+export { createWorker, type WorkerOptions, type WorkerService } from './worker.ts';

@@ -11,7 +11,7 @@ async function start() {
   if (rt.shared.kind === 'memory') rt.log.warn('no REDIS_URL: this worker only sees jobs of its own process; split mode needs Redis');
   const worker = createWorker(rt);
   await worker.start();
-  rt.log.info({ database: rt.database.location, shared_state: rt.shared.kind }, 'worker running');
+  rt.log.info({ database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind }, 'worker running');
   return async () => {
     await worker.stop();
     await rt.close();

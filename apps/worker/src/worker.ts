@@ -1,11 +1,35 @@
-import { enforceTrafficLimitsOf, JOBS, SYSTEM, sweepSubscriptionStatuses, withActor } from '@svc/domain';
+import {
+  cleanUpSignIn,
+  deliverWebhook,
+  dispatchEvents,
+  EVENT_TYPES,
+  enforceTrafficLimitsOf,
+  enqueueDueWebhookDeliveries,
+  JOBS,
+  SYSTEM,
+  sweepSubscriptionStatuses,
+  withActor,
+} from '@svc/domain';
 import type { Runtime } from '@svc/runtime';
 
 export interface WorkerService {
-  /** Takes jobs from the queue and makes sure the sweep is scheduled. */
+  /** Takes jobs from the queue and makes sure the sweeps are scheduled. */
   start(): Promise<void>;
   /** Stops taking jobs; a job in progress finishes first. */
   stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  /** How often `subscriptions.sweep` runs (default 30 s). */
+  sweepEveryMs?: number;
+  /** How often `events.dispatch` runs besides the job each recorded event asks for (default 60 s): catches a lost job. */
+  eventsEveryMs?: number;
+  /** How often `webhooks.sweep` hands due deliveries (retries) to `webhooks.deliver` (default 15 s). */
+  webhooksEveryMs?: number;
+  /** One delivery attempt's time limit (default 10 s). */
+  webhookTimeoutMs?: number;
+  /** How often `sign-in.cleanup` runs (default hourly). */
+  cleanupEveryMs?: number;
 }
 
 /**
@@ -16,15 +40,27 @@ export interface WorkerService {
  *   workers): sweepSubscriptionStatuses (ended periods, reached limits, passed expiries);
  * - `subscriptions.enforce-limits` {ids}: handed over by the usage ingest after a report that
  *   brought subscriptions to their limits, so they stop being served at once, not at the
- *   next sweep: enforceTrafficLimitsOf.
+ *   next sweep: enforceTrafficLimitsOf;
+ * - `mail.send`: the message to the runtime's Mailer (SMTP, outbox, or none); a transport
+ *   failure fails the job, and the queue retries it;
+ * - `events.dispatch`, asked for by every recorded event and scheduled every `eventsEveryMs`:
+ *   dispatchEvents (owner mails, webhook deliveries, then marked dispatched);
+ * - `webhooks.deliver` {id}: one attempt of one delivery (deliverWebhook);
+ * - `webhooks.sweep`, scheduled every `webhooksEveryMs`: due deliveries (retries after their
+ *   backoff, attempts whose job was lost) to `webhooks.deliver`;
+ * - `sign-in.cleanup`, every `cleanupEveryMs` (hourly): unconfirmed self-registrations older than
+ *   24 h (spec 3.1 rule 2), spent magic links and OAuth requests: cleanUpSignIn.
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
- * what they take (SKIP LOCKED) and move only rows still due.
+ * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
-export function createWorker(rt: Runtime, opts: { sweepEveryMs?: number } = {}): WorkerService {
+export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerService {
   const ctx = withActor(rt.deps, SYSTEM);
   const stops: Array<() => Promise<void>> = [];
   return {
     start: async () => {
+      const unknown = rt.config.notify.email_events.filter((t) => !(EVENT_TYPES as string[]).includes(t));
+      if (unknown.length)
+        rt.log.warn({ unknown, known: EVENT_TYPES }, 'notify.email_events (SVC_NOTIFY_EMAIL_EVENTS) names event types that do not exist');
       stops.push(
         await rt.deps.jobs.consume(JOBS.subscriptionsSweep, async () => {
           const written = await sweepSubscriptionStatuses(ctx);
@@ -41,7 +77,52 @@ export function createWorker(rt: Runtime, opts: { sweepEveryMs?: number } = {}):
           { concurrency: 2 },
         ),
       );
+      stops.push(
+        await rt.deps.jobs.consume(JOBS.signInCleanup, async () => {
+          const removed = await cleanUpSignIn(ctx);
+          if (removed.registrations) rt.log.info(removed, 'unconfirmed registrations removed');
+        }),
+      );
+      stops.push(
+        await rt.deps.jobs.consume(
+          JOBS.mailSend,
+          async (message) => {
+            try {
+              const sent = await rt.mailer.send(message);
+              if (rt.mailer.kind === 'smtp')
+                rt.log.info({ to: message.to, category: message.category, message_id: sent.message_id }, 'mail sent');
+            } catch (err) {
+              rt.log.warn({ err, to: message.to, category: message.category, transport: rt.mailer.kind }, 'mail not sent; retried');
+              throw err;
+            }
+          },
+          { concurrency: 2 },
+        ),
+      );
+      stops.push(
+        await rt.deps.jobs.consume(JOBS.eventsDispatch, async () => {
+          const done = await dispatchEvents(ctx);
+          if (done.events) rt.log.info(done, 'events dispatched');
+        }),
+      );
+      stops.push(
+        await rt.deps.jobs.consume(
+          JOBS.webhooksDeliver,
+          async ({ id }) => {
+            await deliverWebhook(ctx, id, { timeoutMs: opts.webhookTimeoutMs });
+          },
+          { concurrency: 4 },
+        ),
+      );
+      stops.push(
+        await rt.deps.jobs.consume(JOBS.webhooksSweep, async () => {
+          await enqueueDueWebhookDeliveries(ctx);
+        }),
+      );
       await rt.deps.jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});
+      await rt.deps.jobs.schedule(JOBS.eventsDispatch, opts.eventsEveryMs ?? 60_000, {});
+      await rt.deps.jobs.schedule(JOBS.webhooksSweep, opts.webhooksEveryMs ?? 15_000, {});
+      await rt.deps.jobs.schedule(JOBS.signInCleanup, opts.cleanupEveryMs ?? 3600_000, {});
     },
     stop: async () => {
       for (const stop of stops.splice(0)) await stop();

@@ -27,6 +27,11 @@ function list(v: string): string[] {
     .filter(Boolean);
 }
 
+/** A list variable; `none` is the empty list (an empty variable counts as unset, like every other). */
+function listOf(v: string): string[] {
+  return v.trim().toLowerCase() === 'none' ? [] : list(v);
+}
+
 function set(tree: Tree, path: string[], value: unknown) {
   let node = tree;
   for (const key of path.slice(0, -1)) {
@@ -64,8 +69,14 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_AUTH_PASSWORD_LOGIN', ['auth', 'password_login'], 'bool'],
   ['SVC_PORTAL_REGISTRATION', ['portal_auth', 'registration'], 'str'],
   ['SVC_PORTAL_PASSWORD_LOGIN', ['portal_auth', 'password_login'], 'bool'],
+  ['SVC_AUTH_OAUTH_RETURN_URL', ['auth', 'oauth_return_url'], 'str'],
+  ['SVC_PORTAL_OAUTH_RETURN_URL', ['portal_auth', 'oauth_return_url'], 'str'],
+  ['SVC_PORTAL_LINK_URL', ['portal_auth', 'link_url'], 'str'],
   ['SVC_SMTP_URL', ['mail', 'smtp_url'], 'str'],
   ['SVC_MAIL_FROM', ['mail', 'from'], 'str'],
+  ['SVC_MAIL_OUTBOX', ['mail', 'outbox'], 'bool'],
+  ['SVC_NOTIFY_EMAIL_EVENTS', ['notify', 'email_events'], 'list'],
+  ['SVC_NOTIFY_EMAIL_ADMINS', ['notify', 'email_admins'], 'bool'],
   ['SVC_ARGON2_MEMORY_KIB', ['password_hash', 'memory_kib'], 'int'],
   ['SVC_ARGON2_ITERATIONS', ['password_hash', 'iterations'], 'int'],
   ['SVC_ARGON2_PARALLELISM', ['password_hash', 'parallelism'], 'int'],
@@ -84,7 +95,7 @@ export function applyEnv(tree: Tree, env: Env): Tree {
   for (const [name, path, kind] of scalars) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    set(tree, path, kind === 'int' ? int(name, raw) : kind === 'bool' ? bool(name, raw) : kind === 'list' ? list(raw) : raw);
+    set(tree, path, kind === 'int' ? int(name, raw) : kind === 'bool' ? bool(name, raw) : kind === 'list' ? listOf(raw) : raw);
   }
   for (const [name, raw] of Object.entries(env)) {
     const m = OAUTH_ENV.exec(name);

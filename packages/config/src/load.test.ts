@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ConfigError, loadConfig } from './index.ts';
+import { type ConfigError, loadConfig, mailTransportOf } from './index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -131,6 +131,31 @@ describe('environment overrides', () => {
     expect(c.mail.smtp_url).toBe('smtp://mail:25');
   });
 
+  it('mail: SMTP wins; else the outbox, on by default only with the embedded database; SVC_MAIL_OUTBOX overrides', () => {
+    expect(mailTransportOf(loadConfig({}))).toBe('outbox');
+    expect(mailTransportOf(loadConfig({ SVC_SMTP_URL: 'smtps://u:p@mail:465' }))).toBe('smtp');
+    expect(mailTransportOf(loadConfig({ DATABASE_URL: 'postgres://db/svc' }))).toBe('none');
+    expect(mailTransportOf(loadConfig({ DATABASE_URL: 'postgres://db/svc', SVC_MAIL_OUTBOX: 'on' }))).toBe('outbox');
+    expect(mailTransportOf(loadConfig({ SVC_MAIL_OUTBOX: 'off' }))).toBe('none');
+    expect(mailTransportOf(loadConfig({ SVC_MAIL_OUTBOX: 'on', SVC_SMTP_URL: 'smtp://mail:25' }))).toBe('smtp');
+    expect(loadConfig({ SVC_MAIL_FROM: 'Ops <ops@example.com>' }).mail.from).toBe('Ops <ops@example.com>');
+  });
+
+  it('SVC_SMTP_URL must be smtp:// or smtps://', () => {
+    expect(refusal({ SVC_SMTP_URL: 'http://mail:25' }).problems[0]).toMatch(/^SVC_SMTP_URL \(mail\.smtp_url\): /);
+  });
+
+  it('SVC_NOTIFY_EMAIL_EVENTS: client.registered by default, a comma list, none = no mails; SVC_NOTIFY_EMAIL_ADMINS', () => {
+    expect(loadConfig({}).notify).toEqual({ email_events: ['client.registered'], email_admins: false });
+    expect(loadConfig({ SVC_NOTIFY_EMAIL_EVENTS: 'client.registered, node.offline' }).notify.email_events).toEqual([
+      'client.registered',
+      'node.offline',
+    ]);
+    expect(loadConfig({ SVC_NOTIFY_EMAIL_EVENTS: 'none' }).notify.email_events).toEqual([]);
+    expect(loadConfig({ SVC_NOTIFY_EMAIL_ADMINS: 'true' }).notify.email_admins).toBe(true);
+    expect(refusal({ SVC_NOTIFY_EMAIL_EVENTS: 'Client Registered' }).problems[0]).toContain('notify.email_events');
+  });
+
   it('SVC_<SURFACE>_OAUTH_<PROVIDER>_<FIELD> configures a provider under auth.oauth or portal_auth.oauth', () => {
     const c = loadConfig({
       SVC_AUTH_OAUTH_GOOGLE_CLIENT_ID: 'admin-id',
@@ -230,37 +255,79 @@ describe('startup invariants (spec 5.9 rule 3)', () => {
     expect(err.message).toContain('auth.oauth.google.client_secret');
   });
 
+  // An external database means no outbox by default (mail.outbox is on only with the embedded one).
+  const PG = { DATABASE_URL: 'postgres://svc@db:5432/svc' };
   it.each([
     'application',
     'open',
   ])('registration %s with portal password sign-in on and no mail transport refuses: registrations could never be confirmed', (mode) => {
-    const err = refusal({ SVC_PORTAL_REGISTRATION: mode });
+    const err = refusal({ ...PG, SVC_PORTAL_REGISTRATION: mode });
     expect(err.problems).toHaveLength(1);
     expect(err.message).toContain(`portal_auth.registration is ${mode}`);
     expect(err.message).toContain('SVC_SMTP_URL');
+    expect(err.message).toContain('SVC_MAIL_OUTBOX');
+  });
+
+  it('the outbox switched off with the embedded database is no transport either: refused', () => {
+    const err = refusal({ SVC_PORTAL_REGISTRATION: 'open', SVC_MAIL_OUTBOX: 'false' });
+    expect(err.problems).toHaveLength(1);
+    expect(err.message).toContain('no mail transport');
+  });
+
+  it.each(['application', 'open'])('registration %s with the embedded database starts: the outbox is its mail transport', (mode) => {
+    const c = loadConfig({ SVC_PORTAL_REGISTRATION: mode });
+    expect(c.mail.outbox).toBeUndefined();
+    expect(mailTransportOf(c)).toBe('outbox');
+  });
+
+  it('registration open with an external database and SVC_MAIL_OUTBOX=true starts: the outbox counts as a transport', () => {
+    const c = loadConfig({ ...PG, SVC_PORTAL_REGISTRATION: 'open', SVC_MAIL_OUTBOX: 'true' });
+    expect(mailTransportOf(c)).toBe('outbox');
   });
 
   it.each(['application', 'open'])('registration %s with SVC_SMTP_URL starts', (mode) => {
-    const c = loadConfig({ SVC_PORTAL_REGISTRATION: mode, SVC_SMTP_URL: 'smtp://mail.example.com:587' });
+    const c = loadConfig({ ...PG, SVC_PORTAL_REGISTRATION: mode, SVC_SMTP_URL: 'smtp://mail.example.com:587' });
     expect(c.portal_auth.registration).toBe(mode);
+    expect(mailTransportOf(c)).toBe('smtp');
     expect(c.mail.smtp_url).toBe('smtp://mail.example.com:587');
   });
 
   it.each(['application', 'open'])('registration %s with SVC_PORTAL_PASSWORD_LOGIN=false (no mail) starts', (mode) => {
-    const c = loadConfig({ SVC_PORTAL_REGISTRATION: mode, SVC_PORTAL_PASSWORD_LOGIN: 'false' });
+    const c = loadConfig({ ...PG, SVC_PORTAL_REGISTRATION: mode, SVC_PORTAL_PASSWORD_LOGIN: 'false' });
     expect(c.portal_auth.registration).toBe(mode);
     expect(c.portal_auth.password_login).toBe(false);
   });
 
   it('registration closed needs no mail transport', () => {
-    expect(loadConfig({ SVC_PORTAL_REGISTRATION: 'closed' }).portal_auth.registration).toBe('closed');
+    expect(loadConfig({ ...PG, SVC_PORTAL_REGISTRATION: 'closed' }).portal_auth.registration).toBe('closed');
   });
 
   it('both invariants broken: both are reported at once', () => {
-    const err = refusal({ SVC_AUTH_PASSWORD_LOGIN: 'off', SVC_PORTAL_REGISTRATION: 'open' });
+    const err = refusal({ ...PG, SVC_AUTH_PASSWORD_LOGIN: 'off', SVC_PORTAL_REGISTRATION: 'open' });
     expect(err.problems).toHaveLength(2);
     expect(err.problems.join('\n')).toContain('auth.password_login');
     expect(err.problems.join('\n')).toContain('portal_auth.registration is open');
+  });
+
+  it('a provider other than google and github needs an issuer or all three endpoints (nothing to sign in with otherwise)', () => {
+    const err = refusal({ SVC_PORTAL_OAUTH_CORP_CLIENT_ID: 'id', SVC_PORTAL_OAUTH_CORP_CLIENT_SECRET: 'secret' });
+    expect(err.message).toContain('portal_auth.oauth.corp needs an issuer');
+    const byIssuer = loadConfig({
+      SVC_AUTH_OAUTH_CORP_CLIENT_ID: 'id',
+      SVC_AUTH_OAUTH_CORP_CLIENT_SECRET: 'secret',
+      SVC_AUTH_OAUTH_CORP_ISSUER: 'https://login.corp.example',
+      SVC_AUTH_OAUTH_RETURN_URL: 'https://panel.example.com/signed-in',
+    });
+    expect(byIssuer.auth.oauth.corp?.issuer).toBe('https://login.corp.example');
+    expect(byIssuer.auth.oauth_return_url).toBe('https://panel.example.com/signed-in');
+    const byEndpoints = loadConfig({
+      SVC_AUTH_OAUTH_CORP_CLIENT_ID: 'id',
+      SVC_AUTH_OAUTH_CORP_CLIENT_SECRET: 'secret',
+      SVC_AUTH_OAUTH_CORP_AUTHORIZATION_ENDPOINT: 'https://corp.example/authorize',
+      SVC_AUTH_OAUTH_CORP_TOKEN_ENDPOINT: 'https://corp.example/token',
+      SVC_AUTH_OAUTH_CORP_USERINFO_ENDPOINT: 'https://corp.example/userinfo',
+    });
+    expect(Object.keys(byEndpoints.auth.oauth)).toEqual(['corp']);
   });
 
   it('invariants hold for values that came from the config file too', () => {

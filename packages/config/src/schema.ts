@@ -134,6 +134,11 @@ export const configSchema = z.object({
     .object({
       password_login: z.boolean().default(true),
       oauth: z.record(z.string().regex(/^[a-z0-9_-]+$/), oauthProvider).default({}),
+      /**
+       * Optional: where the OAuth callback sends the browser after sign-in (302), with the
+       * token pair (or the error) in the URL fragment. Without it the callback answers JSON.
+       */
+      oauth_return_url: z.url().optional(),
       access_token_ttl_seconds: z
         .number()
         .int()
@@ -151,11 +156,51 @@ export const configSchema = z.object({
       registration: z.enum(['closed', 'application', 'open']).default('closed'),
       password_login: z.boolean().default(true),
       oauth: z.record(z.string().regex(/^[a-z0-9_-]+$/), oauthProvider).default({}),
+      /** As auth.oauth_return_url, for the portal's OAuth callback. */
+      oauth_return_url: z.url().optional(),
+      /**
+       * Where a magic link points: `{token}` is replaced by the one-time token. Default: the
+       * portal's own page {public_base_url}/portal/v1/auth/magic-link#token={token}, which signs
+       * in only when the person presses its button (a mail scanner that opens links does not use
+       * the token up; in the fragment it never reaches a server log). A front end of the
+       * operator's posts the token to POST /portal/v1/auth/callback itself.
+       */
+      link_url: z
+        .string()
+        .url()
+        .refine((u) => u.includes('{token}'), 'must contain {token}')
+        .optional(),
     })
     .default({ registration: 'closed', password_login: true, oauth: {} }),
   mail: z
-    .object({ smtp_url: z.string().min(1).optional(), from: z.string().default('svc <no-reply@localhost>') })
+    .object({
+      /** smtp:// or smtps://, with user:password when the server wants them. Environment only (it carries the password). */
+      smtp_url: z
+        .string()
+        .min(1)
+        .refine((v) => /^smtps?:\/\/[^/]/i.test(v), 'expected smtp://[user:password@]host[:port] or smtps://...')
+        .optional(),
+      from: z.string().min(1).max(320).default('svc <no-reply@localhost>'),
+      /**
+       * With no SMTP server: write every mail as an .eml file into <data_dir>/outbox and log it
+       * (to, subject, file, text), so a fresh machine can be tried without a mail server.
+       * Unset: on with the embedded database (one machine, all-in-one), off otherwise.
+       * Ignored when smtp_url is set. See mailTransportOf.
+       */
+      outbox: z.boolean().optional(),
+    })
     .default({ from: 'svc <no-reply@localhost>' }),
+  /** Who hears of domain events (docs/notifications.md): mail to owners (and admins), webhooks. */
+  notify: z
+    .object({
+      /** Event types mailed to every owner; [] (SVC_NOTIFY_EMAIL_EVENTS=none) turns the mails off. */
+      email_events: z
+        .array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, 'an event type such as client.registered'))
+        .default(['client.registered']),
+      /** Mail admins (role admin) as well as owners. */
+      email_admins: z.boolean().default(false),
+    })
+    .default({ email_events: ['client.registered'], email_admins: false }),
   password_hash: z
     .object({
       // OWASP's Argon2id minimum: m=19 MiB, t=2, p=1. Lower values are refused.
@@ -196,6 +241,33 @@ export const configSchema = z.object({
       setup: perIpAndSubject({ limit: 10, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
       /** Enroll over gRPC, per agent IP and per token. */
       enroll: perIpAndSubject({ limit: 30, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
+      /**
+       * OAuth on both surfaces: the redirect and the callback per address; linking from
+       * settings also per signed-in subject.
+       */
+      oauth: perIpAndSubject({ limit: 30, window_seconds: 60 }, { limit: 10, window_seconds: 60 }),
+      /**
+       * POST /portal/v1/auth/magic-link and /auth/callback (one budget per address for both:
+       * a sign-in spends two; many customers may share one address behind a carrier NAT); the
+       * link request also per email *and* address (refused with
+       * 429, so a stranger spends only their own budget). `mails_per_email` bounds the mails one
+       * address book entry receives from everyone together: past it the answer stays the same
+       * and no mail is sent (a mailbox is not flooded; nobody is refused a sign-in for it, the
+       * link already sent still works).
+       */
+      magic_link: z
+        .object({
+          per_ip: window.default({ limit: 30, window_seconds: 60 }),
+          per_subject: window.default({ limit: 5, window_seconds: 900 }),
+          mails_per_email: window.default({ limit: 10, window_seconds: 3600 }),
+        })
+        .default({
+          per_ip: { limit: 10, window_seconds: 60 },
+          per_subject: { limit: 5, window_seconds: 900 },
+          mails_per_email: { limit: 10, window_seconds: 3600 },
+        }),
+      /** POST /portal/v1/auth/register, per address and per email. */
+      register: perIpAndSubject({ limit: 10, window_seconds: 3600 }, { limit: 5, window_seconds: 3600 }),
     })
     .default({
       login: {
@@ -206,6 +278,13 @@ export const configSchema = z.object({
       refresh: { per_ip: { limit: 60, window_seconds: 60 }, per_subject: { limit: 30, window_seconds: 60 } },
       setup: { per_ip: { limit: 10, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },
       enroll: { per_ip: { limit: 30, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },
+      oauth: { per_ip: { limit: 30, window_seconds: 60 }, per_subject: { limit: 10, window_seconds: 60 } },
+      magic_link: {
+        per_ip: { limit: 30, window_seconds: 60 },
+        per_subject: { limit: 5, window_seconds: 900 },
+        mails_per_email: { limit: 10, window_seconds: 3600 },
+      },
+      register: { per_ip: { limit: 10, window_seconds: 3600 }, per_subject: { limit: 5, window_seconds: 3600 } },
     }),
 });
 

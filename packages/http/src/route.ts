@@ -1,6 +1,6 @@
 import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
 import type { DomainDeps } from '@svc/domain';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { type RouteAuth, requireAuth } from './auth.ts';
 import { verifyCursor } from './pagination.ts';
 import { problemResponse } from './problem.ts';
@@ -81,14 +81,14 @@ export function defineRoute<const R extends RouteConfig>(
   spec: R & {
     auth: RouteAuth | null;
     /** Throws (NotFound) when the route is switched off: runs before anything else, so it looks absent. */
-    gate?: (deps: DomainDeps) => void | Promise<void>;
+    gate?: (deps: DomainDeps, c: Context) => void | Promise<void>;
   },
 ): R {
   const { auth, gate, ...route } = spec;
   const middleware: MiddlewareHandler[] = [noStore];
   if (gate) {
     middleware.push(async (c, next) => {
-      await gate(c.get('deps') as DomainDeps);
+      await gate(c.get('deps') as DomainDeps, c);
       await next();
     });
   }

@@ -21,11 +21,3 @@ export async function prepareBootstrap(rt: Runtime): Promise<{ token: string | n
     },
   };
 }
-
-/** OAuth providers the config names but this version cannot sign in with yet. */
-export function warnUnimplementedOAuth(rt: Runtime): void {
-  const providers = Object.keys(rt.config.auth.oauth);
-  if (providers.length) {
-    rt.log.warn({ providers }, 'admin OAuth providers are configured, but OAuth sign-in routes are not available in this version yet');
-  }
-}

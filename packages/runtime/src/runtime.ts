@@ -1,15 +1,18 @@
 import { createSharedState, type SharedStateAdapters } from '@svc/bus';
 import type { Config } from '@svc/config';
 import { connectDatabase, type DatabaseHandle, migrateToLatest } from '@svc/db';
-import { type Clock, createDomainDeps, type DomainDeps, loadInstallationKey, systemClock } from '@svc/domain';
+import { type Clock, createDomainDeps, type DomainDeps, loadInstallationKey, type Mailer, systemClock } from '@svc/domain';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.ts';
+import { createMailer } from './mail/create-mailer.ts';
 
 export interface Runtime {
   config: Config;
   deps: DomainDeps;
   database: DatabaseHandle;
   shared: SharedStateAdapters;
+  /** Where `mail.send` jobs go (SMTP, the outbox folder, or nowhere): the worker uses it. */
+  mailer: Mailer;
   log: Logger;
   close(): Promise<void>;
 }
@@ -58,11 +61,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       jobs: shared.jobs,
       installationKey,
     });
+    const mailer = createMailer(config, { clock, log });
+    closers.unshift(() => mailer.close());
     return {
       config,
       deps,
       database,
       shared,
+      mailer,
       log,
       close: async () => {
         for (const close of closers) await close();

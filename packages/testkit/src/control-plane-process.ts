@@ -148,6 +148,7 @@ function ownerApi(baseUrl: string, owner: { email: string; password: string }): 
     get: <T = any>(path: string, opts?: RequestOptions) => call<T>('GET', path, undefined, opts),
     post: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('POST', path, body, opts),
     patch: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('PATCH', path, body, opts),
+    put: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('PUT', path, body, opts),
     delete: <T = any>(path: string, opts?: RequestOptions) => call<T>('DELETE', path, undefined, opts),
   };
 }

@@ -4,6 +4,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { lineWaiter } from './line-waiter.ts';
 
 /**
  * A real engine process for end-to-end tests: Debian's `v2ray` (4.x, `v2ray -config <file>`)
@@ -85,45 +86,21 @@ export async function startV2ray(config: unknown, opts: StartEngineOptions): Pro
 }
 
 function watch(child: ChildProcess, configFile: string): EngineProcess {
-  const lines: string[] = [];
-  const waiters = new Set<(line: string) => void>();
-  const onLine = (line: string) => {
-    lines.push(line);
-    for (const w of [...waiters]) w(line);
-  };
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', onLine);
-  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', onLine);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     // A binary that cannot be spawned never exits; it errors.
     child.once('error', () => resolve({ code: null, signal: null }));
   });
+  const output = lineWaiter(exited, () => `v2ray (${configFile}) output:\n${output.lines.join('\n')}`);
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', output.see);
+  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', output.see);
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
     child,
     configFile,
-    lines,
+    lines: output.lines,
     exited,
-    waitForLine(pred, what, timeoutMs = 20_000) {
-      const seen = lines.find(pred);
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
-        const fail = (why: string) => {
-          waiters.delete(check);
-          clearTimeout(timer);
-          reject(new Error(`v2ray (${configFile}): ${why} waiting for ${what}\noutput:\n${lines.join('\n')}`));
-        };
-        const check = (line: string) => {
-          if (!pred(line)) return;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve(line);
-        };
-        waiters.add(check);
-        void exited.then((e) => fail(`exited (code ${e.code}, signal ${e.signal})`));
-      });
-    },
+    waitForLine: (pred, what, timeoutMs = 20_000) => output.waitFor(pred, what, timeoutMs),
     async stop(graceMs = 10_000) {
       if (!running()) return child.exitCode;
       child.kill('SIGTERM');

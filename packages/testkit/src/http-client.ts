@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -35,6 +37,7 @@ export function createApiClient(baseUrl: string) {
     get: <T = any>(path: string, opts?: RequestOptions) => call<T>('GET', path, undefined, opts),
     post: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('POST', path, body, opts),
     patch: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('PATCH', path, body, opts),
+    put: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => call<T>('PUT', path, body, opts),
     delete: <T = any>(path: string, opts?: RequestOptions) => call<T>('DELETE', path, undefined, opts),
   };
 }
@@ -66,4 +69,38 @@ export async function pageAll(
     await opts.between?.(n);
   }
   throw new Error(`GET ${path}: still a next_cursor after ${opts.maxPages ?? 200} pages`);
+}
+
+/**
+ * POSTs a body the server is expected to refuse before reading it whole (413). It goes on a
+ * connection of its own, marked close: the server answers and then closes the connection,
+ * and a pooled fetch connection would otherwise be reused by the next request and reset
+ * (ECONNRESET). An error while still writing after the answer arrived is not a failure.
+ */
+export function oversizedPost(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = httpRequest(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...headers, connection: 'close' }, agent: false },
+      (r) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        r.on('data', (d: Buffer) => chunks.push(d));
+        r.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const responseHeaders = new Headers();
+          for (const [k, v] of Object.entries(r.headers)) if (typeof v === 'string') responseHeaders.set(k, v);
+          let parsed: unknown = text;
+          if (/json/.test(responseHeaders.get('content-type') ?? '') && text) parsed = JSON.parse(text);
+          resolve({ status: r.statusCode ?? 0, headers: responseHeaders, body: parsed, text });
+        });
+        r.on('error', reject);
+      },
+    );
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    req.end(body);
+  });
 }

@@ -22,7 +22,7 @@ export {
   type SubscriptionUsage,
   subscriptionUsage,
 } from './fleet-over-rest.ts';
-export { type ApiClient, type ApiResponse, createApiClient, pageAll } from './http-client.ts';
+export { type ApiClient, type ApiResponse, createApiClient, oversizedPost, pageAll } from './http-client.ts';
 export {
   type EchoServer,
   httpGetThroughProxy,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { lineWaiter } from './line-waiter.ts';
 
 /** The repository root (where apps/ lives). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -37,44 +38,22 @@ export function spawnApp(entry: string, env: Record<string, string>, args: strin
     env: operatorEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines: string[] = [];
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (s: string) => {
     stderr += s;
   });
-  const waiters = new Set<(line: string) => void>();
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-    lines.push(line);
-    for (const w of [...waiters]) w(line);
-  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
     child.once('exit', (code, signal) => r({ code, signal })),
   );
+  const output = lineWaiter(exited, () => `${entry} stdout:\n${output.lines.join('\n')}\nstderr:\n${stderr}`);
+  const lines = output.lines;
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', output.see);
   const app: AppProcess = {
     child,
     lines,
     stderr: () => stderr,
     exited,
-    waitForLine(pred, what, timeoutMs = 30_000) {
-      const seen = lines.find(pred);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolveLine, reject) => {
-        const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
-        const fail = (why: string) => {
-          waiters.delete(check);
-          clearTimeout(timer);
-          reject(new Error(`${entry}: ${why} waiting for ${what}\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
-        };
-        const check = (line: string) => {
-          if (!pred(line)) return;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolveLine(line);
-        };
-        waiters.add(check);
-        void exited.then((e) => fail(`exited (code ${e.code}, signal ${e.signal})`));
-      });
-    },
+    waitForLine: (pred, what, timeoutMs = 30_000) => output.waitFor(pred, what, timeoutMs),
     async waitForLog(msg, timeoutMs) {
       const parse = (l: string) => {
         try {

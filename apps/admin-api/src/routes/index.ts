@@ -12,6 +12,7 @@ import * as login from './auth/login.ts';
 import * as logout from './auth/logout.ts';
 import * as me from './auth/me.ts';
 import * as methods from './auth/methods.ts';
+import * as oauth from './auth/oauth.ts';
 import * as refresh from './auth/refresh.ts';
 import * as setup from './auth/setup.ts';
 import * as certificatesFeature from './certificates/index.ts';
@@ -27,12 +28,14 @@ import * as plansFeature from './plans/index.ts';
 import * as settingsFeature from './settings/index.ts';
 import * as statsFeature from './stats/index.ts';
 import * as subscriptionsFeature from './subscriptions/index.ts';
+import * as webhooksFeature from './webhooks/index.ts';
 
 /** Every admin route, registered one by one (no long .openapi() chains: they slow the type checker). */
 const routes = [
   methods,
   setup,
   login,
+  oauth,
   refresh,
   logout,
   me,
@@ -57,6 +60,7 @@ const routes = [
   dns_providersFeature,
   acme_accountsFeature,
   settingsFeature,
+  webhooksFeature,
 ];
 
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {

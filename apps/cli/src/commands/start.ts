@@ -3,7 +3,7 @@ import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
-import { createRuntime, prepareBootstrap, warnUnimplementedOAuth } from '@svc/runtime';
+import { createRuntime, prepareBootstrap } from '@svc/runtime';
 import { createWorker } from '@svc/worker';
 
 /**
@@ -13,7 +13,6 @@ import { createWorker } from '@svc/worker';
  */
 export async function startAllInOne(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await createRuntime(config);
-  warnUnimplementedOAuth(rt);
   const bootstrap = await prepareBootstrap(rt);
   const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => {
@@ -28,7 +27,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
     await rt.close();
     throw err;
   });
-  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `listening on ${url}`);
+  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind }, `listening on ${url}`);
   bootstrap.announce(url);
   // The worker in-process: its jobs go through the in-memory queue (BullMQ with REDIS_URL).
   const worker = createWorker(rt);

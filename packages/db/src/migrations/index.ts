@@ -9,6 +9,8 @@ import * as settings from './2026-11-21T1500-settings.ts';
 import * as periodTraffic from './2026-11-21T1600-period-traffic.ts';
 import * as adminSignInState from './2026-11-21T1700-admin-sign-in-state.ts';
 import * as servedGrace from './2026-11-21T1710-served-grace.ts';
+import * as portalSignIn from './2026-11-24T0900-portal-sign-in.ts';
+import * as webhooks from './2026-11-24T1000-webhooks.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +24,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T1600-period-traffic': periodTraffic,
   '2026-11-21T1700-admin-sign-in-state': adminSignInState,
   '2026-11-21T1710-served-grace': servedGrace,
+  '2026-11-24T0900-portal-sign-in': portalSignIn,
+  '2026-11-24T1000-webhooks': webhooks,
 };

@@ -25,6 +25,14 @@ import type {
 import type { CertificateAuthorityTable, InstallationTable, SigningKeysTable } from './installation.ts';
 import type { RefreshTokensTable, SessionsTable } from './sessions.ts';
 import type { SettingsTable } from './settings.ts';
+import type {
+  AdminOAuthIdentitiesTable,
+  ClientOAuthIdentitiesTable,
+  EventsTable,
+  MagicLinkTokensTable,
+  OAuthRequestsTable,
+} from './sign-in.ts';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.ts';
 
 export interface Database {
   installation: InstallationTable;
@@ -58,6 +66,13 @@ export interface Database {
   dns_providers: DnsProvidersTable;
   acme_accounts: AcmeAccountsTable;
   settings: SettingsTable;
+  magic_link_tokens: MagicLinkTokensTable;
+  admin_oauth_identities: AdminOAuthIdentitiesTable;
+  client_oauth_identities: ClientOAuthIdentitiesTable;
+  oauth_requests: OAuthRequestsTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type * from './admins.ts';
@@ -68,3 +83,5 @@ export type * from './fleet.ts';
 export type * from './installation.ts';
 export type * from './sessions.ts';
 export type * from './settings.ts';
+export type * from './sign-in.ts';
+export type * from './webhooks.ts';

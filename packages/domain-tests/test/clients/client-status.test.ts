@@ -48,7 +48,7 @@ describe('ban and unban (status by PATCH): active <-> disabled only', () => {
   });
 });
 
-describe('approve and reject (spec 3.1): only from pending', () => {
+describe('approve and reject (spec 3.1): from pending; approve also from rejected (rule 3)', () => {
   it('approve moves pending -> active and keeps email_verified_at as it was', async () => {
     const unverified = await fixtures(bed.ctx()).client({ status: 'pending' });
     expect(await approveClient(bed.ctx(), unverified.id)).toMatchObject({ status: 'active', email_verified_at: null });
@@ -61,10 +61,16 @@ describe('approve and reject (spec 3.1): only from pending', () => {
     expect((await rejectClient(bed.ctx(), c.id)).status).toBe('rejected');
   });
 
-  it('approving or rejecting a client that is not pending is a conflict and changes nothing', async () => {
+  it('rule 3: a rejected client can be approved after all (rejected -> active), not rejected again', async () => {
+    const c = await fixtures(bed.ctx()).client({ status: 'rejected' });
+    await expect(rejectClient(bed.ctx(), c.id)).rejects.toMatchObject({ type: 'conflict' });
+    expect((await approveClient(bed.ctx(), c.id)).status).toBe('active');
+  });
+
+  it('approving an active or disabled client, or rejecting one that is not pending, is a conflict and changes nothing', async () => {
     for (const status of ['active', 'rejected', 'disabled'] as const) {
       const c = await fixtures(bed.ctx()).client({ status });
-      for (const decide of [approveClient, rejectClient]) {
+      for (const decide of status === 'rejected' ? [rejectClient] : [approveClient, rejectClient]) {
         await expect(decide(bed.ctx(), c.id), status).rejects.toMatchObject({ type: 'conflict' });
       }
       expect(await statusOf(c.id)).toBe(status);

@@ -19,7 +19,7 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
-export type RateLimitBucket = 'login' | 'refresh' | 'setup' | 'enroll';
+export type RateLimitBucket = 'login' | 'refresh' | 'setup' | 'enroll' | 'magic_link' | 'register' | 'oauth';
 
 export interface RateLimits {
   per_ip: RateLimitWindow;

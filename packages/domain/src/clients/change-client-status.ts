@@ -50,7 +50,7 @@ async function decide(ctx: DomainContext, id: string, event: 'approve' | 'reject
   });
 }
 
-/** POST /clients/{id}/approve: pending -> active (application mode's queue), else 409. */
+/** POST /clients/{id}/approve: pending or rejected -> active (application mode's queue; spec 3.1 rule 3), else 409. */
 export const approveClient = (ctx: DomainContext, id: string) => decide(ctx, id, 'approve');
 
 /** POST /clients/{id}/reject: pending -> rejected, else 409. */

@@ -7,10 +7,11 @@ describe('client state machine (spec 3.1)', () => {
     expect(initialClientStatus({ by: 'registration', mode: 'application' })).toEqual({ status: 'pending', emailVerified: false });
     expect(initialClientStatus({ by: 'registration', mode: 'open' })).toEqual({ status: 'active', emailVerified: false });
   });
-  it('allows exactly approve/reject from pending, ban from active, unban from disabled', () => {
+  it('allows exactly approve/reject from pending, approve from rejected (rule 3), ban from active, unban from disabled', () => {
     const statuses = ['pending', 'active', 'rejected', 'disabled'] as const;
     const allowed: Record<string, string> = {
       'approve:pending': 'active',
+      'approve:rejected': 'active',
       'reject:pending': 'rejected',
       'ban:active': 'disabled',
       'unban:disabled': 'active',

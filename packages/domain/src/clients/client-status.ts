@@ -11,6 +11,7 @@ import { ConflictError } from '../errors.ts';
  *   (none)   --registers, mode open------------> active   (email_verified_at empty until the
  *                                                          magic link / verified OAuth email)
  *   pending  --approve (admin)-----------------> active
+ *   rejected --approve (admin)-----------------> active   (rule 3: approved after all)
  *   pending  --reject (admin)------------------> rejected
  *   active   --ban (admin)---------------------> disabled
  *   disabled --unban (admin)-------------------> active
@@ -31,6 +32,8 @@ export interface ClientTransition {
 
 export const CLIENT_TRANSITIONS: readonly ClientTransition[] = [
   { event: 'approve', by: 'admin', from: 'pending', to: 'active' },
+  // Spec 3.1 rule 3: a rejected record blocks its email until an admin deletes or approves it.
+  { event: 'approve', by: 'admin', from: 'rejected', to: 'active' },
   { event: 'reject', by: 'admin', from: 'pending', to: 'rejected' },
   { event: 'ban', by: 'admin', from: 'active', to: 'disabled' },
   { event: 'unban', by: 'admin', from: 'disabled', to: 'active' },

@@ -5,4 +5,5 @@ export * from './client-view.ts';
 export * from './create-client.ts';
 export * from './delete-client.ts';
 export * from './read-clients.ts';
+export * from './register-client.ts';
 export * from './update-client.ts';

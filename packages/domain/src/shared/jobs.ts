@@ -23,10 +23,25 @@ export const JOBS = {
   subscriptionsSweep: 'subscriptions.sweep',
   /** Usage credited to these subscriptions may have reached their limits. */
   enforceLimits: 'subscriptions.enforce-limits',
+  /** One mail to send (notifications/queue-mail.ts). */
+  mailSend: 'mail.send',
+  /** Send undispatched outbox events to the notification channels (events/record-event.ts). */
+  eventsDispatch: 'events.dispatch',
+  /** Remove what expired: unconfirmed password registrations after 24 h (spec 3.1 rule 2), magic links, OAuth requests. */
+  signInCleanup: 'sign-in.cleanup',
+  /** One webhook delivery attempt, if it is due (webhooks/deliver-webhook.ts). */
+  webhooksDeliver: 'webhooks.deliver',
+  /** Hand the deliveries whose next attempt is due to `webhooks.deliver` (retries that survive restarts). */
+  webhooksSweep: 'webhooks.sweep',
 } as const;
 export type JobName = (typeof JOBS)[keyof typeof JOBS];
 
 export interface JobData {
   'subscriptions.sweep': Record<string, never>;
   'subscriptions.enforce-limits': { ids: string[] };
+  'mail.send': import('../notifications/queue-mail.ts').MailMessage;
+  'events.dispatch': Record<string, never>;
+  'sign-in.cleanup': Record<string, never>;
+  'webhooks.deliver': { id: string };
+  'webhooks.sweep': Record<string, never>;
 }

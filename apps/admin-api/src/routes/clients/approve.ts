@@ -8,10 +8,14 @@ export const route = defineRoute({
   method: 'post',
   path: '/clients/{id}/approve',
   tags: ['clients'],
-  summary: 'Approve an application: pending -> active (email_verified_at unchanged)',
+  summary: 'Approve an application: pending (or rejected, spec 3.1 rule 3) -> active (email_verified_at unchanged)',
   auth: { scope: 'admin', roles: WRITERS },
   request: { params: IdParam },
-  responses: { 200: json(ClientSchema, 'Approved'), 404: { description: 'No such client' }, 409: { description: 'Not pending' } },
+  responses: {
+    200: json(ClientSchema, 'Approved'),
+    404: { description: 'No such client' },
+    409: { description: 'Neither pending nor rejected' },
+  },
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { type LogLine, openLogTail, parseLogSource } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { type AppEnv, actorContext, defineRoute, READERS } from '@svc/http';
 import { streamSSE } from 'hono/streaming';
 import { IdParam } from '../../schemas.ts';
 import { LogSourceParam } from './logs.ts';
@@ -16,7 +16,7 @@ export const route = defineRoute({
   summary: "Live tail of the node's agent or engine log (server-sent events)",
   description:
     'Each `log` event carries a JSON array of lines ({timestamp_ms, source, line}). The agent tails while at least one client listens (start_log_stream), and stops when the last one leaves (stop_log_stream). If the node reconnects the tail resumes.',
-  auth: { scope: 'admin', roles: WRITERS },
+  auth: { scope: 'admin', roles: READERS },
   request: { params: IdParam, query: z.object({ source: LogSourceParam }) },
   responses: {
     200: { description: 'text/event-stream of `log` events', content: { 'text/event-stream': { schema: z.string() } } },

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { fetchNodeLogs, LOG_LIMIT_MAX, parseLogSource } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, WRITERS } from '@svc/http';
+import { type AppEnv, actorContext, defineRoute, READERS } from '@svc/http';
 import { IdParam, json } from '../../schemas.ts';
 
 export const LogSourceParam = z
@@ -35,7 +35,7 @@ export const route = defineRoute({
   summary: "Snapshot of the node's agent or engine log (the last N lines, fetched from the agent)",
   description:
     'Logs carry customer addresses and destinations, so they are for owners and admins, not viewers. 504 when the agent does not answer within grpc.command_timeout_seconds (SVC_AGENT_COMMAND_TIMEOUT_SECONDS, default 10 s).',
-  auth: { scope: 'admin', roles: WRITERS },
+  auth: { scope: 'admin', roles: READERS },
   request: { params: IdParam, query: LogsQuery },
   responses: {
     200: json(

@@ -1,0 +1,15 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '@svc/http';
+import * as create from './create.ts';
+import * as del from './delete.ts';
+import * as deliveries from './deliveries.ts';
+import * as get from './get.ts';
+import * as list from './list.ts';
+import * as rotateSecret from './rotate-secret.ts';
+import * as test from './test.ts';
+import * as update from './update.ts';
+
+/** Registers this resource's routes, one file per operation. */
+export function register(app: OpenAPIHono<AppEnv>): void {
+  for (const r of [list, create, get, update, del, deliveries, test, rotateSecret]) r.register(app);
+}

@@ -1,0 +1,40 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '@svc/http';
+import * as callback from './auth/callback.ts';
+import * as login from './auth/login.ts';
+import * as logout from './auth/logout.ts';
+import * as magicLink from './auth/magic-link.ts';
+import * as methods from './auth/methods.ts';
+import { registerPortalOAuthRoutes } from './auth/oauth-routes.ts';
+import * as refresh from './auth/refresh.ts';
+import * as registerRoute from './auth/register.ts';
+import * as me from './me.ts';
+import * as password from './password.ts';
+import * as paymentMethods from './payment-methods.ts';
+import * as plans from './plans.ts';
+import * as link from './subscriptions/link.ts';
+import * as rotate from './subscriptions/rotate-credentials.ts';
+import * as usage from './subscriptions/usage.ts';
+
+/** Every /portal/v1 route (spec 4.6), registered explicitly. */
+const ROUTES = [
+  methods,
+  registerRoute,
+  login,
+  magicLink,
+  callback,
+  refresh,
+  logout,
+  me,
+  password,
+  usage,
+  rotate,
+  link,
+  plans,
+  paymentMethods,
+];
+
+export function registerPortalRoutes(app: OpenAPIHono<AppEnv>): void {
+  for (const r of ROUTES) r.register(app);
+  registerPortalOAuthRoutes(app);
+}

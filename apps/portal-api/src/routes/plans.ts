@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { portalPlans } from '@svc/domain';
+import { type AppEnv, defineRoute, json } from '@svc/http';
+
+export const PortalPlanSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    price: z.number().int().openapi({ description: 'minor units of currency (cents)' }),
+    currency: z.string(),
+    duration_days: z.number().int(),
+    traffic_limit_bytes: z.number().int().nullable().openapi({ description: 'null: unlimited' }),
+  })
+  .openapi('PortalPlan');
+
+export const route = defineRoute({
+  method: 'get',
+  path: '/plans',
+  tags: ['billing'],
+  summary: 'Plans on sale (non-archived), cheapest first',
+  auth: { scope: 'client' },
+  responses: { 200: json(z.object({ items: z.array(PortalPlanSchema) }).openapi('PortalPlans'), 'Plans') },
+});
+
+export const register = (app: OpenAPIHono<AppEnv>) =>
+  app.openapi(route, async (c) => c.json({ items: await portalPlans(c.get('deps')) }, 200));

@@ -1,0 +1,59 @@
+import type { ColumnType, Selectable } from 'kysely';
+
+/** Spec 3.3: a magic-link token, kept only as its SHA-256. */
+export interface MagicLinkTokensTable {
+  token_hash: string;
+  client_id: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+/** Spec 2.2 admin_oauth_identity: a provider's user linked to an admin. */
+export interface AdminOAuthIdentitiesTable {
+  provider: string;
+  provider_user_id: string;
+  admin_id: string;
+  /** The email the provider gave when the identity was linked. */
+  email: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+/** Spec 2.2 client_oauth_identity: a provider's user linked to a client (the portal's own records). */
+export interface ClientOAuthIdentitiesTable {
+  provider: string;
+  provider_user_id: string;
+  client_id: string;
+  email: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+export type OAuthSurface = 'admin' | 'client';
+
+/** An OAuth authorization request between redirect and callback (single use, short-lived). */
+export interface OAuthRequestsTable {
+  /** SHA-256 of the state value sent to the provider. */
+  state_hash: string;
+  surface: OAuthSurface;
+  provider: string;
+  code_verifier: string;
+  nonce: string;
+  /** Set when a signed-in subject links an identity from settings. */
+  link_subject_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+export type OAuthRequestRow = Selectable<OAuthRequestsTable>;
+
+/** A domain event in the outbox (spec 6), dispatched by the worker. */
+export interface EventsTable {
+  id: string;
+  type: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  occurred_at: Date;
+  dispatched_at: Date | null;
+}
+export type EventRow = Selectable<EventsTable>;

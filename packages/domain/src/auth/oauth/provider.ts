@@ -1,0 +1,51 @@
+/**
+ * The OAuth provider port (spec 5.6): two operations, one adapter per kind of provider
+ * (generic OpenID Connect, Google, GitHub). The registry (registry.ts) fills it from
+ * configuration: a provider is enabled exactly when it is configured.
+ */
+
+/** Spec 2.2 "OAuth profile (internal)". */
+export interface OAuthProfile {
+  provider_user_id: string;
+  /** Lowercased; null when the provider gave none. */
+  email: string | null;
+  /** True only when the provider says so explicitly. */
+  email_verified: boolean;
+}
+
+export interface AuthorizationRequest {
+  /** The state value sent to the provider (only its SHA-256 is stored). */
+  state: string;
+  /** PKCE S256 challenge of the stored verifier. */
+  codeChallenge: string;
+  nonce: string;
+  redirectUri: string;
+}
+
+export interface CodeExchange {
+  /** The callback URL as the provider called it (redirect URI plus code, state, iss ...). */
+  callbackUrl: URL;
+  state: string;
+  codeVerifier: string;
+  nonce: string;
+  redirectUri: string;
+}
+
+export interface OAuthProviderAdapter {
+  readonly name: string;
+  /** 'oidc' (ID token checked, nonce bound) or 'oauth2' (profile from the provider's API). */
+  readonly kind: 'oidc' | 'oauth2';
+  /** The provider's consent screen URL for this request (discovery on first use). */
+  authorizationUrl(req: AuthorizationRequest): Promise<URL>;
+  /** Exchanges the code (with the PKCE verifier) and reads the profile. */
+  exchange(req: CodeExchange): Promise<OAuthProfile>;
+}
+
+/** Seconds every outbound call to a provider may take. */
+export const PROVIDER_TIMEOUT_SECONDS = 10;
+
+/** `email_verified` counts only when it is true (some providers send the string "true"). */
+export const isVerified = (v: unknown): boolean => v === true || v === 'true';
+
+export const normalEmail = (v: unknown): string | null =>
+  typeof v === 'string' && v.includes('@') && v.length <= 320 ? v.trim().toLowerCase() : null;

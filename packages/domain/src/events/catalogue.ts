@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/**
+ * The domain events an operator can be told about (spec 6), one schema each: the payload a
+ * webhook receives under `data` and a notification mail is written from. `client.registered`
+ * is the spec's; the rest of the catalogue (user created/limited/expired, node offline,
+ * payments ...) is added here, one entry per event, and emitted where the change is made.
+ * Payloads carry ids and what a receiver needs to act, never secrets.
+ */
+export const EVENT_CATALOGUE = {
+  /** A customer registered in mode application (status pending) and waits for approval. */
+  'client.registered': z.object({
+    client_id: z.string(),
+    email: z.string(),
+    status: z.enum(['pending', 'active']),
+    /** How they registered: password or oauth:<provider>. */
+    method: z.string(),
+    registration_mode: z.enum(['application', 'open']),
+  }),
+} as const;
+
+export type EventType = keyof typeof EVENT_CATALOGUE;
+export type EventPayload<T extends EventType> = z.output<(typeof EVENT_CATALOGUE)[T]>;
+export type DomainEvent = { [T in EventType]: { type: T; payload: EventPayload<T> } }[EventType];
+
+export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];

@@ -1,0 +1,56 @@
+import type { EventPayload } from '../events/catalogue.ts';
+import type { MailMessage } from './queue-mail.ts';
+
+export interface StoredEvent {
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  occurred_at: Date;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a subject is one line
+const oneLine = (s: string, max = 150): string => s.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, max);
+
+type Render = (payload: never, e: StoredEvent, baseUrl: string) => { subject: string; text: string };
+
+/** How each event type reads as a mail to an operator; a type without one gets the generic mail. */
+const RENDERERS: { [T in string]?: Render } = {
+  'client.registered': ((p: EventPayload<'client.registered'>, e: StoredEvent, baseUrl: string) => {
+    const waiting = p.status === 'pending';
+    const lines = [
+      waiting ? 'A customer registered and waits for approval.' : 'A customer registered (registration is open).',
+      '',
+      `Email:      ${oneLine(p.email, 320)}`,
+      `Client id:  ${p.client_id}`,
+      `Method:     ${oneLine(p.method, 60)}`,
+      `At:         ${e.occurred_at.toISOString()}`,
+      '',
+    ];
+    if (waiting)
+      lines.push(
+        'Approve or reject through the admin API:',
+        `  POST ${baseUrl}/api/v1/clients/${p.client_id}/approve`,
+        `  POST ${baseUrl}/api/v1/clients/${p.client_id}/reject`,
+        '',
+      );
+    lines.push(`Event ${e.id}`);
+    return {
+      subject: oneLine(`${waiting ? 'New registration waiting for approval' : 'New customer registered'}: ${p.email}`),
+      text: lines.join('\n'),
+    };
+  }) as Render,
+};
+
+/** The mail an owner (or admin) gets about `event`; `to` is theirs. */
+export function eventMail(event: StoredEvent, to: string, baseUrl: string): MailMessage {
+  const render = RENDERERS[event.type];
+  const { subject, text } = render
+    ? render(event.payload as never, event, baseUrl)
+    : {
+        subject: oneLine(`Event ${event.type}`),
+        text: [`Event ${event.type} (${event.id}) at ${event.occurred_at.toISOString()}:`, '', JSON.stringify(event.payload, null, 2)].join(
+          '\n',
+        ),
+      };
+  return { to, subject, text, category: `event:${event.type}` };
+}

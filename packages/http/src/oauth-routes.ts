@@ -1,0 +1,167 @@
+import { type OpenAPIHono, z } from '@hono/zod-openapi';
+import {
+  assertProviderConfigured,
+  completeOAuth,
+  type DomainDeps,
+  type DomainError,
+  isDomainError,
+  listIdentities,
+  OAuthCallbackQuery,
+  oauthReturnLocation,
+  oauthReturnUrl,
+  startOAuth,
+  unlinkIdentity,
+} from '@svc/domain';
+import type { Context } from 'hono';
+import type { RouteAuth } from './auth.ts';
+import { requestMeta } from './context.ts';
+import type { AppEnv } from './env.ts';
+import { defineRoute } from './route.ts';
+import { json, TokenPairSchema } from './schemas.ts';
+
+const ProviderParam = z.object({
+  provider: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[a-z0-9_-]+$/)
+    .openapi({ param: { name: 'provider', in: 'path' }, example: 'google' }),
+});
+
+export const OAuthIdentitySchema = z
+  .object({
+    provider: z.string(),
+    email: z.string().nullable().openapi({ description: 'the email the provider gave when the identity was linked' }),
+    created_at: z.string(),
+    last_used_at: z.string().nullable(),
+  })
+  .openapi('OAuthIdentity');
+
+const LinkStartedSchema = z.object({ authorization_url: z.string() }).openapi('OAuthLinkStarted');
+const LinkedSchema = z.object({ linked: OAuthIdentitySchema }).openapi('OAuthLinked');
+const IdentitiesSchema = z.object({ items: z.array(OAuthIdentitySchema) }).openapi('OAuthIdentities');
+
+export interface OAuthRouteOptions {
+  surface: 'admin' | 'client';
+  /** Who may link, list and unlink (the surface's signed-in subjects). */
+  auth: RouteAuth;
+  tag: string;
+}
+
+/**
+ * The OAuth routes of one surface (spec 4.3, 4.6, 5.6), paths relative to its base
+ * (/api/v1 or /portal/v1): redirect and callback (no authentication), link from settings,
+ * list and unlink identities. A provider not configured on the surface: 404 (spec 5.9 rule 1).
+ */
+export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptions): void {
+  const { surface } = o;
+  // Before validation and authentication: an unconfigured provider's routes look absent.
+  const gate = (deps: DomainDeps, c: Context) => assertProviderConfigured(deps.config, surface, c.req.param('provider') ?? '');
+
+  const redirect = defineRoute({
+    method: 'get',
+    path: '/auth/oauth/{provider}/redirect',
+    gate,
+    tags: [o.tag],
+    summary: "Redirect (302) to the provider's consent screen; 404 when the provider is not configured",
+    auth: null,
+    request: { params: ProviderParam },
+    responses: {
+      302: { description: 'To the provider (Location)' },
+      404: { description: 'Provider not configured' },
+      503: { description: 'The provider cannot be reached' },
+      504: { description: 'The provider did not answer in time' },
+    },
+  });
+  app.openapi(redirect, (async (c: any) => {
+    const { provider } = c.req.valid('param');
+    const url = await startOAuth(c.get('deps'), surface, provider, requestMeta(c));
+    return c.redirect(url.toString(), 302);
+  }) as never);
+
+  const callback = defineRoute({
+    method: 'get',
+    path: '/auth/oauth/{provider}/callback',
+    gate,
+    tags: [o.tag],
+    summary:
+      'Complete OAuth: sign in (token pair), register (portal, by registration mode) or link (started from settings). With oauth_return_url configured: 302 there with the answer in the URL fragment',
+    auth: null,
+    request: { params: ProviderParam, query: OAuthCallbackQuery },
+    responses: {
+      200: json(z.union([TokenPairSchema, LinkedSchema]), 'Token pair (sign-in) or the linked identity (from settings)'),
+      302: { description: 'To oauth_return_url, the answer in the fragment' },
+      401: { description: 'State unknown, used, expired or of the other surface; the provider refused; its answer failed validation' },
+      403: {
+        description:
+          'Sign-in refused (reason): unverified email for an automatic link, no such admin, registration closed, pending approval',
+      },
+      404: { description: 'Provider not configured' },
+      409: { description: 'Identity linked to someone else' },
+      503: { description: 'The provider cannot be reached' },
+      504: { description: 'The provider did not answer in time' },
+    },
+  });
+  app.openapi(callback, (async (c: any) => {
+    const { provider } = c.req.valid('param');
+    const deps = c.get('deps');
+    const returnUrl = oauthReturnUrl(deps.config, surface);
+    try {
+      const outcome = await completeOAuth(deps, surface, provider, c.req.valid('query'), requestMeta(c));
+      if (returnUrl) return c.redirect(oauthReturnLocation(returnUrl, { ok: outcome }), 302);
+      return outcome.kind === 'session' ? c.json(outcome.pair, 200) : c.json({ linked: outcome.identity }, 200);
+    } catch (err) {
+      if (returnUrl && isDomainError(err)) return c.redirect(oauthReturnLocation(returnUrl, { error: err as DomainError }), 302);
+      throw err;
+    }
+  }) as never);
+
+  const link = defineRoute({
+    method: 'post',
+    path: '/auth/oauth/{provider}/link',
+    gate,
+    tags: [o.tag],
+    summary: "Link a provider to the signed-in account (settings): answers the provider's URL; its callback links the identity",
+    auth: o.auth,
+    request: { params: ProviderParam },
+    responses: {
+      200: json(LinkStartedSchema, 'Open authorization_url in the browser'),
+      404: { description: 'Provider not configured' },
+      503: { description: 'The provider cannot be reached' },
+      504: { description: 'The provider did not answer in time' },
+    },
+  });
+  app.openapi(link, (async (c: any) => {
+    const { provider } = c.req.valid('param');
+    const url = await startOAuth(c.get('deps'), surface, provider, requestMeta(c), c.get('auth').sub);
+    return c.json({ authorization_url: url.toString() }, 200);
+  }) as never);
+
+  const list = defineRoute({
+    method: 'get',
+    path: '/auth/identities',
+    tags: [o.tag],
+    summary: 'OAuth identities linked to the signed-in account',
+    auth: o.auth,
+    responses: { 200: json(IdentitiesSchema, 'Linked identities') },
+  });
+  app.openapi(list, (async (c: any) => c.json({ items: await listIdentities(c.get('deps'), surface, c.get('auth').sub) }, 200)) as never);
+
+  const unlink = defineRoute({
+    method: 'delete',
+    path: '/auth/identities/{provider}',
+    tags: [o.tag],
+    summary: "Unlink a provider from the signed-in account (an admin's last way to sign in is kept: 409)",
+    auth: o.auth,
+    request: { params: ProviderParam },
+    responses: {
+      204: { description: 'Unlinked' },
+      404: { description: 'No identity of this provider' },
+      409: { description: 'It is the last way to sign in' },
+    },
+  });
+  app.openapi(unlink, (async (c: any) => {
+    await unlinkIdentity(c.get('deps'), surface, c.get('auth').sub, c.req.valid('param').provider, requestMeta(c));
+    return c.body(null, 204);
+  }) as never);
+}
