@@ -28,6 +28,7 @@ interface Refs {
   subscription_id: string | null;
 }
 const IDEMPOTENCY_KEY = `idem-${randomUUID()}`;
+let keys = 0;
 const CHECKOUT_URL = `https://checkout.example.com/${randomUUID()}`;
 async function payment(refs: Refs, status: PaymentStatus = 'succeeded', amount = 990): Promise<string> {
   const id = newId('pay', now().getTime());
@@ -40,7 +41,7 @@ async function payment(refs: Refs, status: PaymentStatus = 'succeeded', amount =
       currency: 'EUR',
       status,
       provider_payment_id: `pi_${randomUUID()}`,
-      idempotency_key: IDEMPOTENCY_KEY,
+      idempotency_key: `${IDEMPOTENCY_KEY}-${keys++}`,
       checkout_url: CHECKOUT_URL,
       created_at: now(),
       updated_at: now(),
@@ -89,6 +90,11 @@ describe('payments (read-only)', () => {
       currency: 'EUR',
       status: 'refunded',
       provider_payment_id: expect.stringMatching(/^pi_/),
+      status_reason: null,
+      expires_at: null,
+      paid_at: null,
+      applied_at: null,
+      reverted_at: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

@@ -8,6 +8,7 @@ const STATUS: Record<DomainError['type'], Status> = {
   'not-found': Status.NOT_FOUND,
   conflict: Status.FAILED_PRECONDITION,
   'rate-limited': Status.RESOURCE_EXHAUSTED,
+  unprocessable: Status.FAILED_PRECONDITION,
   unavailable: Status.UNAVAILABLE,
   timeout: Status.DEADLINE_EXCEEDED,
 };

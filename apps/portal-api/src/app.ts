@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type AppEnv, createRouter, registerDocsUi } from '@svc/http';
+import { registerCheckoutReturnPage } from './pages/checkout-return-page.ts';
 import { registerMagicLinkPage } from './pages/magic-link-page.ts';
 import { registerPortalRoutes } from './routes/index.ts';
 import { registerSubscriptionLink } from './sub/get-subscription.ts';
@@ -42,6 +43,7 @@ function portalRouter(): OpenAPIHono<AppEnv> {
   const app = createRouter(PORTAL_BASE);
   registerPortalRoutes(app);
   registerMagicLinkPage(app, PORTAL_BASE);
+  registerCheckoutReturnPage(app);
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {

@@ -139,6 +139,7 @@ describe('GET /portal/v1/plans and /payment-methods', () => {
       currency: 'EUR',
       duration_days: 30,
       traffic_limit_bytes: null,
+      renewal: 'no_reset',
     });
 
     const secret = `sk_test_${Math.random().toString(36).slice(2)}`;

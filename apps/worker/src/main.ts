@@ -1,8 +1,11 @@
 // The worker as its own deployable (split mode): `node --import tsx apps/worker/src/main.ts`.
 // Takes the background jobs (BullMQ over REDIS_URL; without Redis, only jobs this process
-// enqueues itself, which is what `svc start` does in-process) and keeps the sweep scheduled.
+// enqueues itself, which is what `svc start` does in-process), keeps the sweeps scheduled, and
+// serves its HTTP ingress (POST /webhooks/payments/{provider}) on http.host:http.port.
 import { loadConfig } from '@svc/config';
+import { createHttpService } from '@svc/http';
 import { createRuntime, runDeployable } from '@svc/runtime';
+import { registerPaymentWebhooks } from './ingress/payment-webhooks.ts';
 import { createWorker } from './worker.ts';
 
 async function start() {
@@ -11,8 +14,18 @@ async function start() {
   if (rt.shared.kind === 'memory') rt.log.warn('no REDIS_URL: this worker only sees jobs of its own process; split mode needs Redis');
   const worker = createWorker(rt);
   await worker.start();
-  rt.log.info({ database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind }, 'worker running');
+  const ingress = createHttpService(rt.deps, (root) => registerPaymentWebhooks(root));
+  const { url } = await ingress.start().catch(async (err) => {
+    await worker.stop();
+    await rt.close();
+    throw err;
+  });
+  rt.log.info(
+    { url, database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind },
+    'worker running; payment webhooks at /webhooks/payments/{provider}',
+  );
   return async () => {
+    await ingress.stop();
     await worker.stop();
     await rt.close();
   };

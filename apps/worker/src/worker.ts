@@ -6,6 +6,9 @@ import {
   enforceTrafficLimitsOf,
   enqueueDueWebhookDeliveries,
   JOBS,
+  processPaymentEvent,
+  processStrandedPaymentEvents,
+  recheckDuePayments,
   SYSTEM,
   sweepSubscriptionStatuses,
   withActor,
@@ -30,6 +33,8 @@ export interface WorkerOptions {
   webhookTimeoutMs?: number;
   /** How often `sign-in.cleanup` runs (default hourly). */
   cleanupEveryMs?: number;
+  /** How often `payments.sweep` runs (default billing.recheck_every_seconds). */
+  paymentsEveryMs?: number;
 }
 
 /**
@@ -50,6 +55,10 @@ export interface WorkerOptions {
  *   backoff, attempts whose job was lost) to `webhooks.deliver`;
  * - `sign-in.cleanup`, every `cleanupEveryMs` (hourly): unconfirmed self-registrations older than
  *   24 h (spec 3.1 rule 2), spent magic links and OAuth requests: cleanUpSignIn.
+ * - `payments.process-event` {id}: one stored provider webhook applied (processPaymentEvent);
+ * - `payments.sweep`, every `paymentsEveryMs` (billing.recheck_every_seconds): events whose job
+ *   was lost (processStrandedPaymentEvents), then pending payments due a re-read from their
+ *   provider, expired past their deadline (recheckDuePayments).
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
@@ -119,6 +128,25 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
           await enqueueDueWebhookDeliveries(ctx);
         }),
       );
+      stops.push(
+        await rt.deps.jobs.consume(
+          JOBS.paymentsProcessEvent,
+          async ({ id }) => {
+            const outcome = await processPaymentEvent(ctx, id);
+            if (outcome) rt.log.info({ payment_event: id, outcome }, 'payment event processed');
+          },
+          { concurrency: 2 },
+        ),
+      );
+      stops.push(
+        await rt.deps.jobs.consume(JOBS.paymentsSweep, async () => {
+          const stranded = await processStrandedPaymentEvents(ctx);
+          if (stranded) rt.log.info({ stranded }, 'payment events whose job was lost processed');
+          const rechecked = await recheckDuePayments(ctx);
+          if (rechecked.checked) rt.log.info(rechecked, 'pending payments re-read');
+        }),
+      );
+      await rt.deps.jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});
       await rt.deps.jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});
       await rt.deps.jobs.schedule(JOBS.eventsDispatch, opts.eventsEveryMs ?? 60_000, {});
       await rt.deps.jobs.schedule(JOBS.webhooksSweep, opts.webhooksEveryMs ?? 15_000, {});

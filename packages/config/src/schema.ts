@@ -201,6 +201,32 @@ export const configSchema = z.object({
       email_admins: z.boolean().default(false),
     })
     .default({ email_events: ['client.registered'], email_admins: false }),
+  /** Checkout, provider webhooks and re-reads (docs/payments.md). */
+  billing: z
+    .object({
+      /**
+       * Where a payer lands after the provider's page; `{payment_id}` is replaced. Default:
+       * {public_base_url}/portal/v1/checkout/return?payment_id={payment_id} (the portal's page).
+       */
+      return_url: z.url().optional(),
+      /**
+       * The providers' API base URLs, for a proxy or a test stand-in (never set in a normal
+       * installation: each adapter knows its provider's). Set by environment only.
+       */
+      api_base_urls: z.object({ stripe: z.url().optional(), cryptobot: z.url().optional(), yookassa: z.url().optional() }).default({}),
+      /** A pending payment whose provider names no expiry is expired after this many hours (re-read once more first). */
+      pending_max_hours: z
+        .number()
+        .int()
+        .min(1)
+        .max(24 * 30)
+        .default(24),
+      /** A pending manual payment (bank transfer) is expired after this many days unless an admin confirms it. */
+      manual_max_days: z.number().int().min(1).max(365).default(7),
+      /** How often the worker looks for pending payments due a re-read. */
+      recheck_every_seconds: z.number().int().min(1).max(3600).default(60),
+    })
+    .default({ api_base_urls: {}, pending_max_hours: 24, manual_max_days: 7, recheck_every_seconds: 60 }),
   password_hash: z
     .object({
       // OWASP's Argon2id minimum: m=19 MiB, t=2, p=1. Lower values are refused.

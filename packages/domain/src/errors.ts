@@ -9,6 +9,7 @@ export type ErrorType =
   | 'forbidden'
   | 'not-found'
   | 'conflict'
+  | 'unprocessable'
   | 'rate-limited'
   | 'unavailable'
   | 'timeout';
@@ -53,6 +54,15 @@ export class NotFoundError extends DomainError {
 export class ConflictError extends DomainError {
   constructor(message: string, errors?: Record<string, string>, extra?: Record<string, unknown>) {
     super('conflict', message, errors, extra);
+  }
+}
+/**
+ * The request is well formed but cannot be carried out as it stands (422): an
+ * Idempotency-Key already used with another body.
+ */
+export class UnprocessableError extends DomainError {
+  constructor(message: string, errors?: Record<string, string>) {
+    super('unprocessable', message, errors);
   }
 }
 export class RateLimitedError extends DomainError {

@@ -48,6 +48,7 @@ export * from './nodes/index.ts';
 export * from './notifications/event-mails.ts';
 export * from './notifications/mailer.ts';
 export * from './notifications/queue-mail.ts';
+export * from './payments/index.ts';
 export * from './pki/index.ts';
 export * from './portal/index.ts';
 export * from './shared/admin-note.ts';

@@ -33,6 +33,7 @@ const TITLES: Record<ProblemSlug, [number, string]> = {
   'method-not-allowed': [405, 'Method not allowed'],
   conflict: [409, 'Conflict'],
   'payload-too-large': [413, 'Payload too large'],
+  unprocessable: [422, 'Unprocessable content'],
   'unsupported-media-type': [415, 'Unsupported media type'],
   'rate-limited': [429, 'Too many requests'],
   internal: [500, 'Internal error'],

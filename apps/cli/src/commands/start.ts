@@ -4,12 +4,13 @@ import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
 import { createRuntime, prepareBootstrap } from '@svc/runtime';
-import { createWorker } from '@svc/worker';
+import { createWorker, registerPaymentWebhooks } from '@svc/worker';
 
 /**
  * All-in-one: every HTTP surface in one process on one port, over PGlite (or DATABASE_URL) and
  * in-process adapters (or REDIS_URL), plus the agent gateway on its gRPC port: the admin API,
- * the customer surface (GET /sub/{token}) and the worker's job handlers.
+ * the customer surface (/portal/v1, GET /sub/{token}), the worker's payment webhook ingress
+ * (POST /webhooks/payments/{provider}) and its job handlers.
  */
 export async function startAllInOne(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await createRuntime(config);
@@ -18,6 +19,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   const http = createHttpService(rt.deps, (root) => {
     root.route('/', createAdminApi());
     root.route('/', portal.routes);
+    registerPaymentWebhooks(root);
   });
   const { url } = await http.start();
   // The agent gateway on its own TLS port (gRPC cannot share the HTTP/1.1 listener).

@@ -8,6 +8,7 @@ import * as methods from './auth/methods.ts';
 import { registerPortalOAuthRoutes } from './auth/oauth-routes.ts';
 import * as refresh from './auth/refresh.ts';
 import * as registerRoute from './auth/register.ts';
+import * as checkout from './checkout/checkout.ts';
 import * as me from './me.ts';
 import * as password from './password.ts';
 import * as paymentMethods from './payment-methods.ts';
@@ -32,6 +33,7 @@ const ROUTES = [
   link,
   plans,
   paymentMethods,
+  checkout,
 ];
 
 export function registerPortalRoutes(app: OpenAPIHono<AppEnv>): void {

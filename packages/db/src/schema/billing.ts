@@ -10,6 +10,8 @@ export interface PlansTable {
   currency: string;
   duration_days: number;
   traffic_limit_bytes: number | null;
+  /** The traffic period of a subscription bought with the plan (subscriptions.renewal). */
+  renewal: Generated<'no_reset' | 'day' | 'week' | 'month'>;
   archived: Generated<boolean>;
   created_at: Date;
   updated_at: Date;
@@ -35,7 +37,7 @@ export interface PaymentProvidersTable {
 }
 export type PaymentProviderRow = Selectable<PaymentProvidersTable>;
 
-export type PaymentStatus = 'pending' | 'succeeded' | 'failed' | 'canceled' | 'refunded';
+export type PaymentStatus = 'pending' | 'succeeded' | 'failed' | 'expired' | 'canceled' | 'refunded';
 
 export interface PaymentsTable {
   id: string;
@@ -47,12 +49,60 @@ export interface PaymentsTable {
   currency: string;
   status: PaymentStatus;
   provider_payment_id: string | null;
+  /** The checkout's Idempotency-Key: unique per client. */
   idempotency_key: string | null;
+  /** SHA-256 of the checkout body the key came with (same key, other body: 422). */
+  request_hash: string | null;
+  /** When a request took on creating the provider's checkout (null: nobody is creating it). */
+  checkout_started_at: Date | null;
   checkout_url: string | null;
+  /** What the payer is told to do (manual providers). */
+  instructions: string | null;
+  /** When the provider stops taking this payment, when it said. */
+  expires_at: Date | null;
+  /** Why the status is what it is (failed, expired, canceled, refunded), in words. */
+  status_reason: string | null;
+  paid_at: Date | null;
+  /** When the plan's effect was applied to the subscription (at most once). */
+  applied_at: Date | null;
+  /** When a refund took the effect back (at most once). */
+  reverted_at: Date | null;
+  /** What the application changed, so a refund can take exactly that back. */
+  applied_effect: ColumnType<AppliedPaymentEffect | null, string | null, string | null>;
+  /** When the worker re-reads this pending payment from its provider next. */
+  next_check_at: Date | null;
+  check_attempts: Generated<number>;
   created_at: Date;
   updated_at: Date;
 }
 export type PaymentRow = Selectable<PaymentsTable>;
+
+/** What a succeeded payment did to its subscription (docs/payments.md, "What a payment buys"). */
+export interface AppliedPaymentEffect {
+  subscription_id: string;
+  /** The subscription was made by this payment. */
+  created: boolean;
+  /** expires_at before and after (ISO; null: never). */
+  expires_before: string | null;
+  expires_after: string | null;
+}
+
+export interface PaymentEventsTable {
+  id: string;
+  provider_id: string;
+  /** The provider's id of the event: unique per provider (a replay is stored once). */
+  event_id: string;
+  payment_id: string | null;
+  provider_payment_id: string;
+  status: string;
+  amount: number | null;
+  currency: string | null;
+  occurred_at: Date | null;
+  received_at: Date;
+  processed_at: Date | null;
+  outcome: string | null;
+}
+export type PaymentEventRow = Selectable<PaymentEventsTable>;
 
 export interface DnsProvidersTable {
   id: string;

@@ -3,6 +3,7 @@ import type { AuditLogTable } from './audit-log.ts';
 import type {
   AcmeAccountsTable,
   DnsProvidersTable,
+  PaymentEventsTable,
   PaymentProvidersTable,
   PaymentsTable,
   PlanAccessGroupsTable,
@@ -63,6 +64,7 @@ export interface Database {
   plan_access_groups: PlanAccessGroupsTable;
   payment_providers: PaymentProvidersTable;
   payments: PaymentsTable;
+  payment_events: PaymentEventsTable;
   dns_providers: DnsProvidersTable;
   acme_accounts: AcmeAccountsTable;
   settings: SettingsTable;

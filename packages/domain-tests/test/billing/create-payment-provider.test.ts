@@ -22,6 +22,7 @@ describe('createPaymentProvider: secrets are write-only', () => {
       enabled: false,
       config: { publishable_key: 'pk_test_abc' },
       secrets_set: ['secret_key', 'webhook_secret'],
+      webhook_url: expect.stringMatching(/\/webhooks\/payments\/ppr_[0-9a-z]{26}$/),
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

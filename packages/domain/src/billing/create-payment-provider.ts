@@ -61,6 +61,6 @@ export async function createPaymentProvider(ctx: DomainContext, input: CreatePay
       entity_id: row.id,
       details: { kind: kind.kind, name: row.name, enabled, config: Object.keys(pub).sort(), secrets_set: secretNames },
     });
-    return paymentProviderView(row, secretNames);
+    return paymentProviderView(row, secretNames, ctx.config);
   });
 }

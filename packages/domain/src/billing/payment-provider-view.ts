@@ -1,5 +1,7 @@
+import type { Config } from '@svc/config';
 import type { PaymentProviderRow } from '@svc/db';
 import { ConflictError } from '../errors.ts';
+import { publicBaseUrl } from '../shared/public-url.ts';
 import type { Sealer } from '../shared/sealed.ts';
 import type { PaymentProviderKind } from './provider-kinds.ts';
 
@@ -12,6 +14,8 @@ export interface PaymentProviderView {
   config: Record<string, string>;
   /** Names of the secret settings that hold a value; the values are never returned. */
   secrets_set: string[];
+  /** Where the provider sends its webhooks ({public_base_url}/webhooks/payments/{id}); null for manual providers. */
+  webhook_url: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -25,13 +29,14 @@ export function openProviderSecrets(secrets: Sealer, sealed: string | null): Rec
 export const sealProviderSecrets = (secrets: Sealer, values: Record<string, string>): string | null =>
   Object.keys(values).length === 0 ? null : secrets.seal(JSON.stringify(values));
 
-export const paymentProviderView = (r: PaymentProviderRow, secretNames: string[]): PaymentProviderView => ({
+export const paymentProviderView = (r: PaymentProviderRow, secretNames: string[], config: Pick<Config, 'http'>): PaymentProviderView => ({
   id: r.id,
   kind: r.kind,
   name: r.name,
   enabled: r.enabled,
   config: r.config as Record<string, string>,
   secrets_set: [...secretNames].sort(),
+  webhook_url: r.kind === 'manual' ? null : `${publicBaseUrl(config)}/webhooks/payments/${encodeURIComponent(r.id)}`,
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });

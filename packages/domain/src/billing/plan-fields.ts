@@ -22,6 +22,9 @@ export const CurrencyCode = z
   .refine((c) => KNOWN_CURRENCIES.size === 0 || KNOWN_CURRENCIES.has(c), 'not an ISO 4217 currency code')
   .meta({ description: 'ISO 4217, upper case', example: 'EUR' });
 
+/** The traffic period of a subscription bought with the plan (the subscription's renewal). */
+export { SubscriptionRenewal as PlanRenewal } from '../subscriptions/subscription-fields.ts';
+
 export const PlanDurationDays = z.number().int().min(1).max(36_500);
 
 /** What a subscription bought with the plan may use per period (the subscription's own rule). */

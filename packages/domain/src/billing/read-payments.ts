@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 
-/** Payments are written by checkout and provider webhooks (payments issue); admins read them. */
+/** Payments are written by checkout, provider webhooks, the worker's re-reads and admins' manual settling (payments/). */
 export interface PaymentView {
   id: string;
   client_id: string;
@@ -15,6 +15,14 @@ export interface PaymentView {
   currency: string;
   status: PaymentStatus;
   provider_payment_id: string | null;
+  /** Why the status is what it is, in words (failed, expired, canceled, refunded). */
+  status_reason: string | null;
+  /** When the provider stops taking the payment, when it said. */
+  expires_at: string | null;
+  paid_at: string | null;
+  /** When the plan was applied to the subscription, and when a refund took it back. */
+  applied_at: string | null;
+  reverted_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -30,6 +38,11 @@ export const paymentView = (r: PaymentRow): PaymentView => ({
   currency: r.currency,
   status: r.status,
   provider_payment_id: r.provider_payment_id,
+  status_reason: r.status_reason,
+  expires_at: r.expires_at?.toISOString() ?? null,
+  paid_at: r.paid_at?.toISOString() ?? null,
+  applied_at: r.applied_at?.toISOString() ?? null,
+  reverted_at: r.reverted_at?.toISOString() ?? null,
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });
@@ -40,6 +53,10 @@ export interface PaymentFilter extends PageRequest {
   provider_id?: string | undefined;
   subscription_id?: string | undefined;
   plan_id?: string | undefined;
+  /** created_at >= from. */
+  from?: Date | undefined;
+  /** created_at < to. */
+  to?: Date | undefined;
 }
 
 /** Oldest first, by id. */
@@ -50,6 +67,8 @@ export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFil
   if (f.provider_id !== undefined) q = q.where('provider_id', '=', f.provider_id);
   if (f.subscription_id !== undefined) q = q.where('subscription_id', '=', f.subscription_id);
   if (f.plan_id !== undefined) q = q.where('plan_id', '=', f.plan_id);
+  if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
+  if (f.to !== undefined) q = q.where('created_at', '<', f.to);
   const rows = await keysetRows(q, f);
   return toPage(rows, f.limit, paymentView);
 }

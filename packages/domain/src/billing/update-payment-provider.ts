@@ -91,6 +91,6 @@ export async function updatePaymentProvider(
         ...(secretsChanged.length > 0 ? { secrets_changed: secretsChanged.sort() } : {}),
       },
     });
-    return paymentProviderView(row, Object.keys(secrets));
+    return paymentProviderView(row, Object.keys(secrets), ctx.config);
   });
 }

@@ -17,6 +17,24 @@ export const EVENT_CATALOGUE = {
     method: z.string(),
     registration_mode: z.enum(['application', 'open']),
   }),
+  /** A payment succeeded and its plan was applied (a subscription created or extended). */
+  'payment.succeeded': z.object({
+    payment_id: z.string(),
+    client_id: z.string(),
+    plan_id: z.string(),
+    provider_id: z.string(),
+    subscription_id: z.string().nullable(),
+    amount: z.number().int(),
+    currency: z.string(),
+  }),
+  /** A payment was refunded; the time it bought was taken back (docs/payments.md, "Refunds"). */
+  'payment.refunded': z.object({
+    payment_id: z.string(),
+    client_id: z.string(),
+    subscription_id: z.string().nullable(),
+    amount: z.number().int(),
+    currency: z.string(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_CATALOGUE;

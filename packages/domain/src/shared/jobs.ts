@@ -33,6 +33,10 @@ export const JOBS = {
   webhooksDeliver: 'webhooks.deliver',
   /** Hand the deliveries whose next attempt is due to `webhooks.deliver` (retries that survive restarts). */
   webhooksSweep: 'webhooks.sweep',
+  /** Apply one stored provider webhook event (payments/process-payment-event.ts). */
+  paymentsProcessEvent: 'payments.process-event',
+  /** Re-read pending payments that are due from their providers, expire the ones past their deadline, process events whose job was lost. */
+  paymentsSweep: 'payments.sweep',
 } as const;
 export type JobName = (typeof JOBS)[keyof typeof JOBS];
 
@@ -44,4 +48,6 @@ export interface JobData {
   'sign-in.cleanup': Record<string, never>;
   'webhooks.deliver': { id: string };
   'webhooks.sweep': Record<string, never>;
+  'payments.process-event': { id: string };
+  'payments.sweep': Record<string, never>;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { ValidationError } from '../errors.ts';
+import { type RevenueLine, revenueOf } from '../payments/revenue.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { effectiveStatusSql } from '../subscriptions/subscription-status.ts';
 
@@ -14,11 +15,13 @@ export interface StatsOverview {
   nodes: { total: number; online: number; offline: number; enabled: number; disabled: number };
   subscriptions: { total: number; active: number; limited: number; expired: number; disabled: number };
   traffic: { from: string; to: string; uplink_bytes: number; downlink_bytes: number; total_bytes: number };
+  /** Payments paid in [from, to), per currency. */
+  revenue: { from: string; to: string; by_currency: RevenueLine[] };
 }
 
 /**
  * Fleet and customer counts now, and traffic of the hourly usage rows with `hour` in
- * [from, to). Defaults: `to` is now, `from` is 24 h before `to`.
+ * [from, to), and revenue of payments paid in [from, to) per currency. Defaults: `to` is now, `from` is 24 h before `to`.
  */
 export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q: StatsOverviewQuery): Promise<StatsOverview> {
   const to = q.to ?? ctx.clock.now();
@@ -46,6 +49,7 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
     .where('hour', '>=', from)
     .where('hour', '<', to)
     .executeTakeFirstOrThrow();
+  const revenue = await revenueOf(ctx, from, to);
 
   const nodesTotal = Number(n.total);
   const byStatus = { active: 0, limited: 0, expired: 0, disabled: 0 };
@@ -62,5 +66,6 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
     },
     subscriptions: { total: s.reduce((a, r) => a + Number(r.n), 0), ...byStatus },
     traffic: { from: from.toISOString(), to: to.toISOString(), uplink_bytes: up, downlink_bytes: down, total_bytes: up + down },
+    revenue: { from: from.toISOString(), to: to.toISOString(), by_currency: revenue },
   };
 }

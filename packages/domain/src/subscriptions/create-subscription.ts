@@ -5,7 +5,7 @@ import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { RefId } from '../shared/fields.ts';
 import { newId } from '../shared/ids.ts';
-import { unitOfWork } from '../shared/unit-of-work.ts';
+import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
 import { setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
 import { newCredentials } from './credentials.ts';
 import { Instant, SubscriptionAccessGroupIds, SubscriptionRenewal, TrafficLimitBytes } from './subscription-fields.ts';
@@ -33,9 +33,14 @@ export type CreateSubscriptionInput = z.output<typeof CreateSubscriptionInput>;
  * A new subscription with its own proxy credentials and link token. Unknown client or
  * access groups are a 400 naming each field. The nodes of its inbounds get a new revision.
  */
-export async function createSubscription(ctx: DomainContext, input: CreateSubscriptionInput): Promise<SubscriptionView> {
+export async function createSubscription(
+  ctx: DomainContext,
+  input: CreateSubscriptionInput,
+  /** A unit of work to join (a payment that creates the subscription it paid for). */
+  within?: UnitOfWork,
+): Promise<SubscriptionView> {
   const { credentials } = newCredentials(ctx.secrets);
-  return unitOfWork(ctx, async (uow) => {
+  return unitOfWork(within ?? ctx, async (uow) => {
     const trx = uow.db;
     const now = ctx.clock.now();
     const errors: Record<string, string> = {};

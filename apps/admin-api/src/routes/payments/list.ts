@@ -8,12 +8,13 @@ import { PaymentSchema, PaymentStatus } from './schemas.ts';
 export const PaymentPage = pageOf(PaymentSchema, 'PaymentPage');
 
 const Id = z.string().min(1).max(64);
+const Instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
 export const route = defineRoute({
   method: 'get',
   path: '/payments',
   tags: ['payments'],
-  summary: 'List payments, oldest first (read-only: checkout and provider webhooks write them)',
+  summary: 'List payments, oldest first; filters client_id, status, provider_id, subscription_id, plan_id, from, to (created_at)',
   auth: { scope: 'admin', roles: READERS },
   request: {
     query: z.object({
@@ -23,6 +24,8 @@ export const route = defineRoute({
       provider_id: Id.optional(),
       subscription_id: Id.optional(),
       plan_id: Id.optional(),
+      from: Instant.optional().openapi({ type: 'string', format: 'date-time', description: 'created at or after' }),
+      to: Instant.optional().openapi({ type: 'string', format: 'date-time', description: 'created before' }),
     }),
   },
   responses: { 200: json(PaymentPage, 'A page of payments') },

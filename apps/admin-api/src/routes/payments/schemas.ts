@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 
-export const PaymentStatus = z.enum(['pending', 'succeeded', 'failed', 'canceled', 'refunded']);
+export const PaymentStatus = z.enum(['pending', 'succeeded', 'failed', 'expired', 'canceled', 'refunded']);
 
 export const PaymentSchema = z
   .object({
@@ -13,6 +13,14 @@ export const PaymentSchema = z
     currency: z.string(),
     status: PaymentStatus,
     provider_payment_id: z.string().nullable(),
+    status_reason: z.string().nullable().openapi({ description: 'why the status is what it is, in words' }),
+    expires_at: z
+      .string()
+      .nullable()
+      .openapi({ format: 'date-time', description: 'when the provider stops taking the payment, when it said' }),
+    paid_at: z.string().nullable().openapi({ format: 'date-time' }),
+    applied_at: z.string().nullable().openapi({ format: 'date-time', description: 'when the plan was applied to the subscription' }),
+    reverted_at: z.string().nullable().openapi({ format: 'date-time', description: 'when a refund took the bought time back' }),
     created_at: z.string().openapi({ format: 'date-time' }),
     updated_at: z.string().openapi({ format: 'date-time' }),
   })

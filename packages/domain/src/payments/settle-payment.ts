@@ -1,0 +1,146 @@
+import type { PaymentRow } from '@svc/db';
+import type { ProviderPaymentStatus } from '../billing/providers/port.ts';
+import { recordEvent } from '../events/record-event.ts';
+import type { DomainContext } from '../shared/context.ts';
+import type { UnitOfWork } from '../shared/unit-of-work.ts';
+import { applyPaymentEffect, revertPaymentEffect } from './payment-effect.ts';
+import { paymentTransition } from './payment-transition.ts';
+
+/** Who reported the state: a verified webhook, the worker's re-read, an admin, or the expiry rule. */
+export type SettleSource = 'webhook' | 're-read' | 'admin' | 'expiry';
+
+export interface ReportedPaymentState {
+  status: ProviderPaymentStatus;
+  /** Minor units, when the report says. */
+  amount?: number | undefined;
+  currency?: string | undefined;
+  /** Why, in words (stored as status_reason). */
+  reason?: string | undefined;
+}
+
+/**
+ * What settling did: `applied` (the status moved; the plan's effect applied or taken back with
+ * it), `unchanged` (the same state again, or a stale one: replays and out-of-order reports
+ * land here), `mismatch` (a success for another amount or currency than the payment's: nothing
+ * changes, an audit entry says so).
+ */
+export type SettleOutcome = 'applied' | 'unchanged' | 'mismatch';
+
+/**
+ * The one step that moves a payment's status, whoever reports it. `payment` must be locked
+ * (FOR UPDATE) in `uow`, so two reports of the same payment settle one after the other. The
+ * rule is `paymentTransition`; the plan's effect is applied at most once (applied_at) and taken
+ * back at most once (reverted_at), in the same transaction as the status.
+ */
+export async function settlePayment(
+  ctx: DomainContext,
+  uow: UnitOfWork,
+  payment: PaymentRow,
+  reported: ReportedPaymentState,
+  source: SettleSource,
+): Promise<{ outcome: SettleOutcome; payment: PaymentRow }> {
+  const trx = uow.db;
+  const now = ctx.clock.now();
+  const t = paymentTransition(payment.status, reported.status);
+  if (!t) return { outcome: 'unchanged', payment };
+  const amount = Number(payment.amount);
+  if (
+    t.effect === 'apply' &&
+    ((reported.amount !== undefined && reported.amount !== amount) ||
+      (reported.currency !== undefined && reported.currency.toUpperCase() !== payment.currency))
+  ) {
+    uow.audit({
+      action: 'payment.mismatch',
+      entity_type: 'payment',
+      entity_id: payment.id,
+      details: {
+        source,
+        expected: { amount, currency: payment.currency },
+        reported: { amount: reported.amount ?? null, currency: reported.currency ?? null },
+      },
+    });
+    ctx.log.warn(
+      { payment_id: payment.id, expected: amount, reported: reported.amount, currency: reported.currency },
+      'payment reported as paid with another amount or currency; left as it is',
+    );
+    return { outcome: 'mismatch', payment };
+  }
+
+  const plan = await trx.selectFrom('plans').selectAll().where('id', '=', payment.plan_id).executeTakeFirstOrThrow();
+  let applied = payment.applied_effect;
+  let appliedAt = payment.applied_at;
+  let revertedAt = payment.reverted_at;
+  let effectDone: 'applied' | 'reverted' | null = null;
+  if (t.effect === 'apply' && appliedAt === null) {
+    applied = await applyPaymentEffect(ctx, uow, payment, plan, now);
+    appliedAt = now;
+    effectDone = 'applied';
+  } else if (t.effect === 'revert' && appliedAt !== null && revertedAt === null && applied) {
+    await revertPaymentEffect(uow, applied, plan, now);
+    revertedAt = now;
+    effectDone = 'reverted';
+  }
+  const row = await trx
+    .updateTable('payments')
+    .set({
+      status: t.status,
+      status_reason: reported.reason ?? defaultReason(t.status, source),
+      ...(t.status === 'succeeded' ? { paid_at: now } : {}),
+      applied_at: appliedAt,
+      reverted_at: revertedAt,
+      applied_effect: applied ? JSON.stringify(applied) : null,
+      subscription_id: applied?.subscription_id ?? payment.subscription_id,
+      next_check_at: null,
+      updated_at: now,
+    })
+    .where('id', '=', payment.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  uow.audit({
+    action: `payment.${t.status}`,
+    entity_type: 'payment',
+    entity_id: payment.id,
+    details: {
+      source,
+      status: { from: payment.status, to: t.status },
+      provider_payment_id: payment.provider_payment_id,
+      subscription_id: row.subscription_id,
+      ...(effectDone ? { effect: effectDone } : {}),
+      ...(effectDone === 'applied' && applied?.created ? { subscription_created: true } : {}),
+    },
+  });
+  if (t.status === 'succeeded') {
+    await recordEvent(
+      uow,
+      {
+        type: 'payment.succeeded',
+        payload: {
+          payment_id: row.id,
+          client_id: row.client_id,
+          plan_id: row.plan_id,
+          provider_id: row.provider_id,
+          subscription_id: row.subscription_id,
+          amount,
+          currency: row.currency,
+        },
+      },
+      now,
+    );
+  } else if (t.status === 'refunded') {
+    await recordEvent(
+      uow,
+      {
+        type: 'payment.refunded',
+        payload: { payment_id: row.id, client_id: row.client_id, subscription_id: row.subscription_id, amount, currency: row.currency },
+      },
+      now,
+    );
+  }
+  return { outcome: 'applied', payment: row };
+}
+
+function defaultReason(status: string, source: SettleSource): string | null {
+  if (source === 'expiry') return 'the provider took no payment in time';
+  if (status === 'succeeded') return null;
+  return source === 'admin' ? `${status} by an admin` : `${status} at the provider`;
+}

@@ -1,0 +1,20 @@
+import { PGlite } from '@electric-sql/pglite';
+import { fromPGlite, migrateToLatest } from '@svc/db';
+
+let t = performance.now();
+const p = await PGlite.create();
+console.log('create', performance.now() - t);
+t = performance.now();
+await migrateToLatest(fromPGlite(p).db);
+console.log('migrate', performance.now() - t);
+t = performance.now();
+const dump = await p.dumpDataDir('none');
+console.log('dump', performance.now() - t, dump.size);
+t = performance.now();
+const q = await PGlite.create({ loadDataDir: dump });
+console.log('load', performance.now() - t);
+t = performance.now();
+const c = await q.clone();
+console.log('clone', performance.now() - t);
+t = performance.now();
+console.log((await c.query("select count(*) from information_schema.tables where table_schema='public'")).rows);
