@@ -1,4 +1,6 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createAdminApi } from '@svc/admin-api';
+import type { AppEnv } from '@svc/http';
 import { setupOwner, startTestServer, type TestServer } from '@svc/testkit';
 import { expect } from 'vitest';
 import { createPortalApi } from '../src/app.ts';
@@ -16,7 +18,12 @@ export interface PortalTestServer {
  * The portal with the admin API beside it on one server over the test database, as `svc start`
  * mounts them: the tests set the fleet up through the admin API and fetch links from the portal.
  */
-export async function startPortal(env: Record<string, string>, config?: Record<string, unknown>): Promise<PortalTestServer> {
+export async function startPortal(
+  env: Record<string, string>,
+  config?: Record<string, unknown>,
+  /** More surfaces on the same server (the worker's payment webhook ingress). */
+  mountMore?: (root: OpenAPIHono<AppEnv>) => void,
+): Promise<PortalTestServer> {
   const portal = createPortalApi();
   const s = await startTestServer({
     env,
@@ -24,6 +31,7 @@ export async function startPortal(env: Record<string, string>, config?: Record<s
     mount: (root) => {
       root.route('/', createAdminApi());
       root.route('/', portal.routes);
+      mountMore?.(root);
     },
   });
   const token = (await setupOwner(s)).access_token;

@@ -6,6 +6,8 @@ import {
   enforceTrafficLimitsOf,
   enqueueDueWebhookDeliveries,
   JOBS,
+  type JobData,
+  type JobName,
   processPaymentEvent,
   processStrandedPaymentEvents,
   recheckDuePayments,
@@ -35,6 +37,8 @@ export interface WorkerOptions {
   cleanupEveryMs?: number;
   /** How often `payments.sweep` runs (default billing.recheck_every_seconds). */
   paymentsEveryMs?: number;
+  /** Take (and schedule) only these jobs; default every job. Workers split by kind of work, or a test that reads the mails itself. */
+  only?: readonly JobName[];
 }
 
 /**
@@ -65,19 +69,27 @@ export interface WorkerOptions {
 export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerService {
   const ctx = withActor(rt.deps, SYSTEM);
   const stops: Array<() => Promise<void>> = [];
+  const takes = (name: JobName) => opts.only === undefined || opts.only.includes(name);
+  // The queue as this worker sees it: jobs outside `only` are neither taken nor scheduled here.
+  const jobs = {
+    consume: <N extends JobName>(name: N, handler: (data: JobData[N]) => Promise<void>, o?: { concurrency?: number }) =>
+      takes(name) ? rt.deps.jobs.consume(name, handler, o) : Promise.resolve(async () => {}),
+    schedule: <N extends JobName>(name: N, everyMs: number, data: JobData[N]) =>
+      takes(name) ? rt.deps.jobs.schedule(name, everyMs, data) : Promise.resolve(),
+  };
   return {
     start: async () => {
       const unknown = rt.config.notify.email_events.filter((t) => !(EVENT_TYPES as string[]).includes(t));
       if (unknown.length)
         rt.log.warn({ unknown, known: EVENT_TYPES }, 'notify.email_events (SVC_NOTIFY_EMAIL_EVENTS) names event types that do not exist');
       stops.push(
-        await rt.deps.jobs.consume(JOBS.subscriptionsSweep, async () => {
+        await jobs.consume(JOBS.subscriptionsSweep, async () => {
           const written = await sweepSubscriptionStatuses(ctx);
           if (written.reset || written.limited || written.expired) rt.log.info(written, 'subscription statuses written down');
         }),
       );
       stops.push(
-        await rt.deps.jobs.consume(
+        await jobs.consume(
           JOBS.enforceLimits,
           async ({ ids }) => {
             const limited = await enforceTrafficLimitsOf(ctx, ids);
@@ -87,13 +99,13 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
         ),
       );
       stops.push(
-        await rt.deps.jobs.consume(JOBS.signInCleanup, async () => {
+        await jobs.consume(JOBS.signInCleanup, async () => {
           const removed = await cleanUpSignIn(ctx);
           if (removed.registrations) rt.log.info(removed, 'unconfirmed registrations removed');
         }),
       );
       stops.push(
-        await rt.deps.jobs.consume(
+        await jobs.consume(
           JOBS.mailSend,
           async (message) => {
             try {
@@ -109,13 +121,13 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
         ),
       );
       stops.push(
-        await rt.deps.jobs.consume(JOBS.eventsDispatch, async () => {
+        await jobs.consume(JOBS.eventsDispatch, async () => {
           const done = await dispatchEvents(ctx);
           if (done.events) rt.log.info(done, 'events dispatched');
         }),
       );
       stops.push(
-        await rt.deps.jobs.consume(
+        await jobs.consume(
           JOBS.webhooksDeliver,
           async ({ id }) => {
             await deliverWebhook(ctx, id, { timeoutMs: opts.webhookTimeoutMs });
@@ -124,12 +136,12 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
         ),
       );
       stops.push(
-        await rt.deps.jobs.consume(JOBS.webhooksSweep, async () => {
+        await jobs.consume(JOBS.webhooksSweep, async () => {
           await enqueueDueWebhookDeliveries(ctx);
         }),
       );
       stops.push(
-        await rt.deps.jobs.consume(
+        await jobs.consume(
           JOBS.paymentsProcessEvent,
           async ({ id }) => {
             const outcome = await processPaymentEvent(ctx, id);
@@ -139,18 +151,18 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
         ),
       );
       stops.push(
-        await rt.deps.jobs.consume(JOBS.paymentsSweep, async () => {
+        await jobs.consume(JOBS.paymentsSweep, async () => {
           const stranded = await processStrandedPaymentEvents(ctx);
           if (stranded) rt.log.info({ stranded }, 'payment events whose job was lost processed');
           const rechecked = await recheckDuePayments(ctx);
           if (rechecked.checked) rt.log.info(rechecked, 'pending payments re-read');
         }),
       );
-      await rt.deps.jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});
-      await rt.deps.jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});
-      await rt.deps.jobs.schedule(JOBS.eventsDispatch, opts.eventsEveryMs ?? 60_000, {});
-      await rt.deps.jobs.schedule(JOBS.webhooksSweep, opts.webhooksEveryMs ?? 15_000, {});
-      await rt.deps.jobs.schedule(JOBS.signInCleanup, opts.cleanupEveryMs ?? 3600_000, {});
+      await jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});
+      await jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});
+      await jobs.schedule(JOBS.eventsDispatch, opts.eventsEveryMs ?? 60_000, {});
+      await jobs.schedule(JOBS.webhooksSweep, opts.webhooksEveryMs ?? 15_000, {});
+      await jobs.schedule(JOBS.signInCleanup, opts.cleanupEveryMs ?? 3600_000, {});
     },
     stop: async () => {
       for (const stop of stops.splice(0)) await stop();

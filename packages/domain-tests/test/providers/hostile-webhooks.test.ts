@@ -9,8 +9,8 @@ import {
   stripeAdapter,
   WEBHOOK_MAX_BYTES,
   yookassaAdapter,
-} from '../../src/billing/providers/index.ts';
-import { type StandIn, startStandIn } from './stand-in.ts';
+} from '@svc/domain';
+import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 
 // Whatever arrives at a webhook endpoint (random bytes, huge bodies, JSON of any shape, even
 // correctly signed), an adapter answers a verified event or a typed validation refusal:

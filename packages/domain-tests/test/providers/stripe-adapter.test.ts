@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stripeAdapter } from '../../src/billing/providers/index.ts';
-import { downAddress, type StandIn, startStandIn } from './stand-in.ts';
+import { stripeAdapter } from '@svc/domain';
+import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 
 // The Stripe adapter against a local stand-in of Stripe's API, with webhook signatures made
 // by the real `stripe` package (generateTestHeaderString).

@@ -1,0 +1,215 @@
+import { JOBS } from '@svc/domain';
+import { fleetOverRest } from '@svc/testkit';
+import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
+import { createWorker, registerPaymentWebhooks, type WorkerService } from '@svc/worker';
+import Stripe from 'stripe';
+import { expect } from 'vitest';
+import { type PortalTestServer, startPortal } from './harness.ts';
+import { captureMail, type MailCapture } from './mail-capture.ts';
+
+export const STRIPE_SECRET_KEY = 'sk_test_51BillingStandInKey000000000000';
+export const STRIPE_WEBHOOK_SECRET = 'whsec_billingStandInWebhookSecret00000';
+export const DAY_MS = 86_400_000;
+
+/** Checkout Sessions as the Stripe stand-in keeps them: id -> session object. */
+export type Sessions = Map<string, Record<string, any>>;
+
+export interface BillingServer {
+  p: PortalTestServer;
+  mail: MailCapture;
+  /** Stripe's API, played locally: Checkout Sessions created, read and listed by payment intent. */
+  stripe: StandIn;
+  sessions: Sessions;
+  /** While true, Stripe answers 500 to a new Checkout Session. */
+  stripeDown: boolean;
+  /** Stripe takes this long to create a Checkout Session (racing requests arrive meanwhile). */
+  stripeDelayMs: number;
+  /** The worker's payment jobs (process-event, sweep every 50 ms); null until startWorker. */
+  worker: WorkerService | null;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The portal and the admin API with the worker's webhook ingress on one server (as `svc start`
+ * mounts them), Stripe's API played by a local stand-in (billing.api_base_urls), and the
+ * worker's payment jobs in process when started (the mails are read by the test).
+ */
+export async function startBilling(): Promise<BillingServer> {
+  const stripe = await startStandIn();
+  const sessions: Sessions = new Map();
+  let n = 0;
+  stripe.handle(async (req) => {
+    if (req.method === 'POST' && req.path === '/v1/checkout/sessions') {
+      if (server.stripeDown) return { status: 500, json: { error: { type: 'api_error', message: 'down for the test' } } };
+      if (server.stripeDelayMs > 0) await new Promise((r) => setTimeout(r, server.stripeDelayMs));
+      const form = Object.fromEntries(new URLSearchParams(req.body));
+      const id = `cs_test_${++n}_${Math.random().toString(36).slice(2, 8)}`;
+      const session = {
+        id,
+        object: 'checkout.session',
+        status: 'open',
+        payment_status: 'unpaid',
+        amount_total: Number(form['line_items[0][price_data][unit_amount]']),
+        currency: form['line_items[0][price_data][currency]'],
+        client_reference_id: form.client_reference_id,
+        metadata: { payment_id: form['metadata[payment_id]'] },
+        payment_intent: `pi_${id}`,
+        url: `https://checkout.stripe.example/c/pay/${id}`,
+        expires_at: Math.floor(Date.now() / 1000) + 86400 * 365,
+        success_url: form.success_url,
+      };
+      sessions.set(id, session);
+      return { status: 200, json: session };
+    }
+    const [path, query = ''] = req.path.split('?') as [string, string?];
+    const one = /^\/v1\/checkout\/sessions\/([A-Za-z0-9_]+)$/.exec(path);
+    if (req.method === 'GET' && one) {
+      const s = sessions.get(one[1] as string);
+      return s ? { status: 200, json: s } : { status: 404, json: { error: { type: 'invalid_request_error', message: 'No such session' } } };
+    }
+    if (req.method === 'GET' && path === '/v1/checkout/sessions') {
+      const intent = new URLSearchParams(query).get('payment_intent');
+      return {
+        status: 200,
+        json: { object: 'list', data: [...sessions.values()].filter((s) => s.payment_intent === intent), has_more: false },
+      };
+    }
+    return { status: 404, json: { error: { type: 'invalid_request_error', message: `no route ${req.path}` } } };
+  });
+  const p = await startPortal(
+    { SVC_BILLING_STRIPE_API_URL: stripe.base, SVC_PUBLIC_BASE_URL: 'https://cp.example.com' },
+    { rate_limits: { magic_link: { per_ip: { limit: 1000, window_seconds: 60 } } } },
+    (root) => registerPaymentWebhooks(root),
+  );
+  const mail = await captureMail(p.s);
+  const server: BillingServer = {
+    p,
+    mail,
+    stripe,
+    sessions,
+    stripeDown: false,
+    stripeDelayMs: 0,
+    worker: null,
+    async startWorker() {
+      server.worker = createWorker(p.s.runtime, { only: [JOBS.paymentsProcessEvent, JOBS.paymentsSweep], paymentsEveryMs: 50 });
+      await server.worker.start();
+    },
+    async stopWorker() {
+      await server.worker?.stop();
+      server.worker = null;
+    },
+    async stop() {
+      await server.worker?.stop();
+      await mail.stop();
+      await p.stop();
+      await stripe.close();
+    },
+  };
+  return server;
+}
+
+const unique = (tag: string) => `${tag}-${Math.random().toString(36).slice(2, 10)}@example.com`;
+
+/** A client made by the admin, signed in by magic link: id, email and a client access token. */
+export async function customer(b: BillingServer): Promise<{ id: string; email: string; token: string }> {
+  const c = (await b.p.post('/api/v1/clients', { email: unique('buyer') })) as { id: string; email: string };
+  await b.p.s.api.post('/portal/v1/auth/magic-link', { email: c.email });
+  const pair = await b.p.s.api.post('/portal/v1/auth/callback', { token: await b.mail.tokenFor(c.email) });
+  expect(pair.status, pair.text).toBe(200);
+  return { ...c, token: pair.body.access_token };
+}
+
+/** The admin API as the owner, in the shape the fleet helpers take. */
+export const ownerApi = (b: BillingServer) => ({
+  get: (path: string) => b.p.s.api.get(path, { token: b.p.token }),
+  post: (path: string, body?: unknown) => b.p.s.api.post(path, body, { token: b.p.token }),
+});
+
+/** A node with one VLESS inbound in an access group: what a plan grants, and whose revision a payment moves. */
+export async function nodeWithGroup(b: BillingServer): Promise<{ nodeId: string; groupId: string }> {
+  const api = ownerApi(b);
+  const node = await fleetOverRest.createNode(api);
+  const profile = await fleetOverRest.createInboundProfile(api, 'vless-tcp');
+  const inbound = await fleetOverRest.createInbound(api, {
+    nodeId: node.id,
+    profileId: profile.id,
+    port: 20_000 + Math.floor(Math.random() * 20_000),
+  });
+  const group = await fleetOverRest.createAccessGroup(api, [inbound.id]);
+  return { nodeId: node.id, groupId: group.id };
+}
+
+export async function desiredRevision(b: BillingServer, nodeId: string): Promise<number> {
+  const res = await ownerApi(b).get(`/api/v1/nodes/${nodeId}`);
+  expect(res.status).toBe(200);
+  return res.body.desired_revision;
+}
+
+export async function plan(
+  b: BillingServer,
+  over: Record<string, unknown> = {},
+): Promise<{ id: string; price: number; currency: string; duration_days: number }> {
+  return b.p.post('/api/v1/plans', {
+    name: `Plan ${Math.random().toString(36).slice(2, 8)}`,
+    price: 990,
+    currency: 'EUR',
+    duration_days: 30,
+    ...over,
+  });
+}
+
+export async function stripeProvider(b: BillingServer): Promise<{ id: string; webhook_url: string }> {
+  return b.p.post('/api/v1/payment-providers', {
+    kind: 'stripe',
+    name: 'Card',
+    enabled: true,
+    config: { secret_key: STRIPE_SECRET_KEY, webhook_secret: STRIPE_WEBHOOK_SECRET },
+  });
+}
+
+export async function manualProvider(b: BillingServer): Promise<{ id: string }> {
+  return b.p.post('/api/v1/payment-providers', {
+    kind: 'manual',
+    name: 'Bank transfer',
+    enabled: true,
+    config: { instructions: 'IBAN DE00 0000; reference: your email' },
+  });
+}
+
+/** POST /portal/v1/checkout as `token` with `key` (no header when key is null). */
+export const checkout = (b: BillingServer, token: string, key: string | null, body: Record<string, unknown>) =>
+  b.p.s.api.post('/portal/v1/checkout', body, { token, headers: key === null ? {} : { 'idempotency-key': key } });
+
+/** A Stripe event about a session, signed by the real `stripe` package at the server's (fake) clock. */
+export function stripeEvent(
+  b: BillingServer,
+  type: string,
+  object: Record<string, unknown>,
+  id = `evt_${Math.random().toString(36).slice(2, 12)}`,
+) {
+  const at = Math.floor(b.p.s.clock.now().getTime() / 1000);
+  const payload = JSON.stringify({ id, object: 'event', type, created: at, data: { object }, api_version: '2026-10-28.endive' });
+  const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_WEBHOOK_SECRET, timestamp: at });
+  return { id, payload, header };
+}
+
+/** POST /webhooks/payments/{provider} with a raw body and headers, as the provider sends it. */
+export async function postWebhook(b: BillingServer, providerId: string, payload: string, headers: Record<string, string>) {
+  const res = await fetch(`${b.p.s.url}/webhooks/payments/${providerId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: payload,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+/** The session the stand-in made for a payment, marked paid (what Stripe does when the payer pays). */
+export function paySession(b: BillingServer, sessionId: string): Record<string, any> {
+  const s = b.sessions.get(sessionId);
+  if (!s) throw new Error(`no session ${sessionId}`);
+  Object.assign(s, { status: 'complete', payment_status: 'paid' });
+  return s;
+}
