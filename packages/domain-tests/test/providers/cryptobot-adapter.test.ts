@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRYPTOBOT_API, CRYPTOBOT_STATUS_TABLE, cryptobotAdapter, paymentProviderAdapter } from '@svc/domain';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The CryptoBot (Crypto Pay) adapter against a local stand-in of its API. Signatures are
 // computed here independently from the adapter: hex HMAC-SHA256 of the raw body, keyed with

@@ -1,7 +1,4 @@
 import { createHash, createHmac } from 'node:crypto';
-import fc from 'fast-check';
-import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cryptobotAdapter,
   type PaymentProviderPort,
@@ -11,6 +8,9 @@ import {
   yookassaAdapter,
 } from '@svc/domain';
 import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
+import fc from 'fast-check';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Whatever arrives at a webhook endpoint (random bytes, huge bodies, JSON of any shape, even
 // correctly signed), an adapter answers a verified event or a typed validation refusal:

@@ -1,7 +1,7 @@
-import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stripeAdapter } from '@svc/domain';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The Stripe adapter against a local stand-in of Stripe's API, with webhook signatures made
 // by the real `stripe` package (generateTestHeaderString).

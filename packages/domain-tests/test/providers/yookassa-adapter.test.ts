@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paymentProviderAdapter, YOOKASSA_SOURCE_CIDRS, yookassaAdapter } from '@svc/domain';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The YooKassa adapter against a local stand-in of its API v3. Its notifications are unsigned:
 // the tests show that the body is never believed (the state is the re-read's) and that the
