@@ -57,7 +57,8 @@ export async function startBilling(): Promise<BillingServer> {
         metadata: { payment_id: form['metadata[payment_id]'] },
         payment_intent: `pi_${id}`,
         url: `https://checkout.stripe.example/c/pay/${id}`,
-        expires_at: Math.floor(Date.now() / 1000) + 86400 * 365,
+        // Stripe's default: a session can be paid for 24 hours (on the server's fake clock).
+        expires_at: Math.floor(server.p.s.clock.now().getTime() / 1000) + 86400,
         success_url: form.success_url,
       };
       sessions.set(id, session);
@@ -204,6 +205,13 @@ export async function postWebhook(b: BillingServer, providerId: string, payload:
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+/** The session the stand-in made for a payment (by our payment id). */
+export function sessionOf(b: BillingServer, paymentId: string): Record<string, any> {
+  const s = [...b.sessions.values()].find((x) => x.metadata.payment_id === paymentId);
+  if (!s) throw new Error(`no session for ${paymentId}`);
+  return s;
 }
 
 /** The session the stand-in made for a payment, marked paid (what Stripe does when the payer pays). */

@@ -2,11 +2,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAdminApi } from '@svc/admin-api';
 import { queueMail } from '@svc/domain';
-import { startTestServer, type TestServer } from '@svc/testkit';
+import { startTestServer, type TestServer, until } from '@svc/testkit';
 import { closedPort, parseMail, type SmtpReceiver, startSmtpReceiver } from '@svc/testkit/smtp-receiver';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker, type WorkerService } from '../src/worker.ts';
-import { until } from './support/until.ts';
 
 // The `mail.send` job end to end: a message queued by the domain reaches the transport the
 // config names through the worker (in process, or BullMQ with REDIS_URL).

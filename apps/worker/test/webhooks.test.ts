@@ -11,11 +11,10 @@ import {
   WEBHOOK_BACKOFF_MS,
   withActor,
 } from '@svc/domain';
-import { adminWithRole, login, OWNER, setupOwner, startTestServer, type TestServer } from '@svc/testkit';
+import { adminWithRole, login, OWNER, setupOwner, startTestServer, type TestServer, until } from '@svc/testkit';
 import { type SmtpReceiver, startSmtpReceiver } from '@svc/testkit/smtp-receiver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker, type WorkerService } from '../src/worker.ts';
-import { until } from './support/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 // Events -> notifications with the worker running (in process, or BullMQ with REDIS_URL):

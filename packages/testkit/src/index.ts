@@ -43,5 +43,6 @@ export {
 export { type V2rayClientOptions, v2rayClientFromLink } from './share-link-client.ts';
 export { decodeSubscriptionBody, parseShareLink, type ShareLink, type ShareLinkProtocol } from './share-links.ts';
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
+export { until } from './until.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
 export { type V2rayClientRoute, v2rayClientConfig } from './v2ray-client-config.ts';
