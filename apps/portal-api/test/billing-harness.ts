@@ -36,7 +36,7 @@ export interface BillingServer {
  * mounts them), Stripe's API played by a local stand-in (billing.api_base_urls), and the
  * worker's payment jobs in process when started (the mails are read by the test).
  */
-export async function startBilling(): Promise<BillingServer> {
+export async function startBilling(env: Record<string, string> = {}): Promise<BillingServer> {
   const stripe = await startStandIn();
   const sessions: Sessions = new Map();
   let n = 0;
@@ -80,7 +80,7 @@ export async function startBilling(): Promise<BillingServer> {
     return { status: 404, json: { error: { type: 'invalid_request_error', message: `no route ${req.path}` } } };
   });
   const p = await startPortal(
-    { SVC_BILLING_STRIPE_API_URL: stripe.base, SVC_PUBLIC_BASE_URL: 'https://cp.example.com' },
+    { SVC_BILLING_STRIPE_API_URL: stripe.base, SVC_PUBLIC_BASE_URL: 'https://cp.example.com', ...env },
     { rate_limits: { magic_link: { per_ip: { limit: 1000, window_seconds: 60 } } } },
     (root) => registerPaymentWebhooks(root),
   );
