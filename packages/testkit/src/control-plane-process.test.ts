@@ -18,6 +18,16 @@ describe('startControlPlane', () => {
       expect(me.status, me.text).toBe(200);
       expect(me.body).toMatchObject({ email: 'e2e-owner@example.com' });
       expect((await cp.api.get('/api/v1/auth/methods')).body.setup_required).toBe(false);
+      // Every HTTP surface on the one port: the portal, and the worker's payment webhook ingress
+      // (a provider it does not know is the ingress's 404, not a missing route).
+      expect((await fetch(`${cp.http}/portal/v1/auth/methods`)).status).toBe(200);
+      const hook = await fetch(`${cp.http}/webhooks/payments/ppr_nothere`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(hook.status).toBe(404);
+      expect(((await hook.json()) as { type: string }).type).toBe('urn:svc:problem:not-found');
 
       const node = await cp.api.post('/api/v1/nodes', { name: 'cp-test', address: '127.0.0.1' });
       expect(node.status, node.text).toBe(201);
