@@ -1,5 +1,5 @@
 import { JOBS } from '@svc/domain';
-import { fleetOverRest } from '@svc/testkit';
+import { fleetOverRest, until } from '@svc/testkit';
 import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import { createWorker, registerPaymentWebhooks, type WorkerService } from '@svc/worker';
 import Stripe from 'stripe';
@@ -220,4 +220,18 @@ export function paySession(b: BillingServer, sessionId: string): Record<string, 
   if (!s) throw new Error(`no session ${sessionId}`);
   Object.assign(s, { status: 'complete', payment_status: 'paid' });
   return s;
+}
+
+/** What the billing tests read back from the database (`server` is read at each call: it is set in beforeAll). */
+export function billingReads(server: () => BillingServer) {
+  const db = () => server().p.s.deps.db;
+  const paymentRow = (id: string) => db().selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  return {
+    db,
+    paymentRow,
+    settled: (id: string, status: string) => until(`payment ${id} ${status}`, async () => (await paymentRow(id)).status === status),
+    eventCount: async () =>
+      Number((await db().selectFrom('payment_events').select(db().fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
+    subscriptionsOf: (clientId: string) => db().selectFrom('subscriptions').selectAll().where('client_id', '=', clientId).execute(),
+  };
 }

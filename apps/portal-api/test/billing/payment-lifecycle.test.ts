@@ -6,6 +6,7 @@ import { createWorker, registerPaymentWebhooks } from '@svc/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BillingServer,
+  billingReads,
   checkout,
   customer,
   DAY_MS,
@@ -36,9 +37,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => b?.stop());
 
-const db = () => b.p.s.deps.db;
-const paymentRow = (id: string) => db().selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const settled = (id: string, status: string) => until(`payment ${id} ${status}`, async () => (await paymentRow(id)).status === status);
+const { db, paymentRow, settled } = billingReads(() => b);
+
 const admin = (method: 'get' | 'post', path: string) =>
   method === 'get' ? b.p.s.api.get(path, { token: b.p.token }) : b.p.s.api.post(path, undefined, { token: b.p.token });
 

@@ -3,6 +3,7 @@ import { oversizedPost, until } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BillingServer,
+  billingReads,
   checkout,
   customer,
   DAY_MS,
@@ -42,11 +43,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => b?.stop());
 
-const db = () => b.p.s.deps.db;
-const paymentRow = (id: string) => db().selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const eventCount = async () =>
-  Number((await db().selectFrom('payment_events').select(db().fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-const subscriptionsOf = (clientId: string) => db().selectFrom('subscriptions').selectAll().where('client_id', '=', clientId).execute();
+const { db, paymentRow, eventCount, subscriptionsOf, settled } = billingReads(() => b);
 
 /** A customer with a pending Stripe checkout for `planId` (and `subscriptionId`). */
 async function pendingCheckout(planId = monthly.id, subscriptionId?: string) {
@@ -66,9 +63,6 @@ async function sendPaid(session: Record<string, any>, type = 'checkout.session.c
   const res = await postWebhook(b, provider.id, e.payload, { 'stripe-signature': e.header });
   return { ...res, event: e };
 }
-
-const settled = (paymentId: string, status: string) =>
-  until(`payment ${paymentId} ${status}`, async () => (await paymentRow(paymentId)).status === status);
 
 describe('payment webhooks: success', () => {
   it('a paid checkout creates the subscription by the plan (duration, traffic, access groups, renewal); the node gets a new revision', async () => {

@@ -3,7 +3,16 @@ import { until } from '@svc/testkit';
 import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BillingServer, checkout, customer, plan, postWebhook, startBilling, stripeProvider } from '../billing-harness.ts';
+import {
+  type BillingServer,
+  billingReads,
+  checkout,
+  customer,
+  plan,
+  postWebhook,
+  startBilling,
+  stripeProvider,
+} from '../billing-harness.ts';
 
 /**
  * The other providers through the same ingress (issue 15 items 1, 3): CryptoBot updates signed
@@ -105,10 +114,7 @@ afterAll(async () => {
   await yk?.close();
 });
 
-const db = () => b.p.s.deps.db;
-const paymentRow = (id: string) => db().selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const eventCount = async () =>
-  Number((await db().selectFrom('payment_events').select(db().fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const { db, paymentRow, eventCount } = billingReads(() => b);
 const cryptoSign = (token: string, body: string) =>
   createHmac('sha256', createHash('sha256').update(token).digest()).update(body).digest('hex');
 

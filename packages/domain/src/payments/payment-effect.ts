@@ -1,12 +1,12 @@
 import type { AppliedPaymentEffect, PaymentRow, PlanRow, SubscriptionRow } from '@svc/db';
 import { planAccessGroups } from '../billing/plan-view.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
-import { graceSubscriptionGroups } from '../fleet/serving.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { parseInput } from '../shared/input.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
-import { sameSet, setSubscriptionGroups } from '../subscriptions/access-groups.ts';
+import { sameSet } from '../subscriptions/access-groups.ts';
 import { CreateSubscriptionInput, createSubscription } from '../subscriptions/create-subscription.ts';
+import { regroupSubscription } from '../subscriptions/regroup-subscription.ts';
 import { isAdminDisabled, subscriptionStatus } from '../subscriptions/subscription-status.ts';
 import { groupIdsOf } from '../subscriptions/subscription-view.ts';
 
@@ -91,15 +91,7 @@ async function extendSubscription(
     })
     .where('id', '=', id)
     .execute();
-  if (groupsChange) {
-    await setSubscriptionGroups(trx, id, planGroups);
-    await graceSubscriptionGroups(
-      uow,
-      now,
-      id,
-      beforeGroups.filter((g) => !planGroups.includes(g)),
-    );
-  }
+  if (groupsChange) await regroupSubscription(uow, now, id, beforeGroups, planGroups);
   const nodesAfter = groupsChange ? await nodesOfSubscriptions(trx, [id]) : [];
   // The users on the nodes change when the status or the groups do; a new expiry alone reaches
   // no node, but the bump is cheap and the link's answer changes with it.

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
-import { graceSubscriptionGroups } from '../fleet/serving.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { sameSet, setSubscriptionGroups, unknownAccessGroups } from './access-groups.ts';
+import { sameSet, unknownAccessGroups } from './access-groups.ts';
 import { lockSubscription } from './lock-subscription.ts';
 import { writtenSubscription } from './read-subscriptions.ts';
+import { regroupSubscription } from './regroup-subscription.ts';
 import {
   AdminSubscriptionStatus,
   Instant,
@@ -75,17 +75,7 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
       .returningAll()
       .executeTakeFirstOrThrow();
     let groups = beforeGroups;
-    if (groupsChanged && input.access_group_ids) {
-      await setSubscriptionGroups(trx, id, input.access_group_ids);
-      groups = [...new Set(input.access_group_ids)].sort();
-      // The nodes of the groups it left may still send what it used there.
-      await graceSubscriptionGroups(
-        uow,
-        now,
-        id,
-        beforeGroups.filter((g) => !groups.includes(g)),
-      );
-    }
+    if (groupsChanged && input.access_group_ids) groups = await regroupSubscription(uow, now, id, beforeGroups, input.access_group_ids);
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
     const bumped = await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]);
 
