@@ -9,6 +9,7 @@ import { registerPortalOAuthRoutes } from './auth/oauth-routes.ts';
 import * as refresh from './auth/refresh.ts';
 import * as registerRoute from './auth/register.ts';
 import * as checkout from './checkout/checkout.ts';
+import * as payments from './checkout/payments.ts';
 import * as me from './me.ts';
 import * as password from './password.ts';
 import * as paymentMethods from './payment-methods.ts';
@@ -34,6 +35,7 @@ const ROUTES = [
   plans,
   paymentMethods,
   checkout,
+  payments,
 ];
 
 export function registerPortalRoutes(app: OpenAPIHono<AppEnv>): void {

@@ -217,3 +217,23 @@ describe('POST /portal/v1/checkout: what may be bought', () => {
     expect(await b.p.s.deps.db.selectFrom('payments').select('id').where('idempotency_key', '=', 'k').execute()).toEqual([]);
   });
 });
+
+describe('GET /portal/v1/payments', () => {
+  it("lists one's own payments with the checkout URL of a pending one; another client's payment reads like a missing one", async () => {
+    const [c1, c2] = [await customer(b), await customer(b)];
+    const mine = await checkout(b, c1.token, randomUUID(), { plan_id: planA.id, provider_id: provider.id });
+    const theirs = await checkout(b, c2.token, randomUUID(), { plan_id: planB.id, provider_id: provider.id });
+    const list = await b.p.s.api.get('/portal/v1/payments', { token: c1.token });
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((p: { id: string }) => p.id)).toEqual([mine.body.payment_id]);
+    expect(list.body.items[0]).toMatchObject({ status: 'pending', checkout_url: mine.body.checkout_url, paid_at: null, amount: 1490 });
+    const one = await b.p.s.api.get(`/portal/v1/payments/${mine.body.payment_id}`, { token: c1.token });
+    expect(one.status).toBe(200);
+    expect(one.body.payment_id).toBe(mine.body.payment_id);
+    const other = await b.p.s.api.get(`/portal/v1/payments/${theirs.body.payment_id}`, { token: c1.token });
+    const missing = await b.p.s.api.get('/portal/v1/payments/pay_nothere', { token: c1.token });
+    expect(other.status).toBe(404);
+    expect(missing.status).toBe(404);
+    expect(other.body.detail.replace(theirs.body.payment_id, 'X')).toBe(missing.body.detail.replace('pay_nothere', 'X'));
+  });
+});

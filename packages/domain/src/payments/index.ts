@@ -4,6 +4,7 @@ export * from './checkout.ts';
 export * from './payment-effect.ts';
 export * from './payment-transition.ts';
 export * from './payment-webhook.ts';
+export * from './portal-payments.ts';
 export * from './process-payment-event.ts';
 export * from './provider-port.ts';
 export * from './recheck-payments.ts';
