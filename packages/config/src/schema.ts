@@ -294,6 +294,8 @@ export const configSchema = z.object({
         }),
       /** POST /portal/v1/auth/register, per address and per email. */
       register: perIpAndSubject({ limit: 10, window_seconds: 3600 }, { limit: 5, window_seconds: 3600 }),
+      /** POST /portal/v1/checkout: new checkouts per client (a replay with its key is not counted). */
+      checkout: window.default({ limit: 20, window_seconds: 3600 }),
     })
     .default({
       login: {
@@ -311,6 +313,7 @@ export const configSchema = z.object({
         mails_per_email: { limit: 10, window_seconds: 3600 },
       },
       register: { per_ip: { limit: 10, window_seconds: 3600 }, per_subject: { limit: 5, window_seconds: 3600 } },
+      checkout: { limit: 20, window_seconds: 3600 },
     }),
 });
 

@@ -237,3 +237,22 @@ describe('GET /portal/v1/payments', () => {
     expect(other.body.detail.replace(theirs.body.payment_id, 'X')).toBe(missing.body.detail.replace('pay_nothere', 'X'));
   });
 });
+
+describe('POST /portal/v1/checkout: budget', () => {
+  it('new checkouts are limited per client (429 with Retry-After); replays are free and another client is not affected', async () => {
+    const c = await customer(b);
+    const limit = b.p.s.config.rate_limits.checkout.limit;
+    const first = randomUUID();
+    for (let i = 0; i < limit; i++) {
+      const res = await checkout(b, c.token, i === 0 ? first : randomUUID(), { plan_id: planA.id, provider_id: provider.id });
+      expect(res.status, res.text).toBe(201);
+    }
+    const over = await checkout(b, c.token, randomUUID(), { plan_id: planA.id, provider_id: provider.id });
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await checkout(b, c.token, first, { plan_id: planA.id, provider_id: provider.id })).status).toBe(201);
+    const other = await customer(b);
+    expect((await checkout(b, other.token, randomUUID(), { plan_id: planA.id, provider_id: provider.id })).status).toBe(201);
+    expect(await paymentsOf(c.id)).toHaveLength(limit);
+  });
+});

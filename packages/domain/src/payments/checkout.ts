@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PaymentRow } from '@svc/db';
 import { z } from 'zod';
+import { spendBudget } from '../auth/rate-limit.ts';
 import { NotFoundError, UnavailableError, UnprocessableError, ValidationError } from '../errors.ts';
 import { portalClient } from '../portal/portal-client.ts';
 import type { PortalCtx } from '../portal/portal-subscriptions.ts';
@@ -84,6 +85,7 @@ export const checkoutRequestHash = (input: CheckoutInput): string =>
  * - Same key, another body: 422, nothing changes. Another client's key is another checkout.
  * - A provider that fails: 503/504 and the payment stays without a checkout; the same key
  *   tries again.
+ * - New checkouts per client are limited (rate_limits.checkout, 429); replays are not counted.
  */
 export async function startCheckout(
   ctx: PortalCtx,
@@ -100,6 +102,8 @@ export async function startCheckout(
   let inserted = false;
   if (existing) row = existing;
   else {
+    // Each new checkout makes one at the provider: a client gets so many an hour (a replay is free).
+    await spendBudget(ctx, `checkout:${client.id}`, ctx.config.rate_limits.checkout);
     const made = await insertPayment(ctx, client.id, key, hash, input);
     row = made.row;
     inserted = made.inserted;
