@@ -92,6 +92,10 @@ describe('payment webhooks: success', () => {
     const pay = await paymentRow(paymentId);
     expect(pay).toMatchObject({ subscription_id: sub!.id, status: 'succeeded' });
     expect(pay.applied_at).not.toBeNull();
+    await until('the receipt mail', () => b.mail.mails.some((m) => m.to === client.email && m.category === 'payment_succeeded'));
+    const receipt = b.mail.mails.find((m) => m.to === client.email && m.category === 'payment_succeeded');
+    expect(receipt?.text).toContain('9.90 EUR');
+    expect(receipt?.text).toContain(`runs until ${sub!.expires_at!.toISOString().replace('T', ' ').slice(0, 16)} UTC`);
     const me = await b.p.s.api.get('/portal/v1/me', { token: client.token });
     expect(me.body.subscriptions.map((s: { id: string }) => s.id)).toEqual([sub!.id]);
     const audit = await db()
@@ -247,6 +251,7 @@ describe('payment webhooks: refunds and order', () => {
     expect(pay.reverted_at).not.toBeNull();
     const audit = await db().selectFrom('audit_log').select('action').where('entity_id', '=', sub!.id).execute();
     expect(audit.map((a) => a.action)).toContain('subscription.refund-reverted');
+    await until('the refund mail', () => b.mail.mails.some((m) => m.to === client.email && m.category === 'payment_refunded'));
   });
 
   it('out of order: a refund heard before the success ends refunded, and the success after it applies nothing', async () => {

@@ -2,6 +2,7 @@
 export * from './admin-payments.ts';
 export * from './checkout.ts';
 export * from './payment-effect.ts';
+export * from './payment-mails.ts';
 export * from './payment-transition.ts';
 export * from './payment-webhook.ts';
 export * from './portal-payments.ts';

@@ -1,9 +1,11 @@
 import type { PaymentRow } from '@svc/db';
 import type { ProviderPaymentStatus } from '../billing/providers/port.ts';
 import { recordEvent } from '../events/record-event.ts';
+import { queueMailAfterCommit } from '../notifications/queue-mail.ts';
 import type { DomainContext } from '../shared/context.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import { applyPaymentEffect, revertPaymentEffect } from './payment-effect.ts';
+import { paymentMail } from './payment-mails.ts';
 import { paymentTransition } from './payment-transition.ts';
 
 /** Who reported the state: a verified webhook, the worker's re-read, an admin, or the expiry rule. */
@@ -109,6 +111,15 @@ export async function settlePayment(
       ...(effectDone === 'applied' && applied?.created ? { subscription_created: true } : {}),
     },
   });
+  if (t.status === 'succeeded' || t.status === 'refunded') {
+    // The customer hears of it: what the payment bought (or no longer buys) and until when.
+    const client = await trx.selectFrom('clients').select('email').where('id', '=', row.client_id).executeTakeFirst();
+    const sub = row.subscription_id
+      ? await trx.selectFrom('subscriptions').select('expires_at').where('id', '=', row.subscription_id).executeTakeFirst()
+      : undefined;
+    if (client && (t.status === 'succeeded' ? effectDone === 'applied' : true))
+      queueMailAfterCommit(uow, paymentMail(client.email, row, plan.name, sub ? (sub.expires_at?.toISOString() ?? null) : undefined));
+  }
   if (t.status === 'succeeded') {
     await recordEvent(
       uow,
