@@ -1,14 +1,16 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createAdminApi } from '@svc/admin-api';
 import type { AppEnv } from '@svc/http';
-import { setupOwner, startTestServer, type TestServer } from '@svc/testkit';
+import { login, OWNER, setupOwner, startTestServer, type TestServer } from '@svc/testkit';
 import { expect } from 'vitest';
 import { createPortalApi } from '../src/app.ts';
 
 export interface PortalTestServer {
   s: TestServer;
-  /** An owner's access token, to set the fleet up through the admin API. */
+  /** An owner's access token, to set the fleet up through the admin API (signIn renews it). */
   token: string;
+  /** Signs the owner in again (a test that moved the clock past the token's 15 minutes). */
+  signIn(): Promise<void>;
   /** POST to the admin API as the owner; the test fails unless it answers 201. */
   post(path: string, body: unknown): Promise<any>;
   stop(): Promise<void>;
@@ -34,12 +36,17 @@ export async function startPortal(
       mountMore?.(root);
     },
   });
-  const token = (await setupOwner(s)).access_token;
+  const owner = { token: (await setupOwner(s)).access_token };
   return {
     s,
-    token,
+    get token() {
+      return owner.token;
+    },
+    async signIn() {
+      owner.token = (await login(s, OWNER.email, OWNER.password)).access_token;
+    },
     async post(path, body) {
-      const res = await s.api.post(path, body, { token });
+      const res = await s.api.post(path, body, { token: owner.token });
       expect(res.status, `${path} ${res.text}`).toBe(201);
       return res.body;
     },

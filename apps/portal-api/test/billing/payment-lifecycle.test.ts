@@ -159,6 +159,25 @@ describe('the worker re-reads pending payments until they end', () => {
     await settled(paymentId, 'succeeded');
     expect(await db().selectFrom('subscriptions').select('id').where('client_id', '=', client.id).execute()).toHaveLength(1);
   });
+  it('a checkout the provider never created fails after an hour; its key answers that payment', async () => {
+    await b.p.signIn();
+    const c = await customer(b);
+    const key = randomUUID();
+    b.stripeDown = true;
+    const res = await checkout(b, c.token, key, { plan_id: monthly.id, provider_id: provider.id });
+    b.stripeDown = false;
+    expect(res.status).toBe(503);
+    const [row] = await db().selectFrom('payments').selectAll().where('client_id', '=', c.id).execute();
+    b.p.s.clock.advance(61 * 60_000);
+    await settled(row!.id, 'failed');
+    expect((await paymentRow(row!.id)).status_reason).toMatch(/never created/);
+    // Tokens live 15 minutes: the customer signs in again.
+    await b.p.s.api.post('/portal/v1/auth/magic-link', { email: c.email });
+    const pair = await b.p.s.api.post('/portal/v1/auth/callback', { token: await b.mail.tokenFor(c.email) });
+    const again = await checkout(b, pair.body.access_token, key, { plan_id: monthly.id, provider_id: provider.id });
+    expect(again.status).toBe(201);
+    expect(again.body).toMatchObject({ payment_id: row!.id, status: 'failed', checkout_url: null });
+  });
 });
 
 describe('a crash of the worker between storing an event and processing it', () => {

@@ -12,9 +12,6 @@ export interface PaymentTransition {
   effect: PaymentEffectStep;
 }
 
-/** Statuses a payment never leaves except as listed in `paymentTransition`. */
-export const ENDED_PAYMENT_STATUSES: readonly PaymentStatus[] = ['succeeded', 'failed', 'expired', 'canceled', 'refunded'];
-
 /**
  * The one rule for how a payment's status moves when a provider (webhook or re-read) or an
  * admin reports a state; null when the report changes nothing (the same state again, or a
