@@ -1,6 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { connectDatabase, type DatabaseHandle, fromPGlite, migrateToLatest } from '@svc/db';
+import { connectDatabase, type DatabaseHandle, fromPGlite, migrateToLatest, migrations } from '@svc/db';
 import pg from 'pg';
 
 /** PostgreSQL server for tests when DATABASE_URL is set; PGlite otherwise. */
@@ -8,10 +12,34 @@ export const testDatabaseUrl = (): string | undefined => process.env.DATABASE_UR
 
 let template: Promise<PGlite> | undefined;
 
+/**
+ * Where the migrated template's data directory is kept between test files (each file runs in
+ * a fresh process): named by the PGlite build and the source of every migration, so a changed
+ * migration or PGlite makes a new one. Loading it (~0.3 s) replaces initdb and the migrations
+ * (~1.6 s) in every file after the first.
+ */
+function templateFile(): string {
+  const h = createHash('sha256').update(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  for (const [name, m] of Object.entries(migrations)) h.update(name).update(String(m.up));
+  return join(tmpdir(), `svc-test-pglite-${h.digest('hex').slice(0, 20)}.tar`);
+}
+
 async function migratedTemplate(): Promise<PGlite> {
+  const file = templateFile();
+  try {
+    return await PGlite.create({ loadDataDir: new Blob([readFileSync(file)]) });
+  } catch {
+    // None yet (or unreadable): make it, and keep it for the next files.
+  }
   const pglite = await PGlite.create();
-  const handle = fromPGlite(pglite);
-  await migrateToLatest(handle.db);
+  await migrateToLatest(fromPGlite(pglite).db);
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    writeFileSync(tmp, Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer()));
+    renameSync(tmp, file);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
   return pglite;
 }
 
