@@ -110,9 +110,11 @@ describe('DELETE /dns-providers/{id}, roles', () => {
     expect((await s.api.delete(`/api/v1/dns-providers/${id}`, { token })).status).toBe(404);
   });
 
-  it('has no check endpoint yet (it needs real DNS APIs: ACME issue)', async () => {
+  it('check of a kind that cannot change records yet is a report with ok false at the add step (rfc2136: dns-provider-check.test.ts)', async () => {
     const { id } = await provider();
-    expect((await s.api.post(`/api/v1/dns-providers/${id}/check`, {}, { token })).status).toBe(404);
+    const res = await s.api.post(`/api/v1/dns-providers/${id}/check`, { domain: 'example.com' }, { token });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ok: false, steps: [{ step: 'add', ok: false, detail: expect.stringMatching(/cannot change records yet/) }] });
   });
 
   it('a viewer reads providers but gets 403 on every write', async () => {

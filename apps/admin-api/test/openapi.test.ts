@@ -52,6 +52,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       ...one('certificates'),
       ...crud('dns-providers'),
       ...one('dns-providers'),
+      'POST /api/v1/dns-providers/{id}/check',
       ...crud('acme-accounts'),
       ...one('acme-accounts', ['GET', 'DELETE']),
       ...crud('access-groups'),

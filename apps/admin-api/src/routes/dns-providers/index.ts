@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '@svc/http';
+import * as check from './check.ts';
 import * as create from './create.ts';
 import * as del from './delete.ts';
 import * as get from './get.ts';
@@ -8,5 +9,5 @@ import * as update from './update.ts';
 
 /** Registers this resource's routes, one file per operation. */
 export function register(app: OpenAPIHono<AppEnv>): void {
-  for (const r of [list, create, get, update, del]) r.register(app);
+  for (const r of [list, create, get, update, del, check]) r.register(app);
 }

@@ -1,0 +1,48 @@
+import { UnavailableError } from '../../errors.ts';
+import { type Rfc2136Settings, txtVisibleAt, updateTxt, zoneAt } from './rfc2136-client.ts';
+import type { TsigAlgorithm } from './rfc2136-message.ts';
+
+/**
+ * What DNS-01 asks of a DNS provider, whatever its kind: add one TXT value to a name and
+ * remove that one value again (never the whole set: the apex and the wildcard authorization of
+ * one name share `_acme-challenge.<name>` and run at once), and tell whether a value is visible
+ * at the zone's own authoritative servers (the CA's resolver asks them).
+ */
+export interface DnsProviderPort {
+  readonly kind: string;
+  addTxt(fqdn: string, value: string): Promise<void>;
+  removeTxt(fqdn: string, value: string): Promise<void>;
+  isVisible(fqdn: string, value: string): Promise<boolean>;
+}
+
+/** TTL of the challenge records: short, so a retried challenge is not served an old value for long. */
+export const CHALLENGE_TTL_SECONDS = 60;
+
+export function rfc2136Settings(credentials: Readonly<Record<string, string>>): Rfc2136Settings {
+  const need = (k: string) => {
+    const v = credentials[k];
+    if (!v) throw new UnavailableError(`the rfc2136 DNS provider is not configured: ${k} is not set`);
+    return v;
+  };
+  return {
+    server: need('server'),
+    port: credentials.port ? Number(credentials.port) : 53,
+    key: { name: need('key_name'), algorithm: (credentials.key_algorithm ?? 'hmac-sha256') as TsigAlgorithm, secret: need('key_secret') },
+    zone: credentials.zone,
+  };
+}
+
+/** The port of a stored DNS provider, its credentials opened. */
+export function dnsProviderPort(kind: string, credentials: Readonly<Record<string, string>>, deps: { now: () => Date }): DnsProviderPort {
+  if (kind === 'rfc2136') {
+    const s = rfc2136Settings(credentials);
+    return {
+      kind,
+      addTxt: async (fqdn, value) =>
+        updateTxt(s, await zoneAt(s, fqdn), [{ op: 'add', name: fqdn, value, ttl: CHALLENGE_TTL_SECONDS }], deps.now),
+      removeTxt: async (fqdn, value) => updateTxt(s, await zoneAt(s, fqdn), [{ op: 'delete', name: fqdn, value }], deps.now),
+      isVisible: (fqdn, value) => txtVisibleAt(s, fqdn, value),
+    };
+  }
+  throw new UnavailableError(`DNS provider kind ${kind} cannot change records yet (rfc2136 can)`);
+}

@@ -1,0 +1,107 @@
+import { Resolver } from 'node:dns/promises';
+import { connect, isIP } from 'node:net';
+import { UnavailableError } from '../../errors.ts';
+import { checkAnswer, DnsAnswerError, describeAnswer, signedUpdate, type TsigKey, type TxtChange } from './rfc2136-message.ts';
+
+/** Where updates go: the primary server of the zone (BIND, PowerDNS, Knot), and the TSIG key it accepts. */
+export interface Rfc2136Settings {
+  /** An IP address or a host name of the primary server. */
+  server: string;
+  port: number;
+  key: TsigKey;
+  /** The zone to update; found with an SOA walk at the server when absent. */
+  zone?: string | undefined;
+}
+
+/** Each exchange with the server is given up after this long. */
+export const DNS_TIMEOUT_MS = 10_000;
+/** An answer larger than this is broken (an UPDATE answer is a few hundred bytes). */
+const MAX_ANSWER_BYTES = 65_535;
+
+/** One message over TCP (2-byte length prefix), the answer read whole and bounded. */
+function exchangeTcp(host: string, port: number, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    let acc = Buffer.alloc(0);
+    const fail = (err: Error) => {
+      socket.destroy();
+      reject(err);
+    };
+    socket.setTimeout(timeoutMs, () => fail(new Error('no answer in time')));
+    socket.on('connect', () => {
+      const len = Buffer.alloc(2);
+      len.writeUInt16BE(message.length);
+      socket.write(Buffer.concat([len, message]));
+    });
+    socket.on('data', (d: Buffer) => {
+      acc = Buffer.concat([acc, d]);
+      if (acc.length > MAX_ANSWER_BYTES + 2) return fail(new Error('answer too large'));
+      if (acc.length >= 2 && acc.length >= 2 + acc.readUInt16BE(0)) {
+        socket.end();
+        resolve(acc.subarray(2, 2 + acc.readUInt16BE(0)));
+      }
+    });
+    socket.on('error', fail);
+    socket.on('end', () => fail(new Error('the server closed the connection without an answer')));
+  });
+}
+
+/** A resolver asking only the configured server (no cache, no fallback). */
+function resolverAt(s: Pick<Rfc2136Settings, 'server' | 'port'>): Resolver {
+  const r = new Resolver({ timeout: 2000, tries: 1 });
+  const host = isIP(s.server) === 6 ? `[${s.server}]` : s.server;
+  r.setServers([`${host}:${s.port}`]);
+  return r;
+}
+
+/** The zone `fqdn` lives in, by asking the server for an SOA at each parent until one answers. */
+export async function zoneAt(s: Rfc2136Settings, fqdn: string): Promise<string> {
+  if (s.zone) return s.zone.replace(/\.$/, '');
+  const resolver = resolverAt(s);
+  const labels = fqdn.replace(/\.$/, '').split('.');
+  for (let i = 0; i < labels.length - 1; i++) {
+    const candidate = labels.slice(i).join('.');
+    try {
+      await resolver.resolveSoa(candidate);
+      return candidate;
+    } catch {
+      // Not a zone apex at this server: try the parent.
+    }
+  }
+  throw new UnavailableError(`the DNS server ${s.server}:${s.port} is authoritative for no zone containing ${fqdn}`);
+}
+
+/**
+ * Sends one signed UPDATE with `changes` to the server and checks its signed answer. Any
+ * refusal (REFUSED: the key may not change this name; NOTAUTH (BADSIG): a wrong secret; NOTZONE)
+ * or a broken, unsigned or forged answer is an UnavailableError naming it, never the secret.
+ */
+export async function updateTxt(s: Rfc2136Settings, zone: string, changes: readonly TxtChange[], now: () => Date): Promise<void> {
+  const req = signedUpdate(zone, changes, s.key, Math.floor(now().getTime() / 1000));
+  let answer: Buffer;
+  try {
+    answer = await exchangeTcp(s.server, s.port, req.message, DNS_TIMEOUT_MS);
+  } catch (err) {
+    throw new UnavailableError(`the DNS server ${s.server}:${s.port} cannot be reached: ${(err as Error).message}`);
+  }
+  let result: ReturnType<typeof checkAnswer>;
+  try {
+    result = checkAnswer(answer, req, s.key, Math.floor(now().getTime() / 1000));
+  } catch (err) {
+    if (err instanceof DnsAnswerError || err instanceof RangeError)
+      throw new UnavailableError(`the DNS server ${s.server}:${s.port} gave an answer we cannot accept: ${err.message}`);
+    throw err;
+  }
+  if (result.rcode !== 0 || result.tsigError !== 0)
+    throw new UnavailableError(`the DNS server ${s.server}:${s.port} refused the update of zone ${zone}: ${describeAnswer(result)}`);
+}
+
+/** Whether `value` is among the TXT values of `fqdn` at the server itself (the authoritative answer). */
+export async function txtVisibleAt(s: Pick<Rfc2136Settings, 'server' | 'port'>, fqdn: string, value: string): Promise<boolean> {
+  try {
+    const records = await resolverAt(s).resolveTxt(fqdn);
+    return records.some((chunks) => chunks.join('') === value);
+  } catch {
+    return false;
+  }
+}
