@@ -114,7 +114,10 @@ describe('DELETE /dns-providers/{id}, roles', () => {
     const { id } = await provider();
     const res = await s.api.post(`/api/v1/dns-providers/${id}/check`, { domain: 'example.com' }, { token });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ ok: false, steps: [{ step: 'add', ok: false, detail: expect.stringMatching(/cannot change records yet/) }] });
+    expect(res.body).toMatchObject({
+      ok: false,
+      steps: [{ step: 'add', ok: false, detail: expect.stringMatching(/cannot change records yet/) }],
+    });
   });
 
   it('a viewer reads providers but gets 403 on every write', async () => {
