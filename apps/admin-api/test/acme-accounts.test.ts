@@ -30,6 +30,8 @@ describe('POST /acme-accounts, GET /acme-accounts/{id}', () => {
       email: 'certs@example.com',
       directory_url: LETS_ENCRYPT_PRODUCTION,
       registered: false,
+      registered_at: null,
+      registration_error: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     expect((await s.api.get(`/api/v1/acme-accounts/${res.body.id}`, { token })).body).toEqual(res.body);

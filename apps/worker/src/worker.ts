@@ -11,6 +11,7 @@ import {
   processPaymentEvent,
   processStrandedPaymentEvents,
   recheckDuePayments,
+  registerAcmeAccount,
   SYSTEM,
   sweepSubscriptionStatuses,
   withActor,
@@ -63,6 +64,8 @@ export interface WorkerOptions {
  * - `payments.sweep`, every `paymentsEveryMs` (billing.recheck_every_seconds): events whose job
  *   was lost (processStrandedPaymentEvents), then pending payments due a re-read from their
  *   provider, expired past their deadline (recheckDuePayments).
+ * - `acme.register-account` {id}: an ACME account registered with its CA (registerAcmeAccount;
+ *   a refusal is kept on the account and the job retried).
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
@@ -156,6 +159,12 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
           if (stranded) rt.log.info({ stranded }, 'payment events whose job was lost processed');
           const rechecked = await recheckDuePayments(ctx);
           if (rechecked.checked) rt.log.info(rechecked, 'pending payments re-read');
+        }),
+      );
+      stops.push(
+        await jobs.consume(JOBS.acmeRegisterAccount, async ({ id }) => {
+          const account = await registerAcmeAccount(ctx, id);
+          if (account.registered) rt.log.info({ acme_account_id: id }, 'ACME account registered');
         }),
       );
       await jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});

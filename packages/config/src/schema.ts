@@ -201,6 +201,16 @@ export const configSchema = z.object({
       email_admins: z.boolean().default(false),
     })
     .default({ email_events: ['client.registered'], email_admins: false }),
+  /** ACME (docs/certificates.md). */
+  acme: z
+    .object({
+      /**
+       * A PEM file of CA certificates trusted for ACME directories besides the system's (a
+       * private CA's directory, or a test CA). NODE_EXTRA_CA_CERTS works as well, for the whole process.
+       */
+      extra_ca_file: z.string().min(1).optional(),
+    })
+    .default({}),
   /** Checkout, provider webhooks and re-reads (docs/payments.md). */
   billing: z
     .object({

@@ -118,8 +118,15 @@ export interface AcmeAccountsTable {
   id: string;
   email: string;
   directory_url: string;
+  /** The account key (PEM), sealed; made by the first registration attempt and kept for its retries. */
   account_key_enc: string | null;
+  /** The account's URL at the CA (its kid): set once the CA took the account. */
   account_url: string | null;
+  /** External Account Binding {kid, hmac_key}, sealed, until the registration used it. */
+  eab_enc: string | null;
+  /** Why the last registration attempt failed, in words (null once registered). */
+  registration_error: string | null;
+  registered_at: Date | null;
   created_at: Date;
 }
 export type AcmeAccountRow = Selectable<AcmeAccountsTable>;

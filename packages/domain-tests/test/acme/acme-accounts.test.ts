@@ -28,6 +28,8 @@ describe('ACME accounts: what an account is', () => {
       email: 'certs@example.com',
       directory_url: LETS_ENCRYPT_PRODUCTION,
       registered: false,
+      registered_at: null,
+      registration_error: null,
       created_at: expect.stringMatching(/Z$/),
     });
     expect(await getAcmeAccount(bed.deps, created.id)).toEqual(created);

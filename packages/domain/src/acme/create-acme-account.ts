@@ -5,6 +5,7 @@ import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
 import { normalizedBy } from '../shared/input.ts';
+import { JOBS } from '../shared/jobs.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type AcmeAccountView, acmeAccountView } from './acme-account-view.ts';
 
@@ -34,6 +35,22 @@ export const CreateAcmeAccountInput = z
       .transform(normalizedBy((url: string) => normalizeDirectoryUrl(url)))
       .default(LETS_ENCRYPT_PRODUCTION)
       .meta({ format: 'uri', description: `ACME directory; default Let's Encrypt production (${LETS_ENCRYPT_PRODUCTION})` }),
+    external_account_binding: z
+      .object({
+        kid: z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII'),
+        hmac_key: z
+          .string()
+          .min(16)
+          .max(512)
+          .regex(/^[A-Za-z0-9_\-+/]+={0,2}$/, 'must be base64 or base64url'),
+      })
+      .strict()
+      .optional()
+      .meta({ description: 'External Account Binding (ZeroSSL, some private CAs): write-only, used once by the registration' }),
   })
   .strict()
   .brand<'CreateAcmeAccountInput'>();
@@ -44,7 +61,7 @@ const taken = () =>
     email: 'already has an account at this directory_url',
   });
 
-/** Records the account; registering it with the ACME server (key, account URL) is the ACME issue's. */
+/** Records the account; the worker registers it with the CA (registerAcmeAccount). Agreeing to the CA's terms is implied. */
 export async function createAcmeAccount(ctx: DomainContext, input: CreateAcmeAccountInput): Promise<AcmeAccountView> {
   const { email, directory_url: directoryUrl } = input;
   return unitOfWork(ctx, async (uow) => {
@@ -65,6 +82,9 @@ export async function createAcmeAccount(ctx: DomainContext, input: CreateAcmeAcc
         directory_url: directoryUrl,
         account_key_enc: null,
         account_url: null,
+        eab_enc: input.external_account_binding ? ctx.secrets.seal(JSON.stringify(input.external_account_binding)) : null,
+        registration_error: null,
+        registered_at: null,
         created_at: now,
       })
       .returningAll()
@@ -78,8 +98,10 @@ export async function createAcmeAccount(ctx: DomainContext, input: CreateAcmeAcc
       action: 'acme_account.created',
       entity_type: 'acme_account',
       entity_id: row.id,
-      details: { email, directory_url: directoryUrl },
+      details: { email, directory_url: directoryUrl, external_account_binding: input.external_account_binding !== undefined },
     });
+    // Registered with the CA by the worker, after commit (a CA that is slow or down holds up nothing).
+    uow.enqueue(JOBS.acmeRegisterAccount, { id: row.id });
     return acmeAccountView(row);
   });
 }

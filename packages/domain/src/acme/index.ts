@@ -11,4 +11,5 @@ export * from './dns-provider-kinds.ts';
 export * from './dns-provider-view.ts';
 export * from './read-acme-accounts.ts';
 export * from './read-dns-providers.ts';
+export * from './register-acme-account.ts';
 export * from './update-dns-provider.ts';

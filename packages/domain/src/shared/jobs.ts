@@ -37,6 +37,8 @@ export const JOBS = {
   paymentsProcessEvent: 'payments.process-event',
   /** Re-read pending payments that are due from their providers, expire the ones past their deadline, process events whose job was lost. */
   paymentsSweep: 'payments.sweep',
+  /** Register one ACME account with its CA (acme/register-acme-account.ts). */
+  acmeRegisterAccount: 'acme.register-account',
 } as const;
 export type JobName = (typeof JOBS)[keyof typeof JOBS];
 
@@ -50,4 +52,5 @@ export interface JobData {
   'webhooks.sweep': Record<string, never>;
   'payments.process-event': { id: string };
   'payments.sweep': Record<string, never>;
+  'acme.register-account': { id: string };
 }

@@ -5,7 +5,9 @@ export const AcmeAccountSchema = z
     id: z.string(),
     email: z.string(),
     directory_url: z.string(),
-    registered: z.boolean().openapi({ description: 'registered with the ACME server (done when a certificate is first issued)' }),
+    registered: z.boolean().openapi({ description: 'the CA took the account (the worker registers it after create)' }),
+    registered_at: z.string().nullable().openapi({ format: 'date-time' }),
+    registration_error: z.string().nullable().openapi({ description: 'why the last registration attempt failed; null once registered' }),
     created_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('AcmeAccount');
