@@ -1,4 +1,5 @@
 import {
+  announceExpiringCertificates,
   cleanUpSignIn,
   deliverWebhook,
   dispatchEvents,
@@ -38,6 +39,8 @@ export interface WorkerOptions {
   cleanupEveryMs?: number;
   /** How often `payments.sweep` runs (default billing.recheck_every_seconds). */
   paymentsEveryMs?: number;
+  /** How often `certificates.sweep` runs (default hourly). */
+  certificatesEveryMs?: number;
   /** Take (and schedule) only these jobs; default every job. Workers split by kind of work, or a test that reads the mails itself. */
   only?: readonly JobName[];
 }
@@ -66,6 +69,8 @@ export interface WorkerOptions {
  *   provider, expired past their deadline (recheckDuePayments).
  * - `acme.register-account` {id}: an ACME account registered with its CA (registerAcmeAccount;
  *   a refusal is kept on the account and the job retried).
+ * - `certificates.sweep`, every `certificatesEveryMs` (hourly): uploaded certificates within 14
+ *   days of expiry announced once per material (announceExpiringCertificates).
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
@@ -167,6 +172,13 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
           if (account.registered) rt.log.info({ acme_account_id: id }, 'ACME account registered');
         }),
       );
+      stops.push(
+        await jobs.consume(JOBS.certificatesSweep, async () => {
+          const announced = await announceExpiringCertificates(ctx);
+          if (announced) rt.log.info({ announced }, 'expiring certificates announced');
+        }),
+      );
+      await jobs.schedule(JOBS.certificatesSweep, opts.certificatesEveryMs ?? 3600_000, {});
       await jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});
       await jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});
       await jobs.schedule(JOBS.eventsDispatch, opts.eventsEveryMs ?? 60_000, {});

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -47,6 +47,78 @@ export function selfSignedCertificate(opts: SelfSignedCertificateOptions = {}): 
       { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 },
     );
     return { cert_pem: readFileSync(cert, 'utf8'), key_pem: readFileSync(key, 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A leaf for `cn` signed by a CA of its own (openssl): `cert_pem` is the chain (leaf, then the CA),
+ * `key_pem` the leaf's key; `leaf`, `ca` and `ca_key_pem` apart, for broken chains and wrong keys.
+ */
+export function caSignedCertificate(
+  cn: string,
+  days = 90,
+): { cert_pem: string; key_pem: string; leaf: string; ca: string; ca_key_pem: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-chain-'));
+  try {
+    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      String(days + 1),
+      '-subj',
+      '/CN=Test CA',
+    );
+    ssl(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      'leaf.key',
+      '-out',
+      'leaf.csr',
+      '-subj',
+      `/CN=${cn}`,
+    );
+    writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=DNS:${cn}\n`);
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      'leaf.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      String(days),
+      '-extfile',
+      'ext.cnf',
+      '-out',
+      'leaf.pem',
+    );
+    const [leaf, ca, key, caKey] = ['leaf.pem', 'ca.pem', 'leaf.key', 'ca.key'].map((f) => readFileSync(join(dir, f), 'utf8')) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    return { cert_pem: `${leaf}${ca}`, key_pem: key, leaf, ca, ca_key_pem: caKey };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

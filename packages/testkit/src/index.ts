@@ -1,5 +1,5 @@
 export { adminWithRole, login, OWNER, setupOwner } from './admins.ts';
-export { type SelfSignedCertificateOptions, selfSignedCertificate } from './certificates.ts';
+export { caSignedCertificate, type SelfSignedCertificateOptions, selfSignedCertificate } from './certificates.ts';
 export { type ControlPlane, type ControlPlaneOptions, type OwnerApi, startControlPlane } from './control-plane-process.ts';
 export { createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
 export { createDomainTestbed, type DomainTestbed, TEST_OWNER } from './domain-testbed.ts';

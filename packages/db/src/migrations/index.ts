@@ -13,6 +13,7 @@ import * as portalSignIn from './2026-11-24T0900-portal-sign-in.ts';
 import * as webhooks from './2026-11-24T1000-webhooks.ts';
 import * as billing from './2026-11-24T1100-billing.ts';
 import * as acmeRegistration from './2026-11-24T1200-acme-registration.ts';
+import * as certificateExpiry from './2026-11-24T1300-certificate-expiry.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T1000-webhooks': webhooks,
   '2026-11-24T1100-billing': billing,
   '2026-11-24T1200-acme-registration': acmeRegistration,
+  '2026-11-24T1300-certificate-expiry': certificateExpiry,
 };

@@ -61,6 +61,8 @@ export interface CertificatesTable {
   acme_account_id: string | null;
   dns_provider_id: string | null;
   last_error: string | null;
+  /** The not_after an expiry announcement (certificate.expiring) was made for. */
+  expiry_announced_for: Date | null;
   created_at: Date;
   updated_at: Date;
 }

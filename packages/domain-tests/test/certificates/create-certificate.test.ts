@@ -1,5 +1,5 @@
 import { ACME_NOT_AVAILABLE, CreateCertificateInput, createCertificate, getCertificate, parseInput } from '@svc/domain';
-import { selfSignedCertificate } from '@svc/testkit';
+import { caSignedCertificate, selfSignedCertificate } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
 import { fileTestbed, inputErrors, refusal } from '../support.ts';
 
@@ -38,10 +38,11 @@ describe('createCertificate', () => {
   });
 
   it('the first certificate of a chain is the leaf: its key is the one that must match', async () => {
-    const c = await upload({ cert_pem: `${A.cert_pem}${B.cert_pem}`, key_pem: A.key_pem });
-    expect(c.domains).toEqual(['example.com', 'www.example.com']);
+    const chain = caSignedCertificate('chain.example.com');
+    const c = await upload({ cert_pem: chain.cert_pem, key_pem: chain.key_pem });
+    expect(c.domains).toEqual(['chain.example.com']);
     expect(c.cert_pem?.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
-    const wrong = await refusal(upload({ cert_pem: `${A.cert_pem}${B.cert_pem}`, key_pem: B.key_pem }));
+    const wrong = await refusal(upload({ cert_pem: chain.cert_pem, key_pem: chain.ca_key_pem }));
     expect(wrong.errors?.key_pem).toMatch(/does not match/);
   });
 

@@ -33,7 +33,7 @@ export const ACME_NOT_AVAILABLE = 'ACME issuance is not available in this versio
 export async function createCertificate(ctx: DomainContext, input: CreateCertificateInput): Promise<CertificateView> {
   if (input.kind === 'acme') throw new DomainError('validation', ACME_NOT_AVAILABLE, { kind: ACME_NOT_AVAILABLE });
   // The schema requires both halves for kind uploaded.
-  const parsed = parseCertificateMaterial(input.cert_pem as string, input.key_pem as string, input.domains);
+  const parsed = parseCertificateMaterial(input.cert_pem as string, input.key_pem as string, input.domains, { now: ctx.clock.now() });
   const name = input.name ?? null;
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;

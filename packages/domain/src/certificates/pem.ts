@@ -17,10 +17,17 @@ const MAX_CHAIN = 10;
 
 /**
  * Parses a PEM chain (the first certificate is the leaf), checks the private key belongs to
- * the leaf, and takes the validity and names from it. `domains`, when given, must be names
- * the certificate covers; otherwise they are its DNS subjectAltNames.
+ * the leaf and that the chain builds (each certificate issued and signed by the next), and
+ * takes the validity and names from the leaf. `domains`, when given, must be names the
+ * certificate covers; otherwise they are its DNS subjectAltNames. With `now`, an expired leaf
+ * is refused (new material must not take TLS inbounds down).
  */
-export function parseCertificateMaterial(certPem: string, keyPem: string, domains?: readonly string[]): ParsedCertificate {
+export function parseCertificateMaterial(
+  certPem: string,
+  keyPem: string,
+  domains?: readonly string[],
+  opts: { now?: Date } = {},
+): ParsedCertificate {
   const blocks = certPem.match(CERT_BLOCK) ?? [];
   if (blocks.length === 0)
     throw new ValidationError('invalid certificate', { cert_pem: 'no PEM certificate (-----BEGIN CERTIFICATE-----) found' });
@@ -42,6 +49,13 @@ export function parseCertificateMaterial(certPem: string, keyPem: string, domain
     throw new ValidationError('invalid key', { key_pem: 'not an unencrypted PEM private key' });
   }
   if (!leaf.checkPrivateKey(key)) throw new ValidationError('key mismatch', { key_pem: 'does not match the certificate' });
+  for (let i = 0; i + 1 < certs.length; i++) {
+    const [child, parent] = [certs[i] as X509Certificate, certs[i + 1] as X509Certificate];
+    if (!child.checkIssued(parent) || !child.verify(parent.publicKey))
+      throw new ValidationError('broken chain', { cert_pem: `certificate ${i + 1} of the chain is not issued by certificate ${i + 2}` });
+  }
+  if (opts.now && new Date(leaf.validTo).getTime() <= opts.now.getTime())
+    throw new ValidationError('expired certificate', { cert_pem: `the certificate expired at ${new Date(leaf.validTo).toISOString()}` });
 
   const sanDns = dnsNames(leaf.subjectAltName);
   let names: string[];

@@ -42,7 +42,7 @@ export async function updateCertificate(ctx: DomainContext, id: string, input: U
   // The schema lets the halves of the material come only together.
   const parsed: ParsedCertificate | undefined =
     input.cert_pem !== undefined && input.key_pem !== undefined
-      ? parseCertificateMaterial(input.cert_pem, input.key_pem, input.domains)
+      ? parseCertificateMaterial(input.cert_pem, input.key_pem, input.domains, { now: ctx.clock.now() })
       : undefined;
   const { name } = input;
   return unitOfWork(ctx, async (uow) => {

@@ -17,6 +17,14 @@ export const EVENT_CATALOGUE = {
     method: z.string(),
     registration_mode: z.enum(['application', 'open']),
   }),
+  /** An uploaded certificate expires within 14 days (once per certificate material). */
+  'certificate.expiring': z.object({
+    certificate_id: z.string(),
+    name: z.string().nullable(),
+    domains: z.array(z.string()),
+    not_after: z.string(),
+    days_left: z.number().int(),
+  }),
   /** A payment succeeded and its plan was applied (a subscription created or extended). */
   'payment.succeeded': z.object({
     payment_id: z.string(),

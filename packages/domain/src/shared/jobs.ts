@@ -39,6 +39,8 @@ export const JOBS = {
   paymentsSweep: 'payments.sweep',
   /** Register one ACME account with its CA (acme/register-acme-account.ts). */
   acmeRegisterAccount: 'acme.register-account',
+  /** Announce uploaded certificates that expire within 14 days (certificates/announce-expiring.ts). */
+  certificatesSweep: 'certificates.sweep',
 } as const;
 export type JobName = (typeof JOBS)[keyof typeof JOBS];
 
@@ -53,4 +55,5 @@ export interface JobData {
   'payments.process-event': { id: string };
   'payments.sweep': Record<string, never>;
   'acme.register-account': { id: string };
+  'certificates.sweep': Record<string, never>;
 }

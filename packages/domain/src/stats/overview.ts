@@ -15,6 +15,8 @@ export interface StatsOverview {
   nodes: { total: number; online: number; offline: number; enabled: number; disabled: number };
   subscriptions: { total: number; active: number; limited: number; expired: number; disabled: number };
   traffic: { from: string; to: string; uplink_bytes: number; downlink_bytes: number; total_bytes: number };
+  /** Certificates now: how many, how many have expired, and how many expire within 30 days. */
+  certificates: { total: number; expired: number; expiring_within_30_days: number; next_expiry: string | null };
   /** Payments paid in [from, to), per currency. */
   revenue: { from: string; to: string; by_currency: RevenueLine[] };
 }
@@ -50,6 +52,16 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
     .where('hour', '<', to)
     .executeTakeFirstOrThrow();
   const revenue = await revenueOf(ctx, from, to);
+  const nowMs = ctx.clock.now().getTime();
+  const c = await ctx.db
+    .selectFrom('certificates')
+    .select([
+      sql<number>`count(*)`.as('total'),
+      sql<number>`count(*) filter (where not_after <= ${new Date(nowMs)})`.as('expired'),
+      sql<number>`count(*) filter (where not_after > ${new Date(nowMs)} and not_after <= ${new Date(nowMs + 30 * 86_400_000)})`.as('soon'),
+      sql<Date | null>`min(not_after) filter (where not_after > ${new Date(nowMs)})`.as('next'),
+    ])
+    .executeTakeFirstOrThrow();
 
   const nodesTotal = Number(n.total);
   const byStatus = { active: 0, limited: 0, expired: 0, disabled: 0 };
@@ -66,6 +78,12 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
     },
     subscriptions: { total: s.reduce((a, r) => a + Number(r.n), 0), ...byStatus },
     traffic: { from: from.toISOString(), to: to.toISOString(), uplink_bytes: up, downlink_bytes: down, total_bytes: up + down },
+    certificates: {
+      total: Number(c.total),
+      expired: Number(c.expired),
+      expiring_within_30_days: Number(c.soon),
+      next_expiry: c.next ? new Date(c.next).toISOString() : null,
+    },
     revenue: { from: from.toISOString(), to: to.toISOString(), by_currency: revenue },
   };
 }

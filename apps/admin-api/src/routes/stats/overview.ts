@@ -18,6 +18,17 @@ export const StatsOverviewSchema = z
       downlink_bytes: Count,
       total_bytes: Count,
     }),
+    certificates: z.object({
+      total: Count,
+      expired: Count,
+      expiring_within_30_days: Count,
+      next_expiry: z.string().nullable().openapi({ format: 'date-time', description: 'the soonest expiry still ahead' }),
+    }),
+    revenue: z.object({
+      from: z.string().openapi({ format: 'date-time' }),
+      to: z.string().openapi({ format: 'date-time' }),
+      by_currency: z.array(z.object({ currency: z.string(), amount: Count, payments: Count, refunded_amount: Count, refunds: Count })),
+    }),
   })
   .openapi('StatsOverview');
 
