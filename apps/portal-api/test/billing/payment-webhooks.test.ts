@@ -177,6 +177,25 @@ describe('payment webhooks: success', () => {
   });
 });
 
+describe('payment webhooks: failure', () => {
+  it('an asynchronous payment that failed ends failed, audited with its source; no subscription is made', async () => {
+    const { client, paymentId, session } = await pendingCheckout();
+    Object.assign(session, { status: 'complete', payment_status: 'unpaid' });
+    const e = stripeEvent(b, 'checkout.session.async_payment_failed', session);
+    expect((await postWebhook(b, provider.id, e.payload, { 'stripe-signature': e.header })).status).toBe(200);
+    await settled(paymentId, 'failed');
+    expect(await subscriptionsOf(client.id)).toEqual([]);
+    const audit = await db()
+      .selectFrom('audit_log')
+      .select(['action', 'details'])
+      .where('entity_id', '=', paymentId)
+      .where('action', '=', 'payment.failed')
+      .executeTakeFirstOrThrow();
+    expect(audit.details).toMatchObject({ source: 'webhook', status: { from: 'pending', to: 'failed' } });
+    expect((await paymentRow(paymentId)).status_reason).toBe('failed at the provider');
+  });
+});
+
 describe('payment webhooks: forged and broken', () => {
   it('a bad signature, another secret, a stale timestamp or no signature: 400 problem and nothing stored', async () => {
     const { paymentId, session } = await pendingCheckout();
