@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './engine-process.ts';
+import { stopChild } from './processes.ts';
 
 /**
  * Debian's BIND (`named`) as an authoritative server of one test zone on 127.0.0.1, updated
@@ -67,12 +68,7 @@ ns1 IN A   127.0.0.1
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(child, exited);
     rmSync(dir, { recursive: true, force: true });
   };
   const resolver = new Resolver({ timeout: 500, tries: 1 });

@@ -1,8 +1,10 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { caSignedCertificate } from './certificates.ts';
 import { freePort } from './engine-process.ts';
+import { stopChild } from './processes.ts';
 
 /**
  * Debian's `pebble` (Let's Encrypt's ACME test CA) on 127.0.0.1, its HTTPS listener under a CA
@@ -31,59 +33,10 @@ export async function startPebble(opts: {
   validitySeconds?: number;
 }): Promise<PebbleServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-pebble-'));
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  ssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=svc test ACME CA',
-  );
-  ssl(
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'key.pem',
-    '-out',
-    'leaf.csr',
-    '-subj',
-    '/CN=localhost',
-  );
-  writeFileSync(
-    join(dir, 'ext.cnf'),
-    'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
-  );
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    'leaf.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'ext.cnf',
-    '-out',
-    'cert.pem',
-  );
+  // pebble's HTTPS listener, under a CA of our own (the package ships no test certificates).
+  const tls = caSignedCertificate('localhost', 2);
+  writeFileSync(join(dir, 'cert.pem'), tls.cert_pem);
+  writeFileSync(join(dir, 'key.pem'), tls.key_pem);
   const [port, mgmt] = [await freePort(), await freePort()];
   writeFileSync(
     join(dir, 'pebble.json'),
@@ -114,12 +67,7 @@ export async function startPebble(opts: {
   child.stderr?.setEncoding('utf8').on('data', collect);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(child, exited);
     rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + 20_000;
@@ -132,7 +80,7 @@ export async function startPebble(opts: {
   }
   return {
     directoryUrl: `https://localhost:${port}/dir`,
-    caPem: readFileSync(join(dir, 'ca.pem'), 'utf8'),
+    caPem: tls.ca,
     managementUrl: `https://localhost:${mgmt}`,
     stop,
   };

@@ -21,6 +21,15 @@ export interface AppProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** SIGTERM to a child still running, SIGKILL after `graceMs`; resolves once it exited. */
+export async function stopChild(child: ChildProcess, exited: Promise<unknown>, graceMs = 5000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
 /** Environment an operator would set: nothing of the test runner's SVC_*, database or Redis leaks in. */
 export function operatorEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
