@@ -5,7 +5,9 @@ import {
   dispatchEvents,
   EVENT_TYPES,
   enforceTrafficLimitsOf,
+  enqueueDueIssuance,
   enqueueDueWebhookDeliveries,
+  issueAcmeCertificate,
   JOBS,
   type JobData,
   type JobName,
@@ -39,8 +41,10 @@ export interface WorkerOptions {
   cleanupEveryMs?: number;
   /** How often `payments.sweep` runs (default billing.recheck_every_seconds). */
   paymentsEveryMs?: number;
-  /** How often `certificates.sweep` runs (default hourly). */
+  /** How often `certificates.sweep` runs (default every 10 minutes). */
   certificatesEveryMs?: number;
+  /** How often issuance asks the authoritative DNS servers whether a TXT value shows (default 2 s). */
+  dnsPollMs?: number;
   /** Take (and schedule) only these jobs; default every job. Workers split by kind of work, or a test that reads the mails itself. */
   only?: readonly JobName[];
 }
@@ -69,8 +73,13 @@ export interface WorkerOptions {
  *   provider, expired past their deadline (recheckDuePayments).
  * - `acme.register-account` {id}: an ACME account registered with its CA (registerAcmeAccount;
  *   a refusal is kept on the account and the job retried).
- * - `certificates.sweep`, every `certificatesEveryMs` (hourly): uploaded certificates within 14
- *   days of expiry announced once per material (announceExpiringCertificates).
+ * - `certificates.issue` {id}: one attempt to issue or renew an ACME certificate over DNS-01, if
+ *   it is due (issueAcmeCertificate; a failure is recorded on the certificate and retried after
+ *   a backoff, not by the queue);
+ * - `certificates.sweep`, every `certificatesEveryMs` (10 minutes): uploaded certificates within 14
+ *   days of expiry announced once per material (announceExpiringCertificates), ACME
+ *   certificates due (renewal 30 days before expiry, retries, lost jobs) handed to
+ *   `certificates.issue` (enqueueDueIssuance).
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
@@ -173,12 +182,24 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
         }),
       );
       stops.push(
+        await jobs.consume(
+          JOBS.certificatesIssue,
+          async ({ id }) => {
+            const outcome = await issueAcmeCertificate(ctx, id, { pollMs: opts.dnsPollMs });
+            if (outcome !== 'not due') rt.log.info({ certificate_id: id, outcome }, 'ACME certificate attempt done');
+          },
+          { concurrency: 2 },
+        ),
+      );
+      stops.push(
         await jobs.consume(JOBS.certificatesSweep, async () => {
           const announced = await announceExpiringCertificates(ctx);
           if (announced) rt.log.info({ announced }, 'expiring certificates announced');
+          const due = await enqueueDueIssuance(ctx);
+          if (due) rt.log.info({ due }, 'ACME certificates due for issuance or renewal');
         }),
       );
-      await jobs.schedule(JOBS.certificatesSweep, opts.certificatesEveryMs ?? 3600_000, {});
+      await jobs.schedule(JOBS.certificatesSweep, opts.certificatesEveryMs ?? 600_000, {});
       await jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});
       await jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});
       await jobs.schedule(JOBS.eventsDispatch, opts.eventsEveryMs ?? 60_000, {});

@@ -77,6 +77,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_MAIL_OUTBOX', ['mail', 'outbox'], 'bool'],
   ['SVC_NOTIFY_EMAIL_EVENTS', ['notify', 'email_events'], 'list'],
   ['SVC_ACME_EXTRA_CA_FILE', ['acme', 'extra_ca_file'], 'str'],
+  ['SVC_ACME_PROPAGATION_TIMEOUT_SECONDS', ['acme', 'propagation_timeout_seconds'], 'int'],
   ['SVC_BILLING_RETURN_URL', ['billing', 'return_url'], 'str'],
   ['SVC_BILLING_STRIPE_API_URL', ['billing', 'api_base_urls', 'stripe'], 'str'],
   ['SVC_BILLING_CRYPTOBOT_API_URL', ['billing', 'api_base_urls', 'cryptobot'], 'str'],

@@ -209,8 +209,13 @@ export const configSchema = z.object({
        * private CA's directory, or a test CA). NODE_EXTRA_CA_CERTS works as well, for the whole process.
        */
       extra_ca_file: z.string().min(1).optional(),
+      /**
+       * How long issuance waits for a DNS-01 TXT value to show at the zone's authoritative
+       * servers before it gives the attempt up (hosted DNS can take a minute or two).
+       */
+      propagation_timeout_seconds: z.number().int().min(5).max(3600).default(300),
     })
-    .default({}),
+    .default({ propagation_timeout_seconds: 300 }),
   /** Checkout, provider webhooks and re-reads (docs/payments.md). */
   billing: z
     .object({

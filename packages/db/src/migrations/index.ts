@@ -14,6 +14,7 @@ import * as webhooks from './2026-11-24T1000-webhooks.ts';
 import * as billing from './2026-11-24T1100-billing.ts';
 import * as acmeRegistration from './2026-11-24T1200-acme-registration.ts';
 import * as certificateExpiry from './2026-11-24T1300-certificate-expiry.ts';
+import * as acmeIssuance from './2026-11-24T1400-acme-issuance.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T1100-billing': billing,
   '2026-11-24T1200-acme-registration': acmeRegistration,
   '2026-11-24T1300-certificate-expiry': certificateExpiry,
+  '2026-11-24T1400-acme-issuance': acmeIssuance,
 };

@@ -63,6 +63,14 @@ export interface CertificatesTable {
   last_error: string | null;
   /** The not_after an expiry announcement (certificate.expiring) was made for. */
   expiry_announced_for: Date | null;
+  /** ACME: the claim of the worker issuing now (stale after 15 minutes). */
+  issuing_since: Date | null;
+  /** ACME: when the next attempt is due (first issuance, a retry after backoff, the renewal). */
+  next_attempt_at: Date | null;
+  /** ACME: a forced renewal asked for (POST /certificates/{id}/renew) and not yet attempted. */
+  renew_requested_at: Date | null;
+  failed_attempts: Generated<number>;
+  last_attempt_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }

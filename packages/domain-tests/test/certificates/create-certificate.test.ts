@@ -1,4 +1,4 @@
-import { ACME_NOT_AVAILABLE, CreateCertificateInput, createCertificate, getCertificate, parseInput } from '@svc/domain';
+import { CreateCertificateInput, createCertificate, getCertificate, parseInput } from '@svc/domain';
 import { caSignedCertificate, selfSignedCertificate } from '@svc/testkit';
 import { describe, expect, it } from 'vitest';
 import { fileTestbed, inputErrors, refusal } from '../support.ts';
@@ -66,13 +66,26 @@ describe('createCertificate', () => {
     expect(inputErrors(CreateCertificateInput, { kind: 'selfsigned', ...A })).toHaveProperty('kind');
   });
 
-  it('kind acme is refused as a validation problem (ACME issuance is not available in this version), writing nothing', async () => {
+  it('kind acme needs an ACME account, a DNS provider and names it can validate; refused per field, writing nothing', async () => {
+    const acme = { kind: 'acme', acme_account_id: 'acm_x', dns_provider_id: 'dns_x' };
+    expect(inputErrors(CreateCertificateInput, { kind: 'acme', domains: ['example.com'] })).toMatchObject({
+      acme_account_id: 'required for kind acme',
+      dns_provider_id: 'required for kind acme',
+    });
+    expect(inputErrors(CreateCertificateInput, { ...acme }).domains).toMatch(/required/);
+    expect(inputErrors(CreateCertificateInput, { ...acme, domains: [] })).toHaveProperty('domains');
+    for (const bad of ['a.*.example.com', 'example', '-x.example.com', '1.2.3.4', 'ex ample.com', `${'a'.repeat(64)}.com`])
+      expect(inputErrors(CreateCertificateInput, { ...acme, domains: [bad] }), bad).toHaveProperty('domains.0');
+    expect(inputErrors(CreateCertificateInput, { ...acme, domains: ['example.com'], cert_pem: A.cert_pem }).cert_pem).toBe('not for kind acme');
+    expect(inputErrors(CreateCertificateInput, { kind: 'uploaded', ...A, acme_account_id: 'acm_x' }).acme_account_id).toBe('not for kind uploaded');
+    // Names are lower-cased, a trailing dot dropped, duplicates removed.
+    expect(parseInput(CreateCertificateInput, { ...acme, domains: ['*.Example.COM.', '*.example.com', 'example.com'] }).domains).toEqual([
+      '*.example.com',
+      'example.com',
+    ]);
     const before = await t.bed.deps.db.selectFrom('certificates').select('id').execute();
-    const err = await refusal(
-      createCertificate(t.bed.ctx(), parseInput(CreateCertificateInput, { kind: 'acme', domains: ['example.com'] })),
-    );
-    expect(err).toMatchObject({ type: 'validation', errors: { kind: ACME_NOT_AVAILABLE } });
-    expect(ACME_NOT_AVAILABLE).toBe('ACME issuance is not available in this version');
+    const err = await refusal(createCertificate(t.bed.ctx(), parseInput(CreateCertificateInput, { ...acme, domains: ['example.com'] })));
+    expect(err).toMatchObject({ type: 'validation', errors: { acme_account_id: 'no such ACME account', dns_provider_id: 'no such DNS provider' } });
     expect(await t.bed.deps.db.selectFrom('certificates').select('id').execute()).toHaveLength(before.length);
   });
 });

@@ -84,3 +84,44 @@ export const caSays = (err: unknown): string =>
   String((err as Error)?.message ?? err)
     .replace(/[^\x20-\x7e]/g, '?')
     .slice(0, 300);
+
+/** What DNS-01 needs from the caller: publish one value for one name, and take it away again. */
+export interface Dns01Hooks {
+  /** Publishes `value` at `_acme-challenge.<name>` and resolves once it is visible where the CA looks. */
+  publish(fqdn: string, value: string): Promise<void>;
+  /** Removes that one value (the apex and the wildcard of a name publish two at once). */
+  unpublish(fqdn: string, value: string): Promise<void>;
+}
+
+/**
+ * Orders a certificate for `domains` over DNS-01 (acme-client's auto(): order, authorizations,
+ * challenges, finalize, download). Our own pre-check of the challenge is the `publish` wait at
+ * the authoritative servers, so acme-client's own (a recursive lookup) is skipped. The key is a
+ * new ECDSA P-256 key per order; the chain comes back leaf first.
+ */
+export async function orderCertificate(
+  client: acme.Client,
+  domains: readonly string[],
+  dns: Dns01Hooks,
+): Promise<{ chainPem: string; keyPem: string }> {
+  const key = await acme.crypto.createPrivateEcdsaKey('P-256');
+  const [, csr] = await acme.crypto.createCsr({ altNames: [...domains] }, key);
+  const published = new Set<string>();
+  const chainPem = await client.auto({
+    csr,
+    termsOfServiceAgreed: true,
+    challengePriority: ['dns-01'],
+    skipChallengeVerification: true,
+    challengeCreateFn: async (authz, challenge, value) => {
+      if (challenge.type !== 'dns-01') throw new Error(`the CA offers no dns-01 challenge for ${authz.identifier.value}`);
+      const fqdn = `_acme-challenge.${authz.identifier.value}`;
+      published.add(`${fqdn} ${value}`);
+      await dns.publish(fqdn, value);
+    },
+    challengeRemoveFn: async (authz, _challenge, value) => {
+      const fqdn = `_acme-challenge.${authz.identifier.value}`;
+      if (published.delete(`${fqdn} ${value}`)) await dns.unpublish(fqdn, value);
+    },
+  });
+  return { chainPem, keyPem: key.toString() };
+}

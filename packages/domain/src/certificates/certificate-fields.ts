@@ -19,3 +19,29 @@ export const Domains = z
   .array(z.string().min(1).max(253))
   .max(100)
   .meta({ description: 'names the certificate covers; default: its DNS subjectAltNames' });
+
+/**
+ * Names an ACME certificate is issued for: host names, a wildcard only as the whole leftmost
+ * label (`*.example.com`, DNS-01 validates it), lower-cased and without duplicates. Each label
+ * is checked on its own (no pattern runs over the whole name).
+ */
+export const AcmeDomains = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(253)
+      .transform((d) => d.trim().toLowerCase().replace(/\.$/, ''))
+      .refine(isAcmeName, 'must be a DNS name (example.com) or a wildcard (*.example.com)'),
+  )
+  .min(1)
+  .max(100)
+  .transform((names) => [...new Set(names)])
+  .meta({ description: 'kind acme: the names to issue for (a wildcard as *.example.com); each validated over DNS-01' });
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+function isAcmeName(name: string): boolean {
+  const labels = name.split('.');
+  if (labels.length < 2 || name.length > 253) return false;
+  return labels.every((l, i) => (i === 0 && l === '*') || LABEL.test(l)) && !/^\d+$/.test(labels[labels.length - 1] as string);
+}

@@ -1,13 +1,15 @@
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isEmptyPatch } from '../shared/input.ts';
+import { JOBS } from '../shared/jobs.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type CertificateView, certificateView } from './certificate.ts';
-import { CertificateName, CertPem, Domains, KeyPem } from './certificate-fields.ts';
+import { AcmeDomains, CertificateName, CertPem, Domains, KeyPem } from './certificate-fields.ts';
 import { type ParsedCertificate, parseCertificateMaterial } from './pem.ts';
 import { getCertificate } from './read-certificates.ts';
+import { issueJobId } from './request-acme-certificate.ts';
 
 /**
  * PATCH /certificates/{id}: a merge. `name` null or empty clears; cert_pem and key_pem come
@@ -19,7 +21,11 @@ export const UpdateCertificateInput = z
     name: CertificateName.nullable().optional(),
     cert_pem: CertPem.optional().meta({ description: 'new material: send with key_pem' }),
     key_pem: KeyPem.optional(),
-    domains: Domains.optional(),
+    domains: Domains.optional().meta({
+      description: 'uploaded: names the material covers; acme: new names, issued again at once (the old material serves meanwhile)',
+    }),
+    acme_account_id: z.string().min(1).max(64).optional().meta({ description: 'acme only: another ACME account, from the next attempt' }),
+    dns_provider_id: z.string().min(1).max(64).optional().meta({ description: 'acme only: another DNS provider, from the next attempt' }),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -39,6 +45,13 @@ export type UpdateCertificateInput = z.output<typeof UpdateCertificateInput>;
  */
 export async function updateCertificate(ctx: DomainContext, id: string, input: UpdateCertificateInput): Promise<CertificateView> {
   if (isEmptyPatch(input)) return getCertificate(ctx, id);
+  const kind = (await ctx.db.selectFrom('certificates').select('kind').where('id', '=', id).executeTakeFirst())?.kind;
+  if (kind === undefined) throw new NotFoundError('certificate', id);
+  if (kind === 'acme') return updateAcmeCertificate(ctx, id, input);
+  if (input.acme_account_id !== undefined || input.dns_provider_id !== undefined)
+    throw new ValidationError('invalid certificate', {
+      [input.acme_account_id !== undefined ? 'acme_account_id' : 'dns_provider_id']: 'only for kind acme',
+    });
   // The schema lets the halves of the material come only together.
   const parsed: ParsedCertificate | undefined =
     input.cert_pem !== undefined && input.key_pem !== undefined
@@ -96,4 +109,59 @@ export async function updateCertificate(ctx: DomainContext, id: string, input: U
 function checkDomainsAgainst(certPem: string, domains: string[], ctx: DomainContext, keyEnc: string | null): string[] {
   if (keyEnc === null) throw new ValidationError('no key', { domains: 'the certificate has no key yet' });
   return parseCertificateMaterial(certPem, ctx.secrets.open(keyEnc), domains).domains;
+}
+
+/**
+ * PATCH of an ACME certificate: the material is the CA's (cert_pem/key_pem: 409); new names,
+ * another account or DNS provider are stored, and new names are issued at once (the old
+ * material serves until the new one comes).
+ */
+async function updateAcmeCertificate(ctx: DomainContext, id: string, input: UpdateCertificateInput): Promise<CertificateView> {
+  if (input.cert_pem !== undefined)
+    throw new ConflictError('the material of an ACME certificate comes from its CA: POST /certificates/{id}/renew', {
+      cert_pem: 'not for kind acme',
+    });
+  const domains = input.domains === undefined ? undefined : AcmeDomains.safeParse(input.domains);
+  if (domains && !domains.success)
+    throw new ValidationError('invalid certificate', { domains: domains.error.issues[0]?.message ?? 'invalid' });
+  return unitOfWork(ctx, async (uow) => {
+    const trx = uow.db;
+    const errors: Record<string, string> = {};
+    if (
+      input.acme_account_id !== undefined &&
+      !(await trx.selectFrom('acme_accounts').select('id').where('id', '=', input.acme_account_id).executeTakeFirst())
+    )
+      errors.acme_account_id = 'no such ACME account';
+    if (
+      input.dns_provider_id !== undefined &&
+      !(await trx.selectFrom('dns_providers').select('id').where('id', '=', input.dns_provider_id).executeTakeFirst())
+    )
+      errors.dns_provider_id = 'no such DNS provider';
+    if (Object.keys(errors).length > 0) throw new ValidationError('invalid certificate', errors);
+    const now = ctx.clock.now();
+    const current = await trx.selectFrom('certificates').select('domains').where('id', '=', id).forNoKeyUpdate().executeTakeFirstOrThrow();
+    const newNames =
+      domains?.success === true && JSON.stringify(domains.data) !== JSON.stringify(current.domains) ? domains.data : undefined;
+    const row = await trx
+      .updateTable('certificates')
+      .set({
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.acme_account_id !== undefined ? { acme_account_id: input.acme_account_id } : {}),
+        ...(input.dns_provider_id !== undefined ? { dns_provider_id: input.dns_provider_id } : {}),
+        ...(newNames ? { domains: JSON.stringify(newNames), renew_requested_at: now, next_attempt_at: now } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const changed = Object.keys(input).filter((k) => input[k as keyof UpdateCertificateInput] !== undefined);
+    uow.audit({
+      action: 'certificate.updated',
+      entity_type: 'certificate',
+      entity_id: id,
+      details: { changed, ...(newNames ? { domains: newNames, reissue: true } : {}) },
+    });
+    if (newNames) uow.enqueue(JOBS.certificatesIssue, { id }, { id: issueJobId(id, now) });
+    return certificateView(row);
+  });
 }

@@ -25,6 +25,23 @@ export const EVENT_CATALOGUE = {
     not_after: z.string(),
     days_left: z.number().int(),
   }),
+  /** An ACME certificate was issued or renewed; the nodes serving it get the new material. */
+  'certificate.issued': z.object({
+    certificate_id: z.string(),
+    name: z.string().nullable(),
+    domains: z.array(z.string()),
+    not_after: z.string(),
+    renewal: z.boolean(),
+  }),
+  /** An ACME issuance or renewal failed; tried again after a backoff. A failed renewal leaves the old material serving until serving_until. */
+  'certificate.issue_failed': z.object({
+    certificate_id: z.string(),
+    name: z.string().nullable(),
+    domains: z.array(z.string()),
+    error: z.string(),
+    failed_attempts: z.number().int(),
+    serving_until: z.string().nullable(),
+  }),
   /** A payment succeeded and its plan was applied (a subscription created or extended). */
   'payment.succeeded': z.object({
     payment_id: z.string(),

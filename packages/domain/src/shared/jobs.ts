@@ -39,6 +39,8 @@ export const JOBS = {
   paymentsSweep: 'payments.sweep',
   /** Register one ACME account with its CA (acme/register-acme-account.ts). */
   acmeRegisterAccount: 'acme.register-account',
+  /** One attempt to issue or renew an ACME certificate, if it is due (certificates/issue-acme-certificate.ts). */
+  certificatesIssue: 'certificates.issue',
   /** Announce uploaded certificates that expire within 14 days (certificates/announce-expiring.ts). */
   certificatesSweep: 'certificates.sweep',
 } as const;
@@ -55,5 +57,6 @@ export interface JobData {
   'payments.process-event': { id: string };
   'payments.sweep': Record<string, never>;
   'acme.register-account': { id: string };
+  'certificates.issue': { id: string };
   'certificates.sweep': Record<string, never>;
 }

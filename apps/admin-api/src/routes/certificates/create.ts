@@ -10,7 +10,7 @@ export const route = defineRoute({
   method: 'post',
   path: '/certificates',
   tags: ['certificates'],
-  summary: 'Upload a certificate and its key (validity, issuer and names parsed from the PEM)',
+  summary: 'Upload a certificate and its key, or order one from an ACME CA (kind acme: issued by the worker over DNS-01)',
   auth: { scope: 'admin', roles: WRITERS },
   request: body(CreateCertificateBody),
   responses: { 201: json(CertificateSchema, 'Created') },

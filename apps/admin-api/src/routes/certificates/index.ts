@@ -4,9 +4,10 @@ import * as create from './create.ts';
 import * as del from './delete.ts';
 import * as get from './get.ts';
 import * as list from './list.ts';
+import * as renew from './renew.ts';
 import * as update from './update.ts';
 
 /** Registers this resource's routes, one file per operation. */
 export function register(app: OpenAPIHono<AppEnv>): void {
-  for (const r of [list, create, get, update, del]) r.register(app);
+  for (const r of [list, create, get, update, del, renew]) r.register(app);
 }

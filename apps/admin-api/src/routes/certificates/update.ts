@@ -14,7 +14,11 @@ export const route = defineRoute({
   description: 'New material moves the desired revision of every node serving TLS with this certificate.',
   auth: { scope: 'admin', roles: WRITERS },
   request: { params: IdParam, ...body(UpdateCertificateBody) },
-  responses: { 200: json(CertificateSchema, 'Updated'), 404: problem('No such certificate') },
+  responses: {
+    200: json(CertificateSchema, 'Updated'),
+    404: problem('No such certificate'),
+    409: problem('New material for an ACME certificate (its CA issues it: POST /certificates/{id}/renew)'),
+  },
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>

@@ -1,0 +1,25 @@
+import type { DomainContext } from '../shared/context.ts';
+import { JOBS } from '../shared/jobs.ts';
+import { ISSUING_CLAIM_STALE_MS } from './renewal-rule.ts';
+import { issueJobId } from './request-acme-certificate.ts';
+
+/**
+ * Part of the worker's `certificates.sweep`: every ACME certificate whose next attempt is due
+ * (a renewal 30 days before expiry, a retry after its backoff, an issuance whose job was lost,
+ * an attempt whose worker died) is handed to `certificates.issue`. The job claims before it
+ * acts, so handing one over twice is harmless.
+ */
+export async function enqueueDueIssuance(ctx: Pick<DomainContext, 'db' | 'clock' | 'jobs'>, limit = 100): Promise<number> {
+  const now = ctx.clock.now();
+  const due = await ctx.db
+    .selectFrom('certificates')
+    .select(['id', 'next_attempt_at'])
+    .where('kind', '=', 'acme')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('issuing_since', 'is', null), eb('issuing_since', '<', new Date(now.getTime() - ISSUING_CLAIM_STALE_MS))]))
+    .orderBy('next_attempt_at')
+    .limit(limit)
+    .execute();
+  for (const c of due) await ctx.jobs.enqueue(JOBS.certificatesIssue, { id: c.id }, { id: issueJobId(c.id, c.next_attempt_at as Date) });
+  return due.length;
+}

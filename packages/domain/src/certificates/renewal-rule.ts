@@ -1,0 +1,27 @@
+/**
+ * When an ACME certificate is renewed, and how soon a failed attempt is tried again (issue 16
+ * item 3; docs/certificates.md). One rule, used by issuance and by the view.
+ */
+
+const DAY_MS = 86_400_000;
+/** Renew this long before expiry (Let's Encrypt's 90-day certificates: after 60 days). */
+export const RENEW_BEFORE_DAYS = 30;
+
+/**
+ * When the renewal of a certificate valid from `notBefore` to `notAfter` is due: 30 days before
+ * expiry, but never before half of its lifetime has passed (a short-lived certificate, 6 or 45
+ * days, is otherwise renewed again as soon as it is issued).
+ */
+export function renewalDueAt(notBefore: Date, notAfter: Date): Date {
+  const lifetime = notAfter.getTime() - notBefore.getTime();
+  const before = Math.min(RENEW_BEFORE_DAYS * DAY_MS, lifetime / 2);
+  return new Date(notAfter.getTime() - before);
+}
+
+/** After `failures` failed attempts in a row: 1 h, 2 h, 4 h ... at most 24 h (a CA limits failed validations per hour). */
+export function retryAfterMs(failures: number): number {
+  return Math.min(24, 2 ** Math.max(0, Math.min(failures - 1, 10))) * 3_600_000;
+}
+
+/** A worker's claim on an issuance older than this is taken over (the worker died mid-way). */
+export const ISSUING_CLAIM_STALE_MS = 15 * 60_000;
