@@ -58,17 +58,44 @@ describe('POST /certificates and GET /certificates/{id}', () => {
     expect(mismatch.body.errors.key_pem).toBe('does not match the certificate');
   });
 
-  it('kind acme is a 400 validation problem: ACME issuance is not available in this version', async () => {
-    const res = await s.api.post('/api/v1/certificates', { kind: 'acme', domains: ['example.com'] }, { token });
+  it('kind acme without an account, a DNS provider or valid names is a 400 validation problem per field', async () => {
+    const res = await s.api.post('/api/v1/certificates', { kind: 'acme', domains: ['a.*.example.com'] }, { token });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     expect(res.body.type).toBe('urn:svc:problem:validation');
-    expect(res.body.errors.kind).toBe('ACME issuance is not available in this version');
+    expect(res.body.errors).toMatchObject({ acme_account_id: 'required for kind acme', dns_provider_id: 'required for kind acme' });
+    expect(res.body.errors['domains.0']).toMatch(/wildcard/);
   });
 
-  it('there is no renew route yet', async () => {
+  it('kind acme is recorded pending, with its account and DNS provider, due now', async () => {
+    const account = await f.acmeAccount();
+    const provider = await f.dnsProvider();
+    const res = await s.api.post(
+      '/api/v1/certificates',
+      { kind: 'acme', acme_account_id: account.id, dns_provider_id: provider.id, domains: ['Shop.Example.com'] },
+      { token },
+    );
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({
+      kind: 'acme',
+      status: 'pending',
+      domains: ['shop.example.com'],
+      cert_pem: null,
+      has_key: false,
+      acme_account_id: account.id,
+      dns_provider_id: provider.id,
+      last_error: null,
+      failed_attempts: 0,
+    });
+    expect(res.body.next_attempt_at).toBe(s.clock.now().toISOString());
+  });
+
+  it('POST /certificates/{id}/renew of an uploaded certificate is 409 (new material comes by PATCH); an unknown id is 404', async () => {
     const c = await f.certificate(A);
-    expect((await s.api.post(`/api/v1/certificates/${c.id}/renew`, {}, { token })).status).toBe(404);
+    const res = await s.api.post(`/api/v1/certificates/${c.id}/renew`, {}, { token });
+    expect(res.status).toBe(409);
+    expect(res.body.type).toBe('urn:svc:problem:conflict');
+    expect((await s.api.post('/api/v1/certificates/crt_nope/renew', {}, { token })).status).toBe(404);
   });
 
   it('an unknown id is 404 problem+json', async () => {
@@ -101,7 +128,9 @@ describe('GET /certificates', () => {
     const uploaded = await s.api.get('/api/v1/certificates?kind=uploaded&limit=200', { token });
     expect(uploaded.body.items.length).toBeGreaterThan(0);
     expect(uploaded.body.items.every((c: { kind: string }) => c.kind === 'uploaded')).toBe(true);
-    expect((await s.api.get('/api/v1/certificates?kind=acme', { token })).body.items).toEqual([]);
+    const acme = (await s.api.get('/api/v1/certificates?kind=acme', { token })).body.items;
+    expect(acme.length).toBeGreaterThan(0);
+    expect(acme.every((c: { kind: string; status: string }) => c.kind === 'acme' && c.status === 'pending')).toBe(true);
     const active = await s.api.get('/api/v1/certificates?status=active&limit=200', { token });
     expect(active.body.items.length).toBe(uploaded.body.items.length);
     expect((await s.api.get('/api/v1/certificates?status=expired', { token })).body.items).toEqual([]);

@@ -50,6 +50,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       ...one('chains'),
       ...crud('certificates'),
       ...one('certificates'),
+      'POST /api/v1/certificates/{id}/renew',
       ...crud('dns-providers'),
       ...one('dns-providers'),
       'POST /api/v1/dns-providers/{id}/check',
@@ -117,6 +118,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
           !p.endsWith('/rotate-credentials') &&
           !p.endsWith('/webhooks/{id}/test') &&
           !p.endsWith('/rotate-secret') &&
+          !p.endsWith('/renew') &&
           !/\/payments\/\{id\}\/(confirm|cancel|refund)$/.test(p)
         ) {
           expect(op.requestBody?.content?.['application/json']?.schema, `${m} ${p} body`).toBeDefined();
