@@ -39,6 +39,27 @@ const RENDERERS: { [T in string]?: Render } = {
       text: lines.join('\n'),
     };
   }) as Render,
+  'certificate.issue_failed': ((p: EventPayload<'certificate.issue_failed'>, e: StoredEvent, baseUrl: string) => {
+    const names = oneLine(p.domains.join(', '), 200);
+    return {
+      subject: oneLine(`Certificate ${p.serving_until ? 'renewal' : 'issuance'} failed: ${names}`),
+      text: [
+        p.serving_until
+          ? `The renewal of an ACME certificate failed. The current certificate keeps serving until ${p.serving_until}.`
+          : 'The issuance of an ACME certificate failed; nothing is issued yet.',
+        '',
+        `Names:           ${names}`,
+        `Certificate id:  ${p.certificate_id}`,
+        `Failed attempts: ${p.failed_attempts} (tried again after a backoff of up to 24 hours)`,
+        `Error:           ${oneLine(p.error, 1000)}`,
+        '',
+        'Check the DNS provider (POST /api/v1/dns-providers/{id}/check), then retry now:',
+        `  POST ${baseUrl}/api/v1/certificates/${p.certificate_id}/renew`,
+        '',
+        `Event ${e.id}`,
+      ].join('\n'),
+    };
+  }) as Render,
 };
 
 /** The mail an owner (or admin) gets about `event`; `to` is theirs. */
