@@ -106,7 +106,7 @@ describe('GET /stats/overview', () => {
         downlink_bytes: 0,
         total_bytes: 0,
       },
-      certificates: { total: 0, expired: 0, expiring_within_30_days: 0, next_expiry: null },
+      certificates: { total: 0, expired: 0, expiring_within_30_days: 0, next_expiry: null, failing: 0 },
       revenue: { from: new Date(now.getTime() - 24 * H).toISOString(), to: now.toISOString(), by_currency: [] },
     });
   });

@@ -9,6 +9,7 @@ import {
   renewalDueAt,
   renewCertificate,
   retryAfterMs,
+  statsOverview,
 } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
 import { fileTestbed, refusal } from '../support.ts';
@@ -64,6 +65,7 @@ describe('attempts', () => {
     expect(row).toMatchObject({ status: 'failed', failed_attempts: 1, issuing_since: null, cert_pem: null });
     expect(row.last_error).toMatch(/cannot be reached/);
     expect((row.next_attempt_at as Date).getTime() - t.bed.clock.now().getTime()).toBe(HOUR);
+    expect((await statsOverview(t.bed.deps, {})).certificates.failing).toBeGreaterThan(0);
     // Not due again before its backoff.
     expect(await issueAcmeCertificate(t.bed.ctx(), id)).toBe('not due');
   });

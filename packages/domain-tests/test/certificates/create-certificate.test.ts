@@ -76,8 +76,12 @@ describe('createCertificate', () => {
     expect(inputErrors(CreateCertificateInput, { ...acme, domains: [] })).toHaveProperty('domains');
     for (const bad of ['a.*.example.com', 'example', '-x.example.com', '1.2.3.4', 'ex ample.com', `${'a'.repeat(64)}.com`])
       expect(inputErrors(CreateCertificateInput, { ...acme, domains: [bad] }), bad).toHaveProperty('domains.0');
-    expect(inputErrors(CreateCertificateInput, { ...acme, domains: ['example.com'], cert_pem: A.cert_pem }).cert_pem).toBe('not for kind acme');
-    expect(inputErrors(CreateCertificateInput, { kind: 'uploaded', ...A, acme_account_id: 'acm_x' }).acme_account_id).toBe('not for kind uploaded');
+    expect(inputErrors(CreateCertificateInput, { ...acme, domains: ['example.com'], cert_pem: A.cert_pem }).cert_pem).toBe(
+      'not for kind acme',
+    );
+    expect(inputErrors(CreateCertificateInput, { kind: 'uploaded', ...A, acme_account_id: 'acm_x' }).acme_account_id).toBe(
+      'not for kind uploaded',
+    );
     // Names are lower-cased, a trailing dot dropped, duplicates removed.
     expect(parseInput(CreateCertificateInput, { ...acme, domains: ['*.Example.COM.', '*.example.com', 'example.com'] }).domains).toEqual([
       '*.example.com',
@@ -85,7 +89,10 @@ describe('createCertificate', () => {
     ]);
     const before = await t.bed.deps.db.selectFrom('certificates').select('id').execute();
     const err = await refusal(createCertificate(t.bed.ctx(), parseInput(CreateCertificateInput, { ...acme, domains: ['example.com'] })));
-    expect(err).toMatchObject({ type: 'validation', errors: { acme_account_id: 'no such ACME account', dns_provider_id: 'no such DNS provider' } });
+    expect(err).toMatchObject({
+      type: 'validation',
+      errors: { acme_account_id: 'no such ACME account', dns_provider_id: 'no such DNS provider' },
+    });
     expect(await t.bed.deps.db.selectFrom('certificates').select('id').execute()).toHaveLength(before.length);
   });
 });

@@ -16,7 +16,14 @@ export interface StatsOverview {
   subscriptions: { total: number; active: number; limited: number; expired: number; disabled: number };
   traffic: { from: string; to: string; uplink_bytes: number; downlink_bytes: number; total_bytes: number };
   /** Certificates now: how many, how many have expired, and how many expire within 30 days. */
-  certificates: { total: number; expired: number; expiring_within_30_days: number; next_expiry: string | null };
+  certificates: {
+    total: number;
+    expired: number;
+    expiring_within_30_days: number;
+    next_expiry: string | null;
+    /** ACME certificates whose last issuance or renewal failed (last_error set). */
+    failing: number;
+  };
   /** Payments paid in [from, to), per currency. */
   revenue: { from: string; to: string; by_currency: RevenueLine[] };
 }
@@ -60,6 +67,7 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
       sql<number>`count(*) filter (where not_after <= ${new Date(nowMs)})`.as('expired'),
       sql<number>`count(*) filter (where not_after > ${new Date(nowMs)} and not_after <= ${new Date(nowMs + 30 * 86_400_000)})`.as('soon'),
       sql<Date | null>`min(not_after) filter (where not_after > ${new Date(nowMs)})`.as('next'),
+      sql<number>`count(*) filter (where last_error is not null)`.as('failing'),
     ])
     .executeTakeFirstOrThrow();
 
@@ -83,6 +91,7 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
       expired: Number(c.expired),
       expiring_within_30_days: Number(c.soon),
       next_expiry: c.next ? new Date(c.next).toISOString() : null,
+      failing: Number(c.failing),
     },
     revenue: { from: from.toISOString(), to: to.toISOString(), by_currency: revenue },
   };

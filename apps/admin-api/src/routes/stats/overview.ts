@@ -23,6 +23,10 @@ export const StatsOverviewSchema = z
       expired: Count,
       expiring_within_30_days: Count,
       next_expiry: z.string().nullable().openapi({ format: 'date-time', description: 'the soonest expiry still ahead' }),
+      failing: z
+        .number()
+        .int()
+        .openapi({ description: 'ACME certificates whose last issuance or renewal failed (their last_error is set)' }),
     }),
     revenue: z.object({
       from: z.string().openapi({ format: 'date-time' }),
