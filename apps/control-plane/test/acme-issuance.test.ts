@@ -4,14 +4,14 @@ import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdminApi } from '@svc/admin-api';
-import { createControlPlane } from '@svc/control-plane';
 import { JOBS } from '@svc/domain';
 import { login, OWNER, setupOwner, startTestServer, type TestServer, until } from '@svc/testkit';
 import { AgentSimulator } from '@svc/testkit/agent-simulator';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type PebbleServer, pebbleAvailable, startPebble } from '@svc/testkit/pebble-server';
+import { createWorker, type WorkerService } from '@svc/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker, type WorkerService } from '../src/worker.ts';
+import { createControlPlane } from '../src/server.ts';
 
 // ACME issuance end to end (issue 16 item 3, "Checked by"): the admin API, the agent gateway and
 // the worker in one process; Debian's pebble as the CA, resolving through Debian's BIND, whose
