@@ -214,8 +214,15 @@ export const configSchema = z.object({
        * servers before it gives the attempt up (hosted DNS can take a minute or two).
        */
       propagation_timeout_seconds: z.number().int().min(5).max(3600).default(300),
+      /**
+       * The hosted DNS APIs' base URLs, for a proxy or a test stand-in (never set in a normal
+       * installation: each adapter knows its provider's). Set by environment only.
+       */
+      dns_api_base_urls: z
+        .object({ cloudflare: z.url().optional(), route53: z.url().optional(), digitalocean: z.url().optional() })
+        .default({}),
     })
-    .default({ propagation_timeout_seconds: 300 }),
+    .default({ propagation_timeout_seconds: 300, dns_api_base_urls: {} }),
   /** Checkout, provider webhooks and re-reads (docs/payments.md). */
   billing: z
     .object({

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { isDomainError, NotFoundError, TimeoutError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { type DnsProviderPort, dnsProviderPort } from './dns/dns-provider-port.ts';
-import { openDnsCredentials } from './dns-provider-view.ts';
+import type { DnsProviderPort } from './dns/dns-provider-port.ts';
+import { storedDnsProviderPort } from './stored-dns-provider.ts';
 
 /** POST /dns-providers/{id}/check: the domain whose zone the provider should be able to change. */
 export const CheckDnsProviderInput = z
@@ -83,7 +83,8 @@ export async function checkDnsProvider(
   };
   let port: DnsProviderPort | undefined;
   const added = await timed('add', async () => {
-    port = dnsProviderPort(row.kind, openDnsCredentials(ctx.secrets, row.credentials_enc), { now: () => ctx.clock.now() });
+    // TSIG and API signatures carry the wall-clock time the server checks.
+    port = storedDnsProviderPort(ctx, row, () => new Date());
     await port.addTxt(record, value);
     return `TXT ${record} added`;
   });

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CertificateRow } from '@svc/db';
 import { acmeClient, caSays, orderCertificate } from '../acme/acme-protocol.ts';
-import { type DnsProviderPort, dnsProviderPort } from '../acme/dns/dns-provider-port.ts';
-import { openDnsCredentials } from '../acme/dns-provider-view.ts';
+import type { DnsProviderPort } from '../acme/dns/dns-provider-port.ts';
 import { registerAcmeAccount } from '../acme/register-acme-account.ts';
+import { storedDnsProviderPort } from '../acme/stored-dns-provider.ts';
 import { isDomainError, TimeoutError, UnavailableError } from '../errors.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
@@ -70,7 +70,7 @@ async function order(ctx: DomainContext, row: CertificateRow, opts: IssueOptions
   if (!account?.account_key_enc || !account.account_url) throw new UnavailableError('the ACME account is not registered');
   if (!provider) throw new UnavailableError('the DNS provider no longer exists');
   // TSIG and API signatures carry the wall-clock time the server checks, not the business clock.
-  const dns = dnsProviderPort(provider.kind, openDnsCredentials(ctx.secrets, provider.credentials_enc), { now: () => new Date() });
+  const dns = storedDnsProviderPort(ctx, provider, () => new Date());
   const client = await acmeClient({
     directoryUrl: account.directory_url,
     accountKeyPem: ctx.secrets.open(account.account_key_enc),

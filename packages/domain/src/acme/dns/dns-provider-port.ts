@@ -1,6 +1,10 @@
 import { UnavailableError } from '../../errors.ts';
+import { cloudflareDnsPort } from './cloudflare-client.ts';
+import { digitalOceanDnsPort } from './digitalocean-client.ts';
+import type { HostedDnsDeps } from './hosted-dns-api.ts';
 import { type Rfc2136Settings, txtVisibleAt, updateTxt, zoneAt } from './rfc2136-client.ts';
 import type { TsigAlgorithm } from './rfc2136-message.ts';
+import { route53DnsPort } from './route53-client.ts';
 
 /**
  * What DNS-01 asks of a DNS provider, whatever its kind: add one TXT value to a name and
@@ -32,8 +36,14 @@ export function rfc2136Settings(credentials: Readonly<Record<string, string>>): 
   };
 }
 
+/**
+ * What a port needs besides its credentials: the clock, and (tests) where the hosted APIs and
+ * the zones' name servers are reached.
+ */
+export type DnsProviderDeps = HostedDnsDeps;
+
 /** The port of a stored DNS provider, its credentials opened. */
-export function dnsProviderPort(kind: string, credentials: Readonly<Record<string, string>>, deps: { now: () => Date }): DnsProviderPort {
+export function dnsProviderPort(kind: string, credentials: Readonly<Record<string, string>>, deps: DnsProviderDeps): DnsProviderPort {
   if (kind === 'rfc2136') {
     const s = rfc2136Settings(credentials);
     return {
@@ -44,5 +54,8 @@ export function dnsProviderPort(kind: string, credentials: Readonly<Record<strin
       isVisible: (fqdn, value) => txtVisibleAt(s, fqdn, value),
     };
   }
-  throw new UnavailableError(`DNS provider kind ${kind} cannot change records yet (rfc2136 can)`);
+  if (kind === 'cloudflare') return cloudflareDnsPort(credentials, deps);
+  if (kind === 'route53') return route53DnsPort(credentials, deps);
+  if (kind === 'digitalocean') return digitalOceanDnsPort(credentials, deps);
+  throw new UnavailableError(`DNS provider kind ${kind} cannot change records`);
 }
