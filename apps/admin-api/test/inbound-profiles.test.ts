@@ -180,7 +180,11 @@ describe('OpenAPI document: inbound profiles, inbounds, access groups, certifica
       for (const op of [one.get, one.patch, one.delete]) expect(op.responses['404'].content['application/problem+json']).toBeDefined();
       expect(one.delete.responses['409'].content['application/problem+json']).toBeDefined();
     }
-    expect(doc.paths['/api/v1/certificates/{id}/renew']).toBeUndefined();
+    const renew = doc.paths['/api/v1/certificates/{id}/renew'];
+    expect(Object.keys(renew)).toEqual(['post']);
+    expect(renew.post['x-roles']).toEqual(['owner', 'admin']);
+    expect(renew.post.responses['202'].content['application/json'].schema).toBeDefined();
+    expect(renew.post.responses['409'].content['application/problem+json']).toBeDefined();
     // The domain's nested input schemas keep their component names, in create and update alike.
     const update = doc.components.schemas.UpdateInboundProfile.properties;
     expect(JSON.stringify(update.stream)).toContain('#/components/schemas/StreamSettingsInput');
