@@ -4,6 +4,7 @@ import {
   enqueueDueIssuance,
   ISSUING_CLAIM_STALE_MS,
   issueAcmeCertificate,
+  nextRenewalAt,
   parseInput,
   RENEW_BEFORE_DAYS,
   renewalDueAt,
@@ -49,6 +50,14 @@ describe('renewal rule', () => {
     expect(renewalDueAt(from, days(90))).toEqual(days(60));
     expect(renewalDueAt(from, days(45))).toEqual(days(22.5));
     expect(renewalDueAt(from, days(6))).toEqual(days(3));
+  });
+
+  it('a certificate just issued is not renewed within the hour, whatever the clocks say', () => {
+    const now = new Date('2026-06-01T00:00:00Z');
+    const from = new Date('2026-01-01T00:00:00Z');
+    // Our clock months ahead of the CA's: due long ago by the rule, yet an hour from now.
+    expect(nextRenewalAt(from, new Date(from.getTime() + 90 * DAY), now)).toEqual(new Date(now.getTime() + HOUR));
+    expect(nextRenewalAt(now, new Date(now.getTime() + 90 * DAY), now)).toEqual(new Date(now.getTime() + 60 * DAY));
   });
 
   it('failed attempts back off 1 h, 2 h, 4 h ... at most 24 h', () => {

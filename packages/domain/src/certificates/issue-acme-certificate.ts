@@ -10,7 +10,7 @@ import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { parseCertificateMaterial } from './pem.ts';
-import { ISSUING_CLAIM_STALE_MS, renewalDueAt, retryAfterMs } from './renewal-rule.ts';
+import { ISSUING_CLAIM_STALE_MS, nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
 
 export type IssueOutcome = 'issued' | 'renewed' | 'failed' | 'not due';
 
@@ -141,7 +141,7 @@ async function recordSuccess(
         failed_attempts: 0,
         issuing_since: null,
         renew_requested_at: askedSince ? current.renew_requested_at : null,
-        next_attempt_at: askedSince ? now : renewalDueAt(parsed.notBefore, parsed.notAfter),
+        next_attempt_at: askedSince ? now : nextRenewalAt(parsed.notBefore, parsed.notAfter, now),
         updated_at: now,
       })
       .where('id', '=', row.id)

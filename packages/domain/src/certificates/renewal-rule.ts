@@ -18,6 +18,15 @@ export function renewalDueAt(notBefore: Date, notAfter: Date): Date {
   return new Date(notAfter.getTime() - before);
 }
 
+/**
+ * When a certificate issued `now` is renewed next: renewalDueAt, but not within the hour (a
+ * clock far ahead of the CA's would otherwise find every new certificate due at once and order
+ * one after another).
+ */
+export function nextRenewalAt(notBefore: Date, notAfter: Date, now: Date): Date {
+  return new Date(Math.max(renewalDueAt(notBefore, notAfter).getTime(), now.getTime() + 3_600_000));
+}
+
 /** After `failures` failed attempts in a row: 1 h, 2 h, 4 h ... at most 24 h (a CA limits failed validations per hour). */
 export function retryAfterMs(failures: number): number {
   return Math.min(24, 2 ** Math.max(0, Math.min(failures - 1, 10))) * 3_600_000;
