@@ -2,6 +2,8 @@
 // /sub/{token} for a subscription with 10 inbounds, base64 format (a v2rayNG User-Agent), on
 // PostgreSQL, served by the portal-api surface in its own process (one database read per
 // request); beside it, in the same run, a bare node:http hello-world (bench/auth/hello.ts).
+// `pnpm bench:sub-link:pglite` (BENCH_DATABASE=pglite): the same on the embedded default
+// (PGlite in the server child's data directory, no DATABASE_URL).
 // Load from wrk when installed, else autocannon. Appends to bench/BENCHMARKS.md.
 import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,14 +19,15 @@ const here = import.meta.dirname;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const TARGET_RPS = 8000;
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PGLITE = process.env.BENCH_DATABASE === 'pglite';
+const DATABASE_URL = PGLITE ? '' : (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 const SCHEMA = `bench_sub_${randomBytes(4).toString('hex')}`;
 
 // BENCH_CPU_PROF_DIR: the server child writes a V8 CPU profile there when it stops.
 const profiled = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
 
-const admin = await connectDatabase({ url: DATABASE_URL, dataDir: '' });
-await sql`create schema ${sql.id(SCHEMA)}`.execute(admin.db);
+const admin = PGLITE ? undefined : await connectDatabase({ url: DATABASE_URL, dataDir: '' });
+if (admin) await sql`create schema ${sql.id(SCHEMA)}`.execute(admin.db);
 try {
   const ua = { 'user-agent': 'v2rayNG/1.9.30' };
   const loadBefore = loadavg()
@@ -36,7 +39,11 @@ try {
   /** The link under load, served by a fresh server child with this answer cache setting. */
   const measure = async (cacheSeconds: number) => {
     const server = await child<{ url: string; paths: string[]; inbounds: number; database: string }>(join(here, 'server.ts'), {
-      env: { DATABASE_URL, BENCH_SCHEMA: `${SCHEMA}_${cacheSeconds}`, SVC_SUB_CACHE_SECONDS: String(cacheSeconds) },
+      env: {
+        DATABASE_URL,
+        ...(PGLITE ? {} : { BENCH_SCHEMA: `${SCHEMA}_${cacheSeconds}` }),
+        SVC_SUB_CACHE_SECONDS: String(cacheSeconds),
+      },
       execArgv: profiled,
     });
     database = server.msg.database;
@@ -53,7 +60,7 @@ try {
     const result = await load({ ...spec, seconds: SECONDS });
     subscriptions = server.msg.paths.length;
     await stopChild(server.proc);
-    await sql`drop schema if exists ${sql.id(`${SCHEMA}_${cacheSeconds}`)} cascade`.execute(admin.db);
+    if (admin) await sql`drop schema if exists ${sql.id(`${SCHEMA}_${cacheSeconds}`)} cascade`.execute(admin.db);
     return result;
   };
   const sub = await measure(0);
@@ -77,7 +84,7 @@ try {
   const row = (label: string, r: { rps: number; p50: number; p99: number; errors: number }) =>
     `| ${label} | ${Math.round(r.rps).toLocaleString('en-US')} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} |`;
   const lines = [
-    `### ${new Date().toISOString().slice(0, 10)} — GET /sub/{token}, 10 inbounds, base64, PostgreSQL`,
+    `### ${new Date().toISOString().slice(0, 10)} — GET /sub/{token}, 10 inbounds, base64, ${PGLITE ? 'PGlite (embedded default)' : 'PostgreSQL'}`,
     '',
     `Machine: ${cpu} ×${availableParallelism()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Commit ${rev}. Load average before: ${loadBefore}. ` +
       `Load: ${loadClient}, ${CONNECTIONS} connections, ${SECONDS} s each after a warm-up, User-Agent v2rayNG (the base64 list), each request for one of ${subscriptions.toLocaleString('en-US')} subscriptions' links picked at random. Product: the portal-api surface in its own process ` +
@@ -94,6 +101,8 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`);
   if (!process.env.BENCH_NO_APPEND) appendFileSync(join(here, '..', 'BENCHMARKS.md'), `\n${lines.join('\n')}\n`);
 } finally {
-  for (const suffix of ['', '_0', '_30']) await sql`drop schema if exists ${sql.id(`${SCHEMA}${suffix}`)} cascade`.execute(admin.db);
-  await admin.destroy();
+  if (admin) {
+    for (const suffix of ['', '_0', '_30']) await sql`drop schema if exists ${sql.id(`${SCHEMA}${suffix}`)} cascade`.execute(admin.db);
+    await admin.destroy();
+  }
 }

@@ -88,4 +88,54 @@ describe('createTurnBatcher', () => {
     await expect(late).rejects.toThrow('the rest failed');
     await expect(early).resolves.toBe('ready');
   });
+
+  it('with maxInFlight 1, keys asked in many turns while a batch runs go out together when it ends', async () => {
+    const batches: number[][] = [];
+    let release: () => void = () => {};
+    const gate = () =>
+      new Promise<void>((r) => {
+        release = r;
+      });
+    let open = gate();
+    const double = createTurnBatcher<number, number>({
+      maxBatch: 100,
+      maxInFlight: 1,
+      run: async (keys) => {
+        batches.push(keys);
+        await open;
+        return (k) => k * 2;
+      },
+    });
+    const first = double(1);
+    await nextTurn();
+    const later = [double(2)];
+    await nextTurn();
+    later.push(double(3));
+    await nextTurn();
+    later.push(double(4));
+    await nextTurn();
+    expect(batches).toEqual([[1]]);
+    const held = release;
+    open = gate();
+    held();
+    expect(await first).toBe(2);
+    for (let i = 0; i < 5 && batches.length < 2; i++) await nextTurn();
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    release();
+    expect(await Promise.all(later)).toEqual([4, 6, 8]);
+  });
+
+  it('with maxInFlight 2 and maxBatch 2, a turn of five keys runs two batches and the fifth key after one ends', async () => {
+    const batches: number[][] = [];
+    const double = createTurnBatcher<number, number>({
+      maxBatch: 2,
+      maxInFlight: 2,
+      run: async (keys) => {
+        batches.push(keys);
+        return (k) => k * 2;
+      },
+    });
+    expect(await Promise.all([1, 2, 3, 4, 5].map(double))).toEqual([2, 4, 6, 8, 10]);
+    expect(batches).toEqual([[1, 2], [3, 4], [5]]);
+  });
 });

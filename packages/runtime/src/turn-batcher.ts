@@ -7,6 +7,13 @@ export interface TurnBatcherOptions<K, V> {
    * still unsettled when it ends. A rejection rejects exactly those unsettled keys.
    */
   run: (keys: K[], settle: (key: K, value: V) => void) => Promise<(key: K) => V>;
+  /**
+   * Most batches running at once (default: no bound). At the bound, the keys asked for keep
+   * gathering until a batch ends, then go out together: with one database connection (the
+   * embedded PGlite) the statements would only queue there anyway, one per turn with a key or
+   * two each, while one statement for everything that arrived meanwhile costs about the same.
+   */
+  maxInFlight?: number;
 }
 
 interface Waiter<V> {
@@ -16,14 +23,17 @@ interface Waiter<V> {
 
 /**
  * Gathers the requests made in one turn of the event loop and runs them as batches on the
- * next (setImmediate): one burst of callers, such as every session a bus message reaches,
+ * next (setImmediate; with maxInFlight batches running, when one of them ends): one burst of callers, such as every session a bus message reaches,
  * costs one statement instead of one per caller. Keys compare as Map keys do: equal strings
  * share one place in the batch and its result, while a fresh object per request keeps
  * requests apart.
  */
 export function createTurnBatcher<K, V>(opts: TurnBatcherOptions<K, V>): (key: K) => Promise<V> {
   const maxBatch = Math.max(1, opts.maxBatch);
+  const maxInFlight = Math.max(1, opts.maxInFlight ?? Number.POSITIVE_INFINITY);
   let pending = new Map<K, Waiter<V>[]>();
+  let inFlight = 0;
+  let flushQueued = false;
 
   const runBatch = async (batch: Map<K, Waiter<V>[]>): Promise<void> => {
     const settle = (key: K, value: V): void => {
@@ -42,9 +52,23 @@ export function createTurnBatcher<K, V>(opts: TurnBatcherOptions<K, V>): (key: K
   };
 
   const flush = (): void => {
+    flushQueued = false;
+    if (pending.size === 0 || inFlight >= maxInFlight) return;
     const all = [...pending];
-    pending = new Map();
-    for (let i = 0; i < all.length; i += maxBatch) void runBatch(new Map(all.slice(i, i + maxBatch)));
+    const room = Number.isFinite(maxInFlight) ? (maxInFlight - inFlight) * maxBatch : all.length;
+    pending = new Map(all.slice(room));
+    for (let i = 0; i < Math.min(all.length, room); i += maxBatch) {
+      inFlight++;
+      void runBatch(new Map(all.slice(i, Math.min(i + maxBatch, room)))).finally(() => {
+        inFlight--;
+        queueFlush();
+      });
+    }
+  };
+  const queueFlush = (): void => {
+    if (flushQueued || pending.size === 0) return;
+    flushQueued = true;
+    setImmediate(flush);
   };
 
   return (key) =>
@@ -54,7 +78,7 @@ export function createTurnBatcher<K, V>(opts: TurnBatcherOptions<K, V>): (key: K
         waiters.push({ resolve, reject });
         return;
       }
-      if (pending.size === 0) setImmediate(flush);
       pending.set(key, [{ resolve, reject }]);
+      queueFlush();
     });
 }

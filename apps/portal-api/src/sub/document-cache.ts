@@ -41,11 +41,15 @@ export function subscriptionDocumentsCache(
 /**
  * The database reads of one event-loop turn's requests go out as one statement
  * (readSubscriptionDocuments): under load, many apps' refreshes share a round trip and a
- * statement instead of one each. Every request still reads the database.
+ * statement instead of one each; with every connection busy, the requests of the following
+ * turns wait and go out together. Every request still reads the database.
  */
-function batchedReads(deps: Pick<DomainDeps, 'db' | 'clock'>, granted: Granted): Read {
+function batchedReads(deps: Pick<DomainDeps, 'db' | 'clock' | 'config'>, granted: Granted): Read {
   return createTurnBatcher<string, SubscriptionDocumentData | null>({
     maxBatch: BATCH,
+    // As many statements at once as connections; the embedded database has one, and a second
+    // statement waiting behind the running one keeps its thread busy while this one's answer is read.
+    maxInFlight: deps.config.database.url ? deps.config.database.pool_size : 2,
     run: async (tokens) => {
       const docs = await readSubscriptionDocuments(deps, tokens, granted);
       return (token) => docs.get(token) ?? null;
