@@ -63,7 +63,9 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
         'cache-control': 'no-store',
       });
     }
-    // A cached answer (the same data object) is rendered once per format and settings.
+    // A cached answer (the same data object) is rendered once per format and settings; so is
+    // a body whose servers are the same (the domain hands the same array to every read of a
+    // subscription until what it is granted changes), whatever the usage in the headers.
     let forData = rendered.get(data);
     if (!forData) {
       forData = new Map();
@@ -74,7 +76,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
       const render = RENDER[format];
       out = {
         settings,
-        body: render.body(doc),
+        body: bodyOf(doc, format, settings, render.body),
         headers: {
           'content-type': render.type,
           ...subscriptionHeaders(doc, {
@@ -96,3 +98,28 @@ const rendered = new WeakMap<
   SubscriptionDocumentData,
   Map<SubFormat, { settings: SubLinkSettings; body: string; headers: Record<string, string> }>
 >();
+
+/**
+ * Bodies by the servers array they list: an app refreshing its link reads the database again
+ * (usage for the headers) but gets the same array, so its body is not rendered again. A
+ * non-HTML body depends only on the servers, the link status, the format and the settings.
+ */
+const bodies = new WeakMap<SubscriptionDocument['servers'], Map<string, { settings: SubLinkSettings; body: string }>>();
+function bodyOf(
+  doc: SubscriptionDocument,
+  format: SubFormat,
+  settings: SubLinkSettings,
+  render: (doc: SubscriptionDocument) => string,
+): string {
+  let byKey = bodies.get(doc.servers);
+  if (!byKey) {
+    byKey = new Map();
+    bodies.set(doc.servers, byKey);
+  }
+  const key = `${format}\0${doc.status}`;
+  const held = byKey.get(key);
+  if (held && held.settings === settings) return held.body;
+  const body = render(doc);
+  byKey.set(key, { settings, body });
+  return body;
+}

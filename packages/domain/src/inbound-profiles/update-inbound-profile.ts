@@ -112,6 +112,8 @@ export async function updateInboundProfile(ctx: DomainContext, id: string, input
     // Bump only when what nodes run really differs (a field re-sent with its value is no change).
     const differs = keyChanged || NODE_FIELDS.some((k) => JSON.stringify(row[k]) !== JSON.stringify(current[k]));
     const nodes = differs ? await bumpNodeRevisions(uow, await nodesOfProfile(trx, id)) : [];
+    // Subscription links name each server by its node and profile: cached links drop.
+    if (row.name !== current.name) uow.subscriptionLinksChanged();
     uow.audit({
       action: 'inbound_profile.updated',
       entity_type: 'inbound_profile',

@@ -59,6 +59,8 @@ export async function updateNode(ctx: DomainContext, id: string, input: UpdateNo
     // Never this node itself: a node appears at most once per chain, so it never dials itself.
     // Disabling ends the node's open stream; re-enabling lets it back in (the gateway re-reads the row).
     if (changes.admin_status) uow.nodesChanged([id]);
+    // Subscription links show the node's name (each server's) and address: cached links drop.
+    if (changes.name || changes.address) uow.subscriptionLinksChanged();
     const bumped = await bumpNodeRevisions(uow, [
       ...(changes.address ? await nodesDialingNode(trx, id) : []),
       // Re-enabled: its agent gets a complete snapshot on its next stream, whatever it ran meanwhile.

@@ -110,7 +110,7 @@ export async function readSubscriptionDocuments(
       download_bytes: Number(row.down),
       traffic_limit_bytes: sub.traffic_limit_bytes,
       expires_at: sub.expires_at,
-      servers: subscriptionServes(status, sub.client_status) ? serversOf(await granted(row.group_ids), sub) : [],
+      servers: subscriptionServes(status, sub.client_status) ? memoizedServers(await granted(row.group_ids), sub) : NO_SERVERS,
     });
   }
   return out;
@@ -182,6 +182,32 @@ interface DocumentRow extends Credentials {
   up: string | number;
   down: string | number;
   group_ids: string[];
+}
+
+const NO_SERVERS: SubscriptionServer[] = Object.freeze([]) as unknown as SubscriptionServer[];
+
+/**
+ * The servers of one granted list for one set of credentials, kept as long as that list is
+ * (the portal's grant cache holds it until what the groups grant changes): an app refreshing
+ * its link gets the same array again, and the portal renders each array once per format.
+ * Frozen: shared between requests. Bounded per granted list.
+ */
+const serversMemo = new WeakMap<readonly GrantedInbound[], Map<string, SubscriptionServer[]>>();
+const MAX_MEMO_PER_LIST = 20_000;
+function memoizedServers(granted: readonly GrantedInbound[], sub: Credentials): SubscriptionServer[] {
+  let bySub = serversMemo.get(granted);
+  if (!bySub) {
+    bySub = new Map();
+    serversMemo.set(granted, bySub);
+  }
+  const key = `${sub.vless_uuid}\0${sub.vmess_uuid}\0${sub.trojan_password}\0${sub.shadowsocks_password}`;
+  let servers = bySub.get(key);
+  if (!servers) {
+    if (bySub.size >= MAX_MEMO_PER_LIST) bySub.clear();
+    servers = Object.freeze(serversOf(granted, sub)) as SubscriptionServer[];
+    bySub.set(key, servers);
+  }
+  return servers;
 }
 
 interface Credentials {
