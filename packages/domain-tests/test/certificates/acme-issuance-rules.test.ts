@@ -1,5 +1,6 @@
 import {
   CreateCertificateInput,
+  claimStaleMs,
   createCertificate,
   enqueueDueIssuance,
   ISSUING_CLAIM_STALE_MS,
@@ -58,6 +59,11 @@ describe('renewal rule', () => {
     // Our clock months ahead of the CA's: due long ago by the rule, yet an hour from now.
     expect(nextRenewalAt(from, new Date(from.getTime() + 90 * DAY), now)).toEqual(new Date(now.getTime() + HOUR));
     expect(nextRenewalAt(now, new Date(now.getTime() + 90 * DAY), now)).toEqual(new Date(now.getTime() + 60 * DAY));
+  });
+
+  it('a claim is taken over after 15 minutes, or after the propagation wait plus 10 minutes when that is longer', () => {
+    expect(claimStaleMs(300)).toBe(15 * 60_000);
+    expect(claimStaleMs(3600)).toBe(70 * 60_000);
   });
 
   it('failed attempts back off 1 h, 2 h, 4 h ... at most 24 h', () => {

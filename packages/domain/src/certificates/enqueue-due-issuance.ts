@@ -1,6 +1,6 @@
 import type { DomainContext } from '../shared/context.ts';
 import { JOBS } from '../shared/jobs.ts';
-import { ISSUING_CLAIM_STALE_MS } from './renewal-rule.ts';
+import { claimStaleMs } from './renewal-rule.ts';
 import { issueJobId } from './request-acme-certificate.ts';
 
 /**
@@ -9,14 +9,19 @@ import { issueJobId } from './request-acme-certificate.ts';
  * an attempt whose worker died) is handed to `certificates.issue`. The job claims before it
  * acts, so handing one over twice is harmless.
  */
-export async function enqueueDueIssuance(ctx: Pick<DomainContext, 'db' | 'clock' | 'jobs'>, limit = 100): Promise<number> {
+export async function enqueueDueIssuance(ctx: Pick<DomainContext, 'db' | 'clock' | 'jobs' | 'config'>, limit = 100): Promise<number> {
   const now = ctx.clock.now();
   const due = await ctx.db
     .selectFrom('certificates')
     .select(['id', 'next_attempt_at'])
     .where('kind', '=', 'acme')
     .where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('issuing_since', 'is', null), eb('issuing_since', '<', new Date(now.getTime() - ISSUING_CLAIM_STALE_MS))]))
+    .where((eb) =>
+      eb.or([
+        eb('issuing_since', 'is', null),
+        eb('issuing_since', '<', new Date(now.getTime() - claimStaleMs(ctx.config.acme.propagation_timeout_seconds))),
+      ]),
+    )
     .orderBy('next_attempt_at')
     .limit(limit)
     .execute();

@@ -8,5 +8,5 @@ export { enqueueDueIssuance } from './enqueue-due-issuance.ts';
 export { type IssueOptions, type IssueOutcome, issueAcmeCertificate } from './issue-acme-certificate.ts';
 export { type CertificateFilter, getCertificate, listCertificates } from './read-certificates.ts';
 export { renewCertificate } from './renew-certificate.ts';
-export { ISSUING_CLAIM_STALE_MS, nextRenewalAt, RENEW_BEFORE_DAYS, renewalDueAt, retryAfterMs } from './renewal-rule.ts';
+export { claimStaleMs, ISSUING_CLAIM_STALE_MS, nextRenewalAt, RENEW_BEFORE_DAYS, renewalDueAt, retryAfterMs } from './renewal-rule.ts';
 export { UpdateCertificateInput, updateCertificate } from './update-certificate.ts';

@@ -10,7 +10,7 @@ import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { parseCertificateMaterial } from './pem.ts';
-import { ISSUING_CLAIM_STALE_MS, nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
+import { claimStaleMs, nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
 
 export type IssueOutcome = 'issued' | 'renewed' | 'failed' | 'not due';
 
@@ -43,7 +43,10 @@ export async function issueAcmeCertificate(ctx: DomainContext, id: string, opts:
     .where('kind', '=', 'acme')
     .where('next_attempt_at', '<=', claimedAt)
     .where((eb) =>
-      eb.or([eb('issuing_since', 'is', null), eb('issuing_since', '<', new Date(claimedAt.getTime() - ISSUING_CLAIM_STALE_MS))]),
+      eb.or([
+        eb('issuing_since', 'is', null),
+        eb('issuing_since', '<', new Date(claimedAt.getTime() - claimStaleMs(ctx.config.acme.propagation_timeout_seconds))),
+      ]),
     )
     .returningAll()
     .executeTakeFirst();

@@ -34,3 +34,11 @@ export function retryAfterMs(failures: number): number {
 
 /** A worker's claim on an issuance older than this is taken over (the worker died mid-way). */
 export const ISSUING_CLAIM_STALE_MS = 15 * 60_000;
+
+/**
+ * How old a claim must be to be taken over with this propagation wait: 15 minutes, or the
+ * wait plus 10 minutes for the CA when the wait is set longer (an attempt still running is
+ * never taken over and ordered twice).
+ */
+export const claimStaleMs = (propagationTimeoutSeconds: number): number =>
+  Math.max(ISSUING_CLAIM_STALE_MS, (propagationTimeoutSeconds + 600) * 1000);
