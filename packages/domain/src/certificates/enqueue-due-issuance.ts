@@ -1,6 +1,6 @@
 import type { DomainContext } from '../shared/context.ts';
 import { JOBS } from '../shared/jobs.ts';
-import { claimStaleMs } from './renewal-rule.ts';
+import { dueForIssuance } from './issuance-due.ts';
 import { issueJobId } from './request-acme-certificate.ts';
 
 /**
@@ -14,14 +14,7 @@ export async function enqueueDueIssuance(ctx: Pick<DomainContext, 'db' | 'clock'
   const due = await ctx.db
     .selectFrom('certificates')
     .select(['id', 'next_attempt_at'])
-    .where('kind', '=', 'acme')
-    .where('next_attempt_at', '<=', now)
-    .where((eb) =>
-      eb.or([
-        eb('issuing_since', 'is', null),
-        eb('issuing_since', '<', new Date(now.getTime() - claimStaleMs(ctx.config.acme.propagation_timeout_seconds))),
-      ]),
-    )
+    .where(dueForIssuance(now, ctx.config.acme.propagation_timeout_seconds))
     .orderBy('next_attempt_at')
     .limit(limit)
     .execute();

@@ -9,8 +9,9 @@ import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { dueForIssuance } from './issuance-due.ts';
 import { parseCertificateMaterial } from './pem.ts';
-import { claimStaleMs, nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
+import { nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
 
 export type IssueOutcome = 'issued' | 'renewed' | 'failed' | 'not due';
 
@@ -40,14 +41,7 @@ export async function issueAcmeCertificate(ctx: DomainContext, id: string, opts:
     .updateTable('certificates')
     .set({ issuing_since: claimedAt, last_attempt_at: claimedAt })
     .where('id', '=', id)
-    .where('kind', '=', 'acme')
-    .where('next_attempt_at', '<=', claimedAt)
-    .where((eb) =>
-      eb.or([
-        eb('issuing_since', 'is', null),
-        eb('issuing_since', '<', new Date(claimedAt.getTime() - claimStaleMs(ctx.config.acme.propagation_timeout_seconds))),
-      ]),
-    )
+    .where(dueForIssuance(claimedAt, ctx.config.acme.propagation_timeout_seconds))
     .returningAll()
     .executeTakeFirst();
   if (!row) return 'not due';
