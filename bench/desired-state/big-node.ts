@@ -12,6 +12,7 @@
 // decode) and the baselines JSON.stringify(NodeConfig.toJSON(config)) and
 // NodeConfig.encode(config).finish().
 import { gzipSync } from 'node:zlib';
+import { createCachedGzip, parallelCompress } from '@svc/control-plane';
 import type { Db } from '@svc/db';
 import { compileDesiredState, compileNodeConfig, loadNodeModel } from '@svc/desired-state';
 import { ControlPlaneWireDefinition, NodeConfig, ServerMessage } from '@svc/proto';
@@ -45,6 +46,11 @@ const TARGET_P99_MS = 1000;
 const GZIP_LEVEL = process.env.BENCH_BIG_GZIP_LEVEL;
 /** Other work on the machine above this (% of one core) during the rounds marks the run as disturbed. */
 const DISTURBED_PCT = 25;
+/** Subscriptions as sold (an expiry and a traffic limit on each, the default) or bare (BENCH_BIG_PAID=0: neither, as before 2026-11-25). */
+const PAID = env('BENCH_BIG_PAID', 1) === 1;
+
+const gzipWith = (compress: ReturnType<typeof createCachedGzip>['compress'] | typeof parallelCompress, bytes: Uint8Array) =>
+  new Promise<Buffer>((resolve, reject) => compress(bytes, 'gzip', 1, (err, out) => (err ? reject(err) : resolve(out as Buffer))));
 
 function timeSync(samples: number, fn: () => unknown): number[] {
   fn();
@@ -107,6 +113,29 @@ async function subscriptionsStatement(
   throw new Error('loadNodeModel sent no statement reading subscription_access_groups');
 }
 
+/**
+ * The gateway's cached gzip of a push after a one-user change: samples alternate between the
+ * message with every user and the message without the first user of each inbound (as the
+ * rounds toggle one subscription), each compressed after the other is cached.
+ */
+async function nextPushGzip(config: NonNullable<Awaited<ReturnType<typeof compileDesiredState>>>['config'], revision: number) {
+  const without = {
+    ...config,
+    xray: config.xray && { ...config.xray, inbounds: config.xray.inbounds.map((i) => ({ ...i, users: i.users.slice(1) })) },
+  };
+  const encode = (c: typeof config, rev: number) =>
+    ControlPlaneWireDefinition.sync.responseSerialize({ desiredState: { revision: BigInt(rev), config: c } });
+  const messages = [encode(config, revision), encode(without, revision + 1)];
+  const gz = createCachedGzip({ cacheBytes: 64 * 2 ** 20 });
+  return timeAsync(
+    SAMPLES,
+    (() => {
+      let k = 0;
+      return () => gzipWith(gz.compress, messages[k++ % 2] as Uint8Array);
+    })(),
+  );
+}
+
 const row = (label: string, xs: number[]) => `| ${label} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(Math.max(...xs))} |`;
 
 await main(async () => {
@@ -136,7 +165,7 @@ await main(async () => {
   const group = await api.post('/api/v1/access-groups', { name: 'big', inbound_ids: [a.id, b.id] });
   const tSeed = performance.now();
   await seedClients(database.db, CLIENTS);
-  await seedSubscriptions(database.db, { count: USERS, clients: CLIENTS, tokenEnc: sealedLinkToken(inst), groupId: group.id });
+  await seedSubscriptions(database.db, { count: USERS, clients: CLIENTS, tokenEnc: sealedLinkToken(inst), groupId: group.id, paid: PAID });
   const seedSeconds = (performance.now() - tSeed) / 1000;
   log(`${n(USERS)} subscriptions seeded in ${seedSeconds.toFixed(1)} s`);
 
@@ -174,6 +203,12 @@ await main(async () => {
     encode: timeSync(SAMPLES, () => ControlPlaneWireDefinition.sync.responseSerialize({ desiredState: { revision: 1n, config } })),
     encodeDefault: timeSync(SAMPLES, () => ServerMessage.encode({ desiredState: { revision: 1n, config } }).finish()),
     gzip: timeSync(SAMPLES, () => gzipSync(raw)),
+    // The gateway's gzip (level 1): the whole message in pieces on several threads (before
+    // 2026-11-25), the same with an empty piece cache (a first push), and the next push: the
+    // message with one user fewer, the pieces of the one before kept (what a one-user change costs).
+    gzipParallel: await timeAsync(SAMPLES, () => gzipWith(parallelCompress, raw)),
+    gzipCold: await timeAsync(SAMPLES, () => gzipWith(createCachedGzip({ cacheBytes: 64 * 2 ** 20 }).compress, raw)),
+    gzipNext: await nextPushGzip(config, snapshot.revision),
     decode: timeSync(SAMPLES, () => ServerMessage.decode(raw)),
     json: timeSync(SAMPLES, () => JSON.stringify(NodeConfig.toJSON(config))),
     protobuf: timeSync(SAMPLES, () => NodeConfig.encode(config).finish()),
@@ -244,7 +279,7 @@ await main(async () => {
     `### ${new Date().toISOString().slice(0, 10)} — desired state: compile + send of a ${n(USERS)}-user node, gzip ${GZIP_LEVEL === '0' ? 'off' : 'on'}, PostgreSQL${redis ? ' + Redis' : ''}`,
     '',
     setting(database.serverVersion, { 'at the start': loadBefore, 'before the rounds': loadRounds, after: loadAfter }) +
-      `Product: ${stack.label}; gateway gzip level ${GZIP_LEVEL ?? '1 (the default)'}${GZIP_LEVEL === '0' ? ' (off: SVC_GRPC_GZIP_LEVEL=0)' : ''}. Node: two inbounds (vless tcp :443, trojan ws :8443), one access group granting both, ${n(USERS)} active subscriptions (${n(CLIENTS)} clients) seeded with SQL in ${seedSeconds.toFixed(0)} s. ` +
+      `Product: ${stack.label}; gateway gzip level ${GZIP_LEVEL ?? '1 (the default)'}${GZIP_LEVEL === '0' ? ' (off: SVC_GRPC_GZIP_LEVEL=0)' : ''}. Node: two inbounds (vless tcp :443, trojan ws :8443), one access group granting both, ${n(USERS)} active subscriptions (${n(CLIENTS)} clients) seeded with SQL in ${seedSeconds.toFixed(0)} s${PAID ? ' (each with an expiry and a traffic limit, as sold)' : ' (no expiry, no traffic limit)'}. ` +
       `Change: PATCH /api/v1/subscriptions/{id} toggling one subscription disabled/active (${n(USERS - 1)} / ${n(USERS)} users per inbound), ${ROUNDS} rounds, one at a time, ${PAUSE_MS} ms apart; ` +
       'timed from just before the request until the simulated agent (its own process, grpc-js) has decoded the DesiredState of the new revision (wall clock shared by the processes).',
     '',
@@ -286,6 +321,15 @@ await main(async () => {
     row('the gateway’s serializer for the DesiredState (ControlPlaneWireDefinition: FlatWriter)', steps.encode),
     row('baseline: ServerMessage.encode(…).finish() over @bufbuild BinaryWriter (ts-proto’s default)', steps.encodeDefault),
     row('gzip of the encoded message (zlib default level)', steps.gzip),
+    row(
+      'the gateway’s gzip at level 1 before 2026-11-25: the whole message in pieces on several threads (parallelCompress)',
+      steps.gzipParallel,
+    ),
+    row(
+      'the gateway’s gzip now, first push (no pieces kept): content-defined pieces deflated on several threads (createCachedGzip)',
+      steps.gzipCold,
+    ),
+    row('the gateway’s gzip now, next push after a one-user change (pieces of the previous message kept)', steps.gzipNext),
     row("ServerMessage.decode (the agent's side)", steps.decode),
     row('baseline: JSON.stringify(NodeConfig.toJSON(config))', steps.json),
     row('baseline: NodeConfig.encode(config).finish()', steps.protobuf),

@@ -1,16 +1,16 @@
 import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { createSlots, type DomainDeps, ensureCertificateAuthority, issueServerCertificate, newId } from '@svc/domain';
+import { createSlots, type DomainDeps, ensureCertificateAuthority, gatewayTlsResumption, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
 import { appliedRevisionWriter } from './applied-revisions.ts';
-import { TlsMaterialProvider } from './cert-provider.ts';
+import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
-import { parallelCompress } from './parallel-gzip.ts';
 import { controlPlaneService } from './service.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
+import { GatewayServerCredentials } from './tls-credentials.ts';
 
 export interface ControlPlaneOptions {
   host: string;
@@ -31,6 +31,8 @@ export interface ControlPlaneOptions {
   snapshots?: SnapshotSource;
   /** gzip level of sent messages, 0 = off (default: config grpc.gzip_level). */
   gzipLevel?: number;
+  /** TLS session ticket lifetime, 0 = no resumption (default: config grpc.tls_session_lifetime_seconds). */
+  tlsSessionLifetimeSeconds?: number;
 }
 
 export interface ControlPlane {
@@ -51,7 +53,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
   const replicaId = newId('gw');
   const registry = new StreamRegistry(deps, replicaId, { ...DEFAULT_TIMING, ...opts.timing });
   let server: ReturnType<typeof createServer> | undefined;
-  let provider: TlsMaterialProvider | undefined;
+  let credentials: GatewayServerCredentials | undefined;
   let ca: Awaited<ReturnType<typeof ensureCertificateAuthority>> | undefined;
   let serverNotAfter = 0;
   let renewTimer: NodeJS.Timeout | undefined;
@@ -73,8 +75,13 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
     },
     async start() {
       ca = await ensureCertificateAuthority(deps);
-      provider = new TlsMaterialProvider({ caCertificate: Buffer.from(ca.certPem) }, await issue());
+      credentials = new GatewayServerCredentials(
+        Buffer.from(ca.certPem),
+        await issue(),
+        gatewayTlsResumption(deps.secrets, opts.tlsSessionLifetimeSeconds ?? deps.config.grpc.tls_session_lifetime_seconds),
+      );
       const gzipLevel = opts.gzipLevel ?? deps.config.grpc.gzip_level;
+      const gzip = createCachedGzip({ cacheBytes: deps.config.grpc.gzip_cache_mb * 1024 * 1024 });
       const syncMaxBytes = opts.maxReceiveMessageBytes ?? deps.config.grpc.max_receive_message_bytes;
       server = createServer({
         interceptors: [identityInterceptor(ca, () => deps.clock.now(), ControlPlaneWireDefinition.sync.path)],
@@ -95,8 +102,9 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
               'grpc.default_compression_algorithm': 2,
               'grpc-node.response_compression_level': gzipLevel,
               'grpc-node.response_compression_min_bytes': 1024,
-              // Big snapshots are gzip'd on several threads (one gzip member; parallel-gzip.ts).
-              'grpc-node.response_compressor': parallelCompress,
+              // Big snapshots are gzip'd in content-defined pieces on several threads, the
+              // pieces kept for the next push (one gzip member; cached-gzip.ts).
+              'grpc-node.response_compressor': gzip.compress,
             }
           : {}),
         // Find dead peers (a node that lost power keeps no TCP session alive).
@@ -119,10 +127,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         }),
       );
       await registry.start();
-      const creds = grpc.experimental.createCertificateProviderServerCredentials(provider, provider, false);
-      const port = await server.listen(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, creds);
-      // The provider's listeners fire on the next turn; a connection before that finds no TLS context.
-      await new Promise((r) => setImmediate(r));
+      const port = await server.listen(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, credentials);
       renewTimer = setInterval(
         () => void this.renewServerCertificate().catch((err) => deps.log.error({ err }, 'gateway certificate not renewed')),
         RENEW_CHECK_MS,
@@ -131,9 +136,9 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       return { port, caCertPem: ca.certPem };
     },
     async renewServerCertificate(force = false) {
-      if (!provider) return false;
+      if (!credentials) return false;
       if (!force && serverNotAfter - deps.clock.now().getTime() > RENEW_BEFORE_MS) return false;
-      provider.setIdentity(await issue());
+      credentials.setIdentity(await issue());
       deps.log.info({ not_after: new Date(serverNotAfter).toISOString() }, 'gateway server certificate renewed');
       return true;
     },

@@ -62,6 +62,36 @@ describe('DesiredState content: real snapshots of the node', () => {
   });
 });
 
+describe('expiry as of the snapshot clock (spec: an expired subscription serves nobody, before any sweep writes it down)', () => {
+  it('a stored-active subscription past its expiry is no user; one expiring later is, with its expiry read to the millisecond', async () => {
+    const node = await post('/api/v1/nodes', { name: 'expiry-node', address: 'expiry.example.com' });
+    const profile = await post('/api/v1/inbound-profiles', {
+      name: 'expiry-vless',
+      protocol: 'vless',
+      stream: { network: 'tcp', security: 'none' },
+    });
+    const inbound = await post('/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port: 443 });
+    const group = await post('/api/v1/access-groups', { name: 'expiry-group', inbound_ids: [inbound.id] });
+    const client = await post('/api/v1/clients', { email: 'expiry@example.com' });
+    const past = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] });
+    const ahead = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] });
+    const now = g.s.deps.clock.now().getTime();
+    // Written straight to the rows: the stored status stays active, as before a sweep.
+    await g.s.deps.db
+      .updateTable('subscriptions')
+      .set({ expires_at: new Date(now - 1) })
+      .where('id', '=', past.id)
+      .execute();
+    await g.s.deps.db
+      .updateTable('subscriptions')
+      .set({ expires_at: new Date(now + 60_000) })
+      .where('id', '=', ahead.id)
+      .execute();
+    const state = await compileDesiredState(g.s.deps, node.id);
+    expect(state?.config.xray?.inbounds[0]?.users.map((u) => u.email)).toEqual([`${ahead.id}@svc`]);
+  });
+});
+
 describe('one snapshot of many nodes (a burst of changes is read together)', () => {
   it('compiles every node exactly as it compiles alone: shared and overlapping access groups, a chain across the nodes, certificates only where referenced', async () => {
     const nodes = [];

@@ -95,6 +95,36 @@ export const configSchema = z.object({
        * becomes ~5 MiB at level 1; bench/BENCHMARKS.md).
        */
       gzip_level: z.number().int().min(0).max(9).default(1),
+      /**
+       * Deflated pieces of big DesiredStates the gateway keeps (MiB, 0 = none): a change of
+       * one user of a 100,000-user node deflates the few pieces that changed instead of the
+       * whole 14.5 MiB (apps/control-plane/src/cached-gzip.ts). ~4.5 MiB per such node.
+       */
+      gzip_cache_mb: z.number().int().min(0).max(4096).default(64),
+      /**
+       * How long an agent may resume its TLS session (a ticket, keys derived from the
+       * installation key: any replica, and a restarted one, accepts it), counted from the full
+       * handshake that issued it; at most 7 days (TLS 1.3). 0 = full handshakes only.
+       */
+      tls_session_lifetime_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 86_400)
+        .default(7 * 86_400),
+      /**
+       * Sync streams admitted per second per gateway process (token bucket, a second's worth of
+       * burst): after a restart the whole fleet reconnects at once; the rest wait in line, in
+       * order of arrival. Only agents whose certificate verified can take a place in line.
+       */
+      admissions_per_second: z.number().int().min(1).max(100_000).default(500),
+      /** Admissions in progress at once per gateway process (the database work of a stream's opening). */
+      admission_concurrency: z.number().int().min(1).max(1024).default(16),
+      /**
+       * Longest wait in line: an agent whose turn would come later is answered UNAVAILABLE at
+       * once with `grpc-retry-pushback-ms`, when its turn would come, and comes back then.
+       */
+      admission_max_wait_seconds: z.number().int().min(1).max(600).default(20),
     })
     .default({
       host: '0.0.0.0',
@@ -108,6 +138,11 @@ export const configSchema = z.object({
       replica_heartbeat_seconds: 5,
       usage_ingest_concurrency: 2,
       gzip_level: 1,
+      gzip_cache_mb: 64,
+      tls_session_lifetime_seconds: 7 * 86_400,
+      admissions_per_second: 500,
+      admission_concurrency: 16,
+      admission_max_wait_seconds: 20,
     }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),

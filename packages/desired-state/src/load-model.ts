@@ -98,7 +98,8 @@ interface SubscriptionRow {
   id: string;
   used_bytes: string | number | bigint;
   traffic_limit_bytes: string | number | bigint | null;
-  expires_at: Date | null;
+  /** Milliseconds since the epoch (a float8: the driver parses a number ~4× faster than a timestamptz). */
+  expires_ms: number | string | null;
   vless_uuid: string;
   vmess_uuid: string;
   trojan_password: string;
@@ -182,7 +183,8 @@ async function readSubscriptionsOfGroups(
       's.id',
       's.used_bytes',
       's.traffic_limit_bytes',
-      's.expires_at',
+      // Parsing 100,000 timestamptz values into Dates costs the driver ~50 ms; a number costs little.
+      sql<number | null>`floor(extract(epoch from s.expires_at) * 1000)::float8`.as('expires_ms'),
       // Only the credentials the nodes' protocols use (the rest read as ''): fewer columns
       // to send and parse for a big node.
       protocols.has('vless') ? 's.vless_uuid' : sql<string>`''`.as('vless_uuid'),
@@ -216,7 +218,7 @@ function subscriptionsOfNode(
     status: 'active',
     used_bytes: Number(r.used_bytes),
     traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
-    expires_at: r.expires_at,
+    expires_at: r.expires_ms === null ? null : new Date(Number(r.expires_ms)),
     client_status: 'active',
     vless_uuid: r.vless_uuid,
     vmess_uuid: r.vmess_uuid,

@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { userEmail } from '@svc/proto';
+import { describe, expect, it } from 'vitest';
+import { createCachedGzip } from './cached-gzip.ts';
+import { contentCuts, DEFAULT_CUTS } from './content-cuts.ts';
+
+/** Protobuf-like user runs: what the users of a big inbound look like on the wire. */
+function users(from: number, count: number): Buffer[] {
+  return Array.from({ length: count }, (_, i) =>
+    Buffer.from(`\x3a\x40\x0a\x1e${userEmail(`sub_${String(from + i).padStart(26, '0')}`)}\x52\x24${crypto.randomUUID()}`),
+  );
+}
+
+const run = (gz: ReturnType<typeof createCachedGzip>, bytes: Uint8Array, level = 1) =>
+  new Promise<Buffer>((resolve, reject) => gz.compress(bytes, 'gzip', level, (err, out) => (err ? reject(err) : resolve(out as Buffer))));
+
+const python = existsSync('/usr/bin/python3');
+
+describe('content-defined cuts', () => {
+  it('pieces are within [min, max] and cover the input exactly', () => {
+    const input = Buffer.concat(users(0, 60_000));
+    const cuts = contentCuts(input);
+    expect(cuts.at(-1)).toBe(input.length);
+    let start = 0;
+    for (const [k, cut] of cuts.entries()) {
+      if (k < cuts.length - 1) expect(cut - start).toBeGreaterThanOrEqual(DEFAULT_CUTS.min);
+      expect(cut - start).toBeLessThanOrEqual(DEFAULT_CUTS.max);
+      start = cut;
+    }
+    expect(contentCuts(new Uint8Array(0))).toEqual([]);
+  });
+
+  it('a change in one place leaves every piece after the next cut byte-identical (cuts follow content, not offsets)', () => {
+    const list = users(0, 60_000);
+    const before = Buffer.concat(list);
+    const after = Buffer.concat([Buffer.from('\x08\x07longer prefix'), ...list.slice(0, 30_000), ...list.slice(30_001)]);
+    const pieces = (b: Buffer) => {
+      let s = 0;
+      return contentCuts(b).map((c) => {
+        const p = b.subarray(s, c).toString('latin1');
+        s = c;
+        return p;
+      });
+    };
+    const old = new Set(pieces(before));
+    const now = pieces(after);
+    const changed = now.filter((p) => !old.has(p));
+    expect(now.length).toBeGreaterThan(40);
+    expect(changed.length).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('cached gzip (deflated pieces kept between pushes)', () => {
+  it('inflates to exactly the input, cold and warm, at every level', async () => {
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024 });
+    const input = Buffer.concat(users(0, 40_000));
+    for (const level of [1, 6, 9]) {
+      expect(gunzipSync(await run(gz, input, level)).equals(input)).toBe(true);
+      expect(gunzipSync(await run(gz, input, level)).equals(input)).toBe(true);
+    }
+    const small = Buffer.from('tiny message');
+    expect(gunzipSync(await run(gz, small)).equals(small)).toBe(true);
+  });
+
+  it('a one-user change deflates only the pieces that changed, and the result is the new message', async () => {
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024 });
+    const list = users(0, 100_000);
+    const first = Buffer.concat([Buffer.from('\x0a\x05rev-1'), ...list]);
+    await run(gz, first);
+    const cold = gz.stats();
+    expect(cold.hits).toBe(0);
+    expect(cold.misses).toBeGreaterThan(50);
+    const second = Buffer.concat([Buffer.from('\x0a\x05rev-2'), ...list.slice(0, 50_000), ...list.slice(50_001)]);
+    const out = await run(gz, second);
+    expect(gunzipSync(out).equals(second)).toBe(true);
+    const warm = gz.stats();
+    expect(warm.misses - cold.misses).toBeLessThanOrEqual(4);
+    expect(warm.hits).toBeGreaterThan(cold.misses - 5);
+  });
+
+  it('level is part of a piece’s key (a piece deflated at one level is not served for another)', async () => {
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024 });
+    const input = Buffer.concat(users(0, 30_000));
+    await run(gz, input, 1);
+    const after1 = gz.stats();
+    await run(gz, input, 9);
+    expect(gz.stats().hits).toBe(after1.hits);
+  });
+
+  it('holds at most cacheBytes of deflated pieces, the least recently used dropped first', async () => {
+    const budget = 512 * 1024;
+    const gz = createCachedGzip({ cacheBytes: budget });
+    for (let k = 0; k < 4; k++) await run(gz, Buffer.concat(users(k * 50_000, 30_000)));
+    expect(gz.stats().heldBytes).toBeLessThanOrEqual(budget);
+    expect(gz.stats().heldPieces).toBeGreaterThan(0);
+    const off = createCachedGzip({ cacheBytes: 0 });
+    const input = Buffer.concat(users(0, 30_000));
+    expect(gunzipSync(await run(off, input)).equals(input)).toBe(true);
+    expect(off.stats().heldPieces).toBe(0);
+  });
+
+  it('is one gzip member that an independent decoder (Python zlib) reads whole', async (ctx) => {
+    if (!python) ctx.skip();
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024 });
+    const input = Buffer.concat(users(0, 50_000));
+    await run(gz, input);
+    const out = await run(gz, input);
+    const r = JSON.parse(
+      execFileSync(
+        '/usr/bin/python3',
+        [
+          '-c',
+          'import sys, zlib, json, hashlib\nd = zlib.decompressobj(16 + zlib.MAX_WBITS)\nraw = d.decompress(sys.stdin.buffer.read())\nprint(json.dumps({"sha": hashlib.sha256(raw).hexdigest(), "eof": d.eof, "unused": len(d.unused_data)}))',
+        ],
+        { input: out, maxBuffer: 64 * 1024 * 1024 },
+      ).toString(),
+    ) as { sha: string; eof: boolean; unused: number };
+    expect(r).toEqual({ sha: (await import('node:crypto')).createHash('sha256').update(input).digest('hex'), eof: true, unused: 0 });
+  });
+
+  it('compresses within a few percent of one zlib call', async () => {
+    const input = Buffer.concat(users(0, 100_000));
+    const pieces = (await run(createCachedGzip({ cacheBytes: 64 * 1024 * 1024 }), input)).length;
+    const whole = (await import('node:zlib')).gzipSync(input, { level: 1 }).length;
+    expect(pieces / whole).toBeLessThan(1.05);
+  });
+});

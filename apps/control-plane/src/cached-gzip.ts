@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import * as zlib from 'node:zlib';
+import { type CutOptions, contentCuts, DEFAULT_CUTS } from './content-cuts.ts';
+import { parallelCompress } from './parallel-gzip.ts';
+
+/** Below this a message goes through parallelCompress (one zlib call): nothing worth keeping. */
+const CACHE_FROM_BYTES = 1024 * 1024;
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff]);
+/** An empty final block (what deflate writes for Z_FINISH with no input): ends the deflate stream. */
+const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
+
+type Done = (error: Error | null, compressed?: Buffer) => void;
+export type Compressor = (bytes: Uint8Array, encoding: string, level: number, done: Done) => void;
+
+export interface CachedGzipStats {
+  /** Pieces taken from the cache / deflated, since start. */
+  hits: number;
+  misses: number;
+  /** Deflated bytes held, and how many pieces. */
+  heldBytes: number;
+  heldPieces: number;
+}
+
+export interface CachedGzip {
+  compress: Compressor;
+  stats(): CachedGzipStats;
+}
+
+/**
+ * gzip for DesiredStates that keeps the deflated pieces of what it sent. A big message is cut
+ * at content-defined points (content-cuts.ts), each piece deflated on its own (a sync flush:
+ * byte-aligned, no reference to the piece before) and kept under the SHA-256 of its bytes and
+ * the level; the pieces concatenated, an empty final block, and a header and trailer (CRC-32
+ * and length of the whole message) make one ordinary gzip member, as parallelCompress does.
+ *
+ * A change of one user of a 100,000-user node changes one piece of each inbound's user list
+ * and the length prefixes near the start; every other piece is found, whatever its offset now,
+ * and only the changed ones (a few of ~230) are deflated again. Pieces are shared by content:
+ * nodes granted the same access group send the same user runs and deflate them once.
+ *
+ * At most `cacheBytes` of deflated pieces are kept, the least recently used dropped first.
+ * Misses are deflated `concurrency` at a time on libuv's pool (each zlib stream holds a few
+ * hundred KiB while it runs). Smaller messages and deflate go to parallelCompress.
+ */
+export function createCachedGzip(opts: { cacheBytes: number; concurrency?: number; cuts?: CutOptions }): CachedGzip {
+  const crc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+  const concurrency = opts.concurrency ?? Math.max(2, availableParallelism());
+  const cache = new Map<string, Buffer>();
+  let held = 0;
+  let hits = 0;
+  let misses = 0;
+
+  const take = (key: string): Buffer | undefined => {
+    const piece = cache.get(key);
+    if (piece) {
+      // Most recently used goes last (a Map keeps insertion order).
+      cache.delete(key);
+      cache.set(key, piece);
+    }
+    return piece;
+  };
+  const keep = (key: string, piece: Buffer): void => {
+    if (piece.length > opts.cacheBytes || cache.has(key)) return;
+    cache.set(key, piece);
+    held += piece.length;
+    for (const [k, v] of cache) {
+      if (held <= opts.cacheBytes) break;
+      cache.delete(k);
+      held -= v.length;
+    }
+  };
+
+  const compress: Compressor = (bytes, encoding, level, done) => {
+    if (encoding !== 'gzip' || bytes.length < CACHE_FROM_BYTES || !crc32 || opts.cacheBytes <= 0) {
+      parallelCompress(bytes, encoding, level, done);
+      return;
+    }
+    const cuts = contentCuts(bytes, opts.cuts ?? DEFAULT_CUTS);
+    const out: Buffer[] = new Array(cuts.length);
+    const todo: Array<{ k: number; key: string; piece: Uint8Array }> = [];
+    let start = 0;
+    for (let k = 0; k < cuts.length; k++) {
+      const piece = bytes.subarray(start, cuts[k]);
+      start = cuts[k] as number;
+      const key = `${level}:${createHash('sha256').update(piece).digest('base64')}`;
+      const found = take(key);
+      if (found) {
+        out[k] = found;
+        hits++;
+      } else todo.push({ k, key, piece });
+    }
+    const finish = () => {
+      const trailer = Buffer.allocUnsafe(8);
+      trailer.writeUInt32LE(crc32(bytes) >>> 0, 0);
+      trailer.writeUInt32LE(bytes.length >>> 0, 4);
+      done(null, Buffer.concat([GZIP_HEADER, ...out, FINAL_BLOCK, trailer]));
+    };
+    if (todo.length === 0) {
+      process.nextTick(finish);
+      return;
+    }
+    let next = 0;
+    let left = todo.length;
+    let failed = false;
+    const pump = () => {
+      while (next < todo.length && next - (todo.length - left) < concurrency) {
+        const { k, key, piece } = todo[next++] as (typeof todo)[number];
+        zlib.deflateRaw(piece, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH }, (error, deflated) => {
+          if (failed) return;
+          if (error) {
+            failed = true;
+            done(error);
+            return;
+          }
+          // zlib may hand back a view of a larger chunk: keep exactly the piece's bytes.
+          const own = deflated.byteLength * 2 < deflated.buffer.byteLength ? Buffer.from(deflated) : deflated;
+          out[k] = own;
+          keep(key, own);
+          misses++;
+          if (--left === 0) finish();
+          else pump();
+        });
+      }
+    };
+    pump();
+  };
+
+  return {
+    compress,
+    stats: () => ({ hits, misses, heldBytes: held, heldPieces: cache.size }),
+  };
+}
