@@ -23,3 +23,18 @@ export class Backoff {
     this.attempt = 0;
   }
 }
+
+/** The longest wait a gateway's pushback may ask for (a bad value must not park an agent for hours). */
+export const MAX_PUSHBACK_MS = 10 * 60_000;
+
+/**
+ * The gateway named when to come back (`grpc-retry-pushback-ms` on UNAVAILABLE: its admission
+ * line is full until then): that, plus up to a tenth more (at least a quarter second) of
+ * jitter, so agents turned away in the same instant do not return in one wave. null when the
+ * value is not a number of milliseconds (the usual backoff applies).
+ */
+export function pushbackDelay(value: string | undefined, random: () => number = Math.random): number | null {
+  if (value === undefined || !/^\d{1,9}$/.test(value.trim())) return null;
+  const ms = Math.min(Number(value), MAX_PUSHBACK_MS);
+  return Math.round(ms + Math.max(250, ms / 10) * random());
+}

@@ -2,6 +2,7 @@ import { ChannelCredentials } from '@grpc/grpc-js';
 import { ControlPlaneDefinition } from '@svc/proto';
 import { type Channel, createChannel, createClient } from 'nice-grpc';
 import type { Identity } from './identity.ts';
+import { ResumableChannelCredentials } from './resumable-credentials.ts';
 
 /**
  * Channels to the gateway. Both trust the pinned internal CA alone (not the system's CAs), and
@@ -24,16 +25,18 @@ export function enrollChannel(server: string, caCertPem: string): Channel {
   return createChannel(server, ChannelCredentials.createSsl(Buffer.from(caCertPem)), KEEPALIVE);
 }
 
-/** For Sync: mutual TLS with the node's certificate. */
-export function syncChannel(id: Identity): Channel {
-  return createChannel(
-    id.server,
-    ChannelCredentials.createSsl(Buffer.from(id.caCertPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)),
-    {
-      ...KEEPALIVE,
-      'grpc.max_receive_message_length': MAX_RECEIVE,
-    },
-  );
+/**
+ * For Sync: mutual TLS with the node's certificate, resuming the last TLS session. Keep one
+ * `credentials` per identity across reconnects (syncCredentials): it holds the session.
+ */
+export function syncChannel(id: Identity, credentials: ChannelCredentials = syncCredentials(id)): Channel {
+  return createChannel(id.server, credentials, {
+    ...KEEPALIVE,
+    'grpc.max_receive_message_length': MAX_RECEIVE,
+  });
 }
+
+export const syncCredentials = (id: Identity): ResumableChannelCredentials =>
+  new ResumableChannelCredentials({ caCertPem: id.caCertPem, keyPem: id.keyPem, certPem: id.certPem });
 
 export const gatewayClient = (channel: Channel) => createClient(ControlPlaneDefinition, channel);

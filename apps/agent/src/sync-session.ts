@@ -1,9 +1,10 @@
 import type { AgentMessage, Hello, ServerMessage } from '@svc/proto';
-import { ClientError, Status } from 'nice-grpc';
+import { ClientError, type Metadata, Status } from 'nice-grpc';
 import type { Logger } from 'pino';
-import { Backoff } from './backoff.ts';
-import { gatewayClient, syncChannel } from './gateway-channel.ts';
+import { Backoff, pushbackDelay } from './backoff.ts';
+import { gatewayClient, syncChannel, syncCredentials } from './gateway-channel.ts';
 import type { Identity } from './identity.ts';
+import type { ResumableChannelCredentials } from './resumable-credentials.ts';
 
 /**
  * The Sync stream, kept open for as long as the agent runs: Hello first (with the revision
@@ -24,6 +25,13 @@ export interface SessionHandler {
 /** A stream that lived this long resets the backoff. */
 const HEALTHY_MS = 10_000;
 
+/**
+ * A TLS ticket older than this (a day, ± 20% per agent) is replaced by one full handshake on a
+ * side connection while the stream is up: tickets resume for 7 days from the handshake that
+ * issued them, and a gateway restart after weeks of uptime must still find them valid.
+ */
+const TICKET_REFRESH_MS = 24 * 3600_000;
+
 export class SyncSession {
   private outbox: AgentMessage[] = [];
   private wake: (() => void) | null = null;
@@ -31,6 +39,12 @@ export class SyncSession {
   private current: { close(): void } | null = null;
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
   private readonly backoff = new Backoff();
+  /** The TLS session of the current identity (a renewed certificate starts a new one). */
+  private credentials: { certPem: string; creds: ResumableChannelCredentials } | null = null;
+  private readonly ticketRefreshMs = TICKET_REFRESH_MS * (0.8 + 0.4 * Math.random());
+  private ticketTimer: NodeJS.Timeout | null = null;
+  /** When the gateway's last status asked to come back later (grpc-retry-pushback-ms). */
+  private pushback: string | undefined;
   connected = false;
 
   constructor(
@@ -58,7 +72,8 @@ export class SyncSession {
       this.handler.closed(why);
       if (this.stopped) break;
       if (Date.now() - began >= HEALTHY_MS) this.backoff.reset();
-      const delay = this.backoff.next();
+      // The gateway's admission line was full: come back when it said (not counted as a failure).
+      const delay = pushbackDelay(this.pushback) ?? this.backoff.next();
       this.log.info({ reason: why, retry_in_ms: delay }, 'Sync stream ended');
       await new Promise<void>((resolve) => {
         this.sleeping = { timer: setTimeout(resolve, delay), resolve };
@@ -69,6 +84,7 @@ export class SyncSession {
 
   stop(): void {
     this.stopped = true;
+    if (this.ticketTimer) clearInterval(this.ticketTimer);
     this.connected = false;
     this.wake?.();
     this.current?.close();
@@ -85,7 +101,15 @@ export class SyncSession {
     } catch (err) {
       return `Hello not built: ${(err as Error).message}`;
     }
-    const channel = syncChannel(this.identity());
+    const identity = this.identity();
+    if (this.credentials?.certPem !== identity.certPem) this.credentials = { certPem: identity.certPem, creds: syncCredentials(identity) };
+    const creds = this.credentials.creds;
+    const channel = syncChannel(identity, creds);
+    this.pushback = undefined;
+    this.ticketTimer ??= setInterval(() => {
+      if (this.connected && this.credentials && this.credentials.creds.ticketAgeMs() > this.ticketRefreshMs)
+        void this.credentials.creds.refreshTicket();
+    }, 3600_000).unref();
     this.current = channel;
     const abort = new AbortController();
     this.outbox = [{ hello }];
@@ -105,7 +129,10 @@ export class SyncSession {
       }
     }
     try {
-      for await (const m of gatewayClient(channel).sync(requests(), { signal: abort.signal })) {
+      const onTrailer = (md: Metadata) => {
+        this.pushback = md.get('grpc-retry-pushback-ms');
+      };
+      for await (const m of gatewayClient(channel).sync(requests(), { signal: abort.signal, onTrailer })) {
         try {
           this.handler.message(m);
         } catch (err) {

@@ -1,8 +1,8 @@
 import { X509Certificate } from 'node:crypto';
-import * as grpc from '@grpc/grpc-js';
 import { createSlots, type DomainDeps, ensureCertificateAuthority, gatewayTlsResumption, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
+import { type AdmissionLimits, AdmissionLine } from './admission-line.ts';
 import { appliedRevisionWriter } from './applied-revisions.ts';
 import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
@@ -33,6 +33,8 @@ export interface ControlPlaneOptions {
   gzipLevel?: number;
   /** TLS session ticket lifetime, 0 = no resumption (default: config grpc.tls_session_lifetime_seconds). */
   tlsSessionLifetimeSeconds?: number;
+  /** The admission line's limits (default: config grpc.admissions_per_second, admission_concurrency, admission_max_wait_seconds). */
+  admission?: Partial<AdmissionLimits>;
 }
 
 export interface ControlPlane {
@@ -57,6 +59,13 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
   let ca: Awaited<ReturnType<typeof ensureCertificateAuthority>> | undefined;
   let serverNotAfter = 0;
   let renewTimer: NodeJS.Timeout | undefined;
+  let statsTimer: NodeJS.Timeout | undefined;
+  const g = deps.config.grpc;
+  const admission = new AdmissionLine({
+    perSecond: opts.admission?.perSecond ?? g.admissions_per_second,
+    concurrency: opts.admission?.concurrency ?? g.admission_concurrency,
+    maxWaitMs: opts.admission?.maxWaitMs ?? g.admission_max_wait_seconds * 1000,
+  });
   const issue = async () => {
     const identity = await issueServerCertificate(ca as NonNullable<typeof ca>, opts.tlsHosts, deps.clock.now());
     serverNotAfter = Date.parse(new X509Certificate(identity.certPem).validTo);
@@ -123,6 +132,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
           usageSlots: createSlots(deps.config.grpc.usage_ingest_concurrency),
           recordApplied: appliedRevisionWriter(deps),
+          admission,
           ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
         }),
       );
@@ -133,6 +143,22 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         RENEW_CHECK_MS,
       );
       renewTimer.unref();
+      // While agents wait in line (a reconnecting fleet), what the line did, every 5 s.
+      statsTimer = setInterval(() => {
+        const st = admission.takeStats();
+        if (st.waiting > 0 || st.turnedAway > 0 || st.longestWaitMs >= 1000)
+          deps.log.info(
+            {
+              admitted: st.admitted,
+              waiting: st.waiting,
+              turned_away: st.turnedAway,
+              replaced: st.replaced,
+              longest_wait_ms: Math.round(st.longestWaitMs),
+            },
+            'admission line',
+          );
+      }, 5000);
+      statsTimer.unref();
       return { port, caCertPem: ca.certPem };
     },
     async renewServerCertificate(force = false) {
@@ -144,6 +170,8 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
     },
     async stop() {
       clearInterval(renewTimer);
+      clearInterval(statsTimer);
+      admission.close();
       await registry.stop();
       if (!server) return;
       const s = server;

@@ -17,6 +17,7 @@ import {
 } from '@svc/domain';
 import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
 import { type CallContext, ServerError, Status } from 'nice-grpc';
+import { type AdmissionLine, AdmissionRefused } from './admission-line.ts';
 import { AgentSession } from './agent-session.ts';
 import type { SnapshotSource } from './desired-state-source.ts';
 import { toGrpcError, toGrpcStatus } from './errors.ts';
@@ -38,7 +39,12 @@ export interface SyncDeps {
   usageSlots: Slots;
   /** Writes a successful ApplyResult (appliedRevisionWriter gathers them into one statement per turn). */
   recordApplied: (nodeId: string, revision: number) => Promise<void>;
+  /** Bounds how many streams are admitted a second and at once; the rest wait in order (admission-line.ts). */
+  admission: AdmissionLine;
 }
+
+/** The standard gRPC trailer a client's retry honours: when to try again, in milliseconds. */
+export const RETRY_PUSHBACK = 'grpc-retry-pushback-ms';
 
 const sourceName = (s: LogSource): LogLine['source'] => (s === LogSource.AGENT ? 'agent' : 'xray');
 
@@ -76,6 +82,15 @@ export function syncHandler(s: SyncDeps) {
     const hello = opening.value.hello;
     if (!hello) throw new ServerError(Status.FAILED_PRECONDITION, 'the first message on the stream must be Hello');
 
+    // In line: at most admissions_per_second a second and admission_concurrency at once.
+    let release: () => void;
+    try {
+      release = await s.admission.enter(identity.node_id, ctx.signal);
+    } catch (err) {
+      if (!(err instanceof AdmissionRefused)) throw err;
+      if (err.reason === 'line-full') ctx.trailer.set(RETRY_PUSHBACK, String(err.retryAfterMs));
+      throw new ServerError(err.reason === 'replaced' ? Status.ABORTED : Status.UNAVAILABLE, err.message);
+    }
     const ticket = { node_id: identity.node_id, replica: registry.replicaId, session: newId('stm'), serial: identity.serial };
     const applied = Number(hello.appliedRevision < 0n ? 0n : hello.appliedRevision);
     let admitted: Awaited<ReturnType<typeof openAgentStream>>;
@@ -90,6 +105,8 @@ export function syncHandler(s: SyncDeps) {
       });
     } catch (err) {
       throw toGrpcStatus(err, deps.log, 'stream not opened');
+    } finally {
+      release();
     }
     const session = new AgentSession(ticket, applied, s.snapshots, (err) =>
       deps.log.error({ err, node: ticket.node_id }, 'desired state not compiled; retrying'),

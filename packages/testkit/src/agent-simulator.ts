@@ -13,7 +13,7 @@ import {
   type StatusReport,
   type UsageEntry,
 } from '@svc/proto';
-import { type Channel, ClientError, createChannel, createClient, Status } from 'nice-grpc';
+import { type Channel, ClientError, createChannel, createClient, type Metadata, Status } from 'nice-grpc';
 
 /**
  * A node agent, simulated: enrolls with a one-time token (its key is made here and never
@@ -43,6 +43,8 @@ export async function makeCsr(cn = 'agent'): Promise<{ csrPem: string; keyPem: s
 export interface StreamEnd {
   code: Status | 'OK';
   details: string;
+  /** The gateway's grpc-retry-pushback-ms trailer, when it sent one (its admission line was full). */
+  retryPushbackMs?: string;
 }
 
 export class AgentSimulator {
@@ -60,6 +62,8 @@ export class AgentSimulator {
   ignoreCommands = false;
   /** How the current (or last) stream ended; null while open. */
   ended: StreamEnd | null = null;
+  /** The Sync stream's TLS credentials (default: createSsl with this identity, a full handshake each time). */
+  credentials: ChannelCredentials | null = null;
 
   private outbox: AgentMessage[] = [];
   private wake: (() => void) | null = null;
@@ -113,7 +117,8 @@ export class AgentSimulator {
     ];
     this.channel = createChannel(
       this.opts.endpoint,
-      ChannelCredentials.createSsl(Buffer.from(this.opts.caCertPem), Buffer.from(this.keyPem), Buffer.from(this.certPem)),
+      this.credentials ??
+        ChannelCredentials.createSsl(Buffer.from(this.opts.caCertPem), Buffer.from(this.keyPem), Buffer.from(this.certPem)),
       { 'grpc.max_receive_message_length': -1 },
     );
     const client = createClient(ControlPlaneDefinition, this.channel);
@@ -130,12 +135,19 @@ export class AgentSimulator {
         });
       }
     }
+    let pushback: string | undefined;
+    const onTrailer = (md: Metadata) => {
+      pushback = md.get('grpc-retry-pushback-ms');
+    };
     this.pump = (async () => {
       try {
-        for await (const m of client.sync(requests())) this.receive(m);
+        for await (const m of client.sync(requests(), { onTrailer })) this.receive(m);
         this.ended = { code: 'OK', details: '' };
       } catch (err) {
-        this.ended = err instanceof ClientError ? { code: err.code, details: err.details } : { code: Status.UNKNOWN, details: String(err) };
+        this.ended =
+          err instanceof ClientError
+            ? { code: err.code, details: err.details, ...(pushback ? { retryPushbackMs: pushback } : {}) }
+            : { code: Status.UNKNOWN, details: String(err) };
       } finally {
         this.closing = true;
         this.wake?.();

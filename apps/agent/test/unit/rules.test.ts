@@ -1,7 +1,7 @@
 import { InboundUser, NodeConfig, Protocol } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
 import { planChange, usersHash } from '../../src/apply/change-plan.ts';
-import { Backoff } from '../../src/backoff.ts';
+import { Backoff, MAX_PUSHBACK_MS, pushbackDelay } from '../../src/backoff.ts';
 import { ConnectionBook, parseAccessLine } from '../../src/connections/access-log.ts';
 import { normalizeSha256, PinError, splitEndpoint } from '../../src/pin-ca.ts';
 
@@ -36,6 +36,19 @@ describe('reconnect backoff: exponential from 1 s to 60 s with jitter (spec 7.1,
     expect(seen.size).toBeGreaterThan(10);
     for (const d of seen) expect(d).toBeGreaterThanOrEqual(1000);
     for (const d of seen) expect(d).toBeLessThanOrEqual(60_000);
+  });
+});
+
+describe('the gateway’s retry hint (grpc-retry-pushback-ms, issue 17.3): the agent comes back when told, spread a little', () => {
+  it('waits the hinted milliseconds plus up to a tenth more (at least a quarter second) of jitter', () => {
+    expect(pushbackDelay('4000', () => 0)).toBe(4000);
+    expect(pushbackDelay('4000', () => 1)).toBe(4400);
+    expect(pushbackDelay('100', () => 1)).toBe(350);
+  });
+
+  it('a hint that is not a number of milliseconds is ignored (the backoff applies); a huge one is capped at 10 minutes', () => {
+    for (const bad of [undefined, '', '-5', '1.5', 'soon', '99999999999']) expect(pushbackDelay(bad)).toBeNull();
+    expect(pushbackDelay('999999999', () => 0)).toBe(MAX_PUSHBACK_MS);
   });
 });
 

@@ -1,2 +1,3 @@
 export * from './ca-store.ts';
 export * from './internal-ca.ts';
+export * from './tls-session-tickets.ts';

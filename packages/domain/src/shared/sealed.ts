@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { decryptSecret, encryptSecret } from './secrets.ts';
 
 /** Secrets at rest: sealed with the installation key (AES-256-GCM); opened only where used. */
@@ -11,6 +11,11 @@ export interface Sealer {
    * out and taken back (page cursors) show whether we made them.
    */
   mac(purpose: string, data: string): string;
+  /**
+   * `bytes` of key material derived from the installation key for `purpose` alone (HKDF-SHA256):
+   * the same on every replica and after every restart, and useless for any other purpose.
+   */
+  derive(purpose: string, bytes: number): Buffer;
 }
 
 export function createSealer(installationKey: Buffer): Sealer {
@@ -27,5 +32,6 @@ export function createSealer(installationKey: Buffer): Sealer {
     seal: (p) => encryptSecret(installationKey, p),
     open: (s) => decryptSecret(installationKey, s),
     mac: (purpose, data) => createHmac('sha256', macKey(purpose)).update(data).digest().subarray(0, 16).toString('base64url'),
+    derive: (purpose, bytes) => Buffer.from(hkdfSync('sha256', installationKey, Buffer.alloc(0), `svc derived key: ${purpose}`, bytes)),
   };
 }
