@@ -62,10 +62,14 @@ export type Mode = 'all-in-one' | 'split';
 export interface Stack {
   mode: Mode;
   api: Api;
-  /** host:port agents dial. */
+  /** host:port agents dial (the first gateway replica's). */
   endpoint: string;
-  /** The process holding the agents' streams (the all-in-one process, or control-plane). */
+  /** Every gateway replica's host:port (split mode with `replicas`; else just `endpoint`). */
+  endpoints: string[];
+  /** The process holding the agents' streams (the all-in-one process, or the first control-plane). */
   gateway: { app: AppProcess; pid: number };
+  /** Every process holding streams (the control-plane replicas). */
+  gateways: Array<{ app: AppProcess; pid: number }>;
   /** The process serving the admin API (the same one in all-in-one mode). */
   admin: { app: AppProcess; pid: number };
   label: string;
@@ -80,7 +84,7 @@ export interface Stack {
 export async function startStack(
   mode: Mode,
   fleet: Fleet,
-  opts: { logLevel?: string; gatewayEnv?: Record<string, string> } = {},
+  opts: { logLevel?: string; gatewayEnv?: Record<string, string> /** Control-plane processes (split mode). */; replicas?: number } = {},
 ): Promise<Stack> {
   const logLevel = opts.logLevel ?? process.env.BENCH_LOG_LEVEL ?? 'info';
   const env = { ...productEnv(fleet), SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: '0', SVC_LOG_LEVEL: logLevel };
@@ -100,7 +104,9 @@ export async function startStack(
       mode,
       api,
       endpoint: `127.0.0.1:${grpc.grpc_port}`,
+      endpoints: [`127.0.0.1:${grpc.grpc_port}`],
       gateway: proc,
+      gateways: [proc],
       admin: proc,
       label: `all-in-one (\`svc start\`: admin API and gateway in one process, ${fleet.redis ? 'Redis' : 'in-memory'} bus)`,
       stop: async () => void (await app.stop(15_000)),
@@ -109,18 +115,26 @@ export async function startStack(
   if (!fleet.redis) throw new Error('split mode needs Redis (REDIS_URL)');
   const adminApp = spawnProduct('apps/admin-api/src/main.ts', env);
   const http = await adminApp.waitForLog(/^admin-api listening on/, 60_000);
-  const cp = await startControlPlane(fleet, { SVC_LOG_LEVEL: logLevel, ...opts.gatewayEnv });
+  const replicas = opts.replicas ?? 1;
+  const cps: Array<Awaited<ReturnType<typeof startControlPlane>>> = [];
+  for (let k = 0; k < replicas; k++) cps.push(await startControlPlane(fleet, { SVC_LOG_LEVEL: logLevel, ...opts.gatewayEnv }));
+  const [cp] = cps as [(typeof cps)[number]];
   const api = new Api(String(http.url));
   await signIn(api, adminApp);
   return {
     mode,
     api,
     endpoint: cp.endpoint,
+    endpoints: cps.map((c) => c.endpoint),
     gateway: { app: cp.app, pid: cp.pid },
+    gateways: cps.map((c) => ({ app: c.app, pid: c.pid })),
     admin: { app: adminApp, pid: adminApp.child.pid as number },
-    label: 'split (admin-api and control-plane processes, Redis bus)',
+    label:
+      replicas === 1
+        ? 'split (admin-api and control-plane processes, Redis bus)'
+        : `split (admin-api and ${replicas} control-plane replicas, Redis bus; agents spread over the replicas as a TCP load balancer would)`,
     stop: async () => {
-      await cp.app.stop(15_000);
+      for (const c of cps) await c.app.stop(15_000);
       await adminApp.stop(15_000);
     },
   };
@@ -174,11 +188,28 @@ export interface Opened {
   ms: number;
 }
 
-/** Opens every worker's streams (each admitted with its first DesiredState), then turns arrival recording on. */
-export async function openStreams(workers: Worker[], endpoint: string, inst: Installation, concurrency = 50): Promise<Opened[]> {
+/**
+ * Opens every worker's streams (each admitted with its first DesiredState), then turns arrival
+ * recording on. With several endpoints (gateway replicas), worker i dials endpoints[i % n]: its
+ * agents' connections spread over the replicas as a TCP load balancer's would.
+ */
+export async function openStreams(
+  workers: Worker[],
+  endpoint: string | readonly string[],
+  inst: Installation,
+  concurrency = 50,
+): Promise<Opened[]> {
+  const endpoints = typeof endpoint === 'string' ? [endpoint] : endpoint;
   const opened = await Promise.all(
-    workers.map((w) => {
-      w.send({ type: 'streams', endpoint, caCertPem: inst.caCertPem, keyPem: inst.agent.keyPem, concurrency, statusPeriodMs: 30_000 });
+    workers.map((w, i) => {
+      w.send({
+        type: 'streams',
+        endpoint: endpoints[i % endpoints.length],
+        caCertPem: inst.caCertPem,
+        keyPem: inst.agent.keyPem,
+        concurrency,
+        statusPeriodMs: 30_000,
+      });
       return w.next<Opened>('opened');
     }),
   );

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { createMemberCache, DEFAULT_MEMBER_CACHE } from '@svc/desired-state';
 import { createSlots, type DomainDeps, ensureCertificateAuthority, gatewayTlsResumption, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
 import { createServer } from 'nice-grpc';
@@ -128,7 +129,13 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           deps,
           ca,
           registry,
-          snapshots: opts.snapshots ?? compiledSource(deps),
+          snapshots:
+            opts.snapshots ??
+            compiledSource(
+              deps.config.grpc.member_cache_rows > 0
+                ? { ...deps, members: createMemberCache({ ...DEFAULT_MEMBER_CACHE, maxRows: deps.config.grpc.member_cache_rows }) }
+                : deps,
+            ),
           idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
           usageSlots: createSlots(deps.config.grpc.usage_ingest_concurrency),
           recordApplied: appliedRevisionWriter(deps),

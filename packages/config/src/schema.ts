@@ -102,6 +102,12 @@ export const configSchema = z.object({
        */
       gzip_cache_mb: z.number().int().min(0).max(4096).default(64),
       /**
+       * Members of big access groups (2,000 and more) the gateway keeps between snapshots
+       * (0 = none): a change reads again only the buckets of members that changed
+       * (packages/desired-state/src/member-cache.ts). ~350 bytes each.
+       */
+      member_cache_rows: z.number().int().min(0).max(50_000_000).default(300_000),
+      /**
        * How long an agent may resume its TLS session (a ticket, keys derived from the
        * installation key: any replica, and a restarted one, accepts it), counted from the full
        * handshake that issued it; at most 7 days (TLS 1.3). 0 = full handshakes only.
@@ -139,6 +145,7 @@ export const configSchema = z.object({
       usage_ingest_concurrency: 2,
       gzip_level: 1,
       gzip_cache_mb: 64,
+      member_cache_rows: 300_000,
       tls_session_lifetime_seconds: 7 * 86_400,
       admissions_per_second: 500,
       admission_concurrency: 16,

@@ -1,10 +1,18 @@
 import type { Db, Protocol } from '@svc/db';
-import { type DomainDeps, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
-import { sql } from 'kysely';
+import { type DomainDeps, limitReachedSql, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
+import { type RawBuilder, sql } from 'kysely';
+import { type KeptBucket, MemberCache } from './member-cache.ts';
 import type { ModelChain, ModelInbound, ModelSubscription, NodeModel } from './model.ts';
 
-/** A snapshot is a read-only unit of work; secrets open the sealed keys it reads. */
-export type ModelDeps = UnitOfWorkDeps & Pick<DomainDeps, 'secrets'>;
+/**
+ * A snapshot is a read-only unit of work; secrets open the sealed keys it reads. With
+ * `members`, the members of big access groups are kept between snapshots and only the buckets
+ * that changed are read again (member-cache.ts; the gateway has one per process).
+ */
+export type ModelDeps = UnitOfWorkDeps & Pick<DomainDeps, 'secrets'> & { members?: MemberCache<SubscriptionRow> };
+
+/** A member cache for loadNodeModels (the gateway's). */
+export const createMemberCache = (options?: MemberCache['options']) => new MemberCache<SubscriptionRow>(options);
 
 /** Most nodes one snapshot reads at once (the statements take their ids as parameters). */
 export const MAX_NODES_PER_SNAPSHOT = 500;
@@ -54,10 +62,11 @@ export async function loadNodeModels(
         trx,
         inbounds.map((i) => i.id),
       );
-      const subscriptions = await readSubscriptionsOfGroups(
+      const subscriptions = await readMembers(
         trx,
         [...new Set(grants.map((g) => g.access_group_id))],
         new Set(inbounds.map((i) => i.protocol)),
+        deps.members,
       );
       const chains = await readChains(
         trx,
@@ -74,7 +83,7 @@ export async function loadNodeModels(
 
   const inboundsOf = groupBy(snapshot.inbounds, (i) => i.node_id);
   const inboundsOfGroup = groupBy(snapshot.grants, (g) => g.access_group_id);
-  const subscriptionsOfGroup = groupBy(snapshot.subscriptions, (s) => s.access_group_id);
+  const subscriptionsOfGroup = snapshot.subscriptions;
   const certificateById = new Map(snapshot.certificates.map((c) => [c.id, c]));
   const byPosition = new Map(ids.map((id, k) => [id, k]));
   const nodes = [...snapshot.nodes].sort((a, b) => (byPosition.get(a.id) ?? 0) - (byPosition.get(b.id) ?? 0));
@@ -94,7 +103,7 @@ export async function loadNodeModels(
 
 type InboundRow = ModelInbound & { node_id: string };
 /** A member of an access group as the driver returns it (int8 as text). */
-interface SubscriptionRow {
+export interface SubscriptionRow {
   id: string;
   used_bytes: string | number | bigint;
   traffic_limit_bytes: string | number | bigint | null;
@@ -105,6 +114,8 @@ interface SubscriptionRow {
   trojan_password: string;
   shadowsocks_password: string;
   access_group_id: string;
+  /** Its bucket in the member cache (BUCKET_SQL). */
+  bucket: number;
 }
 
 async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, nodeIds: readonly string[]): Promise<InboundRow[]> {
@@ -161,44 +172,208 @@ async function readGrants(trx: Db, inboundIds: readonly string[]): Promise<Array
     .execute();
 }
 
+/** A member's bucket in the member cache: 0..255 from PostgreSQL's hash of its id. */
+const BUCKET_SQL = sql<number>`hashtext(s.id) & 255`;
+
+/** Each protocol's credential column of `subscriptions`. */
+const CREDENTIALS = [
+  ['vless', 'vless_uuid'],
+  ['vmess', 'vmess_uuid'],
+  ['trojan', 'trojan_password'],
+  ['shadowsocks', 'shadowsocks_password'],
+] as const satisfies ReadonlyArray<readonly [Protocol, string]>;
+
 /**
- * Members of these access groups that may serve: one row per (subscription, group), read
- * by group (PostgreSQL runs this in about a quarter of the time of a join through every
- * granted inbound, and returns half the rows for a node with two inbounds; see
- * bench/BENCHMARKS.md). Stored status active, client active only: the compiler re-checks
- * expiry and limit against the snapshot's clock, and a limited, expired or disabled row, or
- * one of a client that is not active, serves nobody.
+ * Members of access groups that may serve: stored status active, client active only (the
+ * compiler re-checks expiry and limit against the snapshot's clock; a limited, expired or
+ * disabled row, or one of a client that is not active, serves nobody). One row per
+ * (subscription, group), read by group (PostgreSQL runs this in about a quarter of the time
+ * of a join through every granted inbound, and returns half the rows for a node with two
+ * inbounds; see bench/BENCHMARKS.md).
  */
-async function readSubscriptionsOfGroups(
-  trx: Db,
-  groupIds: readonly string[],
-  protocols: ReadonlySet<Protocol>,
-): Promise<SubscriptionRow[]> {
-  if (groupIds.length === 0) return [];
-  const rows = await trx
+function members(trx: Db, protocols: ReadonlySet<Protocol>) {
+  const cred = (p: Protocol, column: (typeof CREDENTIALS)[number][1]) =>
+    protocols.has(p) ? (`s.${column}` as const) : sql<string>`''`.as(column);
+  return trx
     .selectFrom('subscription_access_groups as sag')
     .innerJoin('subscriptions as s', 's.id', 'sag.subscription_id')
     .innerJoin('clients as c', 'c.id', 's.client_id')
+    .where('s.status', '=', 'active')
+    .where('c.status', '=', 'active')
     .select([
       's.id',
       's.used_bytes',
       's.traffic_limit_bytes',
       // Parsing 100,000 timestamptz values into Dates costs the driver ~50 ms; a number costs little.
       sql<number | null>`floor(extract(epoch from s.expires_at) * 1000)::float8`.as('expires_ms'),
-      // Only the credentials the nodes' protocols use (the rest read as ''): fewer columns
-      // to send and parse for a big node.
-      protocols.has('vless') ? 's.vless_uuid' : sql<string>`''`.as('vless_uuid'),
-      protocols.has('vmess') ? 's.vmess_uuid' : sql<string>`''`.as('vmess_uuid'),
-      protocols.has('trojan') ? 's.trojan_password' : sql<string>`''`.as('trojan_password'),
-      protocols.has('shadowsocks') ? 's.shadowsocks_password' : sql<string>`''`.as('shadowsocks_password'),
+      // Only the credentials the nodes' protocols use: fewer columns to send and parse for a big node.
+      cred('vless', 'vless_uuid'),
+      cred('vmess', 'vmess_uuid'),
+      cred('trojan', 'trojan_password'),
+      cred('shadowsocks', 'shadowsocks_password'),
       'sag.access_group_id',
-    ])
-    .where('sag.access_group_id', 'in', groupIds)
+      BUCKET_SQL.as('bucket'),
+    ]);
+}
+
+/**
+ * Per (group, bucket) of these groups' members: how many, and the sum of a 64-bit hash of what
+ * the compiler reads of each (member-cache.ts: used_bytes only through limitReachedSql).
+ */
+async function digestsOf(
+  trx: Db,
+  groupIds: readonly string[],
+  protocols: ReadonlySet<Protocol>,
+): Promise<Map<string, Map<number, { count: number; sum: string }>>> {
+  const creds: RawBuilder<unknown>[] = CREDENTIALS.filter(([p]) => protocols.has(p)).map(
+    ([, column]) => sql`${sql.ref(`s.${column}`)}::text`,
+  );
+  const fields = sql.join(
+    [
+      sql`s.id`,
+      sql`coalesce(s.traffic_limit_bytes::text, '-')`,
+      sql`coalesce(floor(extract(epoch from s.expires_at) * 1000)::text, '-')`,
+      ...creds,
+      sql`${limitReachedSql()}::text`,
+    ],
+    sql`, `,
+  );
+  const rows = await trx
+    .selectFrom('subscription_access_groups as sag')
+    .innerJoin('subscriptions as s', 's.id', 'sag.subscription_id')
+    .innerJoin('clients as c', 'c.id', 's.client_id')
     .where('s.status', '=', 'active')
     .where('c.status', '=', 'active')
+    .where('sag.access_group_id', 'in', groupIds)
+    .select([
+      'sag.access_group_id',
+      BUCKET_SQL.as('bucket'),
+      sql<string>`count(*)`.as('count'),
+      sql<string>`sum(hashtextextended(concat_ws('|', ${fields}), 0))::text`.as('sum'),
+    ])
+    .groupBy(['sag.access_group_id', BUCKET_SQL])
     .execute();
-  // The driver's rows as they are (100,000 of them for a big node): converted once, per node, below.
-  return rows;
+  const out = new Map<string, Map<number, { count: number; sum: string }>>();
+  for (const r of rows) {
+    let g = out.get(r.access_group_id);
+    if (!g) out.set(r.access_group_id, (g = new Map()));
+    g.set(Number(r.bucket), { count: Number(r.count), sum: String(r.sum) });
+  }
+  return out;
+}
+
+/**
+ * The members of these groups, by group. Without a cache, one statement. With one
+ * (member-cache.ts): groups kept from an earlier snapshot get their digests compared and only
+ * the changed buckets read; the others are read whole, and the big ones among them kept with
+ * their digests (taken in this same transaction).
+ */
+async function readMembers(
+  trx: Db,
+  groupIds: readonly string[],
+  protocols: ReadonlySet<Protocol>,
+  cache: MemberCache<SubscriptionRow> | undefined,
+): Promise<Map<string, SubscriptionRow[]>> {
+  const out = new Map<string, SubscriptionRow[]>();
+  if (groupIds.length === 0) return out;
+  const shape = [...protocols].sort().join(',');
+  const kept = new Map<string, Map<number, KeptBucket<SubscriptionRow>>>();
+  if (cache)
+    for (const g of groupIds) {
+      const buckets = cache.take(g, shape);
+      if (buckets) kept.set(g, buckets);
+    }
+
+  const whole = groupIds.filter((g) => !kept.has(g));
+  if (whole.length) {
+    // The driver's rows as they are (100,000 of them for a big node): converted once, per node, later.
+    for (const r of await members(trx, protocols).where('sag.access_group_id', 'in', whole).execute()) push(out, r.access_group_id, r);
+    if (cache) {
+      cache.stats.groupsReadWhole += whole.length;
+      const { minGroupRows, maxRows } = cache.options;
+      const big = whole.filter((g) => {
+        const n = out.get(g)?.length ?? 0;
+        return n >= minGroupRows && n <= maxRows;
+      });
+      if (big.length) {
+        const digests = await digestsOf(trx, big, protocols);
+        for (const g of big) {
+          const buckets = bucketsOf(out.get(g) ?? [], digests.get(g));
+          if (buckets) cache.keep(g, shape, buckets);
+        }
+      }
+    }
+  }
+
+  if (cache && kept.size) {
+    const digests = await digestsOf(trx, [...kept.keys()], protocols);
+    // Compared and taken in one synchronous step: what is kept is what this snapshot uses.
+    const next = new Map<string, Map<number, KeptBucket<SubscriptionRow>>>();
+    const changed = new Map<string, Set<number>>();
+    for (const [g, buckets] of kept) {
+      const now = digests.get(g) ?? new Map<number, { count: number; sum: string }>();
+      const mine = new Map<number, KeptBucket<SubscriptionRow>>();
+      for (const [b, d] of now) {
+        const k = buckets.get(b);
+        if (k && k.count === d.count && k.sum === d.sum) mine.set(b, k);
+        else {
+          let set = changed.get(g);
+          if (!set) changed.set(g, (set = new Set()));
+          set.add(b);
+        }
+      }
+      // A bucket kept but absent from `now` has no members any more: it is left out.
+      next.set(g, mine);
+      cache.stats.bucketsKept += mine.size;
+    }
+    if (changed.size) {
+      const buckets = [...new Set([...changed.values()].flatMap((s) => [...s]))];
+      const rows = await members(trx, protocols)
+        .where('sag.access_group_id', 'in', [...changed.keys()])
+        .where(BUCKET_SQL, 'in', buckets)
+        .execute();
+      const fresh = new Map<string, SubscriptionRow[]>();
+      for (const r of rows) if (changed.get(r.access_group_id)?.has(r.bucket)) push(fresh, `${r.access_group_id} ${r.bucket}`, r);
+      for (const [g, set] of changed) {
+        const now = digests.get(g);
+        for (const b of set) {
+          const d = now?.get(b);
+          if (d) next.get(g)?.set(b, { ...d, rows: fresh.get(`${g} ${b}`) ?? [] });
+        }
+        cache.stats.bucketsRead += set.size;
+      }
+    }
+    for (const [g, buckets] of next) {
+      const rows: SubscriptionRow[] = [];
+      for (const b of buckets.values()) for (const r of b.rows) rows.push(r);
+      out.set(g, rows);
+      cache.keep(g, shape, buckets);
+    }
+  }
+  return out;
+}
+
+/** A group's rows in buckets with their digests; undefined when they disagree (then nothing is kept). */
+function bucketsOf(
+  rows: readonly SubscriptionRow[],
+  digests: ReadonlyMap<number, { count: number; sum: string }> | undefined,
+): Map<number, KeptBucket<SubscriptionRow>> | undefined {
+  if (!digests) return undefined;
+  const byBucket = new Map<number, SubscriptionRow[]>();
+  for (const r of rows) push(byBucket, r.bucket, r);
+  const out = new Map<number, KeptBucket<SubscriptionRow>>();
+  for (const [b, d] of digests) {
+    const mine = byBucket.get(b) ?? [];
+    if (mine.length !== d.count) return undefined;
+    out.set(b, { ...d, rows: mine });
+  }
+  return out.size === byBucket.size ? out : undefined;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /**

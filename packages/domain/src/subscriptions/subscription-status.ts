@@ -63,6 +63,15 @@ export const linkStatus = (status: SubscriptionStatus, clientStatus: ClientStatu
   clientStatus === 'active' ? status : clientStatus === 'pending' ? 'pending' : 'disabled';
 
 /**
+ * The limit half of the rule in SQL, over the columns of `subscriptions` (alias `s`): true
+ * when a limit is set and used_bytes has reached it (subscriptionStatus's `limited`). The
+ * desired-state snapshot cache keys a row on this instead of used_bytes, which every usage
+ * report moves (packages/desired-state/src/member-cache.ts).
+ */
+export const limitReachedSql = () =>
+  sql<boolean>`coalesce(s.traffic_limit_bytes is not null and s.used_bytes >= s.traffic_limit_bytes, false)`;
+
+/**
  * The same rule in SQL, for counts and filters over stored rows: a stored active or limited
  * row whose expires_at has passed is expired (the stored value waits for the sweep).
  */

@@ -1,0 +1,169 @@
+import { type CompiledDesiredState, compileDesiredState, createMemberCache, type ModelDeps } from '@svc/desired-state';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from './harness.ts';
+
+/**
+ * The member cache (packages/desired-state/src/member-cache.ts) may change how a snapshot is
+ * read, never what it is: every compile through it must equal a compile that reads everything,
+ * after every kind of change a member can go through, on PGlite and on PostgreSQL.
+ */
+let g: Gateway;
+let t: string;
+beforeAll(async () => {
+  g = await startGateway();
+  t = await g.token();
+});
+afterAll(() => g.stop());
+
+const call = async (method: 'post' | 'patch', path: string, body: unknown, status: number) => {
+  const res = await g.s.api[method](path, body, { token: t });
+  expect(res.status, res.text).toBe(status);
+  return res.body;
+};
+
+describe('member cache: a snapshot that re-reads only changed buckets compiles what a full read compiles', () => {
+  it('equal configs after each change, and a change reads again only the buckets it touched', async () => {
+    const node = await call('post', '/api/v1/nodes', { name: 'members', address: 'members.example.com' }, 201);
+    const vless = await call(
+      'post',
+      '/api/v1/inbound-profiles',
+      { name: 'members-vless', protocol: 'vless', stream: { network: 'tcp', security: 'none' } },
+      201,
+    );
+    const trojan = await call(
+      'post',
+      '/api/v1/inbound-profiles',
+      { name: 'members-trojan', protocol: 'trojan', stream: { network: 'tcp', security: 'none' } },
+      201,
+    );
+    const a = await call('post', '/api/v1/inbounds', { node_id: node.id, profile_id: vless.id, port: 443 }, 201);
+    const b = await call('post', '/api/v1/inbounds', { node_id: node.id, profile_id: trojan.id, port: 8443 }, 201);
+    const group = await call('post', '/api/v1/access-groups', { name: 'members', inbound_ids: [a.id, b.id] }, 201);
+    const other = await call('post', '/api/v1/access-groups', { name: 'members-other', inbound_ids: [a.id] }, 201);
+    const clients = [];
+    for (let k = 0; k < 3; k++) clients.push(await call('post', '/api/v1/clients', { email: `members-${k}@example.com` }, 201));
+    const subs: Array<{ id: string }> = [];
+    for (let k = 0; k < 40; k++)
+      subs.push(
+        await call(
+          'post',
+          '/api/v1/subscriptions',
+          { client_id: clients[k % 3].id, access_group_ids: k % 10 === 0 ? [group.id, other.id] : [group.id], traffic_limit_bytes: 10_000 },
+          201,
+        ),
+      );
+
+    // Small groups count as big here (both groups are kept), so the cache is used from the first read on.
+    const members = createMemberCache({ maxRows: 10_000, minGroupRows: 2 });
+    const cached: ModelDeps = { ...g.s.deps, members };
+    const same = async (label: string) => {
+      const full = (await compileDesiredState(g.s.deps, node.id)) as CompiledDesiredState;
+      const through = (await compileDesiredState(cached, node.id)) as CompiledDesiredState;
+      expect(through, label).toEqual(full);
+      return full;
+    };
+    const db = g.s.deps.db;
+    const reads = () => members.stats.bucketsRead;
+
+    const first = await same('first read (whole, then kept)');
+    expect(first.config.xray?.inbounds.map((i) => i.users.length)).toEqual([40, 40]);
+    expect(members.heldRows).toBeGreaterThan(0);
+    let before = reads();
+    await same('nothing changed');
+    expect(reads(), 'nothing changed: no bucket read again').toBe(before);
+    expect(members.stats.bucketsKept).toBeGreaterThan(0);
+
+    // An admin disables one: at most its bucket is read again (none when it was alone in it: the bucket is just gone).
+    await call('patch', `/api/v1/subscriptions/${subs[3]?.id}`, { status: 'disabled' }, 200);
+    before = reads();
+    await same('one disabled');
+    expect(reads() - before).toBeLessThanOrEqual(1);
+
+    // Credentials rotated.
+    await call('post', `/api/v1/subscriptions/${subs[10]?.id}/rotate-credentials`, {}, 200);
+    before = reads();
+    await same('credentials rotated (a member of two groups)');
+    expect(reads() - before).toBe(2);
+
+    // Usage moves used_bytes under the limit: nothing the compiler reads changed, nothing re-read.
+    await db
+      .updateTable('subscriptions')
+      .set({ used_bytes: 9_999 })
+      .where('id', '=', subs[5]?.id as string)
+      .execute();
+    before = reads();
+    await same('usage under the limit');
+    expect(reads(), 'used_bytes alone re-reads nothing').toBe(before);
+
+    // ...and reaching the limit (stored status still active: no enforcement has run) changes the users.
+    await db
+      .updateTable('subscriptions')
+      .set({ used_bytes: 10_000 })
+      .where('id', '=', subs[5]?.id as string)
+      .execute();
+    before = reads();
+    const limited = await same('limit reached before enforcement wrote it down');
+    expect(reads() - before).toBeLessThanOrEqual(1);
+    expect(limited.config.xray?.inbounds[0]?.users.map((u) => u.email)).not.toContain(`${subs[5]?.id}@svc`);
+
+    // Expiry moved into the past behind the status's back; limit raised; a client disabled; a member left a group; a new member.
+    const now = g.s.deps.clock.now().getTime();
+    await db
+      .updateTable('subscriptions')
+      .set({ expires_at: new Date(now - 1000) })
+      .where('id', '=', subs[7]?.id as string)
+      .execute();
+    await same('expired before a sweep');
+    await call('patch', `/api/v1/subscriptions/${subs[5]?.id}`, { traffic_limit_bytes: 20_000 }, 200);
+    await same('limit raised');
+    await call('patch', `/api/v1/clients/${clients[1].id}`, { status: 'disabled' }, 200);
+    const disabledClient = await same('a client disabled');
+    expect(disabledClient.config.xray?.inbounds[0]?.users.length).toBeLessThan(30);
+    await db
+      .deleteFrom('subscription_access_groups')
+      .where('subscription_id', '=', subs[20]?.id as string)
+      .where('access_group_id', '=', group.id)
+      .execute();
+    await same('a member left the group');
+    await call('post', '/api/v1/subscriptions', { client_id: clients[0].id, access_group_ids: [group.id] }, 201);
+    const last = await same('a new member');
+    // subs[20] is still in the other group, which grants only the vless inbound.
+    const users = (port: number) => last.config.xray?.inbounds.find((i) => i.port === port)?.users.map((u) => u.email);
+    expect(users(8443)).not.toContain(`${subs[20]?.id}@svc`);
+    expect(users(443)).toContain(`${subs[20]?.id}@svc`);
+  });
+
+  it('a group read with other protocols (other credential columns) is not served from what was kept', async () => {
+    const node = await call('post', '/api/v1/nodes', { name: 'members-shape', address: 'shape.example.com' }, 201);
+    const vmess = await call(
+      'post',
+      '/api/v1/inbound-profiles',
+      { name: 'shape-vmess', protocol: 'vmess', stream: { network: 'tcp', security: 'none' } },
+      201,
+    );
+    const inbound = await call('post', '/api/v1/inbounds', { node_id: node.id, profile_id: vmess.id, port: 443 }, 201);
+    const group = await call('post', '/api/v1/access-groups', { name: 'shape', inbound_ids: [inbound.id] }, 201);
+    const client = await call('post', '/api/v1/clients', { email: 'shape@example.com' }, 201);
+    for (let k = 0; k < 8; k++) await call('post', '/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] }, 201);
+    const members = createMemberCache({ maxRows: 10_000, minGroupRows: 5 });
+    const cached: ModelDeps = { ...g.s.deps, members };
+    expect(await compileDesiredState(cached, node.id)).toEqual(await compileDesiredState(g.s.deps, node.id));
+    // The same group now also reaches a shadowsocks inbound: its members must be read with that credential too.
+    const ss = await call(
+      'post',
+      '/api/v1/inbound-profiles',
+      {
+        name: 'shape-ss',
+        protocol: 'shadowsocks',
+        shadowsocks_method: 'chacha20-ietf-poly1305',
+        stream: { network: 'tcp', security: 'none' },
+      },
+      201,
+    );
+    const second = await call('post', '/api/v1/inbounds', { node_id: node.id, profile_id: ss.id, port: 8388 }, 201);
+    await call('patch', `/api/v1/access-groups/${group.id}`, { inbound_ids: [inbound.id, second.id] }, 200);
+    const full = await compileDesiredState(g.s.deps, node.id);
+    expect(full?.config.xray?.inbounds.find((i) => i.port === 8388)?.users[0]?.shadowsocks?.password).toBeTruthy();
+    expect(await compileDesiredState(cached, node.id)).toEqual(full);
+  });
+});

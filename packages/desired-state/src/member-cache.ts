@@ -1,0 +1,90 @@
+/**
+ * The members of big access groups, kept between snapshots in buckets (by a hash of the
+ * subscription id, 256 of them), each bucket with the digest PostgreSQL computed for it in the
+ * same snapshot its rows were read in. A later snapshot asks PostgreSQL for the digests only
+ * (one aggregate over the group: no rows sent, none parsed) and reads again just the buckets
+ * whose digest moved. A one-user change of a 100,000-member group reads ~400 rows instead of
+ * 100,000 (bench/BENCHMARKS.md, desired state big-node).
+ *
+ * Why this stays a consistent snapshot: the digests and the re-read buckets come from the same
+ * REPEATABLE READ transaction as the rest of the model, and a kept bucket is used only when its
+ * digest, taken in its own earlier snapshot, equals the digest in this one: its rows are the
+ * rows this snapshot would read. The digest covers every column the compiler reads except
+ * used_bytes, which every usage report moves; instead it covers whether the limit is reached
+ * (limitReachedSql, the status rule's limit half), which is all the compiler takes from it. A
+ * kept row's used_bytes may therefore be older than the snapshot's; nothing else is.
+ *
+ * Groups under `minGroupRows` members are read whole each time (the digest pass would cost more
+ * than it saves). At most `maxRows` members are kept, the least recently used groups dropped.
+ */
+export interface BucketDigest {
+  count: number;
+  /** sum of a 64-bit hash of each member's columns, as PostgreSQL's numeric text. */
+  sum: string;
+}
+
+export interface KeptBucket<Row> extends BucketDigest {
+  rows: readonly Row[];
+}
+
+interface KeptGroup<Row> {
+  /** Which credential columns were read (the nodes' protocols): a different set is another read. */
+  shape: string;
+  buckets: Map<number, KeptBucket<Row>>;
+  rows: number;
+}
+
+export const BUCKETS = 256;
+
+export interface MemberCacheOptions {
+  /** Members kept across all groups (~350 bytes each). */
+  maxRows: number;
+  /** Groups with fewer members are not kept. */
+  minGroupRows: number;
+}
+
+export const DEFAULT_MEMBER_CACHE: MemberCacheOptions = { maxRows: 300_000, minGroupRows: 2_000 };
+
+export class MemberCache<Row = unknown> {
+  private readonly groups = new Map<string, KeptGroup<Row>>();
+  private held = 0;
+  /** Snapshots that used kept buckets / buckets read again / groups read whole, since start. */
+  readonly stats = { bucketsKept: 0, bucketsRead: 0, groupsReadWhole: 0 };
+
+  constructor(readonly options: MemberCacheOptions = DEFAULT_MEMBER_CACHE) {}
+
+  /** The kept buckets of a group read with this shape, marked recently used; undefined when none. */
+  take(groupId: string, shape: string): Map<number, KeptBucket<Row>> | undefined {
+    const g = this.groups.get(groupId);
+    if (!g || g.shape !== shape) return undefined;
+    this.groups.delete(groupId);
+    this.groups.set(groupId, g);
+    return g.buckets;
+  }
+
+  /** Keeps a group's buckets (replacing what was kept for it), if it is big enough; drops the least recently used beyond maxRows. */
+  keep(groupId: string, shape: string, buckets: Map<number, KeptBucket<Row>>): void {
+    let rows = 0;
+    for (const b of buckets.values()) rows += b.rows.length;
+    this.drop(groupId);
+    if (rows < this.options.minGroupRows || rows > this.options.maxRows) return;
+    this.groups.set(groupId, { shape, buckets, rows });
+    this.held += rows;
+    for (const [id, g] of this.groups) {
+      if (this.held <= this.options.maxRows) break;
+      this.groups.delete(id);
+      this.held -= g.rows;
+    }
+  }
+
+  get heldRows(): number {
+    return this.held;
+  }
+
+  private drop(groupId: string): void {
+    const g = this.groups.get(groupId);
+    if (!g) return;
+    this.groups.delete(groupId);
+    this.held -= g.rows;
+  }
+}
