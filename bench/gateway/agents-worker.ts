@@ -8,9 +8,12 @@
 //   record  -> from now on, notes when each DesiredState revision and each Command reaches
 //              each agent (wall clock, comparable across processes of this machine);
 //              `await-revision` / `await-commands` answer once every open agent has it;
+//   storm-* -> reconnecting agents for bench/reconnect-storm (storm-worker.ts): storm-open,
+//              storm-resume (offer TLS sessions or not), storm-stats;
 //   stop    -> closes every stream and exits.
 import { certificateFacts, loadCa, signNodeCsr } from '@svc/domain';
 import type { UsageEntry } from '@svc/proto';
+import { stormOpen, stormResume, stormStats, stormStop } from '../reconnect-storm/storm-worker.ts';
 import { BenchAgent, type Identity, lastReceived } from './agent.ts';
 import { reportColumns, subscriptionId } from './usage-plan.ts';
 
@@ -310,6 +313,7 @@ async function awaitCommands(m: { prefix: string; timeoutMs?: number }) {
 
 async function stop() {
   stopping = true;
+  stormStop();
   for (const t of timers) clearTimeout(t);
   for (const a of agents) a.close();
   // Let the cancellations reach the gateway before the sockets go.
@@ -338,6 +342,13 @@ process.on('message', (m: any) => {
         return awaitRevision(m);
       case 'await-commands':
         return awaitCommands(m);
+      case 'storm-open':
+        return send({ type: 'storm-opened', ...(await stormOpen(certs, m)) });
+      case 'storm-resume':
+        stormResume(m.resume);
+        return send({ type: 'storm-resumed' });
+      case 'storm-stats':
+        return send({ type: 'storm-stats', ...stormStats() });
       case 'stop':
         return stop();
     }

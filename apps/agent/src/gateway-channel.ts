@@ -1,4 +1,4 @@
-import { ChannelCredentials } from '@grpc/grpc-js';
+import { ChannelCredentials, connectivityState } from '@grpc/grpc-js';
 import { ControlPlaneDefinition } from '@svc/proto';
 import { type Channel, createChannel, createClient } from 'nice-grpc';
 import type { Identity } from './identity.ts';
@@ -33,6 +33,10 @@ export function syncChannel(id: Identity, credentials: ChannelCredentials = sync
   return createChannel(id.server, credentials, {
     ...KEEPALIVE,
     'grpc.max_receive_message_length': MAX_RECEIVE,
+    // The channel lives across streams and reconnects on its own after a failed attempt: within
+    // the contract's 1-60 s (grpc-js's own default ceiling is 120 s).
+    'grpc.initial_reconnect_backoff_ms': 1000,
+    'grpc.max_reconnect_backoff_ms': 60_000,
   });
 }
 
@@ -40,3 +44,19 @@ export const syncCredentials = (id: Identity): ResumableChannelCredentials =>
   new ResumableChannelCredentials({ caCertPem: id.caCertPem, keyPem: id.keyPem, certPem: id.certPem });
 
 export const gatewayClient = (channel: Channel) => createClient(ControlPlaneDefinition, channel);
+
+/**
+ * Resolves true once the channel is connected (TLS done), false at the deadline or on shutdown.
+ * A call on a channel that is backing off after a failed connection attempt fails at once with
+ * that old error, even when the gateway is back; waiting for the channel instead lets it connect
+ * on its own schedule (1-60 s, jitter), one connection per agent.
+ */
+export async function connected(channel: Channel, deadline: number): Promise<boolean> {
+  for (;;) {
+    const state = channel.getConnectivityState(true);
+    if (state === connectivityState.READY) return true;
+    if (state === connectivityState.SHUTDOWN || Date.now() >= deadline) return false;
+    const changed = await new Promise<boolean>((resolve) => channel.watchConnectivityState(state, deadline, (err) => resolve(!err)));
+    if (!changed) return false;
+  }
+}

@@ -46,9 +46,12 @@ export class ResumableChannelCredentials extends ChannelCredentials {
   /** Where the last connection went (the side connection of refreshTicket goes there too). */
   private last: { address: string; port: number; servername: string; check: (host: string, cert: any) => Error | undefined } | null = null;
   readonly handshakes = { full: 0, resumed: 0 };
+  /** Offer the last session on the next connections (false: full handshakes, to measure). */
+  resume: boolean;
 
   constructor(private readonly opts: ResumableCredentialsOptions) {
     super();
+    this.resume = opts.resume !== false;
     this.context = createSecureContext({ ca: opts.caCertPem, key: opts.keyPem, cert: opts.certPem });
   }
 
@@ -125,7 +128,7 @@ export class ResumableChannelCredentials extends ChannelCredentials {
   }
 
   private handshake(o: { socket: Socket; servername: string; check: (host: string, cert: any) => Error | undefined }): Promise<TLSSocket> {
-    const offer = this.opts.resume === false ? undefined : (this.session ?? undefined);
+    const offer = this.resume ? (this.session ?? undefined) : undefined;
     return new Promise((resolve, reject) => {
       const tls = connect(
         {
@@ -153,9 +156,7 @@ export class ResumableChannelCredentials extends ChannelCredentials {
       );
       // TLS 1.3 tickets arrive after the handshake (one or two); the newest is kept. A resumed
       // handshake brings none, so the ticket (and its age) stays that of the full handshake.
-      tls.on('session', (s: Buffer) => {
-        if (this.opts.resume !== false) this.keep(s);
-      });
+      tls.on('session', (s: Buffer) => this.keep(s));
       const closed = () => reject(new Error('the connection closed during the TLS handshake'));
       tls.once('error', reject);
       tls.once('close', closed);

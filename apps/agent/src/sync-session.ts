@@ -1,8 +1,8 @@
 import type { AgentMessage, Hello, ServerMessage } from '@svc/proto';
-import { ClientError, type Metadata, Status } from 'nice-grpc';
+import { type Channel, ClientError, type Metadata, Status } from 'nice-grpc';
 import type { Logger } from 'pino';
 import { Backoff, pushbackDelay } from './backoff.ts';
-import { gatewayClient, syncChannel, syncCredentials } from './gateway-channel.ts';
+import { connected, gatewayClient, syncChannel, syncCredentials } from './gateway-channel.ts';
 import type { Identity } from './identity.ts';
 import type { ResumableChannelCredentials } from './resumable-credentials.ts';
 
@@ -25,6 +25,9 @@ export interface SessionHandler {
 /** A stream that lived this long resets the backoff. */
 const HEALTHY_MS = 10_000;
 
+/** How long one attempt waits for the channel to connect (it retries on its own meanwhile). */
+const CONNECT_WAIT_MS = 30_000;
+
 /**
  * A TLS ticket older than this (a day, ± 20% per agent) is replaced by one full handshake on a
  * side connection while the stream is up: tickets resume for 7 days from the handshake that
@@ -36,11 +39,17 @@ export class SyncSession {
   private outbox: AgentMessage[] = [];
   private wake: (() => void) | null = null;
   private stopped = false;
-  private current: { close(): void } | null = null;
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
   private readonly backoff = new Backoff();
-  /** The TLS session of the current identity (a renewed certificate starts a new one). */
-  private credentials: { certPem: string; creds: ResumableChannelCredentials } | null = null;
+  /**
+   * The channel of the current identity, kept across streams: it holds the TLS session (a
+   * renewed certificate starts a new channel, and a new session), and a stream refused by the
+   * gateway's admission line is tried again on the same connection. (A channel closed while its
+   * connection attempt is backing off still connects once the gateway is back, grpc-js 1.14.3,
+   * and that connection is never closed: a channel per attempt left one open connection on the
+   * gateway per failed attempt of an outage.)
+   */
+  private channel: { certPem: string; creds: ResumableChannelCredentials; channel: Channel } | null = null;
   private readonly ticketRefreshMs = TICKET_REFRESH_MS * (0.8 + 0.4 * Math.random());
   private ticketTimer: NodeJS.Timeout | null = null;
   /** When the gateway's last status asked to come back later (grpc-retry-pushback-ms). */
@@ -87,7 +96,7 @@ export class SyncSession {
     if (this.ticketTimer) clearInterval(this.ticketTimer);
     this.connected = false;
     this.wake?.();
-    this.current?.close();
+    this.channel?.channel.close();
     if (this.sleeping) {
       clearTimeout(this.sleeping.timer);
       this.sleeping.resolve();
@@ -95,22 +104,26 @@ export class SyncSession {
   }
 
   private async once(): Promise<string> {
+    const identity = this.identity();
+    if (this.channel?.certPem !== identity.certPem) {
+      this.channel?.channel.close();
+      const creds = syncCredentials(identity);
+      this.channel = { certPem: identity.certPem, creds, channel: syncChannel(identity, creds) };
+    }
+    const channel = this.channel.channel;
+    this.pushback = undefined;
+    if (!(await connected(channel, Date.now() + CONNECT_WAIT_MS)))
+      return this.stopped ? 'stopped' : `the gateway could not be reached within ${CONNECT_WAIT_MS / 1000} s`;
     let hello: Hello;
     try {
       hello = await this.handler.hello();
     } catch (err) {
       return `Hello not built: ${(err as Error).message}`;
     }
-    const identity = this.identity();
-    if (this.credentials?.certPem !== identity.certPem) this.credentials = { certPem: identity.certPem, creds: syncCredentials(identity) };
-    const creds = this.credentials.creds;
-    const channel = syncChannel(identity, creds);
-    this.pushback = undefined;
     this.ticketTimer ??= setInterval(() => {
-      if (this.connected && this.credentials && this.credentials.creds.ticketAgeMs() > this.ticketRefreshMs)
-        void this.credentials.creds.refreshTicket();
+      const creds = this.channel?.creds;
+      if (this.connected && creds && creds.ticketAgeMs() > this.ticketRefreshMs) void creds.refreshTicket();
     }, 3600_000).unref();
-    this.current = channel;
     const abort = new AbortController();
     this.outbox = [{ hello }];
     this.connected = true;
@@ -151,8 +164,6 @@ export class SyncSession {
       this.connected = false;
       abort.abort();
       this.wake?.();
-      channel.close();
-      this.current = null;
     }
   }
 }
