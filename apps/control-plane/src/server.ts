@@ -10,6 +10,7 @@ import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
 import { controlPlaneService } from './service.ts';
+import { streamOpener } from './stream-openings.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
 import { GatewayServerCredentials } from './tls-credentials.ts';
 
@@ -140,6 +141,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           usageSlots: createSlots(deps.config.grpc.usage_ingest_concurrency),
           recordApplied: appliedRevisionWriter(deps),
           admission,
+          openStream: streamOpener(deps),
           ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
         }),
       );

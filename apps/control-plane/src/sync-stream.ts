@@ -7,12 +7,13 @@ import {
   type LoadedCa,
   type LogLine,
   newId,
-  openAgentStream,
+  type OpenedStream,
   recordApplyResult,
   recordStatusReport,
   renewAgentCertificate,
   replyTopic,
   type Slots,
+  type StreamOpening,
   TOPICS,
 } from '@svc/domain';
 import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
@@ -41,6 +42,8 @@ export interface SyncDeps {
   recordApplied: (nodeId: string, revision: number) => Promise<void>;
   /** Bounds how many streams are admitted a second and at once; the rest wait in order (admission-line.ts). */
   admission: AdmissionLine;
+  /** openAgentStream, gathered into one statement per turn (stream-openings.ts). */
+  openStream: (opening: StreamOpening) => Promise<OpenedStream>;
 }
 
 /** The standard gRPC trailer a client's retry honours: when to try again, in milliseconds. */
@@ -93,15 +96,19 @@ export function syncHandler(s: SyncDeps) {
     }
     const ticket = { node_id: identity.node_id, replica: registry.replicaId, session: newId('stm'), serial: identity.serial };
     const applied = Number(hello.appliedRevision < 0n ? 0n : hello.appliedRevision);
-    let admitted: Awaited<ReturnType<typeof openAgentStream>>;
+    let admitted: OpenedStream;
     try {
-      admitted = await openAgentStream(deps, identity, ticket, {
-        hostname: hello.hostname,
-        os: hello.os,
-        arch: hello.arch,
-        agent_version: hello.agentVersion,
-        xray_version: hello.xrayVersion,
-        applied_revision: applied,
+      admitted = await s.openStream({
+        identity,
+        ticket,
+        hello: {
+          hostname: hello.hostname,
+          os: hello.os,
+          arch: hello.arch,
+          agent_version: hello.agentVersion,
+          xray_version: hello.xrayVersion,
+          applied_revision: applied,
+        },
       });
     } catch (err) {
       throw toGrpcStatus(err, deps.log, 'stream not opened');

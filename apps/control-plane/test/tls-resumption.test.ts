@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { ResumableChannelCredentials } from '@svc/agent';

@@ -125,7 +125,7 @@ export const configSchema = z.object({
        */
       admissions_per_second: z.number().int().min(1).max(100_000).default(500),
       /** Admissions in progress at once per gateway process (the database work of a stream's opening). */
-      admission_concurrency: z.number().int().min(1).max(1024).default(16),
+      admission_concurrency: z.number().int().min(1).max(1024).default(64),
       /**
        * Longest wait in line: an agent whose turn would come later is answered UNAVAILABLE at
        * once with `grpc-retry-pushback-ms`, when its turn would come, and comes back then.
@@ -148,7 +148,7 @@ export const configSchema = z.object({
       member_cache_rows: 300_000,
       tls_session_lifetime_seconds: 7 * 86_400,
       admissions_per_second: 500,
-      admission_concurrency: 16,
+      admission_concurrency: 64,
       admission_max_wait_seconds: 20,
     }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */

@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import { UnauthenticatedError } from '../errors.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
-import { unitOfWork } from '../shared/unit-of-work.ts';
+import { retryOnConflict } from '../shared/db-errors.ts';
 
 /** What the agent says about itself in Hello (spec 2.1), already decoded. */
 export interface AgentHello {
@@ -24,6 +25,17 @@ export interface StreamTicket {
 
 const text = (v: string, max: number): string | null => v.trim().slice(0, max) || null;
 
+export interface StreamOpening {
+  identity: NodeIdentity;
+  ticket: StreamTicket;
+  hello: AgentHello;
+}
+
+export interface OpenedStream {
+  desired_revision: number;
+  send_desired_state: boolean;
+}
+
 /**
  * Admits a Sync stream (spec 4.1 rules 1, 6): the certificate's node must exist, be enabled
  * and present its current certificate (or, during a renewal, the one it replaces; a
@@ -37,45 +49,109 @@ export async function openAgentStream(
   identity: NodeIdentity,
   ticket: StreamTicket,
   hello: AgentHello,
-): Promise<{ desired_revision: number; send_desired_state: boolean }> {
-  return unitOfWork(deps, async (uow) => {
-    const trx = uow.db;
-    const node = await trx
-      .selectFrom('nodes')
-      .select(['id', 'admin_status', 'desired_revision', 'cert_serial', 'cert_previous_serial'])
-      .where('id', '=', identity.node_id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!node) throw new UnauthenticatedError('no such node');
-    if (node.admin_status !== 'enabled') throw new UnauthenticatedError('the node is disabled');
-    const current = node.cert_serial === identity.serial;
-    if (!current && node.cert_previous_serial !== identity.serial) {
-      throw new UnauthenticatedError('this certificate is no longer the node identity (the node was enrolled again)');
+): Promise<OpenedStream> {
+  const [result] = await openAgentStreams(deps, [{ identity, ticket, hello }]);
+  if (result instanceof UnauthenticatedError) throw result;
+  return result as OpenedStream;
+}
+
+/**
+ * openAgentStream for many streams in one statement (issue 17.3: after a gateway restart the
+ * whole fleet reconnects, and one transaction of four round trips per stream was most of the
+ * database's work): one UPDATE admits every stream whose node is enabled and whose
+ * certificate is the node's, atomically per row as the checked transaction was; the refused
+ * are read again (one SELECT) to say why. Results in the order of `openings`; a refused one is
+ * its UnauthenticatedError. Two openings of one node go out one after the other (the later
+ * stream becomes the node's).
+ */
+export async function openAgentStreams(
+  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  openings: readonly StreamOpening[],
+): Promise<Array<OpenedStream | UnauthenticatedError>> {
+  const results: Array<OpenedStream | UnauthenticatedError> = new Array(openings.length);
+  let left = openings.map((o, i) => ({ o, i }));
+  while (left.length > 0) {
+    const round = new Map<string, { o: StreamOpening; i: number }>();
+    const later: typeof left = [];
+    for (const x of left) {
+      if (round.has(x.o.identity.node_id)) later.push(x);
+      else round.set(x.o.identity.node_id, x);
     }
-    const now = deps.clock.now();
-    const desired = Number(node.desired_revision);
-    await trx
-      .updateTable('nodes')
-      .set({
-        hostname: text(hello.hostname, 255),
-        os: text(hello.os, 64),
-        arch: text(hello.arch, 64),
-        agent_version: text(hello.agent_version, 64),
-        xray_version: text(hello.xray_version, 64),
-        // The agent's int64, capped: never above the desired revision (nor beyond an int8).
-        applied_revision: Math.min(Math.max(0, hello.applied_revision), desired),
-        connectivity: 'online',
-        stream_replica: ticket.replica,
-        stream_session: ticket.session,
-        stream_opened_at: now,
-        last_seen_at: now,
-        // The agent connects with its renewed certificate: the one it replaced is retired.
-        ...(current && node.cert_previous_serial ? { cert_previous_serial: null } : {}),
-      })
-      .where('id', '=', node.id)
+    await admitRound(deps, [...round.values()], results);
+    left = later;
+  }
+  return results;
+}
+
+// The agent's int64, kept a safe integer (the statement caps it at the desired revision).
+const revisionOf = (r: number) => Math.min(Math.max(0, Math.trunc(r)), Number.MAX_SAFE_INTEGER);
+
+async function admitRound(
+  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  round: Array<{ o: StreamOpening; i: number }>,
+  results: Array<OpenedStream | UnauthenticatedError>,
+): Promise<void> {
+  // Sorted: rows locked in one order (a lost deadlock against another batch runs again).
+  round.sort((a, b) => (a.o.identity.node_id < b.o.identity.node_id ? -1 : 1));
+  const col = <T>(f: (o: StreamOpening) => T) => round.map(({ o }) => f(o));
+  const now = deps.clock.now();
+  const admitted = await retryOnConflict(() =>
+    sql<{ id: string; desired_revision: string }>`
+    update nodes n
+       set hostname = v.hostname,
+           os = v.os,
+           arch = v.arch,
+           agent_version = v.agent_version,
+           xray_version = v.xray_version,
+           -- never above the desired revision: an agent cannot have applied one it was never sent
+           applied_revision = least(v.applied, n.desired_revision),
+           connectivity = 'online',
+           stream_replica = v.replica,
+           stream_session = v.session,
+           stream_opened_at = ${now},
+           last_seen_at = ${now},
+           -- the agent connects with its renewed certificate: the one it replaced is retired
+           cert_previous_serial = case when n.cert_serial = v.serial then null else n.cert_previous_serial end
+      from unnest(
+             ${col((o) => o.identity.node_id)}::text[], ${col((o) => o.identity.serial)}::text[],
+             ${col((o) => o.ticket.replica)}::text[], ${col((o) => o.ticket.session)}::text[],
+             ${col((o) => text(o.hello.hostname, 255))}::text[], ${col((o) => text(o.hello.os, 64))}::text[],
+             ${col((o) => text(o.hello.arch, 64))}::text[], ${col((o) => text(o.hello.agent_version, 64))}::text[],
+             ${col((o) => text(o.hello.xray_version, 64))}::text[], ${col((o) => String(revisionOf(o.hello.applied_revision)))}::int8[]
+           ) as v(id, serial, replica, session, hostname, os, arch, agent_version, xray_version, applied)
+     where n.id = v.id
+       and n.admin_status = 'enabled'
+       and (n.cert_serial = v.serial or n.cert_previous_serial = v.serial)
+    returning n.id, n.desired_revision`.execute(deps.db),
+  );
+  const desired = new Map(admitted.rows.map((r) => [r.id, Number(r.desired_revision)]));
+  const refused = round.filter(({ o }) => !desired.has(o.identity.node_id));
+  const why = new Map<string, string>();
+  if (refused.length > 0) {
+    const rows = await deps.db
+      .selectFrom('nodes')
+      .select(['id', 'admin_status'])
+      .where(
+        'id',
+        'in',
+        refused.map(({ o }) => o.identity.node_id),
+      )
       .execute();
-    return { desired_revision: desired, send_desired_state: hello.applied_revision < desired };
-  });
+    for (const r of rows)
+      why.set(
+        r.id,
+        r.admin_status !== 'enabled'
+          ? 'the node is disabled'
+          : 'this certificate is no longer the node identity (the node was enrolled again)',
+      );
+  }
+  for (const { o, i } of round) {
+    const d = desired.get(o.identity.node_id);
+    results[i] =
+      d === undefined
+        ? new UnauthenticatedError(why.get(o.identity.node_id) ?? 'no such node')
+        : { desired_revision: d, send_desired_state: o.hello.applied_revision < d };
+  }
 }
 
 /** The stream ended: offline, unless a newer stream of the node took over meanwhile. */
