@@ -15,6 +15,7 @@
 //   3. baseline: full handshakes and no admission line (before issue 17.3).
 // BENCH_STORM_PHASES=1,2 picks some. Small runs: BENCH_STORM_NODES=500 BENCH_STORM_WORKERS=2.
 import { writeFileSync } from 'node:fs';
+import { loadConfig } from '@svc/config';
 import { sql } from 'kysely';
 import { ourPostgresPids } from '../common/database.ts';
 import { productEnv, setUpFleet, spawnProduct, startControlPlane, stopWorker, warnings as warningsOf } from '../common/fleet.ts';
@@ -28,6 +29,8 @@ const OPEN_CONCURRENCY = env('BENCH_OPEN_CONCURRENCY', 50);
 const TIMEOUT_S = env('BENCH_STORM_TIMEOUT', 180);
 const QUIET_S = env('BENCH_STORM_QUIET_SECONDS', 10);
 const TARGET_S = 30;
+/** The gateway's defaults, as the product reads them. */
+const g = loadConfig({}).grpc;
 
 interface Phase {
   id: number;
@@ -265,7 +268,7 @@ await main(async () => {
     '',
     setting(database.serverVersion, { before: loadBefore, after: loadAfter }) +
       `Agents: ${WORKERS} worker processes × ${n(NODES / WORKERS)} (grpc-js, one connection each; apps/agent's TLS credentials, backoff and retry-hint rule; Hello with the applied revision, a StatusReport on open and every 30 s). ` +
-      `Admin API: its own process (split mode, Redis bus), GET /api/v1/nodes?limit=20 every 100 ms. Gateway: one control-plane process, defaults unless the phase says otherwise (admission line ${'500/s, 16 at once, 20 s'}; database pool 10).`,
+      `Admin API: its own process (split mode, Redis bus), GET /api/v1/nodes?limit=20 every 100 ms. Gateway: one control-plane process, defaults unless the phase says otherwise (TLS tickets for ${g.tls_session_lifetime_seconds / 86_400} days; admission line ${g.admissions_per_second}/s, ${g.admission_concurrency} at once, ${g.admission_max_wait_seconds} s longest wait; database pool 10).`,
     '',
     `Before the phases: ${n(NODES)} streams opened from scratch (full handshake, DesiredState, ApplyResult), ${OPEN_CONCURRENCY} at a time per worker: ${openS.toFixed(1)} s (${n((NODES - openFailed) / openS)} streams/s), ${openFailed} failed.`,
     '',
