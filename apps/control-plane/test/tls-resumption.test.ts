@@ -102,6 +102,18 @@ describe('TLS session resumption between agent and gateway (issue 17.3)', () => 
     expect(creds.handshakes).toEqual({ full: 1, resumed: 1 });
   });
 
+  it('a resumed session with the certificate of a node enrolled again since is refused UNAUTHENTICATED (the old identity is retired)', async () => {
+    const { node, agent } = await g.enrolledAgent();
+    const creds = resumable(agent);
+    await admitted(agent);
+    await agent.disconnect();
+    const issued = await g.s.api.post(`/api/v1/nodes/${node.id}/enroll-token`, undefined, { token: await g.token() });
+    await Simulator.enroll({ endpoint: g.endpoint, caCertPem: g.caCertPem, token: issued.body.token as string });
+    agent.connect();
+    expect(await agent.waitForEnd()).toMatchObject({ code: Status.UNAUTHENTICATED });
+    expect(creds.handshakes).toEqual({ full: 1, resumed: 1 });
+  });
+
   it('a resumed session whose certificate another CA signed is refused UNAUTHENTICATED (resumption skips the handshake’s cryptography, never the admission)', async () => {
     const { node } = await g.enrolledAgent();
     const foreign = await foreignCert(node.id);
