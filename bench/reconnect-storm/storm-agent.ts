@@ -6,7 +6,7 @@
 // (as the agent does on `opened`) and every 30 s; a DesiredState is applied at once. Lean (one
 // grpc-js client per node, no nice-grpc iterables) so 4 processes hold 10,000.
 import * as grpc from '@grpc/grpc-js';
-import { Backoff, pushbackDelay, ResumableChannelCredentials } from '@svc/agent';
+import { Backoff, channelReconnectOptions, pushbackDelay, ResumableChannelCredentials } from '@svc/agent';
 import { AgentMessage, ServerMessage } from '@svc/proto';
 
 const SYNC = '/svc.controlplane.v1.ControlPlane/Sync';
@@ -23,8 +23,6 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.ssl_target_name_override': 'localhost',
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 20_000,
-  'grpc.initial_reconnect_backoff_ms': 1000,
-  'grpc.max_reconnect_backoff_ms': 60_000,
 };
 
 /** What every agent of a process did; the bench reads and resets it per phase. */
@@ -71,7 +69,8 @@ export class StormAgent {
     this.creds.resume = this.resume;
     // One channel for the agent's life, as apps/agent keeps (sync-session.ts: a channel closed
     // while backing off still connects later, and keeps that connection).
-    this.client ??= new grpc.Client(this.endpoint, this.creds, CHANNEL_OPTIONS);
+    // apps/agent's reconnect schedule: its own first delay per agent (channelReconnectOptions).
+    this.client ??= new grpc.Client(this.endpoint, this.creds, { ...CHANNEL_OPTIONS, ...channelReconnectOptions() });
     const client = this.client;
     // Wait for the channel to connect, as apps/agent does (gateway-channel.ts `connected`).
     client.waitForReady(Date.now() + 30_000, (err) => {

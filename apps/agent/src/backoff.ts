@@ -38,3 +38,21 @@ export function pushbackDelay(value: string | undefined, random: () => number = 
   const ms = Math.min(Number(value), MAX_PUSHBACK_MS);
   return Math.round(ms + Math.max(250, ms / 10) * random());
 }
+
+/**
+ * The Sync channel's own reconnect schedule (grpc-js: the first retry after
+ * `grpc.initial_reconnect_backoff_ms`, then x1.6 each time, +-20%, up to the maximum). grpc-js's
+ * jitter alone keeps a fleet that lost its gateway at the same instant in waves: every agent
+ * retries at about 1, 2, 3.6, 6.2, 10.3 s, so a restarted gateway meets its whole fleet within
+ * a second or so, and the listen queue drops what it cannot hold (issue 17.3). Each agent
+ * draws its own first delay, uniform in [min, 2 min): the schedules drift apart by up to a
+ * factor of two from the first retry on, a restarted gateway sees its fleet arrive spread over
+ * seconds, and one agent's reconnect is at most `min` slower than before.
+ */
+export function channelReconnectOptions(
+  random: () => number = Math.random,
+  minMs = 1000,
+  maxMs = 60_000,
+): { 'grpc.initial_reconnect_backoff_ms': number; 'grpc.max_reconnect_backoff_ms': number } {
+  return { 'grpc.initial_reconnect_backoff_ms': Math.round(minMs * (1 + random())), 'grpc.max_reconnect_backoff_ms': maxMs };
+}

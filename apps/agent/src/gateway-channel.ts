@@ -1,6 +1,7 @@
 import { ChannelCredentials, connectivityState } from '@grpc/grpc-js';
 import { ControlPlaneDefinition } from '@svc/proto';
 import { type Channel, createChannel, createClient } from 'nice-grpc';
+import { channelReconnectOptions } from './backoff.ts';
 import type { Identity } from './identity.ts';
 import { ResumableChannelCredentials } from './resumable-credentials.ts';
 
@@ -34,9 +35,9 @@ export function syncChannel(id: Identity, credentials: ChannelCredentials = sync
     ...KEEPALIVE,
     'grpc.max_receive_message_length': MAX_RECEIVE,
     // The channel lives across streams and reconnects on its own after a failed attempt: within
-    // the contract's 1-60 s (grpc-js's own default ceiling is 120 s).
-    'grpc.initial_reconnect_backoff_ms': 1000,
-    'grpc.max_reconnect_backoff_ms': 60_000,
+    // the contract's 1-60 s (grpc-js's own default ceiling is 120 s), from a first delay each
+    // agent draws (channelReconnectOptions: a fleet does not come back in waves).
+    ...channelReconnectOptions(),
   });
 }
 

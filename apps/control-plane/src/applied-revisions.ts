@@ -1,4 +1,4 @@
-import { type DomainDeps, recordAppliedRevisions } from '@svc/domain';
+import { type AgentStatus, type DomainDeps, recordAppliedRevisions, recordStatusReports } from '@svc/domain';
 import { createTurnBatcher } from '@svc/runtime';
 
 const MAX_BATCH = 500;
@@ -21,4 +21,22 @@ export function appliedRevisionWriter(deps: Pick<DomainDeps, 'db' | 'clock'>): (
     },
   });
   return (node_id, revision) => write({ node_id, revision });
+}
+
+/**
+ * Records StatusReports the same way, one statement per turn: every agent sends one as its
+ * stream opens, so a reconnecting fleet's reports come in thousands within seconds (issue 17.3).
+ */
+export function statusReportWriter(deps: Pick<DomainDeps, 'db' | 'clock'>): (nodeId: string, status: AgentStatus) => Promise<void> {
+  const write = createTurnBatcher<{ node_id: string; status: AgentStatus }, void>({
+    maxBatch: MAX_BATCH,
+    // Reports arriving while two statements run go together in the next (one per turn would
+    // still be about one per stream in a storm: each Hello arrives in its own turn).
+    maxInFlight: 2,
+    run: async (rows) => {
+      await recordStatusReports(deps, rows);
+      return () => undefined;
+    },
+  });
+  return (node_id, status) => write({ node_id, status });
 }

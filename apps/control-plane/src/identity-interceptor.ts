@@ -1,12 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
-import { type LoadedCa, type NodeIdentity, verifyNodeCertificate } from '@svc/domain';
+import { type LoadedCa, type NodeIdentity, verifiedCertificates } from '@svc/domain';
 
 /** Metadata key carrying the verified identity from the interceptor to the handlers. */
 export const IDENTITY_METADATA = 'x-svc-node-identity';
 
 /**
  * grpc-js server interceptor (needs >= 1.14 for getAuthContext): verifies the client
- * certificate against our CA (the TLS layer requests one without checking it) and hands the
+ * certificate against our CA (once per certificate: verifiedCertificates) (the TLS layer requests one without checking it) and hands the
  * node identity to the handlers as metadata. Client-sent metadata of the same name is
  * removed first, so it cannot be imitated. A call of `authenticatedPath` (Sync) without a
  * verified identity is answered UNAUTHENTICATED here, from its headers: its handler never
@@ -14,6 +14,9 @@ export const IDENTITY_METADATA = 'x-svc-node-identity';
  * is for authenticated agents only).
  */
 export function identityInterceptor(ca: LoadedCa, now: () => Date, authenticatedPath?: string): grpc.ServerInterceptor {
+  // A node's certificate is verified once, then known by its SHA-256 (validity rechecked on
+  // every call); standing (disabled, re-enrolled) is the admission's, per stream.
+  const verify = verifiedCertificates(ca);
   return (method, call) =>
     new grpc.ServerInterceptingCall(call, {
       start: (next) =>
@@ -22,7 +25,7 @@ export function identityInterceptor(ca: LoadedCa, now: () => Date, authenticated
             .withOnReceiveMetadata((md, mdNext) => {
               md.remove(IDENTITY_METADATA);
               const peer = call.getAuthContext().sslPeerCertificate;
-              const identity = peer?.raw ? verifyNodeCertificate(ca, peer.raw, now()) : null;
+              const identity = peer?.raw ? verify(peer.raw, now()) : null;
               if (identity) md.set(IDENTITY_METADATA, JSON.stringify(identity));
               else if (method.path === authenticatedPath) {
                 call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: UNAUTHENTICATED_DETAILS, metadata: null });

@@ -2,11 +2,11 @@ import { X509Certificate } from 'node:crypto';
 import { createMemberCache, DEFAULT_MEMBER_CACHE } from '@svc/desired-state';
 import { createSlots, type DomainDeps, ensureCertificateAuthority, gatewayTlsResumption, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
-import { createServer } from 'nice-grpc';
 import { type AdmissionLimits, AdmissionLine } from './admission-line.ts';
-import { appliedRevisionWriter } from './applied-revisions.ts';
+import { appliedRevisionWriter, statusReportWriter } from './applied-revisions.ts';
 import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
+import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
 import { controlPlaneService } from './service.ts';
@@ -37,6 +37,8 @@ export interface ControlPlaneOptions {
   tlsSessionLifetimeSeconds?: number;
   /** The admission line's limits (default: config grpc.admissions_per_second, admission_concurrency, admission_max_wait_seconds). */
   admission?: Partial<AdmissionLimits>;
+  /** Listen backlog of the port (default: config grpc.listen_backlog; Linux caps it at net.core.somaxconn). */
+  listenBacklog?: number;
 }
 
 export interface ControlPlane {
@@ -56,7 +58,7 @@ const RENEW_CHECK_MS = 12 * 3600_000;
 export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions): ControlPlane {
   const replicaId = newId('gw');
   const registry = new StreamRegistry(deps, replicaId, { ...DEFAULT_TIMING, ...opts.timing });
-  let server: ReturnType<typeof createServer> | undefined;
+  let server: GatewayGrpcServer | undefined;
   let credentials: GatewayServerCredentials | undefined;
   let ca: Awaited<ReturnType<typeof ensureCertificateAuthority>> | undefined;
   let serverNotAfter = 0;
@@ -94,7 +96,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       const gzipLevel = opts.gzipLevel ?? deps.config.grpc.gzip_level;
       const gzip = createCachedGzip({ cacheBytes: deps.config.grpc.gzip_cache_mb * 1024 * 1024 });
       const syncMaxBytes = opts.maxReceiveMessageBytes ?? deps.config.grpc.max_receive_message_bytes;
-      server = createServer({
+      const serverOptions = {
         interceptors: [identityInterceptor(ca, () => deps.clock.now(), ControlPlaneWireDefinition.sync.path)],
         'grpc.max_send_message_length': opts.maxSendMessageBytes ?? 256 * 1024 * 1024,
         // Per method, checked on each message's length prefix before it is buffered
@@ -123,8 +125,9 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         'grpc.keepalive_timeout_ms': 10_000,
         'grpc.http2.min_ping_interval_without_data_ms': 10_000,
         'grpc.keepalive_permit_without_calls': 1,
-      });
-      server.add(
+      };
+      server = createGatewayGrpcServer(
+        serverOptions,
         guardedDefinition(ControlPlaneWireDefinition),
         controlPlaneService(deps, ca, {
           deps,
@@ -140,13 +143,15 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
           usageSlots: createSlots(deps.config.grpc.usage_ingest_concurrency),
           recordApplied: appliedRevisionWriter(deps),
+          recordStatus: statusReportWriter(deps),
           admission,
           openStream: streamOpener(deps),
           ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
         }),
       );
       await registry.start();
-      const port = await server.listen(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, credentials);
+      // Our own listener (grpc-server.ts): a backlog that holds a reconnecting fleet's SYNs.
+      const port = await server.listen(opts.host, opts.port, credentials, opts.listenBacklog ?? g.listen_backlog);
       renewTimer = setInterval(
         () => void this.renewServerCertificate().catch((err) => deps.log.error({ err }, 'gateway certificate not renewed')),
         RENEW_CHECK_MS,

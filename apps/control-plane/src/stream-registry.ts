@@ -4,6 +4,8 @@ import {
   type AgentReply,
   type DomainDeps,
   heartbeatReplica,
+  type OpenedStreamNotice,
+  openedStreams,
   retireReplica,
   type StreamStanding,
   standingOfStreams,
@@ -62,6 +64,7 @@ export class StreamRegistry {
   private readonly sessions = new Map<string, AgentSession>();
   private readonly unsubscribes: Unsubscribe[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
+  private opened: OpenedStreamNotice[] = [];
   /**
    * One read for a burst of changes: the messages of one commit arrive together. Unbounded,
    * because check() walks the ids in chunks one after another; a failure is logged once per
@@ -95,9 +98,10 @@ export class StreamRegistry {
         for (const id of (m as { ids?: string[] }).ids ?? []) if (this.sessions.has(id)) void this.checkSoon(id);
       }),
       await bus.subscribe(TOPICS.streamOpened, (m) => {
-        const { node_id, session } = m as { node_id: string; session: string };
-        const held = this.sessions.get(node_id);
-        if (held && held.ticket.session !== session) held.end(REASONS.replaced);
+        for (const { node_id, session } of openedStreams(m)) {
+          const held = this.sessions.get(node_id);
+          if (held && held.ticket.session !== session) held.end(REASONS.replaced);
+        }
       }),
       await bus.subscribe(TOPICS.agentCommands, (m) => this.deliverCommand(m as AgentCommandRequest)),
     );
@@ -111,6 +115,23 @@ export class StreamRegistry {
       await heartbeatReplica(this.deps, this.replicaId);
       const offline = await sweepDeadReplicas(this.deps, this.timing.staleAfterMs, this.replicaId);
       if (offline > 0) this.deps.log.info({ nodes: offline }, 'nodes of a silent gateway replica set offline');
+    });
+  }
+
+  /**
+   * Tells the other replicas (and admin processes' log tails) that this stream is the node's
+   * now: a replica holding an older one ends it. The streams opened in one turn go in one
+   * message (a reconnecting fleet opens thousands a second).
+   */
+  announceOpened(notice: OpenedStreamNotice): void {
+    this.opened.push(notice);
+    if (this.opened.length > 1) return;
+    setImmediate(() => {
+      const streams = this.opened;
+      this.opened = [];
+      void this.deps.bus
+        .publish(TOPICS.streamOpened, { streams })
+        .catch((err) => this.deps.log.warn({ err, streams: streams.length }, 'stream hand-over not announced'));
     });
   }
 

@@ -1,5 +1,6 @@
 import {
   type AgentReply,
+  type AgentStatus,
   closeAgentStream,
   type DomainDeps,
   ingestUsageReport,
@@ -9,12 +10,10 @@ import {
   newId,
   type OpenedStream,
   recordApplyResult,
-  recordStatusReport,
   renewAgentCertificate,
   replyTopic,
   type Slots,
   type StreamOpening,
-  TOPICS,
 } from '@svc/domain';
 import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
 import { type CallContext, ServerError, Status } from 'nice-grpc';
@@ -40,6 +39,8 @@ export interface SyncDeps {
   usageSlots: Slots;
   /** Writes a successful ApplyResult (appliedRevisionWriter gathers them into one statement per turn). */
   recordApplied: (nodeId: string, revision: number) => Promise<void>;
+  /** Writes a StatusReport (statusReportWriter: one statement per turn). */
+  recordStatus: (nodeId: string, status: AgentStatus) => Promise<void>;
   /** Bounds how many streams are admitted a second and at once; the rest wait in order (admission-line.ts). */
   admission: AdmissionLine;
   /** openAgentStream, gathered into one statement per turn (stream-openings.ts). */
@@ -119,21 +120,21 @@ export function syncHandler(s: SyncDeps) {
       deps.log.error({ err, node: ticket.node_id }, 'desired state not compiled; retrying'),
     );
     registry.attach(session);
-    void deps.bus
-      .publish(TOPICS.streamOpened, { node_id: ticket.node_id, session: ticket.session, replica: ticket.replica })
-      .catch((err) => deps.log.warn({ err }, 'stream hand-over not announced'));
+    registry.announceOpened({ node_id: ticket.node_id, session: ticket.session, replica: ticket.replica });
     if (admitted.send_desired_state) session.desiredChanged();
     deps.log.debug({ node: ticket.node_id, session: ticket.session, applied, desired: admitted.desired_revision }, 'agent stream open');
 
     const onAbort = () => session.end();
     ctx.signal.addEventListener('abort', onAbort);
     let idle: NodeJS.Timeout | undefined;
+    // One timer per stream, pushed back by each message (refresh, not a new timer per message).
     const touch = () => {
-      clearTimeout(idle);
-      idle = setTimeout(
-        () => session.end({ code: Status.UNAVAILABLE, message: `no message from the agent for ${Math.round(s.idleTimeoutMs / 1000)} s` }),
-        s.idleTimeoutMs,
-      );
+      if (idle) idle.refresh();
+      else
+        idle = setTimeout(
+          () => session.end({ code: Status.UNAVAILABLE, message: `no message from the agent for ${Math.round(s.idleTimeoutMs / 1000)} s` }),
+          s.idleTimeoutMs,
+        );
     };
     touch();
     const ip = peerIp(ctx.peer);
@@ -156,7 +157,7 @@ export function syncHandler(s: SyncDeps) {
         } else await recordApplyResult(deps, ticket.node_id, { revision: Number(r.revision), success: false, error: r.error });
       } else if (m.status) {
         const st = m.status;
-        await recordStatusReport(deps, ticket.node_id, {
+        await s.recordStatus(ticket.node_id, {
           xray_running: st.xrayRunning,
           cpu_percent: st.cpuPercent,
           memory_used_bytes: Number(st.memoryUsedBytes),

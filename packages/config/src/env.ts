@@ -63,6 +63,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_GRPC_TLS_SESSION_LIFETIME_SECONDS', ['grpc', 'tls_session_lifetime_seconds'], 'int'],
   ['SVC_GRPC_ADMISSIONS_PER_SECOND', ['grpc', 'admissions_per_second'], 'int'],
   ['SVC_GRPC_ADMISSION_CONCURRENCY', ['grpc', 'admission_concurrency'], 'int'],
+  ['SVC_GRPC_LISTEN_BACKLOG', ['grpc', 'listen_backlog'], 'int'],
   ['SVC_GRPC_ADMISSION_MAX_WAIT_SECONDS', ['grpc', 'admission_max_wait_seconds'], 'int'],
   ['SVC_DATA_DIR', ['data_dir'], 'str'],
   ['DATABASE_URL', ['database', 'url'], 'str'],

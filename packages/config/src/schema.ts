@@ -131,6 +131,13 @@ export const configSchema = z.object({
        * once with `grpc-retry-pushback-ms`, when its turn would come, and comes back then.
        */
       admission_max_wait_seconds: z.number().int().min(1).max(600).default(20),
+      /**
+       * The listen backlog of the agent port: connections the kernel completes before the
+       * gateway accepts them. Node's default (511) overflows when thousands of agents reconnect
+       * at once (a dropped SYN comes back after 1, 3, 7, 15 ... s); Linux caps it at
+       * net.core.somaxconn.
+       */
+      listen_backlog: z.number().int().min(1).max(65_535).default(16_384),
     })
     .default({
       host: '0.0.0.0',
@@ -150,6 +157,7 @@ export const configSchema = z.object({
       admissions_per_second: 500,
       admission_concurrency: 64,
       admission_max_wait_seconds: 20,
+      listen_backlog: 16_384,
     }),
   /** Embedded PostgreSQL (PGlite) lives here when database.url is unset; also the installation key file. */
   data_dir: z.string().min(1).default('./data'),

@@ -1,7 +1,7 @@
 import { InboundUser, NodeConfig, Protocol } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
 import { planChange, usersHash } from '../../src/apply/change-plan.ts';
-import { Backoff, MAX_PUSHBACK_MS, pushbackDelay } from '../../src/backoff.ts';
+import { Backoff, channelReconnectOptions, MAX_PUSHBACK_MS, pushbackDelay } from '../../src/backoff.ts';
 import { ConnectionBook, parseAccessLine } from '../../src/connections/access-log.ts';
 import { normalizeSha256, PinError, splitEndpoint } from '../../src/pin-ca.ts';
 
@@ -49,6 +49,19 @@ describe('the gateway’s retry hint (grpc-retry-pushback-ms, issue 17.3): the a
   it('a hint that is not a number of milliseconds is ignored (the backoff applies); a huge one is capped at 10 minutes', () => {
     for (const bad of [undefined, '', '-5', '1.5', 'soon', '99999999999']) expect(pushbackDelay(bad)).toBeNull();
     expect(pushbackDelay('999999999', () => 0)).toBe(MAX_PUSHBACK_MS);
+  });
+});
+
+describe('the Sync channel’s reconnect schedule (issue 17.3): each agent draws its own first delay, so a fleet does not come back in waves', () => {
+  it('the first delay is uniform in [1 s, 2 s), the ceiling stays 60 s', () => {
+    expect(channelReconnectOptions(() => 0)).toEqual({
+      'grpc.initial_reconnect_backoff_ms': 1000,
+      'grpc.max_reconnect_backoff_ms': 60_000,
+    });
+    expect(channelReconnectOptions(() => 0.999)['grpc.initial_reconnect_backoff_ms']).toBe(1999);
+    const drawn = new Set(Array.from({ length: 50 }, () => channelReconnectOptions()['grpc.initial_reconnect_backoff_ms']));
+    for (const ms of drawn) expect(ms >= 1000 && ms < 2000).toBe(true);
+    expect(drawn.size).toBeGreaterThan(10);
   });
 });
 

@@ -75,20 +75,44 @@ export interface AgentStatus {
 const finite = (n: number) => (Number.isFinite(n) ? n : 0);
 
 export async function recordStatusReport(deps: Pick<DomainDeps, 'db' | 'clock'>, nodeId: string, s: AgentStatus): Promise<void> {
+  await recordStatusReports(deps, [{ node_id: nodeId, status: s }]);
+}
+
+/**
+ * Status reports of several nodes in one statement (issue 17.3: every agent sends one as its
+ * stream opens, so a reconnecting fleet sent thousands of single-row UPDATEs competing with the
+ * admissions for the pool). Of two reports of one node, the later one is stored.
+ */
+export async function recordStatusReports(
+  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  reports: ReadonlyArray<{ node_id: string; status: AgentStatus }>,
+): Promise<void> {
+  if (reports.length === 0) return;
   const now = deps.clock.now();
-  const status: AgentStatus = {
-    xray_running: s.xray_running,
-    cpu_percent: Math.round(finite(s.cpu_percent) * 100) / 100,
-    memory_used_bytes: finite(s.memory_used_bytes),
-    memory_total_bytes: finite(s.memory_total_bytes),
-    disk_used_bytes: finite(s.disk_used_bytes),
-    disk_total_bytes: finite(s.disk_total_bytes),
-    connections: finite(s.connections),
-    xray_uptime_seconds: finite(s.xray_uptime_seconds),
-  };
-  await deps.db
-    .updateTable('nodes')
-    .set({ status: JSON.stringify({ ...status, reported_at: now.toISOString() }), last_status_at: now, last_seen_at: now })
-    .where('id', '=', nodeId)
-    .execute();
+  const latest = new Map<string, string>();
+  for (const { node_id, status: s } of reports) {
+    const status: AgentStatus = {
+      xray_running: s.xray_running,
+      cpu_percent: Math.round(finite(s.cpu_percent) * 100) / 100,
+      memory_used_bytes: finite(s.memory_used_bytes),
+      memory_total_bytes: finite(s.memory_total_bytes),
+      disk_used_bytes: finite(s.disk_used_bytes),
+      disk_total_bytes: finite(s.disk_total_bytes),
+      connections: finite(s.connections),
+      xray_uptime_seconds: finite(s.xray_uptime_seconds),
+    };
+    latest.set(node_id, JSON.stringify({ ...status, reported_at: now.toISOString() }));
+  }
+  // Sorted: rows locked in one order (and a lost deadlock against a revision bump runs again).
+  const ids = [...latest.keys()].sort();
+  const statuses = ids.map((id) => latest.get(id) as string);
+  await retryOnConflict(() =>
+    sql`
+    update nodes n
+       set status = v.status::jsonb,
+           last_status_at = ${now},
+           last_seen_at = ${now}
+      from unnest(${ids}::text[], ${statuses}::text[]) as v(id, status)
+     where n.id = v.id`.execute(deps.db),
+  );
 }

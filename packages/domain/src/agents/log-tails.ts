@@ -98,7 +98,7 @@ function startTail(bus: MessageBus, nodeId: string, source: LogSourceName, forge
       closers.push(started.close);
       closers.push(
         await bus.subscribe(TOPICS.streamOpened, (m) => {
-          if ((m as { node_id?: string }).node_id === nodeId) void bus.publish(TOPICS.agentCommands, restart).catch(() => {});
+          if (openedStreams(m).some((o) => o.node_id === nodeId)) void bus.publish(TOPICS.agentCommands, restart).catch(() => {});
         }),
       );
     } catch (err) {
@@ -124,4 +124,29 @@ function startTail(bus: MessageBus, nodeId: string, source: LogSourceName, forge
       for (const c of closers) await c().catch(() => {});
     },
   };
+}
+
+/** A stream opened on a gateway replica, as announced on TOPICS.streamOpened. */
+export interface OpenedStreamNotice {
+  node_id: string;
+  session: string;
+  replica: string;
+}
+
+/**
+ * The streams a TOPICS.streamOpened message announces: a gateway announces those of one turn
+ * in one message (`{ streams: [...] }`, issue 17.3: a reconnecting fleet opens thousands a
+ * second); a single `{ node_id, session, replica }` is read too.
+ */
+export function openedStreams(m: unknown): OpenedStreamNotice[] {
+  if (typeof m !== 'object' || m === null) return [];
+  const streams = (m as { streams?: unknown }).streams;
+  const list = Array.isArray(streams) ? streams : [m];
+  return list.filter(
+    (o): o is OpenedStreamNotice =>
+      typeof o === 'object' &&
+      o !== null &&
+      typeof (o as OpenedStreamNotice).node_id === 'string' &&
+      typeof (o as OpenedStreamNotice).session === 'string',
+  );
 }

@@ -1,3 +1,4 @@
 export * from './ca-store.ts';
 export * from './internal-ca.ts';
 export * from './tls-session-tickets.ts';
+export * from './verified-certificates.ts';

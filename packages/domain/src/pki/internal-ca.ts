@@ -142,6 +142,15 @@ export interface NodeIdentity {
  * meant for client authentication.
  */
 export function verifyNodeCertificate(ca: LoadedCa, der: Buffer | string, now: Date): NodeIdentity | null {
+  return checkNodeCertificate(ca, der, now)?.identity ?? null;
+}
+
+/** verifyNodeCertificate with the certificate's validity period (ms), for verifiedCertificates. */
+export function checkNodeCertificate(
+  ca: LoadedCa,
+  der: Buffer | string,
+  now: Date,
+): { identity: NodeIdentity; notBefore: number; notAfter: number } | null {
   let c: X509Certificate;
   try {
     c = new X509Certificate(der);
@@ -150,8 +159,12 @@ export function verifyNodeCertificate(ca: LoadedCa, der: Buffer | string, now: D
   }
   if (!c.checkIssued(ca.nodeCert) || !c.verify(ca.nodeCert.publicKey)) return null;
   const t = now.getTime();
-  if (t < Date.parse(c.validFrom) || t > Date.parse(c.validTo)) return null;
+  const notBefore = Date.parse(c.validFrom);
+  const notAfter = Date.parse(c.validTo);
+  if (t < notBefore || t > notAfter) return null;
   if (!(c.keyUsage ?? []).includes(CLIENT_AUTH)) return null;
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(c.subject)?.[1];
-  return cn ? { node_id: cn, serial: c.serialNumber.toUpperCase(), not_after: new Date(c.validTo) } : null;
+  return cn
+    ? { identity: { node_id: cn, serial: c.serialNumber.toUpperCase(), not_after: new Date(c.validTo) }, notBefore, notAfter }
+    : null;
 }
