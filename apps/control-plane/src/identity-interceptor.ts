@@ -25,7 +25,7 @@ export function identityInterceptor(ca: LoadedCa, now: () => Date, authenticated
             .withOnReceiveMetadata((md, mdNext) => {
               md.remove(IDENTITY_METADATA);
               const peer = call.getAuthContext().sslPeerCertificate;
-              const identity = peer?.raw ? verify(peer.raw, now()) : null;
+              const identity = peer?.raw ? verify(peer, now()) : null;
               if (identity) md.set(IDENTITY_METADATA, JSON.stringify(identity));
               else if (method.path === authenticatedPath) {
                 call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: UNAUTHENTICATED_DETAILS, metadata: null });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { checkNodeCertificate, type LoadedCa, type NodeIdentity } from './internal-ca.ts';
+import type { LoadedCa, NodeIdentity } from './internal-ca.ts';
+import { checkPeerCertificate, type PeerCertificate } from './peer-certificate.ts';
 
 interface Verified {
   identity: NodeIdentity;
@@ -8,7 +9,8 @@ interface Verified {
 }
 
 /**
- * verifyNodeCertificate with a memory of the certificates it verified (issue 17.3: parsing
+ * checkPeerCertificate (verifyNodeCertificate on the TLS layer's parse) with a memory of the
+ * certificates it verified (issue 17.3: parsing
  * and checking the client certificate was the largest single item of a reconnect's CPU on the
  * gateway, and every stream of a node presents the same certificate again).
  *
@@ -20,10 +22,10 @@ interface Verified {
  * admission, as before; nothing of that is cached here. Refusals are not kept, so strangers
  * cannot fill it; at most `maxEntries` (the oldest verified first out).
  */
-export function verifiedCertificates(ca: LoadedCa, maxEntries = 200_000): (der: Buffer, now: Date) => NodeIdentity | null {
+export function verifiedCertificates(ca: LoadedCa, maxEntries = 200_000): (peer: PeerCertificate, now: Date) => NodeIdentity | null {
   const known = new Map<string, Verified>();
-  return (der, now) => {
-    const key = createHash('sha256').update(der).digest('base64');
+  return (peer, now) => {
+    const key = createHash('sha256').update(peer.raw).digest('base64');
     const t = now.getTime();
     const hit = known.get(key);
     if (hit) {
@@ -31,7 +33,7 @@ export function verifiedCertificates(ca: LoadedCa, maxEntries = 200_000): (der: 
       known.delete(key);
       return null;
     }
-    const checked = checkNodeCertificate(ca, der, now);
+    const checked = checkPeerCertificate(ca, peer, now);
     if (!checked) return null;
     if (known.size >= maxEntries) known.delete(known.keys().next().value as string);
     known.set(key, checked);
