@@ -15,6 +15,11 @@ export function appliedRevisionWriter(deps: Pick<DomainDeps, 'db' | 'clock'>): (
   // which keeps the higher revision.
   const write = createTurnBatcher<{ node_id: string; revision: number }, void>({
     maxBatch: MAX_BATCH,
+    // Each agent's result arrives in its own turn: with no bound, a fan-out to 10,000 nodes
+    // became ~10,000 one-row statements (a profile of the 1,000-node fan-out had 15% of the
+    // gateway's time in writes to PostgreSQL). Results arriving while two statements run go
+    // together in the next.
+    maxInFlight: 2,
     run: async (rows) => {
       await recordAppliedRevisions(deps, rows);
       return () => undefined;
