@@ -114,7 +114,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           ? {
               'grpc.default_compression_algorithm': 2,
               'grpc-node.response_compression_level': gzipLevel,
-              'grpc-node.response_compression_min_bytes': 1024,
+              'grpc-node.response_compression_min_bytes': deps.config.grpc.gzip_min_bytes,
               // Big snapshots are gzip'd in content-defined pieces on several threads, the
               // pieces kept for the next push (one gzip member; cached-gzip.ts).
               'grpc-node.response_compressor': gzip.compress,

@@ -12,7 +12,9 @@ import { type Gateway, nodeRow, startGateway } from './harness.ts';
 let g: Gateway;
 let node: { id: string };
 let agent: AgentSimulator;
-const USERS = 40;
+/** ~85 bytes a user: a DesiredState over grpc.gzip_min_bytes (16 KiB). */
+const USERS = 250;
+let small: { node: { id: string }; agent: AgentSimulator };
 
 beforeAll(async () => {
   g = await startGateway();
@@ -32,6 +34,11 @@ beforeAll(async () => {
   const group = await post('/api/v1/access-groups', { name: 'gz', inbound_ids: [inbound.id] });
   const client = await post('/api/v1/clients', { email: 'gz@example.com' });
   for (let i = 0; i < USERS; i++) await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] });
+  // A node with three users: its DesiredState (~1 KiB) is under grpc.gzip_min_bytes.
+  small = await g.enrolledAgent();
+  const smallInbound = await post('/api/v1/inbounds', { node_id: small.node.id, profile_id: profile.id, port: 443 });
+  const smallGroup = await post('/api/v1/access-groups', { name: 'gz-small', inbound_ids: [smallInbound.id] });
+  for (let i = 0; i < 3; i++) await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [smallGroup.id] });
 });
 afterAll(() => g.stop());
 
@@ -43,11 +50,11 @@ interface Received {
 }
 
 /** Opens Sync over raw HTTP/2 + mTLS, sends Hello, and reads the first message the gateway sends. */
-async function firstMessage(acceptEncoding: string): Promise<Received> {
+async function firstMessage(acceptEncoding: string, who: AgentSimulator = agent): Promise<Received> {
   const session = connect(`https://${g.endpoint}`, {
     ca: g.caCertPem,
-    cert: agent.certPem,
-    key: agent.keyPem,
+    cert: who.certPem,
+    key: who.keyPem,
     servername: 'localhost',
   });
   try {
@@ -99,6 +106,13 @@ describe('DesiredState on the wire is gzip-compressed for agents that accept gzi
     expect(plain.compressedFlag).toBe(0);
     expect(plain.message).toEqual(gz.message);
     expect(gz.wireBytes, 'gzip makes the snapshot smaller').toBeLessThan(plain.wireBytes / 2);
+  });
+
+  it('a DesiredState under grpc.gzip_min_bytes goes uncompressed even to a client accepting gzip (deflating ~1 KiB costs more CPU than its bytes are worth)', async () => {
+    const got = await firstMessage('identity,deflate,gzip', small.agent);
+    expect(got.compressedFlag).toBe(0);
+    expect(got.wireBytes).toBeLessThan(16 * 1024);
+    expect(got.message.desiredState?.config?.xray?.inbounds[0]?.users).toHaveLength(3);
   });
 
   it('the grpc-js agent (which accepts gzip) receives and decodes the same snapshot', async () => {

@@ -91,7 +91,7 @@ export const configSchema = z.object({
       usage_ingest_concurrency: z.number().int().min(1).max(64).default(2),
       /**
        * gzip level of messages the gateway sends (0 = off): DesiredStates of at least
-       * 1 KiB go compressed to agents that accept gzip (a 14.5 MiB 100,000-user snapshot
+       * grpc.gzip_min_bytes go compressed to agents that accept gzip (a 14.5 MiB 100,000-user snapshot
        * becomes ~5 MiB at level 1; bench/BENCHMARKS.md).
        */
       gzip_level: z.number().int().min(0).max(9).default(1),
@@ -101,6 +101,18 @@ export const configSchema = z.object({
        * whole 14.5 MiB (apps/control-plane/src/cached-gzip.ts). ~4.5 MiB per such node.
        */
       gzip_cache_mb: z.number().int().min(0).max(4096).default(64),
+      /**
+       * Smallest message the gateway gzips. Deflating costs ~0.2 ms of CPU a message whatever
+       * its size (zlib's state is set up per message), the agent ~0.04 ms to inflate it: for a
+       * 1 KiB DesiredState that was most of a fan-out's CPU per node, for a saving of a few
+       * hundred bytes. 16 KiB: a node of ~200 users and more.
+       */
+      gzip_min_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .max(256 * 1024 * 1024)
+        .default(16 * 1024),
       /**
        * Members of big access groups (2,000 and more) the gateway keeps between snapshots
        * (0 = none): a change reads again only the buckets of members that changed
@@ -152,6 +164,7 @@ export const configSchema = z.object({
       usage_ingest_concurrency: 2,
       gzip_level: 1,
       gzip_cache_mb: 64,
+      gzip_min_bytes: 16 * 1024,
       member_cache_rows: 300_000,
       tls_session_lifetime_seconds: 7 * 86_400,
       admissions_per_second: 500,
