@@ -23,6 +23,8 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.ssl_target_name_override': 'localhost',
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 20_000,
+  // As apps/agent (gateway-channel.ts): no channelz.
+  'grpc.enable_channelz': 0,
 };
 
 /** What every agent of a process did; the bench reads and resets it per phase. */

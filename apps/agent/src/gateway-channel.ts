@@ -19,6 +19,8 @@ const KEEPALIVE = {
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 20_000,
   'grpc.keepalive_permit_without_calls': 1,
+  // Nothing on a node reads channelz; grpc-js would keep traces and counters per connection and call.
+  'grpc.enable_channelz': 0,
 };
 
 /** For Enroll: TLS, no client certificate. */

@@ -125,6 +125,9 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
         'grpc.keepalive_timeout_ms': 10_000,
         'grpc.http2.min_ping_interval_without_data_ms': 10_000,
         'grpc.keepalive_permit_without_calls': 1,
+        // No channelz (nothing here serves it): grpc-js otherwise keeps a trace and counters
+        // for every session and call, work done per reconnect in a storm (issue 17.3).
+        'grpc.enable_channelz': 0,
       };
       server = createGatewayGrpcServer(
         serverOptions,
