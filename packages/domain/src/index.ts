@@ -38,6 +38,7 @@ export * from './errors.ts';
 export * from './events/catalogue.ts';
 export * from './events/dispatch-events.ts';
 export * from './events/record-event.ts';
+export * from './fleet/lock-nodes.ts';
 export * from './fleet/revisions.ts';
 export { SERVED_GRACE_MS } from './fleet/serving.ts';
 export * from './inbound-profiles/index.ts';

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
 
@@ -44,19 +45,22 @@ export async function recordAppliedRevisions(
   // cannot have applied a revision it was never sent).
   const revisionOf = (r: number) => Math.min(Math.max(0, Math.trunc(r)), Number.MAX_SAFE_INTEGER);
   for (const a of applied) latest.set(a.node_id, Math.max(latest.get(a.node_id) ?? 0, revisionOf(a.revision)));
-  // Sorted: rows locked in one order (and a lost deadlock against a revision bump runs again).
+  // Rows locked in id order first (lockNodesInOrder: no deadlock against a revision bump).
   const ids = [...latest.keys()].sort();
   const revisions = ids.map((id) => String(latest.get(id)));
   const now = deps.clock.now();
   await retryOnConflict(() =>
-    sql`
+    deps.db.transaction().execute(async (trx) => {
+      await lockNodesInOrder(trx, ids);
+      await sql`
     update nodes n
        set applied_revision = greatest(n.applied_revision, least(v.revision, n.desired_revision)),
            last_apply_error = null,
            last_apply_at = ${now},
            last_seen_at = ${now}
       from unnest(${ids}::text[], ${revisions}::int8[]) as v(id, revision)
-     where n.id = v.id`.execute(deps.db),
+     where n.id = v.id`.execute(trx);
+    }),
   );
 }
 
@@ -103,16 +107,19 @@ export async function recordStatusReports(
     };
     latest.set(node_id, JSON.stringify({ ...status, reported_at: now.toISOString() }));
   }
-  // Sorted: rows locked in one order (and a lost deadlock against a revision bump runs again).
+  // Rows locked in id order first (lockNodesInOrder: no deadlock against a revision bump).
   const ids = [...latest.keys()].sort();
   const statuses = ids.map((id) => latest.get(id) as string);
   await retryOnConflict(() =>
-    sql`
+    deps.db.transaction().execute(async (trx) => {
+      await lockNodesInOrder(trx, ids);
+      await sql`
     update nodes n
        set status = v.status::jsonb,
            last_status_at = ${now},
            last_seen_at = ${now}
       from unnest(${ids}::text[], ${statuses}::text[]) as v(id, status)
-     where n.id = v.id`.execute(deps.db),
+     where n.id = v.id`.execute(trx);
+    }),
   );
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { UnauthenticatedError } from '../errors.ts';
+import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
@@ -91,12 +92,17 @@ async function admitRound(
   round: Array<{ o: StreamOpening; i: number }>,
   results: Array<OpenedStream | UnauthenticatedError>,
 ): Promise<void> {
-  // Sorted: rows locked in one order (a lost deadlock against another batch runs again).
+  // Rows locked in id order first (lockNodesInOrder: no deadlock against a revision bump or another batch).
   round.sort((a, b) => (a.o.identity.node_id < b.o.identity.node_id ? -1 : 1));
   const col = <T>(f: (o: StreamOpening) => T) => round.map(({ o }) => f(o));
   const now = deps.clock.now();
   const admitted = await retryOnConflict(() =>
-    sql<{ id: string; desired_revision: string }>`
+    deps.db.transaction().execute(async (trx) => {
+      await lockNodesInOrder(
+        trx,
+        col((o) => o.identity.node_id),
+      );
+      return sql<{ id: string; desired_revision: string }>`
     update nodes n
        set hostname = v.hostname,
            os = v.os,
@@ -122,7 +128,8 @@ async function admitRound(
      where n.id = v.id
        and n.admin_status = 'enabled'
        and (n.cert_serial = v.serial or n.cert_previous_serial = v.serial)
-    returning n.id, n.desired_revision`.execute(deps.db),
+    returning n.id, n.desired_revision`.execute(trx);
+    }),
   );
   const desired = new Map(admitted.rows.map((r) => [r.id, Number(r.desired_revision)]));
   const refused = round.filter(({ o }) => !desired.has(o.identity.node_id));

@@ -1,6 +1,7 @@
 import type { Db } from '@svc/db';
 import { sql } from 'kysely';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
+import { lockNodesInOrder } from './lock-nodes.ts';
 
 /**
  * Data flow 1 of ARCHITECTURE.md: a change that alters what a node must run bumps that
@@ -12,6 +13,7 @@ import type { UnitOfWork } from '../shared/unit-of-work.ts';
 export async function bumpNodeRevisions(uow: UnitOfWork, nodeIds: Iterable<string>): Promise<string[]> {
   const ids = [...new Set(nodeIds)].sort();
   if (ids.length === 0) return [];
+  await lockNodesInOrder(uow.db, ids);
   await uow.db
     .updateTable('nodes')
     .set({ desired_revision: sql`desired_revision + 1` as never })
