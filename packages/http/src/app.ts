@@ -1,12 +1,14 @@
 import type { Hook } from '@hono/zod-openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, fieldErrors } from '@svc/domain';
+import type { MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import { sql } from 'kysely';
 import { limitBody } from './body-limit.ts';
 import { clientIp } from './client-ip.ts';
 import type { AppEnv } from './env.ts';
 import { mapError } from './errors.ts';
+import { recordRootMiddlewares } from './fast-listener.ts';
 import { problemResponse } from './problem.ts';
 import { textRuleOnUrlAndHeaders } from './request-text.ts';
 
@@ -41,19 +43,24 @@ export function createRouter(basePath = '/'): OpenAPIHono<AppEnv> {
 export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const { trust_proxy, body_limit_bytes } = deps.config.http;
-  app.use(requestId());
-  app.use(async (c, next) => {
-    c.set('deps', deps);
-    c.set('clientIp', clientIp(c, trust_proxy));
-    await next();
-  });
-  // Browsers must take every answer (JSON, problem, docs assets) as the type it declares.
-  app.use(async (c, next) => {
-    await next();
-    c.res.headers.set('x-content-type-options', 'nosniff');
-  });
-  app.use(limitBody(body_limit_bytes));
-  app.use(textRuleOnUrlAndHeaders);
+  const middlewares: MiddlewareHandler<AppEnv>[] = [
+    requestId(),
+    async (c, next) => {
+      c.set('deps', deps);
+      c.set('clientIp', clientIp(c, trust_proxy));
+      await next();
+    },
+    // Browsers must take every answer (JSON, problem, docs assets) as the type it declares.
+    async (c, next) => {
+      await next();
+      c.res.headers.set('x-content-type-options', 'nosniff');
+    },
+    limitBody(body_limit_bytes),
+    textRuleOnUrlAndHeaders,
+  ];
+  for (const m of middlewares) app.use(m);
+  // A fast path (fast-listener.ts) does for a GET what these do: keep that list in step.
+  recordRootMiddlewares(app, middlewares);
   app.onError((err, c) => mapError(err, c, deps.log));
   // Liveness and readiness for orchestrators; outside the versioned surfaces.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));

@@ -1,15 +1,19 @@
+import { createServer, type RequestListener, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { DomainDeps } from '@svc/domain';
 import { createApp } from './app.ts';
 import type { AppEnv } from './env.ts';
+import { fastListener } from './fast-listener.ts';
 
 export interface HttpService {
   start(): Promise<{ port: number; url: string }>;
   /** Graceful: waits up to `graceMs` for requests in flight. */
   stop(graceMs?: number): Promise<void>;
   app: OpenAPIHono<AppEnv>;
+  /** Requests answered by a route's fast path (before Hono) since start. */
+  fastAnswered(): number;
 }
 
 /**
@@ -19,17 +23,35 @@ export interface HttpService {
 export function createHttpService(
   deps: DomainDeps,
   mount: (root: OpenAPIHono<AppEnv>) => void,
-  opts: { host?: string; port?: number } = {},
+  /** fastPaths: false sends every request through Hono (tests compare the two). */
+  opts: { host?: string; port?: number; fastPaths?: boolean } = {},
 ): HttpService {
   const app = createApp(deps);
   mount(app);
   let server: ServerType | undefined;
+  let answered = () => 0;
   return {
     app,
+    fastAnswered: () => answered(),
     start: () =>
       new Promise((resolve, reject) => {
         const host = opts.host ?? deps.config.http.host;
-        const s = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? deps.config.http.port }, (info: AddressInfo) => {
+        const listen = {
+          fetch: app.fetch,
+          hostname: host,
+          port: opts.port ?? deps.config.http.port,
+          // Routes with a fast path (GET /sub/{token} from its cache) answer before Hono.
+          ...(opts.fastPaths === false
+            ? {}
+            : {
+                createServer: ((options: ServerOptions, hono: RequestListener) => {
+                  const fast = fastListener(app, deps, hono);
+                  answered = fast.answered;
+                  return createServer(options, fast.listener);
+                }) as typeof createServer,
+              }),
+        };
+        const s = serve(listen, (info: AddressInfo) => {
           const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
           resolve({ port: info.port, url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${info.port}` });
         });

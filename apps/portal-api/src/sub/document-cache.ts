@@ -1,6 +1,7 @@
 import { createBusInvalidatedCache, type DomainDeps, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
 import { createTurnBatcher } from '@svc/runtime';
 import type { Granted } from './granted-cache.ts';
+import { settledValues } from './settled.ts';
 
 /** Tokens kept; past this the cache starts over. */
 const MAX_ENTRIES = 100_000;
@@ -11,6 +12,13 @@ type Read = (token: string) => Promise<SubscriptionDocumentData | null>;
 
 export interface SubscriptionDocumentsCache {
   read: Read;
+  /**
+   * The cached answer for `token` when the cache holds one already read (as `read` would
+   * return it now); undefined when `read` would have to wait (then it is `read` that the
+   * caller goes on with: a read this started is the one `read` hands back). Always undefined
+   * without the cache.
+   */
+  peek(token: string): SubscriptionDocumentData | null | undefined;
   stop(): Promise<void>;
 }
 
@@ -28,14 +36,16 @@ export function subscriptionDocumentsCache(
 ): SubscriptionDocumentsCache {
   const maxAgeMs = deps.config.http.sub_cache_seconds * 1000;
   const fetchOne = batchedReads(deps, granted);
-  if (maxAgeMs === 0) return { read: fetchOne, stop: async () => {} };
+  if (maxAgeMs === 0) return { read: fetchOne, peek: () => undefined, stop: async () => {} };
   const cache = createBusInvalidatedCache<SubscriptionDocumentData | null>(deps, {
     topics: [TOPICS.subscriptionsChanged, TOPICS.nodesChanged],
     maxAgeMs,
     maxEntries: MAX_ENTRIES,
     keep: (doc) => doc !== null,
   });
-  return { read: (token) => cache.get(token, () => fetchOne(token)), stop: cache.stop };
+  const settled = settledValues<SubscriptionDocumentData | null>();
+  const read: Read = (token) => cache.get(token, () => settled.track(fetchOne(token)));
+  return { read, peek: (token) => settled.valueOf(read(token)), stop: cache.stop };
 }
 
 /**

@@ -1,13 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import {
-  chooseSubFormat,
-  type DomainDeps,
-  publicBaseUrl,
-  type SubFormat,
-  type SubLinkSettings,
-  type SubscriptionDocumentData,
-} from '@svc/domain';
-import { type AppEnv, problemResponse } from '@svc/http';
+import { type DomainDeps, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
+import { type AppEnv, type FastPath, type PreparedAnswer, prepareAnswer, problemResponse, withFastPath } from '@svc/http';
 import {
   base64List,
   HTML_PAGE_CSP,
@@ -17,6 +10,8 @@ import {
   renderXrayJson,
   type SubscriptionDocument,
 } from '@svc/sub-formats';
+import type { Context } from 'hono';
+import { subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders } from './headers.ts';
 import type { SubLinkCaches } from './sub-link-caches.ts';
 
@@ -35,10 +30,10 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
  * token, after the same hashed lookup.
  */
 export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (deps: DomainDeps) => SubLinkCaches): void {
-  app.get('/sub/:token', async (c) => {
+  const handler = async (c: Context<AppEnv>) => {
     const deps = c.get('deps');
     const caches = cachesFor(deps);
-    const data = await caches.documents(c.req.param('token'));
+    const data = await caches.documents(c.req.param('token') as string);
     if (!data) return problemResponse(c, 'not-found', 'No subscription has this link.');
     const settings = await caches.settings();
     const base = publicBaseUrl(deps.config);
@@ -51,7 +46,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
       expires_at: data.expires_at,
       servers: data.servers,
     };
-    const format = chooseSubFormat(settings.format_rules, c.req.header('user-agent'), c.req.header('accept'));
+    const format = subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
     if (format === 'html') {
       // A person in a browser: usage, expiry, QR codes and import buttons for the apps.
       const page = renderHtmlPage(doc, { subscriptionUrl: `${base}/sub/${c.req.param('token')}`, now: deps.clock.now() });
@@ -74,43 +69,78 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     let out = forData.get(format);
     if (!out || out.settings !== settings) {
       const render = RENDER[format];
-      out = {
-        settings,
-        body: bodyOf(doc, format, settings, render.body),
-        headers: {
-          'content-type': render.type,
-          ...subscriptionHeaders(doc, {
-            updateIntervalHours: settings.update_interval_hours,
-            webPageUrl: settings.web_page_url ?? base,
-            ...(settings.support_url ? { supportUrl: settings.support_url } : {}),
-            filename: `${doc.title}.${render.ext}`,
-          }),
-        },
+      const body = bodyOf(doc, format, settings, render.body);
+      const headers = {
+        'content-type': render.type,
+        ...subscriptionHeaders(doc, {
+          updateIntervalHours: settings.update_interval_hours,
+          webPageUrl: settings.web_page_url ?? base,
+          ...(settings.support_url ? { supportUrl: settings.support_url } : {}),
+          filename: `${doc.title}.${render.ext}`,
+        }),
       };
+      out = { settings, body, headers, prepared: prepareAnswer(200, headers, body) };
       forData.set(format, out);
     }
     return c.body(out.body, 200, out.headers);
-  });
+  };
+  app.get('/sub/:token', withFastPath(handler, subLinkFastPath(cachesFor)));
 }
 
 /** Rendered answers by the document they came from: they live exactly as long as it is cached. */
-const rendered = new WeakMap<
-  SubscriptionDocumentData,
-  Map<SubFormat, { settings: SubLinkSettings; body: string; headers: Record<string, string> }>
->();
+const rendered = new WeakMap<SubscriptionDocumentData, Map<SubFormat, RenderedAnswer>>();
+
+interface RenderedAnswer {
+  settings: SubLinkSettings;
+  body: Buffer<ArrayBuffer>;
+  headers: Record<string, string>;
+  /** The same answer ready for the fast path (null: left to Hono). */
+  prepared: PreparedAnswer | null;
+}
+
+/** A link as apps fetch it: the token (what TOKEN_RE in the domain accepts), maybe a plain query. */
+const SUB_URL = /^\/sub\/([A-Za-z0-9_-]{43})(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?$/;
+
+/**
+ * The cached answer of GET /sub/{token}, given before Hono (@svc/http fast-path.ts): when the
+ * document and settings are cached and read, the format is not the HTML page (rendered per
+ * request) and this very answer was rendered before for this document, format and settings,
+ * it is the one the handler above would send. Anything else (a miss, an unknown token, the
+ * page, odd URLs) goes to the handler.
+ */
+function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPath {
+  return {
+    probe: `/sub/${'A'.repeat(43)}`,
+    active: (deps) => deps.config.http.sub_cache_seconds > 0,
+    answer(req, deps) {
+      const m = SUB_URL.exec(req.url);
+      if (!m) return undefined;
+      const caches = cachesFor(deps);
+      const data = caches.documentNow(m[1] as string);
+      if (!data) return undefined;
+      const settings = caches.settingsNow();
+      if (!settings) return undefined;
+      const format = subFormatFor(settings, req.userAgent, req.accept);
+      if (format === 'html') return undefined;
+      const out = rendered.get(data)?.get(format);
+      if (!out || out.settings !== settings) return undefined;
+      return out.prepared ?? undefined;
+    },
+  };
+}
 
 /**
  * Bodies by the servers array they list: an app refreshing its link reads the database again
  * (usage for the headers) but gets the same array, so its body is not rendered again. A
  * non-HTML body depends only on the servers, the link status, the format and the settings.
  */
-const bodies = new WeakMap<SubscriptionDocument['servers'], Map<string, { settings: SubLinkSettings; body: string }>>();
+const bodies = new WeakMap<SubscriptionDocument['servers'], Map<string, { settings: SubLinkSettings; body: Buffer<ArrayBuffer> }>>();
 function bodyOf(
   doc: SubscriptionDocument,
   format: SubFormat,
   settings: SubLinkSettings,
   render: (doc: SubscriptionDocument) => string,
-): string {
+): Buffer<ArrayBuffer> {
   let byKey = bodies.get(doc.servers);
   if (!byKey) {
     byKey = new Map();
@@ -119,7 +149,8 @@ function bodyOf(
   const key = `${format}\0${doc.status}`;
   const held = byKey.get(key);
   if (held && held.settings === settings) return held.body;
-  const body = render(doc);
+  // Kept as the bytes sent (UTF-8), so no answer encodes them again.
+  const body = Buffer.from(render(doc), 'utf8');
   byKey.set(key, { settings, body });
   return body;
 }

@@ -1,10 +1,13 @@
 import { createBusInvalidatedCache, type DomainDeps, getSubLinkSettings, type SubLinkSettings, TOPICS } from '@svc/domain';
+import { settledValues } from './settled.ts';
 
 /** Read again at least this often even without a message (the bus delivers at most once). */
 const MAX_AGE_MS = 60_000;
 
 export interface SubLinkSettingsCache {
   read(): Promise<SubLinkSettings>;
+  /** The settings `read` would return now, when already read; else undefined. */
+  peek(): SubLinkSettings | undefined;
   stop(): Promise<void>;
 }
 
@@ -19,5 +22,7 @@ export function subLinkSettingsCache(deps: Pick<DomainDeps, 'db' | 'bus' | 'cloc
     maxAgeMs: MAX_AGE_MS,
     maxEntries: 1,
   });
-  return { read: () => cache.get('settings', () => getSubLinkSettings(deps)), stop: cache.stop };
+  const settled = settledValues<SubLinkSettings>();
+  const read = () => cache.get('settings', () => settled.track(getSubLinkSettings(deps)));
+  return { read, peek: () => settled.valueOf(read()), stop: cache.stop };
 }

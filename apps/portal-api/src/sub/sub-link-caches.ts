@@ -7,6 +7,9 @@ import { subLinkSettingsCache } from './settings-cache.ts';
 export interface SubLinkCaches {
   documents(token: string): Promise<SubscriptionDocumentData | null>;
   settings(): Promise<SubLinkSettings>;
+  /** What documents() and settings() would give now, when they need not wait (else undefined). */
+  documentNow(token: string): SubscriptionDocumentData | null | undefined;
+  settingsNow(): SubLinkSettings | undefined;
   stop(): Promise<void>;
 }
 
@@ -17,6 +20,8 @@ export function createSubLinkCaches(deps: Pick<DomainDeps, 'db' | 'bus' | 'clock
   return {
     documents: documents.read,
     settings: settings.read,
+    documentNow: documents.peek,
+    settingsNow: settings.peek,
     stop: async () => {
       await Promise.all([documents.stop(), granted.stop(), settings.stop()]);
     },
