@@ -264,7 +264,10 @@ async function digestsOf(
   const out = new Map<string, Map<number, { count: number; sum: string }>>();
   for (const r of rows) {
     let g = out.get(r.access_group_id);
-    if (!g) out.set(r.access_group_id, (g = new Map()));
+    if (!g) {
+      g = new Map();
+      out.set(r.access_group_id, g);
+    }
     g.set(Number(r.bucket), { count: Number(r.count), sum: String(r.sum) });
   }
   return out;
@@ -323,7 +326,10 @@ async function readMembers(
         if (k && k.count === d.count && k.sum === d.sum) mine.set(b, k);
         else {
           let set = changed.get(g);
-          if (!set) changed.set(g, (set = new Set()));
+          if (!set) {
+            set = new Set();
+            changed.set(g, set);
+          }
           set.add(b);
         }
       }
