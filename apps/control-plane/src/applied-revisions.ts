@@ -1,4 +1,4 @@
-import { type AgentStatus, type DomainDeps, recordAppliedRevisions, recordStatusReports } from '@svc/domain';
+import { type AgentStatus, recordAppliedRevisions, recordStatusReports, type UnitOfWorkDeps } from '@svc/domain';
 import { createTurnBatcher } from '@svc/runtime';
 
 const MAX_BATCH = 500;
@@ -10,7 +10,7 @@ const MAX_BATCH = 500;
  * snapshots still being read for the same database pool. The returned promise settles when
  * the node's row is written (or the batch failed).
  */
-export function appliedRevisionWriter(deps: Pick<DomainDeps, 'db' | 'clock'>): (nodeId: string, revision: number) => Promise<void> {
+export function appliedRevisionWriter(deps: UnitOfWorkDeps): (nodeId: string, revision: number) => Promise<void> {
   // One fresh row per result: two results of a node in one turn both reach the statement,
   // which keeps the higher revision.
   const write = createTurnBatcher<{ node_id: string; revision: number }, void>({
@@ -32,7 +32,7 @@ export function appliedRevisionWriter(deps: Pick<DomainDeps, 'db' | 'clock'>): (
  * Records StatusReports the same way, one statement per turn: every agent sends one as its
  * stream opens, so a reconnecting fleet's reports come in thousands within seconds (issue 17.3).
  */
-export function statusReportWriter(deps: Pick<DomainDeps, 'db' | 'clock'>): (nodeId: string, status: AgentStatus) => Promise<void> {
+export function statusReportWriter(deps: UnitOfWorkDeps): (nodeId: string, status: AgentStatus) => Promise<void> {
   const write = createTurnBatcher<{ node_id: string; status: AgentStatus }, void>({
     maxBatch: MAX_BATCH,
     // Reports arriving while two statements run go together in the next (one per turn would

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
-import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
 export interface ApplyOutcome {
   revision: number;
@@ -14,7 +14,7 @@ export interface ApplyOutcome {
  * error; a failure keeps the applied revision and records the agent's error text. Neither
  * ends the stream.
  */
-export async function recordApplyResult(deps: Pick<DomainDeps, 'db' | 'clock'>, nodeId: string, r: ApplyOutcome): Promise<void> {
+export async function recordApplyResult(deps: UnitOfWorkDeps, nodeId: string, r: ApplyOutcome): Promise<void> {
   if (r.success) return recordAppliedRevisions(deps, [{ node_id: nodeId, revision: r.revision }]);
   const now = deps.clock.now();
   await deps.db
@@ -34,7 +34,7 @@ export async function recordApplyResult(deps: Pick<DomainDeps, 'db' | 'clock'>, 
  * Same rule as one: applied_revision moves forward only, the error is cleared.
  */
 export async function recordAppliedRevisions(
-  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  deps: UnitOfWorkDeps,
   applied: ReadonlyArray<{ node_id: string; revision: number }>,
 ): Promise<void> {
   if (applied.length === 0) return;
@@ -50,7 +50,7 @@ export async function recordAppliedRevisions(
   const revisions = ids.map((id) => String(latest.get(id)));
   const now = deps.clock.now();
   await retryOnConflict(() =>
-    deps.db.transaction().execute(async (trx) => {
+    unitOfWork(deps, async ({ db: trx }) => {
       await lockNodesInOrder(trx, ids);
       await sql`
     update nodes n
@@ -78,7 +78,7 @@ export interface AgentStatus {
 
 const finite = (n: number) => (Number.isFinite(n) ? n : 0);
 
-export async function recordStatusReport(deps: Pick<DomainDeps, 'db' | 'clock'>, nodeId: string, s: AgentStatus): Promise<void> {
+export async function recordStatusReport(deps: UnitOfWorkDeps, nodeId: string, s: AgentStatus): Promise<void> {
   await recordStatusReports(deps, [{ node_id: nodeId, status: s }]);
 }
 
@@ -88,7 +88,7 @@ export async function recordStatusReport(deps: Pick<DomainDeps, 'db' | 'clock'>,
  * admissions for the pool). Of two reports of one node, the later one is stored.
  */
 export async function recordStatusReports(
-  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  deps: UnitOfWorkDeps,
   reports: ReadonlyArray<{ node_id: string; status: AgentStatus }>,
 ): Promise<void> {
   if (reports.length === 0) return;
@@ -111,7 +111,7 @@ export async function recordStatusReports(
   const ids = [...latest.keys()].sort();
   const statuses = ids.map((id) => latest.get(id) as string);
   await retryOnConflict(() =>
-    deps.db.transaction().execute(async (trx) => {
+    unitOfWork(deps, async ({ db: trx }) => {
       await lockNodesInOrder(trx, ids);
       await sql`
     update nodes n

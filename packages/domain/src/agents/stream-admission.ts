@@ -4,6 +4,7 @@ import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
 /** What the agent says about itself in Hello (spec 2.1), already decoded. */
 export interface AgentHello {
@@ -66,7 +67,7 @@ export async function openAgentStream(
  * stream becomes the node's).
  */
 export async function openAgentStreams(
-  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  deps: UnitOfWorkDeps,
   openings: readonly StreamOpening[],
 ): Promise<Array<OpenedStream | UnauthenticatedError>> {
   const results: Array<OpenedStream | UnauthenticatedError> = new Array(openings.length);
@@ -88,7 +89,7 @@ export async function openAgentStreams(
 const revisionOf = (r: number) => Math.min(Math.max(0, Math.trunc(r)), Number.MAX_SAFE_INTEGER);
 
 async function admitRound(
-  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  deps: UnitOfWorkDeps,
   round: Array<{ o: StreamOpening; i: number }>,
   results: Array<OpenedStream | UnauthenticatedError>,
 ): Promise<void> {
@@ -97,7 +98,7 @@ async function admitRound(
   const col = <T>(f: (o: StreamOpening) => T) => round.map(({ o }) => f(o));
   const now = deps.clock.now();
   const admitted = await retryOnConflict(() =>
-    deps.db.transaction().execute(async (trx) => {
+    unitOfWork(deps, async ({ db: trx }) => {
       await lockNodesInOrder(
         trx,
         col((o) => o.identity.node_id),
