@@ -193,31 +193,35 @@ const CREDENTIALS = [
  * of a join through every granted inbound, and returns half the rows for a node with two
  * inbounds; see bench/BENCHMARKS.md).
  */
-function members(trx: Db, protocols: ReadonlySet<Protocol>, withHash = false) {
-  const cred = (p: Protocol, column: (typeof CREDENTIALS)[number][1]) =>
-    protocols.has(p) ? (`s.${column}` as const) : sql<string>`''`.as(column);
+/** Group memberships whose subscription is stored active and whose client is active: the one filter of rows and digests alike. */
+function servingMembers(trx: Db) {
   return trx
     .selectFrom('subscription_access_groups as sag')
     .innerJoin('subscriptions as s', 's.id', 'sag.subscription_id')
     .innerJoin('clients as c', 'c.id', 's.client_id')
     .where('s.status', '=', 'active')
-    .where('c.status', '=', 'active')
-    .select([
-      's.id',
-      's.used_bytes',
-      's.traffic_limit_bytes',
-      // Parsing 100,000 timestamptz values into Dates costs the driver ~50 ms; a number costs little.
-      sql<number | null>`floor(extract(epoch from s.expires_at) * 1000)::float8`.as('expires_ms'),
-      // Only the credentials the nodes' protocols use: fewer columns to send and parse for a big node.
-      cred('vless', 'vless_uuid'),
-      cred('vmess', 'vmess_uuid'),
-      cred('trojan', 'trojan_password'),
-      cred('shadowsocks', 'shadowsocks_password'),
-      'sag.access_group_id',
-      BUCKET_SQL.as('bucket'),
-      // The member's hash (to keep it: the bucket's digest is the sum), or nothing.
-      withHash ? sql<string | null>`${memberHash(protocols)}::text`.as('hash') : sql<string | null>`null::text`.as('hash'),
-    ]);
+    .where('c.status', '=', 'active');
+}
+
+function members(trx: Db, protocols: ReadonlySet<Protocol>, withHash = false) {
+  const cred = (p: Protocol, column: (typeof CREDENTIALS)[number][1]) =>
+    protocols.has(p) ? (`s.${column}` as const) : sql<string>`''`.as(column);
+  return servingMembers(trx).select([
+    's.id',
+    's.used_bytes',
+    's.traffic_limit_bytes',
+    // Parsing 100,000 timestamptz values into Dates costs the driver ~50 ms; a number costs little.
+    sql<number | null>`floor(extract(epoch from s.expires_at) * 1000)::float8`.as('expires_ms'),
+    // Only the credentials the nodes' protocols use: fewer columns to send and parse for a big node.
+    cred('vless', 'vless_uuid'),
+    cred('vmess', 'vmess_uuid'),
+    cred('trojan', 'trojan_password'),
+    cred('shadowsocks', 'shadowsocks_password'),
+    'sag.access_group_id',
+    BUCKET_SQL.as('bucket'),
+    // The member's hash (to keep it: the bucket's digest is the sum), or nothing.
+    withHash ? sql<string | null>`${memberHash(protocols)}::text`.as('hash') : sql<string | null>`null::text`.as('hash'),
+  ]);
 }
 
 /**
@@ -246,12 +250,7 @@ async function digestsOf(
   groupIds: readonly string[],
   protocols: ReadonlySet<Protocol>,
 ): Promise<Map<string, Map<number, { count: number; sum: string }>>> {
-  const rows = await trx
-    .selectFrom('subscription_access_groups as sag')
-    .innerJoin('subscriptions as s', 's.id', 'sag.subscription_id')
-    .innerJoin('clients as c', 'c.id', 's.client_id')
-    .where('s.status', '=', 'active')
-    .where('c.status', '=', 'active')
+  const rows = await servingMembers(trx)
     .where('sag.access_group_id', 'in', groupIds)
     .select([
       'sag.access_group_id',

@@ -34,8 +34,6 @@ interface KeptGroup<Row> {
   rows: number;
 }
 
-export const BUCKETS = 256;
-
 export interface MemberCacheOptions {
   /** Members kept across all groups (~350 bytes each). */
   maxRows: number;
