@@ -96,15 +96,23 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   }
   serving.sort((a, b) => byString(a.email, b.email));
   const usersByInbound = new Map<string, Array<{ email: string; sub: NodeModel['subscriptions'][number] }>>();
-  for (const user of serving) {
-    for (const inboundId of user.sub.inbound_ids) {
-      let list = usersByInbound.get(inboundId);
-      if (!list) {
-        list = [];
-        usersByInbound.set(inboundId, list);
-      }
-      list.push(user);
+  const listOf = (inboundId: string) => {
+    let list = usersByInbound.get(inboundId);
+    if (!list) {
+      list = [];
+      usersByInbound.set(inboundId, list);
     }
+    return list;
+  };
+  // Members of one access group share their inbound list (one array): its lists are looked up once per run.
+  let ids: readonly string[] | undefined;
+  let lists: Array<Array<{ email: string; sub: NodeModel['subscriptions'][number] }>> = [];
+  for (const user of serving) {
+    if (user.sub.inbound_ids !== ids) {
+      ids = user.sub.inbound_ids;
+      lists = ids.map(listOf);
+    }
+    for (const list of lists) list.push(user);
   }
 
   const inbounds: Inbound[] = [];

@@ -1,6 +1,7 @@
 import type { Db, Protocol } from '@svc/db';
 import { type DomainDeps, limitReachedSql, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { type RawBuilder, sql } from 'kysely';
+import { groupModels } from './group-models.ts';
 import { type KeptBucket, MemberCache } from './member-cache.ts';
 import type { ModelChain, ModelInbound, ModelSubscription, NodeModel } from './model.ts';
 
@@ -94,7 +95,7 @@ export async function loadNodeModels(
       revision: Number(node.desired_revision),
       now: snapshot.now,
       inbounds,
-      subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup),
+      subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup, deps.members),
       chains: snapshot.chains.filter((c) => c.hops.some((h) => h.node_id === node.id) || inbounds.some((i) => i.chain_id === c.id)),
       certificates: certificatesOf(inbounds, certificateById),
     });
@@ -173,6 +174,13 @@ async function readGrants(trx: Db, inboundIds: readonly string[]): Promise<Array
     .orderBy('inbound_id')
     .execute();
 }
+
+/**
+ * A group's members as read: in chunks (the member cache's buckets, or one chunk when read
+ * whole). A kept bucket is the same array from snapshot to snapshot, so what is derived from
+ * it (its members as ModelSubscriptions) is derived once.
+ */
+type MemberChunks = ReadonlyArray<readonly SubscriptionRow[]>;
 
 /** A member's bucket in the member cache: 0..255 from PostgreSQL's hash of its id. */
 const BUCKET_SQL = sql<number>`hashtext(s.id) & 255`;
@@ -283,8 +291,8 @@ async function readMembers(
   groupIds: readonly string[],
   protocols: ReadonlySet<Protocol>,
   cache: MemberCache<SubscriptionRow> | undefined,
-): Promise<Map<string, SubscriptionRow[]>> {
-  const out = new Map<string, SubscriptionRow[]>();
+): Promise<Map<string, MemberChunks>> {
+  const out = new Map<string, MemberChunks>();
   if (groupIds.length === 0) return out;
   const shape = [...protocols].sort().join(',');
   const kept = new Map<string, Map<number, KeptBucket<SubscriptionRow>>>();
@@ -298,16 +306,25 @@ async function readMembers(
   if (whole.length) {
     // The driver's rows as they are (100,000 of them for a big node): converted once, per node, later.
     // With a cache, each row carries its hash: the buckets' digests are summed here, no second pass.
+    const read = new Map<string, SubscriptionRow[]>();
     for (const r of await members(trx, protocols, cache !== undefined)
       .where('sag.access_group_id', 'in', whole)
       .execute())
-      push(out, r.access_group_id, r);
+      push(read, r.access_group_id, r);
+    for (const [g, rows] of read) out.set(g, [rows]);
     if (cache) {
       cache.stats.groupsReadWhole += whole.length;
       const { minGroupRows, maxRows } = cache.options;
       for (const g of whole) {
-        const rows = out.get(g) ?? [];
-        if (rows.length >= minGroupRows && rows.length <= maxRows) cache.keep(g, shape, bucketsOf(rows));
+        const rows = read.get(g) ?? [];
+        if (rows.length < minGroupRows || rows.length > maxRows) continue;
+        // Kept by bucket, and handed on by bucket: the next snapshot's unchanged buckets are these same arrays.
+        const buckets = bucketsOf(rows);
+        cache.keep(g, shape, buckets);
+        out.set(
+          g,
+          [...buckets.values()].map((b) => b.rows),
+        );
       }
     }
   }
@@ -354,9 +371,10 @@ async function readMembers(
       }
     }
     for (const [g, buckets] of next) {
-      const rows: SubscriptionRow[] = [];
-      for (const b of buckets.values()) for (const r of b.rows) rows.push(r);
-      out.set(g, rows);
+      out.set(
+        g,
+        [...buckets.values()].map((b) => b.rows),
+      );
       cache.keep(g, shape, buckets);
     }
   }
@@ -390,7 +408,8 @@ function subscriptionsOfNode(
   inbounds: readonly ModelInbound[],
   grants: ReadonlyArray<{ access_group_id: string; inbound_id: string }>,
   inboundsOfGroup: ReadonlyMap<string, ReadonlyArray<{ inbound_id: string }>>,
-  subscriptionsOfGroup: ReadonlyMap<string, readonly SubscriptionRow[]>,
+  subscriptionsOfGroup: ReadonlyMap<string, MemberChunks>,
+  cache: MemberCache<SubscriptionRow> | undefined,
 ): ModelSubscription[] {
   const mine = new Set(inbounds.map((i) => i.id));
   const groups = [...new Set(grants.filter((g) => mine.has(g.inbound_id)).map((g) => g.access_group_id))];
@@ -410,14 +429,21 @@ function subscriptionsOfNode(
   const grantedBy = (group: string) => (inboundsOfGroup.get(group) ?? []).map((g) => g.inbound_id).filter((id) => mine.has(id));
   if (groups.length === 1) {
     // The common case (a node in one access group): every member once, no merging, and one
-    // inbound list shared by all (the compiler only reads it).
-    const granted = grantedBy(groups[0] as string);
-    return (subscriptionsOfGroup.get(groups[0] as string) ?? []).map((r) => toModel(r, granted));
+    // inbound list shared by all (the compiler only reads it); made once per chunk, kept in order (group-models.ts).
+    const group = groups[0] as string;
+    const granted = grantedBy(group);
+    return groupModels(
+      subscriptionsOfGroup.get(group) ?? [],
+      granted.join('\n'),
+      (r) => toModel(r, granted),
+      // An order is kept only with a group the cache holds (a small group is read whole and compiled as read).
+      cache?.holds(group) ? { cache, groupId: group } : undefined,
+    );
   }
   const byId = new Map<string, ModelSubscription>();
   for (const group of groups) {
     const granted = grantedBy(group);
-    for (const r of subscriptionsOfGroup.get(group) ?? []) {
+    for (const r of (subscriptionsOfGroup.get(group) ?? []).flat()) {
       const seen = byId.get(r.id);
       if (seen) {
         for (const id of granted) if (!seen.inbound_ids.includes(id)) seen.inbound_ids.push(id);

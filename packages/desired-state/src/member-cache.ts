@@ -32,6 +32,8 @@ interface KeptGroup<Row> {
   shape: string;
   buckets: Map<number, KeptBucket<Row>>;
   rows: number;
+  /** What a reader derived from the group's rows (it checks it still fits them), carried from one keep to the next. */
+  derived: unknown;
 }
 
 export interface MemberCacheOptions {
@@ -64,15 +66,36 @@ export class MemberCache<Row = unknown> {
   keep(groupId: string, shape: string, buckets: Map<number, KeptBucket<Row>>): void {
     let rows = 0;
     for (const b of buckets.values()) rows += b.rows.length;
+    const derived = this.groups.get(groupId)?.derived;
     this.drop(groupId);
     if (rows < this.options.minGroupRows || rows > this.options.maxRows) return;
-    this.groups.set(groupId, { shape, buckets, rows });
+    this.groups.set(groupId, { shape, buckets, rows, derived });
     this.held += rows;
     for (const [id, g] of this.groups) {
       if (this.held <= this.options.maxRows) break;
       this.groups.delete(id);
       this.held -= g.rows;
     }
+  }
+
+  /** Whether the group's members are kept (with any shape). */
+  holds(groupId: string): boolean {
+    return this.groups.has(groupId);
+  }
+
+  /** What was derived from a kept group's rows (see setDerived); undefined when none or not kept. */
+  derived(groupId: string): unknown {
+    return this.groups.get(groupId)?.derived;
+  }
+
+  /**
+   * Keeps something derived from a kept group's rows with it, until the group is dropped. The
+   * reader must check it still fits the rows (by the identity of the buckets' row arrays, which
+   * are the same arrays while their bucket is unchanged).
+   */
+  setDerived(groupId: string, value: unknown): void {
+    const g = this.groups.get(groupId);
+    if (g) g.derived = value;
   }
 
   get heldRows(): number {
