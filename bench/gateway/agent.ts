@@ -4,7 +4,7 @@
 // AgentSimulator (no nice-grpc async iterables, no recorded history), so a few processes
 // can hold 10,000 of them.
 import * as grpc from '@grpc/grpc-js';
-import { AgentMessage, type Command, type DesiredState, ServerMessage, type UsageEntry } from '@svc/proto';
+import { AgentMessage, type Command, type DesiredState, decodeFlat, ServerMessage, type UsageEntry } from '@svc/proto';
 
 const SYNC = '/svc.controlplane.v1.ControlPlane/Sync';
 const serialize = (m: AgentMessage) => Buffer.from(AgentMessage.encode(m).finish());
@@ -12,7 +12,8 @@ const serialize = (m: AgentMessage) => Buffer.from(AgentMessage.encode(m).finish
 export const lastReceived = { bytes: 0, decodeMs: 0 };
 const deserialize = (b: Buffer) => {
   const t = performance.now();
-  const m = ServerMessage.decode(b);
+  // As the agent's client decodes it (@svc/proto ControlPlaneAgentDefinition: FlatReader).
+  const m = decodeFlat(ServerMessage, b);
   lastReceived.decodeMs = performance.now() - t;
   lastReceived.bytes = b.length;
   return m;
