@@ -72,12 +72,17 @@ export function spawnProduct(entry: string, env: Record<string, string>): AppPro
   return app;
 }
 
-/** The agent gateway deployable (apps/control-plane/src/main.ts) over the bench schema; `extraEnv` adds to or overrides its environment. */
+/**
+ * The agent gateway deployable (apps/control-plane/src/main.ts under tsx, or `entry`: its
+ * precompiled apps/control-plane/dist/main.js) over the bench schema; `extraEnv` adds to or
+ * overrides its environment.
+ */
 export async function startControlPlane(
   fleet: Pick<Fleet, 'database' | 'inst' | 'redis'>,
   extraEnv: Record<string, string> = {},
+  entry = 'apps/control-plane/src/main.ts',
 ): Promise<{ app: AppProcess; pid: number; endpoint: string }> {
-  const app = spawnProduct('apps/control-plane/src/main.ts', {
+  const app = spawnProduct(entry, {
     ...productEnv(fleet),
     SVC_GRPC_HOST: '127.0.0.1',
     SVC_GRPC_PORT: '0',

@@ -14,13 +14,20 @@
 //   2. baseline: the agents offer no TLS session (full handshakes), admission line on;
 //   3. baseline: full handshakes and no admission line (before issue 17.3).
 // BENCH_STORM_PHASES=1,2 picks some. Small runs: BENCH_STORM_NODES=500 BENCH_STORM_WORKERS=2.
-import { writeFileSync } from 'node:fs';
+// The gateway runs from its precompiled start, apps/control-plane/dist/main.js under plain node
+// (the package script builds it first); BENCH_STORM_GATEWAY=tsx runs src/main.ts under tsx instead.
+// net.core.somaxconn caps every listen backlog, the gateway's grpc.listen_backlog (16,384)
+// included: the bench raises it to BENCH_STORM_SOMAXCONN (16384; 0 leaves it) for the run, as
+// an operator would on a gateway host (docs/scale.md), restores it at the end, and records what
+// was used.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { loadConfig } from '@svc/config';
 import { sql } from 'kysely';
 import { ourPostgresPids } from '../common/database.ts';
 import { productEnv, setUpFleet, spawnProduct, startControlPlane, stopWorker, warnings as warningsOf } from '../common/fleet.ts';
-import { type CpuGroups, cpuDelta, cpuPercent, openFilesLimit, readCpu } from '../common/proc.ts';
-import { env, loadNow, log, main, n, pct, publish, setting, sleep } from '../common/run.ts';
+import { type CpuGroups, cpuDelta, cpuPercent, cpuSeconds, machineBusySeconds, openFilesLimit, readCpu } from '../common/proc.ts';
+import { env, loadNow, log, main, n, onCleanup, pct, publish, setting, sleep } from '../common/run.ts';
 import { freePortNumber } from './ports.ts';
 
 const NODES = env('BENCH_STORM_NODES', 10_000);
@@ -29,6 +36,18 @@ const OPEN_CONCURRENCY = env('BENCH_OPEN_CONCURRENCY', 50);
 const TIMEOUT_S = env('BENCH_STORM_TIMEOUT', 180);
 const QUIET_S = env('BENCH_STORM_QUIET_SECONDS', 10);
 const TARGET_S = 30;
+/**
+ * The simulated agents run at this nice value (BENCH_STORM_AGENTS_NICE, 10): on a fleet they
+ * have machines of their own, here they share the gateway's two cores, and at equal priority
+ * four agent processes took ~1.6 cores while the restarted gateway got ~0.3 in the storm's first
+ * seconds. Niced, they still get every cycle the product leaves.
+ */
+const AGENTS_NICE = env('BENCH_STORM_AGENTS_NICE', 10);
+const FROM_SOURCE = process.env.BENCH_STORM_GATEWAY === 'tsx';
+const GATEWAY_ENTRY = FROM_SOURCE ? 'apps/control-plane/src/main.ts' : 'apps/control-plane/dist/main.js';
+const GATEWAY_START = FROM_SOURCE
+  ? 'node --import tsx apps/control-plane/src/main.ts'
+  : 'node apps/control-plane/dist/main.js (the precompiled build, infra/bundle-app.mjs)';
 /** The gateway's defaults, as the product reads them. */
 const g = loadConfig({}).grpc;
 
@@ -49,6 +68,13 @@ const PHASES: Phase[] = [
   },
 ];
 const chosen = (process.env.BENCH_STORM_PHASES ?? '1,2,3').split(',').map(Number);
+/** BENCH_STORM_ENV="SVC_X=1,SVC_Y=2": settings for the gateway in every phase (exploring; recorded in the entry). */
+const EXTRA_ENV: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_STORM_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => kv.split('=') as [string, string]),
+);
 
 interface StormStats {
   attempts: number;
@@ -77,6 +103,11 @@ interface Result {
   longestWaitMs: number;
   warnings: string[];
   load: string;
+  /** Every 5 s after the kill: nodes back, and % of one core over those 5 s (gateway, agents, whole machine). */
+  timeline: Array<{ s: number; back: number; gateway: number; agents: number; machine: number }>;
+  /** TcpExtListenOverflows / ListenDrops from the kill to all back (the machine's, every listener). */
+  listenOverflows: number;
+  listenDrops: number;
 }
 
 await main(async () => {
@@ -85,11 +116,13 @@ await main(async () => {
     throw new Error(
       `ulimit -n is ${fds}: the gateway needs one file descriptor per stream (${NODES}) and more; raise it (ulimit -n 20000)`,
     );
+  const somaxconn = raiseSomaxconn(env('BENCH_STORM_SOMAXCONN', 16_384));
+  log(somaxconn);
   const fleet = await setUpFleet({ nodes: NODES, workers: WORKERS });
   const { database, inst, workers, loadBefore } = fleet;
   if (!fleet.redis) throw new Error('the storm runs the admin API and the gateway as separate processes: it needs Redis (REDIS_URL)');
   const port = await freePortNumber();
-  const grpcEnv = { SVC_GRPC_PORT: String(port), SVC_LOG_LEVEL: 'info' };
+  const grpcEnv = { SVC_GRPC_PORT: String(port), SVC_LOG_LEVEL: 'info', ...EXTRA_ENV };
 
   // The admin API, its own process, with an owner signed in.
   const adminApp = spawnProduct('apps/admin-api/src/main.ts', { ...productEnv(fleet), SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: '0' });
@@ -99,9 +132,10 @@ await main(async () => {
   await post(base, '/api/v1/setup', { token: setupToken, ...owner });
   const signIn = async () => (await post(base, '/api/v1/auth/login', owner)).access_token as string;
 
-  let cp = await startControlPlane(fleet, grpcEnv);
+  let cp = await startControlPlane(fleet, grpcEnv, GATEWAY_ENTRY);
   log(`control plane pid ${cp.pid} on ${cp.endpoint}; admin API ${base}`);
   const workerPids = workers.map((w) => w.proc.pid as number);
+  for (const pid of workerPids) setPriority(pid, AGENTS_NICE);
   const groups: CpuGroups = {
     gateway: () => [cp.pid],
     postgres: () => ourPostgresPids(database.pool),
@@ -179,12 +213,13 @@ await main(async () => {
 
     log(`phase ${phase.id}: ${phase.label}: kill -9 ${cp.pid}`);
     const c0 = await readCpu(groups);
+    const net0 = listenCounters();
     const killedAt = new Date();
     const tKill = performance.now();
     const oldApp = cp.app;
     process.kill(cp.pid, 'SIGKILL');
     await oldApp.exited;
-    cp = await startControlPlane(fleet, { ...grpcEnv, ...phase.env });
+    cp = await startControlPlane(fleet, { ...grpcEnv, ...phase.env }, GATEWAY_ENTRY);
     const listeningS = (performance.now() - tKill) / 1000;
     const cListening = await readCpu(groups);
     const spanStart = process.hrtime.bigint() / 1000n;
@@ -192,9 +227,24 @@ await main(async () => {
     let back = 0;
     let allBackS: number | null = null;
     const marks = [0.5, 0.9, 0.99, 1];
+    const timeline: Result['timeline'] = [];
+    const agentsCpu = () => workerPids.reduce((a, p) => a + cpuSeconds(p), 0);
+    let tick = { s: 0, gateway: 0, agents: agentsCpu(), machine: machineBusySeconds() };
     while ((performance.now() - tKill) / 1000 < TIMEOUT_S) {
       back = await inSyncSince(killedAt);
       const s = (performance.now() - tKill) / 1000;
+      if (s >= tick.s + 5) {
+        const now = { s, gateway: cpuSeconds(cp.pid), agents: agentsCpu(), machine: machineBusySeconds() };
+        const span = (now.s - tick.s) / 100;
+        timeline.push({
+          s,
+          back,
+          gateway: (now.gateway - tick.gateway) / span,
+          agents: (now.agents - tick.agents) / span,
+          machine: (now.machine - tick.machine) / span,
+        });
+        tick = now;
+      }
       for (const m of marks) if (!backAt.has(m) && back >= Math.ceil(m * NODES)) backAt.set(m, s);
       if (back >= NODES) {
         allBackS = s;
@@ -203,6 +253,7 @@ await main(async () => {
       await sleep(250);
     }
     const c1 = await readCpu(groups);
+    const net1 = listenCounters();
     const storm = probe.take();
     // BENCH_CPU_PROFILE (with cpu-profile.mjs preloaded, bench/gateway): the gateway's profile
     // and, in BENCH_PROFILE_WINDOWS, the span from listening to all back, for profile-report.mjs.
@@ -234,6 +285,9 @@ await main(async () => {
       longestWaitMs: Math.max(0, ...lines.map((l) => l.longest_wait_ms ?? 0)),
       warnings: warningsOf(cp.app),
       load,
+      timeline,
+      listenOverflows: net1.overflows - net0.overflows,
+      listenDrops: net1.drops - net0.drops,
     };
     results.push(r);
     log(
@@ -267,8 +321,8 @@ await main(async () => {
     `### ${new Date().toISOString().slice(0, 10)} — reconnect storm, ${n(NODES)} agents, control plane killed (SIGKILL) and restarted, PostgreSQL + Redis`,
     '',
     setting(database.serverVersion, { before: loadBefore, after: loadAfter }) +
-      `Agents: ${WORKERS} worker processes × ${n(NODES / WORKERS)} (grpc-js, one connection each; apps/agent's TLS credentials, backoff and retry-hint rule; Hello with the applied revision, a StatusReport on open and every 30 s). ` +
-      `Admin API: its own process (split mode, Redis bus), GET /api/v1/nodes?limit=20 every 100 ms. Gateway: one control-plane process, defaults unless the phase says otherwise (TLS tickets for ${g.tls_session_lifetime_seconds / 86_400} days; admission line ${g.admissions_per_second}/s, ${g.admission_concurrency} at once, ${g.admission_max_wait_seconds} s longest wait; database pool 10).`,
+      `Agents: ${WORKERS} worker processes × ${n(NODES / WORKERS)} at nice ${AGENTS_NICE} (grpc-js, one connection each; apps/agent's TLS credentials, backoff and retry-hint rule; Hello with the applied revision, a StatusReport on open and every 30 s). ` +
+      `Admin API: its own process (split mode, Redis bus), GET /api/v1/nodes?limit=20 every 100 ms. Gateway: one control-plane process started as ${GATEWAY_START}, defaults unless the phase says otherwise (TLS tickets for ${g.tls_session_lifetime_seconds / 86_400} days; admission line ${g.admissions_per_second}/s, ${g.admission_concurrency} at once, ${g.admission_max_wait_seconds} s longest wait; database pool 10)${Object.keys(EXTRA_ENV).length ? `; in every phase ${process.env.BENCH_STORM_ENV}` : ''}. Kernel: ${somaxconn}; net.ipv4.tcp_max_syn_backlog ${sysctl('net/ipv4/tcp_max_syn_backlog')}, tcp_syncookies ${sysctl('net/ipv4/tcp_syncookies')}.`,
     '',
     `Before the phases: ${n(NODES)} streams opened from scratch (full handshake, DesiredState, ApplyResult), ${OPEN_CONCURRENCY} at a time per worker: ${openS.toFixed(1)} s (${n((NODES - openFailed) / openS)} streams/s), ${openFailed} failed.`,
     '',
@@ -285,7 +339,11 @@ await main(async () => {
             .map(([k, v]) => `${n(v)} × ${k}`)
             .join('; ') || 'none'
         }; streams ended otherwise than UNAVAILABLE ${n(r.agents.refusedOther)}${r.agents.endSample.length ? ` (${r.agents.endSample.join('; ')})` : ''}; ` +
-        `gateway warn+error lines ${r.warnings.length}${r.warnings.length ? ` (${r.warnings.slice(0, 2).join(' ').slice(0, 300)})` : ''}.`,
+        `gateway warn+error lines ${r.warnings.length}${r.warnings.length ? ` (${r.warnings.slice(0, 2).join(' ').slice(0, 300)})` : ''}; ` +
+        `listen queue overflows ${n(r.listenOverflows)}, drops ${n(r.listenDrops)} (TcpExt, kill to all back). ` +
+        `Timeline, s after the kill: nodes back (% of one core in the 5 s before: gateway / agents / whole machine): ${r.timeline
+          .map((t) => `${t.s.toFixed(0)} s: ${n(t.back)} (${t.gateway.toFixed(0)} / ${t.agents.toFixed(0)} / ${t.machine.toFixed(0)})`)
+          .join('; ')}.`,
     ),
     '',
     all
@@ -293,6 +351,43 @@ await main(async () => {
       : `Target (all back within ${TARGET_S} s) not met in every phase: see the table.`,
   ]);
 });
+
+/** The kernel's listen-queue counters (TcpExt ListenOverflows, ListenDrops): since boot, every listener. */
+function listenCounters(): { overflows: number; drops: number } {
+  try {
+    const lines = readFileSync('/proc/net/netstat', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('TcpExt:'));
+    const names = (lines[0] ?? '').split(/\s+/);
+    const values = (lines[1] ?? '').split(/\s+/).map(Number);
+    const get = (k: string) => values[names.indexOf(k)] ?? 0;
+    return { overflows: get('ListenOverflows'), drops: get('ListenDrops') };
+  } catch {
+    return { overflows: Number.NaN, drops: Number.NaN };
+  }
+}
+
+function sysctl(name: string): string {
+  try {
+    return readFileSync(`/proc/sys/${name}`, 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Sets net.core.somaxconn to `to` for the run (restored on the way out); says what the run used. */
+function raiseSomaxconn(to: number): string {
+  const path = '/proc/sys/net/core/somaxconn';
+  const was = sysctl('net/core/somaxconn');
+  if (!to || String(to) === was) return `net.core.somaxconn ${was} (as found)`;
+  try {
+    writeFileSync(path, String(to));
+  } catch (err) {
+    return `net.core.somaxconn ${was} (as found; raising it to ${to} failed: ${(err as Error).message})`;
+  }
+  onCleanup(async () => writeFileSync(path, was));
+  return `net.core.somaxconn ${sysctl('net/core/somaxconn')} for this run (was ${was}, restored after)`;
+}
 
 async function post(base: string, path: string, body: unknown): Promise<any> {
   const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

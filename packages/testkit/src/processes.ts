@@ -40,9 +40,13 @@ export function operatorEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Starts one deployable (`node --import tsx <entry> [...args]`) as a separate process, as compose would. */
+/**
+ * Starts one deployable (`node --import tsx <entry> [...args]`) as a separate process, as compose would;
+ * an entry that is already JavaScript (an app's precompiled dist/main.js) runs without tsx.
+ */
 export function spawnApp(entry: string, env: Record<string, string>, args: string[] = []): AppProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry), ...args], {
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, resolve(REPO_ROOT, entry), ...args], {
     cwd: REPO_ROOT,
     env: operatorEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

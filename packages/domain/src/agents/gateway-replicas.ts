@@ -1,4 +1,6 @@
 import { hostname } from 'node:os';
+import { sql } from 'kysely';
+import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
@@ -16,15 +18,21 @@ export async function heartbeatReplica(deps: Pick<DomainDeps, 'db' | 'clock'>, r
     .execute();
 }
 
-/** Sets offline the nodes held by replicas that stopped refreshing, and forgets those replicas. */
+/**
+ * Sets offline the nodes held by replicas that stopped refreshing, and forgets those replicas.
+ * The rows are found first and locked in id order (lockNodesInOrder), then updated if they
+ * still qualify: a restarted gateway sweeps its dead predecessor's 10,000 nodes while it admits
+ * their reconnecting streams in batches, and one UPDATE over them locked rows in the table's
+ * order against the batches' id order: deadlocks, each a second of waiting (issue 17.3).
+ */
 export async function sweepDeadReplicas(deps: UnitOfWorkDeps, staleAfterMs: number, self?: string): Promise<number> {
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - staleAfterMs);
   return unitOfWork(deps, async (uow) => {
     const trx = uow.db;
-    const result = await trx
-      .updateTable('nodes')
-      .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: now })
+    const held = trx
+      .selectFrom('nodes')
+      .select('id')
       .where('connectivity', '=', 'online')
       // Never the sweeping replica's own nodes: it is alive, whatever its row says after a slow write.
       .$if(self !== undefined, (qb) =>
@@ -35,26 +43,50 @@ export async function sweepDeadReplicas(deps: UnitOfWorkDeps, staleAfterMs: numb
           eb('stream_replica', 'is', null),
           eb('stream_replica', 'not in', eb.selectFrom('gateway_replicas').select('id').where('heartbeat_at', '>=', cutoff)),
         ]),
-      )
-      .executeTakeFirst();
+      );
+    const ids = (await held.execute()).map((r) => r.id);
+    let updated = 0;
+    if (ids.length > 0) {
+      await lockNodesInOrder(trx, ids);
+      // Still held by a dead replica once locked (an admission may have taken a row over meanwhile).
+      const still = (await held.where(sql<boolean>`id = any(${ids}::text[])`).execute()).map((r) => r.id);
+      if (still.length > 0) {
+        const result = await trx
+          .updateTable('nodes')
+          .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: now })
+          .where(sql<boolean>`id = any(${still}::text[])`)
+          .executeTakeFirst();
+        updated = Number(result.numUpdatedRows);
+      }
+    }
     await trx
       .deleteFrom('gateway_replicas')
       .where('heartbeat_at', '<', cutoff)
       .$if(self !== undefined, (qb) => qb.where('id', '!=', self as string))
       .execute();
-    return Number(result.numUpdatedRows);
+    return updated;
   });
 }
 
-/** A clean stop: this replica's nodes go offline now, not after the staleness window. */
+/**
+ * A clean stop: this replica's nodes go offline now, not after the staleness window. Their rows
+ * are locked in id order first (lockNodesInOrder), as every many-row node write is: a stop while
+ * batched status reports and revision bumps run must not deadlock against them.
+ */
 export async function retireReplica(deps: UnitOfWorkDeps, replicaId: string): Promise<void> {
   await unitOfWork(deps, async (uow) => {
     const trx = uow.db;
-    await trx
-      .updateTable('nodes')
-      .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: deps.clock.now() })
-      .where('stream_replica', '=', replicaId)
-      .execute();
+    const ids = (await trx.selectFrom('nodes').select('id').where('stream_replica', '=', replicaId).execute()).map((r) => r.id);
+    if (ids.length > 0) {
+      await lockNodesInOrder(trx, ids);
+      // Only rows still held by this replica once locked (another replica may have admitted one meanwhile).
+      await trx
+        .updateTable('nodes')
+        .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: deps.clock.now() })
+        .where(sql<boolean>`id = any(${ids}::text[])`)
+        .where('stream_replica', '=', replicaId)
+        .execute();
+    }
     await trx.deleteFrom('gateway_replicas').where('id', '=', replicaId).execute();
   });
 }

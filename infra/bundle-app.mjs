@@ -1,0 +1,120 @@
+// Precompiled start of a deployable (issue 17.3; the images of issue 18 run the same output):
+// `node infra/bundle-app.mjs src/main.ts [out dir]` in an app's directory writes dist/main.js, one ES
+// module with the app's TypeScript and that of the workspace packages it imports, and most
+// third-party code, so that `node dist/main.js` starts without tsx compiling hundreds of files
+// (the gateway's restart under tsx took 5-10 s of a reconnect storm, mostly loading modules).
+//
+// Kept out of the bundle and loaded from node_modules at run time (EXTERNAL): native addons and
+// WebAssembly packages that find their files next to their own code, packages whose classes
+// our code and an external package must share (nice-grpc's handlers are loaded from its
+// package by grpc-server.ts, so nice-grpc, nice-grpc-common and @grpc/grpc-js stay single
+// copies), and optional requires. Every external the bundle imports must resolve from the
+// app's own directory (a dependency of the app), or the build fails and says which.
+// Files a module opens beside itself with `new URL('./x.mjs', import.meta.url)` are copied to
+// dist/ (the PGlite worker thread).
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, resolve } from 'node:path';
+import { build } from 'esbuild';
+
+const EXTERNAL = [
+  '@node-rs/argon2',
+  '@electric-sql/pglite',
+  'pg-native',
+  'nice-grpc',
+  'nice-grpc-common',
+  '@grpc/grpc-js',
+  'swagger-ui-dist',
+];
+
+const appDir = process.cwd();
+const entry = process.argv[2] ?? 'src/main.ts';
+// Another directory inside the app (a test's own build) resolves externals the same way.
+const finalDir = resolve(appDir, process.argv[3] ?? 'dist');
+// Written beside it and swapped in whole at the end: a process starting from dist/ meanwhile
+// (a bench restarting the gateway while someone builds) finds the old build or the new one.
+const outDir = join(dirname(finalDir), `.dist-build-${process.pid}`);
+const outFile = join(outDir, basename(entry).replace(/\.ts$/, '.js'));
+const appRequire = createRequire(join(appDir, 'package.json'));
+const packageOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+
+rmSync(outDir, { recursive: true, force: true });
+mkdirSync(outDir, { recursive: true });
+
+const used = new Set();
+const assets = new Map();
+const result = await build({
+  entryPoints: [join(appDir, entry)],
+  outfile: outFile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+  // CommonJS code in an ES module bundle still calls require() for Node's own modules.
+  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
+  plugins: [
+    {
+      name: 'svc-externals',
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) => {
+          if (args.path.startsWith('node:')) return undefined;
+          const pkg = packageOf(args.path);
+          if (!EXTERNAL.includes(pkg)) return undefined;
+          used.add(pkg);
+          return { path: args.path, external: true };
+        });
+        b.onLoad({ filter: /\.ts$/ }, (args) => {
+          if (args.path.includes('node_modules')) return undefined;
+          const text = readFileSync(args.path, 'utf8');
+          for (const m of text.matchAll(/new URL\('(\.\/[^']+\.m?js)', import\.meta\.url\)/g)) {
+            const src = resolve(dirname(args.path), m[1]);
+            const name = basename(src);
+            if (assets.has(name) && assets.get(name) !== src) throw new Error(`two files named ${name} beside bundled modules`);
+            assets.set(name, src);
+            // The copied file's own imports resolve from dist/: they must be externals the app has.
+            for (const imp of readFileSync(src, 'utf8').matchAll(/from '([^.'][^']*)'/g))
+              if (!imp[1].startsWith('node:')) used.add(packageOf(imp[1]));
+          }
+          return undefined;
+        });
+      },
+    },
+  ],
+});
+
+for (const [name, src] of assets) copyFileSync(src, join(outDir, name));
+
+// pg-native is optional (pg requires it only when asked for its native client).
+const missing = [...used]
+  .filter((pkg) => pkg !== 'pg-native')
+  .filter((pkg) => {
+    try {
+      appRequire.resolve(`${pkg}/package.json`);
+      return false;
+    } catch {
+      try {
+        appRequire.resolve(pkg);
+        return false;
+      } catch {
+        return true;
+      }
+    }
+  });
+if (missing.length) {
+  rmSync(outDir, { recursive: true, force: true });
+  console.error(
+    `${basename(appDir)}: the bundle loads ${missing.join(', ')} from node_modules at run time, but the app does not depend on ${missing.length > 1 ? 'them' : 'it'}: add to its package.json dependencies`,
+  );
+  process.exit(1);
+}
+writeFileSync(join(outDir, 'meta.json'), JSON.stringify(result.metafile));
+const old = join(dirname(finalDir), `.dist-old-${process.pid}`);
+if (existsSync(finalDir)) renameSync(finalDir, old);
+renameSync(outDir, finalDir);
+rmSync(old, { recursive: true, force: true });
+const bytes = Object.values(result.metafile.outputs).reduce((a, o) => a + o.bytes, 0);
+console.log(`${basename(appDir)}: ${entry} -> dist/ (${(bytes / 1e6).toFixed(1)} MB; external: ${[...used].sort().join(', ') || 'none'})`);
