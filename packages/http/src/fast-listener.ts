@@ -1,8 +1,8 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, isStorableText } from '@svc/domain';
 import type { AppEnv } from './env.ts';
-import type { FastPath, FastRequest } from './fast-path.ts';
+import type { FastPath, FastRequest, PreparedAnswer } from './fast-path.ts';
 
 const FAST = Symbol('svc.fastPath');
 
@@ -34,6 +34,13 @@ export function fastListener(app: OpenAPIHono<AppEnv>, deps: DomainDeps, hono: R
   const paths = fastPathsOf(app, deps);
   let answered = 0;
   if (paths.length === 0) return { listener: hono, answered: () => 0 };
+  const send = (res: ServerResponse, answer: PreparedAnswer, givenId: string | undefined): void => {
+    const head = answer.head.slice();
+    head[answer.slot] = requestId(givenId);
+    res.writeHead(answer.status, head);
+    res.end(answer.body);
+    answered++;
+  };
   const listener: RequestListener = (req, res) => {
     if (req.method === 'GET') {
       const fast = fastRequest(req);
@@ -41,11 +48,22 @@ export function fastListener(app: OpenAPIHono<AppEnv>, deps: DomainDeps, hono: R
         for (const path of paths) {
           const answer = path.answer(fast, deps);
           if (!answer) continue;
-          const head = answer.head.slice();
-          head[answer.slot] = requestId(fast.givenId);
-          res.writeHead(answer.status, head);
-          res.end(answer.body);
-          answered++;
+          if (answer instanceof Promise) {
+            // A read first: its answer when there is one, else Hono from the start (a GET's
+            // body is never read, so handing the request over later changes nothing for it).
+            answer
+              .then(
+                (a) => (a ? send(res, a, fast.givenId) : hono(req, res)),
+                () => hono(req, res),
+              )
+              // Nothing thrown after the read may go unhandled (it would stop the process): the connection is dropped.
+              .catch((err: unknown) => {
+                deps.log.error({ err }, 'fast path failed after its read');
+                res.destroy();
+              });
+            return;
+          }
+          send(res, answer, fast.givenId);
           return;
         }
       }

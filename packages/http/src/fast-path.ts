@@ -1,5 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { DomainDeps } from '@svc/domain';
+import { type ProblemSlug, problemBody } from './problem.ts';
 
 /**
  * A route's answer given on node's request listener, before Hono, when the route can tell at
@@ -22,8 +23,12 @@ export interface FastPath {
   probe: string;
   /** Whether to serve at all in this process (checked once, at start). */
   active?: (deps: DomainDeps) => boolean;
-  /** The answer the handler would send to this GET, if known at once; undefined: Hono answers. `deps` are those the root app hands its handlers. */
-  answer(req: FastRequest, deps: DomainDeps): PreparedAnswer | undefined;
+  /**
+   * The answer the handler would send to this GET: known at once, or a promise of it (a read
+   * the handler would make too); undefined, or a promise of undefined or one that fails: Hono
+   * answers (and does its own reads again). `deps` are those the root app hands its handlers.
+   */
+  answer(req: FastRequest, deps: DomainDeps): PreparedAnswer | Promise<PreparedAnswer | undefined> | undefined;
 }
 
 /** An answer prepared once to be sent many times: its header list in the order Hono writes it, its body as bytes. */
@@ -65,4 +70,10 @@ export function prepareAnswer(status: number, headers: Readonly<Record<string, s
   if (slot === -1) return null;
   head.push('Content-Length', String(body.byteLength));
   return { status, head, slot, body };
+}
+
+/** problemResponse(c, slug, detail) prepared for the fast path: the same problem+json bytes and headers. */
+export function prepareProblem(slug: ProblemSlug, detail: string): PreparedAnswer | null {
+  const body = problemBody(slug, detail);
+  return prepareAnswer(body.status, { 'content-type': 'application/problem+json' }, Buffer.from(JSON.stringify(body), 'utf8'));
 }

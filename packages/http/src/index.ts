@@ -6,7 +6,7 @@ export { DOCS_CSP, registerDocsUi } from './docs-ui.ts';
 export type { AppEnv } from './env.ts';
 export { mapError } from './errors.ts';
 export { withFastPath } from './fast-listener.ts';
-export { type FastPath, type FastRequest, type PreparedAnswer, prepareAnswer } from './fast-path.ts';
+export { type FastPath, type FastRequest, type PreparedAnswer, prepareAnswer, prepareProblem } from './fast-path.ts';
 export { OAuthIdentitySchema, type OAuthRouteOptions, registerOAuthRoutes } from './oauth-routes.ts';
 export { openapi } from './openapi-metadata.ts';
 export { pageOf, pageQuery, signedPage, verifyCursor } from './pagination.ts';

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
-import { type AppEnv, type FastPath, type PreparedAnswer, prepareAnswer, problemResponse, withFastPath } from '@svc/http';
+import { type AppEnv, type FastPath, type PreparedAnswer, prepareAnswer, prepareProblem, problemResponse, withFastPath } from '@svc/http';
 import {
   base64List,
   HTML_PAGE_CSP,
@@ -12,7 +12,7 @@ import {
 } from '@svc/sub-formats';
 import type { Context } from 'hono';
 import { subFormatFor } from './format-memo.ts';
-import { subscriptionHeaders } from './headers.ts';
+import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
 import type { SubLinkCaches } from './sub-link-caches.ts';
 
 const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocument) => string; type: string; ext: string }> = {
@@ -34,18 +34,10 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     const deps = c.get('deps');
     const caches = cachesFor(deps);
     const data = await caches.documents(c.req.param('token') as string);
-    if (!data) return problemResponse(c, 'not-found', 'No subscription has this link.');
+    if (!data) return problemResponse(c, 'not-found', NOT_FOUND);
     const settings = await caches.settings();
     const base = publicBaseUrl(deps.config);
-    const doc: SubscriptionDocument = {
-      title: settings.title ?? new URL(base).host,
-      status: data.link_status,
-      upload_bytes: data.upload_bytes,
-      download_bytes: data.download_bytes,
-      total_bytes: data.traffic_limit_bytes,
-      expires_at: data.expires_at,
-      servers: data.servers,
-    };
+    const doc = documentOf(data, settings, base);
     const format = subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
     if (format === 'html') {
       // A person in a browser: usage, expiry, QR codes and import buttons for the apps.
@@ -58,75 +50,159 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
         'cache-control': 'no-store',
       });
     }
-    // A cached answer (the same data object) is rendered once per format and settings; so is
-    // a body whose servers are the same (the domain hands the same array to every read of a
-    // subscription until what it is granted changes), whatever the usage in the headers.
-    let forData = rendered.get(data);
-    if (!forData) {
-      forData = new Map();
-      rendered.set(data, forData);
-    }
-    let out = forData.get(format);
-    if (!out || out.settings !== settings) {
-      const render = RENDER[format];
-      const body = bodyOf(doc, format, settings, render.body);
-      const headers = {
-        'content-type': render.type,
-        ...subscriptionHeaders(doc, {
-          updateIntervalHours: settings.update_interval_hours,
-          webPageUrl: settings.web_page_url ?? base,
-          ...(settings.support_url ? { supportUrl: settings.support_url } : {}),
-          filename: `${doc.title}.${render.ext}`,
-        }),
-      };
-      out = { settings, body, headers, prepared: prepareAnswer(200, headers, body) };
-      forData.set(format, out);
-    }
-    return c.body(out.body, 200, out.headers);
+    // The body is rendered once per servers array, status, format and settings (bodyOf).
+    const body = bodyOf(doc, format, settings, RENDER[format].body);
+    return c.body(body, 200, answerHeaders(doc, format, settings, base));
   };
   app.get('/sub/:token', withFastPath(handler, subLinkFastPath(cachesFor)));
 }
 
-/** Rendered answers by the document they came from: they live exactly as long as it is cached. */
-const rendered = new WeakMap<SubscriptionDocumentData, Map<SubFormat, RenderedAnswer>>();
+const NOT_FOUND = 'No subscription has this link.';
 
-interface RenderedAnswer {
-  settings: SubLinkSettings;
-  body: Buffer<ArrayBuffer>;
-  headers: Record<string, string>;
-  /** The same answer ready for the fast path (null: left to Hono). */
-  prepared: PreparedAnswer | null;
+function documentOf(data: SubscriptionDocumentData, settings: SubLinkSettings, base: string): SubscriptionDocument {
+  return {
+    title: settings.title ?? new URL(base).host,
+    status: data.link_status,
+    upload_bytes: data.upload_bytes,
+    download_bytes: data.download_bytes,
+    total_bytes: data.traffic_limit_bytes,
+    expires_at: data.expires_at,
+    servers: data.servers,
+  };
+}
+
+/** The headers of a non-HTML answer (the handler's; the fast path prepares the same). */
+function answerHeaders(doc: SubscriptionDocument, format: Exclude<SubFormat, 'html'>, settings: SubLinkSettings, base: string) {
+  const render = RENDER[format];
+  return {
+    'content-type': render.type,
+    ...subscriptionHeaders(doc, {
+      updateIntervalHours: settings.update_interval_hours,
+      webPageUrl: settings.web_page_url ?? base,
+      ...(settings.support_url ? { supportUrl: settings.support_url } : {}),
+      filename: `${doc.title}.${render.ext}`,
+    }),
+  };
 }
 
 /** A link as apps fetch it: the token (what TOKEN_RE in the domain accepts), maybe a plain query. */
 const SUB_URL = /^\/sub\/([A-Za-z0-9_-]{43})(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?$/;
 
 /**
- * The cached answer of GET /sub/{token}, given before Hono (@svc/http fast-path.ts): when the
- * document and settings are cached and read, the format is not the HTML page (rendered per
- * request) and this very answer was rendered before for this document, format and settings,
- * it is the one the handler above would send. Anything else (a miss, an unknown token, the
- * page, odd URLs) goes to the handler.
+ * GET /sub/{token} before Hono (@svc/http fast-path.ts), for the answers apps fetch: the
+ * document is read as the handler reads it (from the cache when it holds it, else the same
+ * batched read, awaited), and the answer is the one the handler would send, from an answer
+ * prepared once per body (servers, status, format, settings) with this read's usage put in
+ * its subscription-userinfo. An unknown token gets the handler's 404 problem. The HTML page
+ * (rendered per request), settings not read yet, odd URLs and failed reads go to the handler.
  */
 function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPath {
+  let notFound: PreparedAnswer | null | undefined;
+  const answerTo = (
+    data: SubscriptionDocumentData | null,
+    settings: SubLinkSettings,
+    format: Exclude<SubFormat, 'html'>,
+    deps: DomainDeps,
+  ): PreparedAnswer | undefined => {
+    if (data === null) {
+      if (notFound === undefined) notFound = prepareProblem('not-found', NOT_FOUND);
+      return notFound ?? undefined;
+    }
+    const held = rendered.get(data)?.get(format);
+    if (held && held.settings === settings) return held.answer;
+    const t = templateOf(data, format, settings, baseOf(deps));
+    if (!t) return undefined;
+    const head = t.prepared.head.slice();
+    head[t.infoSlot] = subscriptionUserinfo({
+      upload_bytes: data.upload_bytes,
+      download_bytes: data.download_bytes,
+      total_bytes: data.traffic_limit_bytes,
+      expires_at: data.expires_at,
+    });
+    const answer: PreparedAnswer = { status: t.prepared.status, head, slot: t.prepared.slot, body: t.prepared.body };
+    // A cached document is asked for again: its whole answer is kept as long as it is.
+    if (deps.config.http.sub_cache_seconds > 0) {
+      let forData = rendered.get(data);
+      if (!forData) {
+        forData = new Map();
+        rendered.set(data, forData);
+      }
+      forData.set(format, { settings, answer });
+    }
+    return answer;
+  };
   return {
     probe: `/sub/${'A'.repeat(43)}`,
-    active: (deps) => deps.config.http.sub_cache_seconds > 0,
     answer(req, deps) {
       const m = SUB_URL.exec(req.url);
       if (!m) return undefined;
       const caches = cachesFor(deps);
-      const data = caches.documentNow(m[1] as string);
-      if (!data) return undefined;
+      // The settings as read when the request came (the handler reads them after the
+      // document: either is an answer of that moment). Not worth a read when the answer
+      // would be the page, or the settings are not read yet.
       const settings = caches.settingsNow();
       if (!settings) return undefined;
       const format = subFormatFor(settings, req.userAgent, req.accept);
       if (format === 'html') return undefined;
-      const out = rendered.get(data)?.get(format);
-      if (!out || out.settings !== settings) return undefined;
-      return out.prepared ?? undefined;
+      const token = m[1] as string;
+      const data = caches.documentNow(token);
+      if (data !== undefined) return answerTo(data, settings, format, deps);
+      return caches.documents(token).then((d) => answerTo(d, settings, format, deps));
     },
   };
+}
+
+const bases = new WeakMap<DomainDeps['config'], string>();
+function baseOf(deps: DomainDeps): string {
+  let base = bases.get(deps.config);
+  if (base === undefined) {
+    base = publicBaseUrl(deps.config);
+    bases.set(deps.config, base);
+  }
+  return base;
+}
+
+/** Whole answers of cached documents by the document (they live exactly as long as it is cached). */
+const rendered = new WeakMap<SubscriptionDocumentData, Map<SubFormat, { settings: SubLinkSettings; answer: PreparedAnswer }>>();
+
+const USERINFO_PLACEHOLDER = 'usage';
+
+interface AnswerTemplate {
+  settings: SubLinkSettings;
+  base: string;
+  /** The answer with a placeholder at `infoSlot` (subscription-userinfo's value). */
+  prepared: PreparedAnswer;
+  infoSlot: number;
+}
+
+/**
+ * Answers prepared once per body, by the servers array they list (the domain hands the same
+ * array to every read of a subscription until what it is granted changes), the link status,
+ * the format and the settings: every header but subscription-userinfo and the request id is
+ * the same for all of them. Null: node would refuse a header (the handler answers).
+ */
+const templates = new WeakMap<SubscriptionDocument['servers'], Map<string, AnswerTemplate | null>>();
+function templateOf(data: SubscriptionDocumentData, format: Exclude<SubFormat, 'html'>, settings: SubLinkSettings, base: string) {
+  let byKey = templates.get(data.servers);
+  if (!byKey) {
+    byKey = new Map();
+    templates.set(data.servers, byKey);
+  }
+  const key = `${format}\0${data.link_status}`;
+  const held = byKey.get(key);
+  if (held !== undefined && (held === null || (held.settings === settings && held.base === base))) return held;
+  const doc = documentOf(data, settings, base);
+  const body = bodyOf(doc, format, settings, RENDER[format].body);
+  const prepared = prepareAnswer(
+    200,
+    { ...answerHeaders(doc, format, settings, base), 'subscription-userinfo': USERINFO_PLACEHOLDER },
+    body,
+  );
+  const infoSlot = prepared ? prepared.head.indexOf('subscription-userinfo') + 1 : 0;
+  const t =
+    prepared && infoSlot > 0 && prepared.head[infoSlot - 1] === 'subscription-userinfo' ? { settings, base, prepared, infoSlot } : null;
+  byKey.set(key, t);
+  return t;
 }
 
 /**
