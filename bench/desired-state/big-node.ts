@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 import { createCachedGzip, parallelCompress } from '@svc/control-plane';
 import type { Db } from '@svc/db';
 import { compileDesiredState, compileNodeConfig, createMemberCache, loadNodeModel } from '@svc/desired-state';
-import { ControlPlaneWireDefinition, NodeConfig, ServerMessage } from '@svc/proto';
+import { ControlPlaneWireDefinition, decodeFlat, NodeConfig, ServerMessage } from '@svc/proto';
 import { createQueryId, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
 import { benchDeps, ourPostgresPids, sealedLinkToken } from '../common/database.ts';
 import { setUpFleet, stopWorker, type Worker, warnings } from '../common/fleet.ts';
@@ -235,7 +235,8 @@ await main(async () => {
     gzipParallel: await timeAsync(SAMPLES, () => gzipWith(parallelCompress, raw)),
     gzipCold: await timeAsync(SAMPLES, () => gzipWith(createCachedGzip({ cacheBytes: 64 * 2 ** 20 }).compress, raw)),
     gzipNext: await nextPushGzip(config, snapshot.revision),
-    decode: timeSync(SAMPLES, () => ServerMessage.decode(raw)),
+    decode: timeSync(SAMPLES, () => decodeFlat(ServerMessage, raw)),
+    decodeGenerated: timeSync(SAMPLES, () => ServerMessage.decode(raw)),
     json: timeSync(SAMPLES, () => JSON.stringify(NodeConfig.toJSON(config))),
     protobuf: timeSync(SAMPLES, () => NodeConfig.encode(config).finish()),
   };
@@ -243,7 +244,12 @@ await main(async () => {
   // The agent connects (nothing applied yet): the first push, on admission.
   const gw = stack.gateway.pid;
   const rssIdle = rssBytes(gw);
+  // Profiled on its own: BENCH_PROFILE_WINDOWS + '.admission'.
+  const admissionWindow = new ProfileWindows();
+  admissionWindow.start();
   const [opened] = await openStreams([worker], stack.endpoint, inst, 1);
+  admissionWindow.end();
+  admissionWindow.save('.admission');
   const admissionMs = opened?.latencies[0] ?? Number.NaN;
   const rssAdmitted = rssBytes(gw);
   log(`agent admitted with its first DesiredState in ${ms(admissionMs)} ms; gateway RSS ${mib(rssIdle)} → ${mib(rssAdmitted)} MiB`);
@@ -313,7 +319,7 @@ await main(async () => {
     '|---|---|---|---|',
     row(`change → agent has decoded the DesiredState (target p99 < ${n(TARGET_P99_MS)} ms)`, latency),
     row('of which: the PATCH answered (commit, nodes.changed published)', answered),
-    row("agent's ServerMessage.decode of the message (inside the figure above)", decodeMs),
+    row("agent's decode of the message (inside the figure above)", decodeMs),
     `| first push, on admission (the agent connects with nothing applied) | ${ms(admissionMs)} | | |`,
     '',
     '| measure | figure |',
@@ -360,7 +366,11 @@ await main(async () => {
       steps.gzipCold,
     ),
     row('the gateway’s gzip now, next push after a one-user change (pieces of the previous message kept)', steps.gzipNext),
-    row("ServerMessage.decode (the agent's side)", steps.decode),
+    row("the agent's decode of the message (ControlPlaneAgentDefinition: the generated decoder over FlatReader)", steps.decode),
+    row(
+      'baseline: ServerMessage.decode over @bufbuild BinaryReader (ts-proto’s default; the agent’s before 2026-11-25 evening)',
+      steps.decodeGenerated,
+    ),
     row('baseline: JSON.stringify(NodeConfig.toJSON(config))', steps.json),
     row('baseline: NodeConfig.encode(config).finish()', steps.protobuf),
     '',

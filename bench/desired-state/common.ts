@@ -155,8 +155,9 @@ export class ProfileWindows {
     if (this.open !== null) this.spans.push([String(this.open), String(process.hrtime.bigint() / 1000n)]);
     this.open = null;
   }
-  save(): void {
-    if (process.env.BENCH_PROFILE_WINDOWS) writeFileSync(process.env.BENCH_PROFILE_WINDOWS, JSON.stringify(this.spans));
+  /** Writes the spans to BENCH_PROFILE_WINDOWS (with `suffix` appended to the name, when given). */
+  save(suffix = ''): void {
+    if (process.env.BENCH_PROFILE_WINDOWS) writeFileSync(`${process.env.BENCH_PROFILE_WINDOWS}${suffix}`, JSON.stringify(this.spans));
   }
 }
 

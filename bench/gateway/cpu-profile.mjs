@@ -4,6 +4,8 @@
 // <prefix>.<pid>.cpuprofile (Chrome DevTools format; timestamps in µs of the monotonic clock,
 // the clock of process.hrtime in every process of the machine). `--cpu-prof` itself is not
 // allowed in NODE_OPTIONS, hence this. It does nothing else; the process is otherwise unmodified.
+// A process that exits on its own (the bench's agents workers, stopped at the end) also writes
+// what was sampled since the last SIGWINCH to <prefix>.<pid>.exit.cpuprofile.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 
@@ -21,5 +23,11 @@ if (prefix) {
     writeFileSync(`${prefix}.${process.pid}.cpuprofile`, JSON.stringify(profile));
     process.stdout.write(`${JSON.stringify({ msg: 'bench cpu profile written', pid: process.pid })}\n`);
     await post('Profiler.start');
+  });
+  // The inspector answers a same-thread session synchronously: this runs within 'exit'.
+  process.on('exit', () => {
+    session.post('Profiler.stop', (err, r) => {
+      if (!err) writeFileSync(`${prefix}.${process.pid}.exit.cpuprofile`, JSON.stringify(r.profile));
+    });
   });
 }
