@@ -1,6 +1,16 @@
 export { type ConnectOptions, connectDatabase, type DatabaseHandle, type Db, fromPGlite } from './connect.ts';
 export { DataDirLockedError } from './data-dir-lock.ts';
-export { MigrationError, migrateToLatest } from './migrate.ts';
+export {
+  appliedMigrations,
+  knownMigrations,
+  latestMigration,
+  MigrationError,
+  migrateThrough,
+  migrateToLatest,
+  NewerSchemaError,
+  readSchemaState,
+  type SchemaState,
+} from './migrate.ts';
 export { migrations } from './migrations/index.ts';
 export { PGliteDialect } from './pglite-dialect.ts';
 export type * from './schema/index.ts';
