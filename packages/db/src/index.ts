@@ -1,3 +1,4 @@
+export * from './backup/index.ts';
 export { type ConnectOptions, connectDatabase, type DatabaseHandle, type Db, fromPGlite } from './connect.ts';
 export { DataDirLockedError } from './data-dir-lock.ts';
 export {
@@ -14,3 +15,4 @@ export {
 export { migrations } from './migrations/index.ts';
 export { PGliteDialect } from './pglite-dialect.ts';
 export type * from './schema/index.ts';
+export { isDatabaseUnavailable } from './unavailable.ts';
