@@ -78,3 +78,29 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const clone = await (await template).clone();
   return fromPGlite(clone as PGlite);
 }
+
+/**
+ * An empty database of the test's own, not migrated: a fresh in-memory PGlite, or a fresh
+ * schema on DATABASE_URL dropped by destroy(). The upgrade tests bring it up migration by
+ * migration.
+ */
+export async function createEmptyTestDatabase(): Promise<TestDatabase> {
+  const url = testDatabaseUrl();
+  if (!url) return fromPGlite(await PGlite.create());
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const handle = await connectDatabase({ url, dataDir: '', schema, poolSize: 3 });
+  return {
+    ...handle,
+    schema,
+    destroy: async () => {
+      await handle.destroy();
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}

@@ -31,7 +31,14 @@ export interface DomainTestbed {
  * state the runtime picks (memory, or Redis under a prefix of the test's own when REDIS_URL
  * is set), a fake clock and a silent logger. The same createRuntime the apps use.
  */
-export async function createDomainTestbed(opts: { env?: Record<string, string>; clock?: FakeClock } = {}): Promise<DomainTestbed> {
+export async function createDomainTestbed(
+  opts: {
+    env?: Record<string, string>;
+    clock?: FakeClock;
+    /** A database of the test's own (the upgrade tests' older schema), migrated by the runtime as at an app's start; closed with the testbed. */
+    database?: TestDatabase;
+  } = {},
+): Promise<DomainTestbed> {
   const config = loadConfig({
     SVC_DATA_DIR: '/nonexistent-svc-test-data',
     SVC_LOG_LEVEL: 'warn',
@@ -40,7 +47,7 @@ export async function createDomainTestbed(opts: { env?: Record<string, string>; 
     ...opts.env,
   });
   const clock = opts.clock ?? createFakeClock();
-  const database = await createTestDatabase();
+  const database = opts.database ?? (await createTestDatabase());
   const silent = new Writable({ write: (_c, _e, cb) => cb() });
   const runtime = await createRuntime(config, {
     clock,

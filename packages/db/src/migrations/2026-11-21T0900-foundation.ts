@@ -80,9 +80,3 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('audit_log_entity').on('audit_log').columns(['entity_type', 'entity_id', 'id']).execute();
   await db.schema.createIndex('audit_log_at').on('audit_log').columns(['at', 'id']).execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['audit_log', 'refresh_tokens', 'sessions', 'setup_tokens', 'admins', 'signing_keys', 'installation']) {
-    await db.schema.dropTable(t).ifExists().execute();
-  }
-}

@@ -257,28 +257,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('acme_accounts_email_directory', ['email', 'directory_url'])
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
-    'acme_accounts',
-    'dns_providers',
-    'payments',
-    'payment_providers',
-    'plan_access_groups',
-    'plans',
-    'usage_hourly',
-    'subscription_access_groups',
-    'subscriptions',
-    'clients',
-    'access_group_inbounds',
-    'access_groups',
-    'inbounds',
-    'chain_hops',
-    'chains',
-    'inbound_profiles',
-    'certificates',
-    'nodes',
-  ]) {
-    await db.schema.dropTable(t).ifExists().execute();
-  }
-}

@@ -12,7 +12,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('certificate_authority').ifExists().execute();
-}

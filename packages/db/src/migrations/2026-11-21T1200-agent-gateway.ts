@@ -31,21 +31,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('heartbeat_at', 'timestamptz', (c) => c.notNull())
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('gateway_replicas').ifExists().execute();
-  await db.schema.dropIndex('nodes_stream_replica').ifExists().execute();
-  for (const c of [
-    'stream_replica',
-    'stream_session',
-    'stream_opened_at',
-    'cert_serial',
-    'cert_previous_serial',
-    'cert_not_after',
-    'last_status_at',
-    'last_apply_at',
-    'usage_entries_dropped',
-  ]) {
-    await db.schema.alterTable('nodes').dropColumn(c).execute();
-  }
-}

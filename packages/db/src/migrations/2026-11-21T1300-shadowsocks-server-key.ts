@@ -22,7 +22,3 @@ export async function up(db: Kysely<any>): Promise<void> {
       .execute();
   }
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('inbound_profiles').dropColumn('shadowsocks_server_key').execute();
-}

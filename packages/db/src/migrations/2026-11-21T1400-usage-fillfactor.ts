@@ -8,8 +8,3 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table subscriptions set (fillfactor = 80)`.execute(db);
   await sql`alter table usage_hourly set (fillfactor = 80)`.execute(db);
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await sql`alter table subscriptions reset (fillfactor)`.execute(db);
-  await sql`alter table usage_hourly reset (fillfactor)`.execute(db);
-}

@@ -11,7 +11,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('settings').execute();
-}

@@ -19,7 +19,3 @@ export async function up(db: Kysely<any>): Promise<void> {
              group by u.subscription_id) t
      where t.subscription_id = s.id`.execute(db);
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('subscriptions').dropColumn('period_uplink_bytes').dropColumn('period_downlink_bytes').execute();
-}

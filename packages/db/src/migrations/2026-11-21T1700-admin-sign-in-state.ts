@@ -22,8 +22,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('admin_known_addresses_pkey', ['admin_id', 'address_hash'])
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('admin_known_addresses').execute();
-  await db.schema.alterTable('admins').dropColumn('token_generation').execute();
-}

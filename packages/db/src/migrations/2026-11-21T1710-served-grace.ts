@@ -25,8 +25,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('subscription_group_grace_pk', ['subscription_id', 'access_group_id'])
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('subscription_group_grace').execute();
-  await db.schema.dropTable('node_group_grace').execute();
-}

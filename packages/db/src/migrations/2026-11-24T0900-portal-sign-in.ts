@@ -67,11 +67,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('events_undispatched').on('events').column('id').where(sql.ref('dispatched_at'), 'is', null).execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('events').execute();
-  await db.schema.dropTable('oauth_requests').execute();
-  await db.schema.dropTable('client_oauth_identities').execute();
-  await db.schema.dropTable('admin_oauth_identities').execute();
-  await db.schema.dropTable('magic_link_tokens').execute();
-}

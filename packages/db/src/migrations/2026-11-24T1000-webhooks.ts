@@ -47,8 +47,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'id']).execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('webhook_deliveries').execute();
-  await db.schema.dropTable('webhook_endpoints').execute();
-}

@@ -71,30 +71,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref('processed_at'), 'is', null)
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('payment_events').execute();
-  await db.schema.dropIndex('payments_created').execute();
-  await db.schema.dropIndex('payments_due_check').execute();
-  await db.schema.dropIndex('payments_client_idempotency_key').execute();
-  for (const c of [
-    'request_hash',
-    'checkout_started_at',
-    'instructions',
-    'expires_at',
-    'status_reason',
-    'paid_at',
-    'applied_at',
-    'reverted_at',
-    'applied_effect',
-    'next_check_at',
-    'check_attempts',
-  ]) {
-    await db.schema.alterTable('payments').dropColumn(c).execute();
-  }
-  await sql`update payments set status = 'failed' where status = 'expired'`.execute(db);
-  await sql`alter table payments drop constraint payments_status_check`.execute(db);
-  await sql`alter table payments add constraint payments_status_check
-    check (status in ('pending', 'succeeded', 'failed', 'canceled', 'refunded'))`.execute(db);
-  await db.schema.alterTable('plans').dropColumn('renewal').execute();
-}

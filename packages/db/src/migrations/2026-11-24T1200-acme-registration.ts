@@ -11,7 +11,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('registered_at', 'timestamptz')
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  for (const c of ['eab_enc', 'registration_error', 'registered_at']) await db.schema.alterTable('acme_accounts').dropColumn(c).execute();
-}

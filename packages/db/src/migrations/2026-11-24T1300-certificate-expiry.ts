@@ -6,7 +6,3 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('certificates').addColumn('expiry_announced_for', 'timestamptz').execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('certificates').dropColumn('expiry_announced_for').execute();
-}

@@ -17,14 +17,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('last_attempt_at', 'timestamptz')
     .execute();
 }
-
-export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema
-    .alterTable('certificates')
-    .dropColumn('issuing_since')
-    .dropColumn('next_attempt_at')
-    .dropColumn('renew_requested_at')
-    .dropColumn('failed_attempts')
-    .dropColumn('last_attempt_at')
-    .execute();
-}

@@ -1,0 +1,602 @@
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { knownMigrations, migrateThrough } from '@svc/db';
+import {
+  bindInstallationKey,
+  createCa,
+  createSealer,
+  ensureCertificateAuthority,
+  getCertificate,
+  getDnsProvider,
+  getNode,
+  getPaymentProvider,
+  getSubLinkSettings,
+  getSubscription,
+  getSubscriptionLink,
+  listAcmeAccounts,
+  listAdmins,
+  listChains,
+  listPayments,
+  listPlans,
+  listWebhooks,
+  readSubscriptionDocument,
+} from '@svc/domain';
+import {
+  createDomainTestbed,
+  createEmptyTestDatabase,
+  createFakeClock,
+  type DomainTestbed,
+  selfSignedCertificate,
+  type TestDatabase,
+} from '@svc/testkit';
+import { type Kysely, sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Upgrades from every earlier schema, with data (issue 18.5). A database is brought up one
+ * migration at a time; after each, the rows written at the earlier schemas are checked for
+ * what this migration should have given them (defaults, backfills), and rows are written for
+ * every table it created or changed, in the shape of that schema (raw SQL through Kysely<any>,
+ * frozen like the migrations themselves). At the end today's runtime opens the database as an
+ * app's start does, and the domain's own reads answer from those rows.
+ *
+ * A new migration fails this test until it has a step here: its seed and its check.
+ */
+
+type AnyDb = Kysely<any>;
+interface Step {
+  /** What this migration must have done to the rows seeded before it. */
+  check?: (db: AnyDb) => Promise<void>;
+  /** Rows for the tables this migration created or changed, in its schema's shape. */
+  seed?: (db: AnyDb) => Promise<void>;
+}
+
+const KEY = createHash('sha256').update('svc upgrade test installation key').digest();
+const sealer = createSealer(KEY);
+const T0 = new Date('2026-01-05T10:20:00.000Z');
+const hour = (h: number) => new Date(Date.UTC(2026, 0, 5, h));
+const id = (prefix: string, n: number) => `${prefix}_01jq${String(n).padStart(22, '0')}`;
+const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+
+const ADMIN = id('adm', 1);
+const [NODE_A, NODE_B, NODE_C] = [id('nod', 1), id('nod', 2), id('nod', 3)];
+const [VLESS, SS_CHACHA, SS_AES128] = [id('ipr', 1), id('ipr', 2), id('ipr', 3)];
+const [IB_VLESS, IB_SS, IB_CHAINED] = [id('inb', 1), id('inb', 2), id('inb', 3)];
+const GROUP = id('agr', 1);
+const CHAIN = id('chn', 1);
+const CLIENT = id('cli', 1);
+const SUB = id('sub', 1);
+const SUB_TOKEN = Buffer.alloc(32, 7).toString('base64url');
+const PLAN = id('pln', 1);
+const PROVIDER = id('ppr', 1);
+const [PAYMENT, PAYMENT_EXPIRED] = [id('pay', 1), id('pay', 2)];
+const CERT = id('crt', 1);
+const ACME_CERT = id('crt', 2);
+const DNS = id('dns', 1);
+const ACME = id('acm', 1);
+const WEBHOOK = id('whk', 1);
+const REPLICA = 'rep_upgrade_test';
+const SIGNING_KID = id('key', 1);
+const UPLOADED = selfSignedCertificate({ cn: 'upgrade.example.com' });
+
+let caCertPem = '';
+
+const put = (db: AnyDb, table: string, rows: Record<string, unknown> | Record<string, unknown>[]) =>
+  db.insertInto(table).values(rows).execute();
+const one = (db: AnyDb, table: string, where: Record<string, unknown>) => {
+  let q = db.selectFrom(table).selectAll();
+  for (const [k, v] of Object.entries(where)) q = q.where(k, '=', v);
+  return q.executeTakeFirstOrThrow() as Promise<Record<string, any>>;
+};
+
+const STEPS: Record<string, Step> = {
+  '2026-11-21T0900-foundation': {
+    async seed(db) {
+      // The installation row as every release wrote it: the key's check, bound on first start.
+      await bindInstallationKey(db as never, KEY, createFakeClock(T0));
+      const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+      await put(db, 'signing_keys', {
+        kid: SIGNING_KID,
+        alg: 'EdDSA',
+        public_jwk: JSON.stringify(publicKey.export({ format: 'jwk' })),
+        private_key_enc: sealer.seal(privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()),
+        created_at: T0,
+      });
+      await put(db, 'admins', {
+        id: ADMIN,
+        email: 'owner@example.com',
+        password_hash: null,
+        role: 'owner',
+        created_at: T0,
+        updated_at: T0,
+        last_login_at: T0,
+      });
+      await put(db, 'setup_tokens', { token_hash: sha256Hex('old setup token'), created_at: T0 });
+      await put(db, 'sessions', {
+        id: id('ses', 1),
+        subject_type: 'admin',
+        subject_id: ADMIN,
+        method: 'password',
+        ip: '192.0.2.1',
+        user_agent: 'curl/8',
+        created_at: T0,
+        expires_at: hour(22),
+      });
+      await put(db, 'refresh_tokens', { token_hash: sha256Hex('refresh'), session_id: id('ses', 1), issued_at: T0, expires_at: hour(22) });
+      await put(db, 'audit_log', {
+        id: id('aud', 1),
+        at: T0,
+        actor_type: 'admin',
+        actor_id: ADMIN,
+        action: 'setup.completed',
+        entity_type: 'admin',
+        entity_id: ADMIN,
+        details: JSON.stringify({ email: 'owner@example.com' }),
+      });
+    },
+  },
+  '2026-11-21T1000-fleet': {
+    async seed(db) {
+      const node = (nid: string, name: string) => ({ id: nid, name, address: `${name}.example.net`, created_at: T0, updated_at: T0 });
+      await put(db, 'nodes', [
+        { ...node(NODE_A, 'edge-a'), agent_version: '0.1.0', hostname: 'edge-a', last_usage_report_id: 1_767_607_200_000_000 },
+        node(NODE_B, 'hop-b'),
+        node(NODE_C, 'hop-c'),
+      ]);
+      await put(db, 'certificates', {
+        id: CERT,
+        name: 'upgrade',
+        kind: 'uploaded',
+        status: 'active',
+        domains: JSON.stringify(['upgrade.example.com']),
+        cert_pem: UPLOADED.cert_pem,
+        key_pem_enc: sealer.seal(UPLOADED.key_pem),
+        not_before: hour(0),
+        not_after: new Date('2036-01-01T00:00:00Z'),
+        created_at: T0,
+        updated_at: T0,
+      });
+      const stream = JSON.stringify({ tcp: { accept_proxy_protocol: false }, network: 'tcp', security: 'none' });
+      const sniffing = JSON.stringify({ enabled: true, route_only: false, dest_override: ['http', 'tls', 'quic'] });
+      const profile = (pid: string, name: string, protocol: string, method: string | null) => ({
+        id: pid,
+        name,
+        protocol,
+        stream,
+        sniffing,
+        shadowsocks_method: method,
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'inbound_profiles', [
+        profile(VLESS, 'vless-tcp', 'vless', null),
+        // Written before Xray's multi-user Shadowsocks 2022 needed a server key; chacha20 could not serve several users.
+        profile(SS_CHACHA, 'ss-chacha', 'shadowsocks', '2022-blake3-chacha20-poly1305'),
+        profile(SS_AES128, 'ss-aes128', 'shadowsocks', '2022-blake3-aes-128-gcm'),
+      ]);
+      await put(db, 'chains', { id: CHAIN, name: 'via-b-c', created_at: T0, updated_at: T0 });
+      await put(db, 'chain_hops', [
+        { chain_id: CHAIN, position: 0, node_id: NODE_B, port: 30001, secret: sealer.seal('hop-secret-0') },
+        { chain_id: CHAIN, position: 1, node_id: NODE_C, port: 30002, secret: sealer.seal('hop-secret-1') },
+      ]);
+      const inbound = (iid: string, profileId: string, tag: string, port: number, chain: string | null = null) => ({
+        id: iid,
+        node_id: NODE_A,
+        profile_id: profileId,
+        tag,
+        port,
+        host: 'edge-a.example.net',
+        chain_id: chain,
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'inbounds', [
+        inbound(IB_VLESS, VLESS, 'vless-443', 443),
+        inbound(IB_SS, SS_CHACHA, 'ss-8388', 8388),
+        inbound(IB_CHAINED, VLESS, 'vless-chained-8443', 8443, CHAIN),
+      ]);
+      await put(db, 'access_groups', { id: GROUP, name: 'everyone', created_at: T0, updated_at: T0 });
+      await put(db, 'access_group_inbounds', [
+        { access_group_id: GROUP, inbound_id: IB_VLESS },
+        { access_group_id: GROUP, inbound_id: IB_SS },
+      ]);
+      await put(db, 'clients', {
+        id: CLIENT,
+        email: 'customer@example.com',
+        email_verified_at: T0,
+        status: 'active',
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'subscriptions', {
+        id: SUB,
+        client_id: CLIENT,
+        status: 'active',
+        traffic_limit_bytes: 50_000_000_000,
+        used_bytes: 7_000,
+        lifetime_used_bytes: 9_000,
+        renewal: 'month',
+        period_started_at: T0,
+        vless_uuid: '6f1c2a3e-0b4d-4e5f-8a9b-1c2d3e4f5a6b',
+        vmess_uuid: '7a2d3b4f-1c5e-4f6a-9b0c-2d3e4f5a6b7c',
+        trojan_password: 'trojan-password-of-the-upgrade-test',
+        shadowsocks_password: Buffer.alloc(32, 9).toString('base64'),
+        token_hash: sha256Hex(SUB_TOKEN),
+        token_enc: sealer.seal(SUB_TOKEN),
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'subscription_access_groups', { subscription_id: SUB, access_group_id: GROUP });
+      // Two hours of this period and one from before it (the period-traffic backfill counts only these two).
+      await put(db, 'usage_hourly', [
+        { subscription_id: SUB, node_id: NODE_A, hour: hour(9), uplink_bytes: 2_000, downlink_bytes: 0 },
+        { subscription_id: SUB, node_id: NODE_A, hour: hour(10), uplink_bytes: 1_000, downlink_bytes: 3_000 },
+        { subscription_id: SUB, node_id: NODE_A, hour: hour(11), uplink_bytes: 500, downlink_bytes: 2_500 },
+      ]);
+      await put(db, 'plans', { id: PLAN, name: 'Monthly', price: 500, currency: 'USD', duration_days: 30, created_at: T0, updated_at: T0 });
+      await put(db, 'plan_access_groups', { plan_id: PLAN, access_group_id: GROUP });
+      await put(db, 'payment_providers', {
+        id: PROVIDER,
+        kind: 'manual',
+        name: 'Bank transfer',
+        enabled: true,
+        config: JSON.stringify({ instructions: 'IBAN XX00 0000' }),
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'payments', {
+        id: PAYMENT,
+        client_id: CLIENT,
+        plan_id: PLAN,
+        provider_id: PROVIDER,
+        subscription_id: SUB,
+        amount: 500,
+        currency: 'USD',
+        status: 'succeeded',
+        provider_payment_id: 'manual-1',
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'dns_providers', {
+        id: DNS,
+        kind: 'cloudflare',
+        name: 'cf',
+        credentials_enc: sealer.seal(JSON.stringify({ api_token: 'cf-token' })),
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'acme_accounts', {
+        id: ACME,
+        email: 'acme@example.com',
+        directory_url: 'https://acme.example.net/directory',
+        created_at: T0,
+      });
+    },
+  },
+  '2026-11-21T1100-pki': {
+    async seed(db) {
+      const ca = await createCa('upgrade', T0);
+      caCertPem = ca.certPem;
+      await put(db, 'certificate_authority', {
+        id: 1,
+        cert_pem: ca.certPem,
+        key_enc: sealer.seal(ca.keyPem),
+        not_after: new Date('2036-01-01T00:00:00Z'),
+        created_at: T0,
+      });
+    },
+  },
+  '2026-11-21T1200-agent-gateway': {
+    async check(db) {
+      expect(await one(db, 'nodes', { id: NODE_A })).toMatchObject({ usage_entries_dropped: 0, stream_replica: null, cert_serial: null });
+    },
+    async seed(db) {
+      await put(db, 'gateway_replicas', { id: REPLICA, hostname: 'gw-1', started_at: T0, heartbeat_at: T0 });
+      await db
+        .updateTable('nodes')
+        .set({ cert_serial: 'abc123', cert_not_after: new Date('2027-01-01T00:00:00Z'), usage_entries_dropped: 4 })
+        .where('id', '=', NODE_A)
+        .execute();
+    },
+  },
+  '2026-11-21T1300-shadowsocks-server-key': {
+    async check(db) {
+      const chacha = await one(db, 'inbound_profiles', { id: SS_CHACHA });
+      expect(chacha.shadowsocks_method).toBe('2022-blake3-aes-256-gcm');
+      expect(Buffer.from(chacha.shadowsocks_server_key, 'base64')).toHaveLength(32);
+      const aes = await one(db, 'inbound_profiles', { id: SS_AES128 });
+      expect(aes.shadowsocks_method).toBe('2022-blake3-aes-128-gcm');
+      expect(Buffer.from(aes.shadowsocks_server_key, 'base64')).toHaveLength(16);
+      expect((await one(db, 'inbound_profiles', { id: VLESS })).shadowsocks_server_key).toBeNull();
+    },
+  },
+  '2026-11-21T1400-usage-fillfactor': {
+    async check(db) {
+      const { rows } = await sql<{ relname: string; reloptions: string[] | null }>`
+        select relname, reloptions from pg_class
+         where relname in ('subscriptions', 'usage_hourly') and relnamespace = current_schema()::regnamespace
+         order by relname`.execute(db);
+      expect(rows).toEqual([
+        { relname: 'subscriptions', reloptions: ['fillfactor=80'] },
+        { relname: 'usage_hourly', reloptions: ['fillfactor=80'] },
+      ]);
+      expect(await db.selectFrom('usage_hourly').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).toEqual({ n: 3 });
+    },
+  },
+  '2026-11-21T1500-settings': {
+    async seed(db) {
+      await put(db, 'settings', {
+        key: 'subscription_link',
+        value: JSON.stringify({ title: 'Upgrade VPN', update_interval_hours: 6 }),
+        updated_at: T0,
+      });
+    },
+  },
+  '2026-11-21T1600-period-traffic': {
+    async check(db) {
+      // Backfilled from the hours of the current period (10:00 and 11:00; 09:00 was before it).
+      expect(await one(db, 'subscriptions', { id: SUB })).toMatchObject({ period_uplink_bytes: 1_500, period_downlink_bytes: 5_500 });
+    },
+  },
+  '2026-11-21T1700-admin-sign-in-state': {
+    async check(db) {
+      expect((await one(db, 'admins', { id: ADMIN })).token_generation).toBe(0);
+    },
+    async seed(db) {
+      await put(db, 'admin_known_addresses', { admin_id: ADMIN, address_hash: sha256Hex(`${ADMIN}192.0.2.1`), last_success_at: T0 });
+    },
+  },
+  '2026-11-21T1710-served-grace': {
+    async seed(db) {
+      await put(db, 'node_group_grace', { node_id: NODE_B, access_group_id: GROUP, until: hour(12) });
+      await put(db, 'subscription_group_grace', { subscription_id: SUB, access_group_id: id('agr', 9), until: hour(12) });
+    },
+  },
+  '2026-11-24T0900-portal-sign-in': {
+    async seed(db) {
+      await put(db, 'magic_link_tokens', { token_hash: sha256Hex('magic'), client_id: CLIENT, created_at: T0, expires_at: hour(11) });
+      await put(db, 'admin_oauth_identities', {
+        provider: 'github',
+        provider_user_id: '42',
+        admin_id: ADMIN,
+        email: 'owner@example.com',
+        created_at: T0,
+      });
+      await put(db, 'client_oauth_identities', { provider: 'google', provider_user_id: '43', client_id: CLIENT, created_at: T0 });
+      await put(db, 'oauth_requests', {
+        state_hash: sha256Hex('state'),
+        surface: 'client',
+        provider: 'google',
+        code_verifier: 'verifier',
+        nonce: 'nonce',
+        created_at: T0,
+        expires_at: hour(11),
+      });
+      await put(db, 'events', {
+        id: id('evt', 1),
+        type: 'client.registered',
+        payload: JSON.stringify({ client_id: CLIENT }),
+        occurred_at: T0,
+        dispatched_at: T0,
+      });
+    },
+  },
+  '2026-11-24T1000-webhooks': {
+    async seed(db) {
+      await put(db, 'webhook_endpoints', {
+        id: WEBHOOK,
+        url: 'https://hooks.example.net/svc',
+        event_types: JSON.stringify(['client.registered']),
+        secret_enc: sealer.seal('whsec_upgrade'),
+        created_at: T0,
+        updated_at: T0,
+      });
+      await put(db, 'webhook_deliveries', {
+        id: id('whd', 1),
+        endpoint_id: WEBHOOK,
+        event_id: id('evt', 1),
+        event_type: 'client.registered',
+        body: '{"type":"client.registered"}',
+        status: 'succeeded',
+        attempts: 1,
+        last_response_status: 204,
+        delivered_at: T0,
+        created_at: T0,
+        updated_at: T0,
+      });
+    },
+  },
+  '2026-11-24T1100-billing': {
+    async check(db) {
+      expect((await one(db, 'plans', { id: PLAN })).renewal).toBe('no_reset');
+      expect(await one(db, 'payments', { id: PAYMENT })).toMatchObject({
+        status: 'succeeded',
+        check_attempts: 0,
+        applied_at: null,
+        request_hash: null,
+      });
+    },
+    async seed(db) {
+      await put(db, 'payments', {
+        id: PAYMENT_EXPIRED,
+        client_id: CLIENT,
+        plan_id: PLAN,
+        provider_id: PROVIDER,
+        amount: 500,
+        currency: 'USD',
+        status: 'expired',
+        idempotency_key: 'idem-1',
+        request_hash: sha256Hex('body'),
+        expires_at: hour(11),
+        created_at: hour(10),
+        updated_at: hour(11),
+      });
+      await put(db, 'payment_events', {
+        id: id('pev', 1),
+        provider_id: PROVIDER,
+        event_id: 'evt-1',
+        payment_id: PAYMENT,
+        provider_payment_id: 'manual-1',
+        status: 'succeeded',
+        amount: 500,
+        currency: 'USD',
+        received_at: T0,
+        processed_at: T0,
+        outcome: 'applied',
+      });
+    },
+  },
+  '2026-11-24T1200-acme-registration': {
+    async check(db) {
+      expect(await one(db, 'acme_accounts', { id: ACME })).toMatchObject({ eab_enc: null, registration_error: null, registered_at: null });
+    },
+    async seed(db) {
+      await db
+        .updateTable('acme_accounts')
+        .set({ registered_at: T0, account_url: 'https://acme.example.net/acct/1' })
+        .where('id', '=', ACME)
+        .execute();
+    },
+  },
+  '2026-11-24T1300-certificate-expiry': {
+    async check(db) {
+      expect((await one(db, 'certificates', { id: CERT })).expiry_announced_for).toBeNull();
+    },
+  },
+  '2026-11-24T1400-acme-issuance': {
+    async check(db) {
+      expect(await one(db, 'certificates', { id: CERT })).toMatchObject({ failed_attempts: 0, issuing_since: null, next_attempt_at: null });
+    },
+    async seed(db) {
+      await put(db, 'certificates', {
+        id: ACME_CERT,
+        name: 'acme',
+        kind: 'acme',
+        status: 'pending',
+        domains: JSON.stringify(['acme.example.com']),
+        acme_account_id: ACME,
+        dns_provider_id: DNS,
+        next_attempt_at: hour(12),
+        failed_attempts: 2,
+        last_error: 'rate limited',
+        created_at: T0,
+        updated_at: T0,
+      });
+    },
+  },
+};
+
+/** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
+async function rowCounts(db: AnyDb): Promise<Record<string, number>> {
+  const { rows } = await sql<{ name: string }>`
+    select table_name as name from information_schema.tables
+     where table_schema = current_schema() and table_type = 'BASE TABLE' and table_name not like 'kysely_%'
+     order by table_name`.execute(db);
+  const counts = sql.join(
+    rows.map(({ name }) => sql`select ${name} as name, count(*)::int as n from ${sql.table(name)}`),
+    sql` union all `,
+  );
+  const { rows: counted } = await sql<{ name: string; n: number }>`${counts}`.execute(db);
+  return Object.fromEntries(counted.map((r) => [r.name, r.n]));
+}
+
+/** Walks every migration with its step, then opens the database with today's runtime and reads through the domain. */
+async function upgradeWalk(database: TestDatabase): Promise<void> {
+  let bed: DomainTestbed | undefined;
+  try {
+    bed = await walkAndOpen(database);
+    await readThroughTheDomain(bed, database.db as AnyDb);
+  } finally {
+    await (bed ? bed.close() : database.destroy());
+  }
+}
+
+async function walkAndOpen(database: TestDatabase): Promise<DomainTestbed> {
+  const db = database.db as AnyDb;
+  for (const name of knownMigrations()) {
+    await migrateThrough(db, name);
+    const step = STEPS[name] as Step;
+    await step.check?.(db);
+    await step.seed?.(db);
+    const empty = Object.entries(await rowCounts(db)).filter(([, n]) => n === 0);
+    expect(empty, `after ${name}, tables without a seeded row (add them to its step's seed)`).toEqual([]);
+  }
+  const before = await rowCounts(db);
+
+  // Today's runtime opens the database as every app's start does (migrations first, key bound).
+  const bed = await createDomainTestbed({
+    database,
+    clock: createFakeClock(hour(12)),
+    env: { SVC_INSTALLATION_KEY: KEY.toString('base64') },
+  });
+  try {
+    expect(await rowCounts(db)).toEqual(before);
+  } catch (err) {
+    await bed.close();
+    throw err;
+  }
+  return bed;
+}
+
+async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void> {
+  {
+    const ctx = bed.ctx({ type: 'admin', id: ADMIN, role: 'owner' });
+
+    // Sealed secrets open with the installation key: the token service signs with the seeded key, the CA is the seeded one.
+    const { token } = await bed.deps.tokens.signAccess({ sub: ADMIN, scope: 'admin', sid: id('ses', 1), role: 'owner' });
+    expect(JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString()).kid).toBe(SIGNING_KID);
+    expect((await bed.deps.tokens.verifyAccess(token, 'admin')).sub).toBe(ADMIN);
+    expect((await ensureCertificateAuthority(bed.deps)).certPem).toBe(caCertPem);
+
+    expect((await listAdmins(ctx, { limit: 10 })).items).toMatchObject([{ id: ADMIN, email: 'owner@example.com', role: 'owner' }]);
+    expect(await getNode(ctx, NODE_A)).toMatchObject({ name: 'edge-a', agent_version: '0.1.0', connectivity: 'offline' });
+
+    // The subscription link as GET /sub/{token} reads it: this period's traffic, both granted inbounds.
+    const doc = await readSubscriptionDocument(ctx, SUB_TOKEN);
+    expect(doc).toMatchObject({ subscription_id: SUB, status: 'active', upload_bytes: 1_500, download_bytes: 5_500 });
+    const servers = [...(doc?.servers ?? [])].sort((a, b) => a.port - b.port);
+    expect(servers.map((s) => [s.protocol, s.port, s.address])).toEqual([
+      ['vless', 443, 'edge-a.example.net'],
+      ['shadowsocks', 8388, 'edge-a.example.net'],
+    ]);
+    const serverKey = (await one(db, 'inbound_profiles', { id: SS_CHACHA })).shadowsocks_server_key as string;
+    expect(servers[1]).toMatchObject({ method: '2022-blake3-aes-256-gcm' });
+    expect(servers[1]?.password?.startsWith(`${serverKey}:`)).toBe(true);
+    expect((await getSubscriptionLink(ctx, SUB)).url).toContain(SUB_TOKEN);
+    expect(await getSubscription(ctx, SUB)).toMatchObject({ id: SUB, used_bytes: 7_000, renewal: 'month' });
+    expect(await getSubLinkSettings(ctx)).toMatchObject({ title: 'Upgrade VPN', update_interval_hours: 6 });
+
+    const chains = (await listChains(ctx, { limit: 10 })).items;
+    expect(chains).toMatchObject([
+      {
+        id: CHAIN,
+        hops: [
+          { node_id: NODE_B, port: 30001 },
+          { node_id: NODE_C, port: 30002 },
+        ],
+      },
+    ]);
+    expect((await listPlans(ctx, { limit: 10 })).items).toMatchObject([{ id: PLAN, renewal: 'no_reset', price: 500 }]);
+    const payments = (await listPayments(ctx, { limit: 10 })).items;
+    expect(payments.map((p) => [p.id, p.status]).sort()).toEqual([
+      [PAYMENT, 'succeeded'],
+      [PAYMENT_EXPIRED, 'expired'],
+    ]);
+    expect(await getPaymentProvider(ctx, PROVIDER)).toMatchObject({ kind: 'manual', config: { instructions: 'IBAN XX00 0000' } });
+    expect(await getDnsProvider(ctx, DNS)).toMatchObject({ kind: 'cloudflare', credentials_set: ['api_token'] });
+    expect((await listAcmeAccounts(ctx, { limit: 10 })).items).toMatchObject([{ id: ACME, email: 'acme@example.com' }]);
+    expect(await getCertificate(ctx, CERT)).toMatchObject({ id: CERT, kind: 'uploaded', domains: ['upgrade.example.com'] });
+    expect((await listWebhooks(ctx, { limit: 10 })).items).toMatchObject([{ id: WEBHOOK, url: 'https://hooks.example.net/svc' }]);
+  }
+}
+
+describe('upgrades from every earlier schema, with data', () => {
+  it('every migration has a step here (a new one needs its seed and check in this file)', () => {
+    const missing = knownMigrations().filter((m) => !(m in STEPS));
+    expect(missing, 'migrations without a seed/check step in every-earlier-schema.test.ts: add one for each').toEqual([]);
+    expect(Object.keys(STEPS).filter((m) => !knownMigrations().includes(m))).toEqual([]);
+  });
+
+  it('rows written at each earlier schema survive every later migration, and today’s domain reads them (PGlite, or PostgreSQL with DATABASE_URL)', async () => {
+    await upgradeWalk(await createEmptyTestDatabase());
+  });
+});
