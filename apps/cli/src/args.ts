@@ -7,7 +7,8 @@ export class UsageError extends Error {}
 export const USAGE = `usage: svc <command>
 
   svc start                                   run every surface in one process (all-in-one)
-  svc migrate                                 apply database migrations and exit
+  svc migrate [--dry-run]                     apply database migrations and exit (--dry-run: list
+                                              the ones that would run, change nothing)
   svc admin create --email E --role R         create an admin (R: owner | admin | viewer)
         [--password-stdin]                    read the password from stdin instead of a prompt
   svc admin reset-password --email E          set a new password and end the admin's sessions
@@ -21,6 +22,8 @@ export interface Command {
   email?: string;
   role?: AdminRoleName;
   passwordStdin: boolean;
+  /** migrate: list what would run, change nothing. */
+  dryRun?: boolean;
 }
 
 export function parseCommand(argv: string[]): Command {
@@ -31,13 +34,16 @@ export function parseCommand(argv: string[]): Command {
       email: { type: 'string' },
       role: { type: 'string' },
       'password-stdin': { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   const words = positionals.join(' ');
   const passwordStdin = values['password-stdin'] ?? false;
   if (values.help || words === '' || words === 'help') return { name: 'help', passwordStdin };
-  if (words === 'start' || words === 'migrate') return { name: words, passwordStdin };
+  if (words === 'migrate') return { name: words, passwordStdin, dryRun: values['dry-run'] ?? false };
+  if (values['dry-run']) throw new UsageError(`--dry-run is an option of svc migrate, not of svc ${words}`);
+  if (words === 'start') return { name: words, passwordStdin };
   if (words === 'admin create' || words === 'admin reset-password') {
     if (!values.email) throw new UsageError(`svc ${words}: --email is required`);
     if (words === 'admin create') {

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '@svc/config';
-import { DataDirLockedError } from '@svc/db';
+import { DataDirLockedError, MigrationError } from '@svc/db';
 import { isDomainError } from '@svc/domain';
 import { parseCommand, USAGE, UsageError } from './args.ts';
 import { adminCreate, adminResetPassword } from './commands/admin.ts';
@@ -29,7 +29,7 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keep running
     }
     case 'migrate':
-      await migrate(config);
+      await migrate(config, { dryRun: cmd.dryRun ?? false });
       return 0;
     case 'admin create':
       await adminCreate(config, { email: cmd.email as string, role: cmd.role ?? 'owner', passwordStdin: cmd.passwordStdin });
@@ -47,6 +47,7 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`svc: refusing to start, ${err.message}\n`);
     else if (err instanceof DataDirLockedError) process.stderr.write(`svc: ${err.message}\n`);
+    else if (err instanceof MigrationError) process.stderr.write(`svc: ${err.message}\n`);
     else if (err instanceof UsageError) process.stderr.write(`svc: ${err.message}\n\n${USAGE}\n`);
     else if (isDomainError(err)) {
       const fields = err.errors
