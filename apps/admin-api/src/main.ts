@@ -1,18 +1,20 @@
 // The admin surface as its own deployable (split mode): `node --import tsx apps/admin-api/src/main.ts`.
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, prepareBootstrap, runDeployable } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, runDeployable, startMetricsListener } from '@svc/runtime';
 import { createAdminApi } from './app.ts';
 
 async function start() {
   const config = loadConfig(process.env);
-  const rt = await createRuntime(config);
+  const rt = await createRuntime(config, { app: 'admin-api' });
+  const metrics = await startMetricsListener(rt);
   const bootstrap = await prepareBootstrap(rt);
   const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `admin-api listening on ${url}`);
   bootstrap.announce(url);
   return async () => {
+    await metrics?.stop();
     await http.stop();
     await rt.close();
   };

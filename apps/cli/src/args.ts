@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AdminRole as AdminRoleName } from '@svc/db';
 import { AdminRole } from '@svc/domain';
+import { BACKUP_OPTIONS, type BackupArgs, parseBackupArgs } from './commands/backup-args.ts';
 
 export class UsageError extends Error {}
 
@@ -13,17 +14,24 @@ export const USAGE = `usage: svc <command>
         [--password-stdin]                    read the password from stdin instead of a prompt
   svc admin reset-password --email E          set a new password and end the admin's sessions
         [--password-stdin]
+  svc backup [--out FILE|DIR]                 write a backup archive of the database (docs/backups.md)
+        [--include-key]                       put the installation key in it, sealed with a passphrase
+        [--passphrase-file F]                 read that passphrase from a file instead of a prompt
+  svc restore FILE [--force]                  check an archive, then restore it (--force: replace a non-empty database)
+        [--passphrase-file F]                 the passphrase of an archive holding the installation key
 
 Configuration comes from the environment (SVC_*, DATABASE_URL, REDIS_URL) and the optional
 file named by SVC_CONFIG_FILE; see README.md.`;
 
 export interface Command {
-  name: 'start' | 'migrate' | 'admin create' | 'admin reset-password' | 'help';
+  name: 'start' | 'migrate' | 'admin create' | 'admin reset-password' | 'backup' | 'restore' | 'help';
   email?: string;
   role?: AdminRoleName;
   passwordStdin: boolean;
   /** migrate: list what would run, change nothing. */
   dryRun?: boolean;
+  /** backup and restore: see backup-args.ts. */
+  backup?: BackupArgs;
 }
 
 export function parseCommand(argv: string[]): Command {
@@ -36,6 +44,7 @@ export function parseCommand(argv: string[]): Command {
       'password-stdin': { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
+      ...BACKUP_OPTIONS,
     },
   });
   const words = positionals.join(' ');
@@ -44,6 +53,8 @@ export function parseCommand(argv: string[]): Command {
   if (words === 'migrate') return { name: words, passwordStdin, dryRun: values['dry-run'] ?? false };
   if (values['dry-run']) throw new UsageError(`--dry-run is an option of svc migrate, not of svc ${words}`);
   if (words === 'start') return { name: words, passwordStdin };
+  if (positionals[0] === 'backup' || positionals[0] === 'restore')
+    return { name: positionals[0], passwordStdin, backup: parseBackupArgs(positionals, values) };
   if (words === 'admin create' || words === 'admin reset-password') {
     if (!values.email) throw new UsageError(`svc ${words}: --email is required`);
     if (words === 'admin create') {

@@ -1,9 +1,11 @@
 import { ConfigError, loadConfig } from '@svc/config';
-import { DataDirLockedError, MigrationError } from '@svc/db';
+import { DataDirLockedError, isBackupRefusal, MigrationError } from '@svc/db';
 import { isDomainError } from '@svc/domain';
 import { parseCommand, USAGE, UsageError } from './args.ts';
 import { adminCreate, adminResetPassword } from './commands/admin.ts';
+import { backup } from './commands/backup.ts';
 import { migrate } from './commands/migrate.ts';
+import { RestoreRefusedError, restore } from './commands/restore.ts';
 import { startAllInOne } from './commands/start.ts';
 
 async function main(argv: string[]): Promise<number> {
@@ -34,6 +36,12 @@ async function main(argv: string[]): Promise<number> {
     case 'admin create':
       await adminCreate(config, { email: cmd.email as string, role: cmd.role ?? 'owner', passwordStdin: cmd.passwordStdin });
       return 0;
+    case 'backup':
+      await backup(config, cmd.backup ?? { includeKey: false, force: false });
+      return 0;
+    case 'restore':
+      await restore(config, cmd.backup ?? { includeKey: false, force: false });
+      return 0;
     case 'admin reset-password':
       await adminResetPassword(config, { email: cmd.email as string, passwordStdin: cmd.passwordStdin });
       return 0;
@@ -46,7 +54,8 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`svc: refusing to start, ${err.message}\n`);
-    else if (err instanceof DataDirLockedError) process.stderr.write(`svc: ${err.message}\n`);
+    else if (err instanceof DataDirLockedError || err instanceof RestoreRefusedError || isBackupRefusal(err))
+      process.stderr.write(`svc: ${(err as Error).message}\n`);
     else if (err instanceof MigrationError) process.stderr.write(`svc: ${err.message}\n`);
     else if (err instanceof UsageError) process.stderr.write(`svc: ${err.message}\n\n${USAGE}\n`);
     else if (isDomainError(err)) {

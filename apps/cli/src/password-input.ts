@@ -9,7 +9,7 @@ async function readStdin(): Promise<string> {
     .replace(/\r?\n$/, '');
 }
 
-function ask(question: string): Promise<string> {
+export function ask(question: string): Promise<string> {
   return new Promise((resolve) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
     // Echo nothing of what is typed.

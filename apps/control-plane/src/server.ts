@@ -9,6 +9,7 @@ import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
+import { sentMetrics } from './sent-metrics.ts';
 import { controlPlaneService } from './service.ts';
 import { streamOpener } from './stream-openings.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
@@ -95,6 +96,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       );
       const gzipLevel = opts.gzipLevel ?? deps.config.grpc.gzip_level;
       const gzip = createCachedGzip({ cacheBytes: deps.config.grpc.gzip_cache_mb * 1024 * 1024 });
+      const sent = sentMetrics(deps.metrics);
       const syncMaxBytes = opts.maxReceiveMessageBytes ?? deps.config.grpc.max_receive_message_bytes;
       const serverOptions = {
         interceptors: [identityInterceptor(ca, () => deps.clock.now(), ControlPlaneWireDefinition.sync.path)],
@@ -117,7 +119,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
               'grpc-node.response_compression_min_bytes': deps.config.grpc.gzip_min_bytes,
               // Big snapshots are gzip'd in content-defined pieces on several threads, the
               // pieces kept for the next push (one gzip member; cached-gzip.ts).
-              'grpc-node.response_compressor': gzip.compress,
+              'grpc-node.response_compressor': sent.compressor(gzip.compress),
             }
           : {}),
         // Find dead peers (a node that lost power keeps no TCP session alive).
@@ -131,7 +133,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       };
       server = createGatewayGrpcServer(
         serverOptions,
-        guardedDefinition(ControlPlaneWireDefinition),
+        sent.definition(guardedDefinition(ControlPlaneWireDefinition)),
         controlPlaneService(deps, ca, {
           deps,
           ca,

@@ -14,6 +14,7 @@ import {
   replyTopic,
   type Slots,
   type StreamOpening,
+  type UsageIngestResult,
 } from '@svc/domain';
 import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
 import { type CallContext, ServerError, Status } from 'nice-grpc';
@@ -45,6 +46,20 @@ export interface SyncDeps {
   admission: AdmissionLine;
   /** openAgentStream, gathered into one statement per turn (stream-openings.ts). */
   openStream: (opening: StreamOpening) => Promise<OpenedStream>;
+}
+
+/** svc_usage_*: what became of a report's entries (the reasons are UsageIngestResult's). */
+function countUsage(deps: DomainDeps, result: UsageIngestResult, entries: number): void {
+  const m = deps.metrics;
+  if (!result.applied) {
+    m.usageReports.inc({ result: 'replayed' });
+    if (entries > 0) m.usageRefused.inc({ reason: 'replayed' }, entries);
+    return;
+  }
+  m.usageReports.inc({ result: 'applied' });
+  if (result.accepted > 0) m.usageIngested.inc(result.accepted);
+  if (result.invalid > 0) m.usageRefused.inc({ reason: 'invalid' }, result.invalid);
+  if (result.dropped > result.invalid) m.usageRefused.inc({ reason: 'not_served' }, result.dropped - result.invalid);
 }
 
 /** The standard gRPC trailer a client's retry honours: when to try again, in milliseconds. */
@@ -117,12 +132,13 @@ export function syncHandler(s: SyncDeps) {
       release();
     }
     const session = new AgentSession(ticket, applied, s.snapshots, (err) =>
-      deps.log.error({ err, node: ticket.node_id }, 'desired state not compiled; retrying'),
+      deps.log.error({ err, node_id: ticket.node_id }, 'desired state not compiled; retrying'),
     );
     registry.attach(session);
+    deps.metrics.streamsOpen.inc();
     registry.announceOpened({ node_id: ticket.node_id, session: ticket.session, replica: ticket.replica });
     if (admitted.send_desired_state) session.desiredChanged();
-    deps.log.debug({ node: ticket.node_id, session: ticket.session, applied, desired: admitted.desired_revision }, 'agent stream open');
+    deps.log.debug({ node_id: ticket.node_id, session: ticket.session, applied, desired: admitted.desired_revision }, 'agent stream open');
 
     const onAbort = () => session.end();
     ctx.signal.addEventListener('abort', onAbort);
@@ -155,6 +171,7 @@ export function syncHandler(s: SyncDeps) {
           session.applied(Number(r.revision));
           await s.recordApplied(ticket.node_id, Number(r.revision));
         } else await recordApplyResult(deps, ticket.node_id, { revision: Number(r.revision), success: false, error: r.error });
+        deps.metrics.applyResults.inc({ result: r.success ? 'applied' : 'failed' });
       } else if (m.status) {
         const st = m.status;
         await s.recordStatus(ticket.node_id, {
@@ -179,11 +196,12 @@ export function syncHandler(s: SyncDeps) {
             })),
           }),
         );
+        countUsage(deps, result, u.entries.length);
         // Counted on the node too (usage_entries_dropped); not_served: entries for subscriptions
         // this node does not serve, the sign of a node charging others.
         if (result.dropped > 0)
           deps.log.info(
-            { node: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped, not_served: result.not_served },
+            { node_id: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped, not_served: result.not_served },
             'usage entries dropped',
           );
         session.send({ usageAck: { reportId: u.reportId } });
@@ -191,12 +209,12 @@ export function syncHandler(s: SyncDeps) {
         let entries = m.logs.entries;
         if (fault) {
           if (!fault.field.startsWith('logs.entries.')) {
-            deps.log.warn({ node: ticket.node_id, fault: describeFault(fault) }, 'a log batch was dropped');
+            deps.log.warn({ node_id: ticket.node_id, fault: describeFault(fault) }, 'a log batch was dropped');
             return;
           }
           entries = entries.filter((e) => textFault(e) === null);
           deps.log.warn(
-            { node: ticket.node_id, command_id: m.logs.commandId, left_out: m.logs.entries.length - entries.length },
+            { node_id: ticket.node_id, command_id: m.logs.commandId, left_out: m.logs.entries.length - entries.length },
             'log lines that break the text rule were left out',
           );
         }
@@ -222,7 +240,7 @@ export function syncHandler(s: SyncDeps) {
           session.send({ certIssued: { clientCertPem: '', error: mapped.details } });
         }
       } else if (m.hello) {
-        deps.log.warn({ node: ticket.node_id }, 'a second Hello on one stream was ignored');
+        deps.log.warn({ node_id: ticket.node_id }, 'a second Hello on one stream was ignored');
       }
     };
 
@@ -243,11 +261,11 @@ export function syncHandler(s: SyncDeps) {
               session.end({ code: mapped.code, message: mapped.details });
               break;
             }
-            deps.log.error({ err, node: ticket.node_id }, 'agent message not processed');
+            deps.log.error({ err, node_id: ticket.node_id }, 'agent message not processed');
           }
         }
       } catch (err) {
-        deps.log.debug({ err, node: ticket.node_id }, 'agent stream read ended');
+        deps.log.debug({ err, node_id: ticket.node_id }, 'agent stream read ended');
       }
       session.end();
     })();
@@ -261,8 +279,9 @@ export function syncHandler(s: SyncDeps) {
       ctx.signal.removeEventListener('abort', onAbort);
       session.end();
       registry.detach(session);
-      await closeAgentStream(deps, ticket).catch((err) => deps.log.warn({ err, node: ticket.node_id }, 'stream end not recorded'));
-      deps.log.debug({ node: ticket.node_id, session: ticket.session }, 'agent stream closed');
+      deps.metrics.streamsOpen.dec();
+      await closeAgentStream(deps, ticket).catch((err) => deps.log.warn({ err, node_id: ticket.node_id }, 'stream end not recorded'));
+      deps.log.debug({ node_id: ticket.node_id, session: ticket.session }, 'agent stream closed');
     }
   };
 }

@@ -1,17 +1,19 @@
 // The customer surface as its own deployable (split mode): `node --import tsx apps/portal-api/src/main.ts`.
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, runDeployable } from '@svc/runtime';
+import { createRuntime, runDeployable, startMetricsListener } from '@svc/runtime';
 import { createPortalApi } from './app.ts';
 
 async function start() {
   const config = loadConfig(process.env);
-  const rt = await createRuntime(config);
+  const rt = await createRuntime(config, { app: 'portal-api' });
+  const metrics = await startMetricsListener(rt);
   const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => root.route('/', portal.routes));
   const { url } = await http.start();
   rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `portal-api listening on ${url}`);
   return async () => {
+    await metrics?.stop();
     await http.stop();
     await portal.stop();
     await rt.close();

@@ -4,13 +4,14 @@
 // serves its HTTP ingress (POST /webhooks/payments/{provider}) on http.host:http.port.
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, runDeployable } from '@svc/runtime';
+import { createRuntime, runDeployable, startMetricsListener } from '@svc/runtime';
 import { registerPaymentWebhooks } from './ingress/payment-webhooks.ts';
 import { createWorker } from './worker.ts';
 
 async function start() {
   const config = loadConfig(process.env);
-  const rt = await createRuntime(config);
+  const rt = await createRuntime(config, { app: 'worker' });
+  const metrics = await startMetricsListener(rt);
   if (rt.shared.kind === 'memory') rt.log.warn('no REDIS_URL: this worker only sees jobs of its own process; split mode needs Redis');
   const worker = createWorker(rt);
   await worker.start();
@@ -25,6 +26,7 @@ async function start() {
     'worker running; payment webhooks at /webhooks/payments/{provider}',
   );
   return async () => {
+    await metrics?.stop();
     await ingress.stop();
     await worker.stop();
     await rt.close();

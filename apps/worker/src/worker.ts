@@ -96,6 +96,14 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
   };
   return {
     start: async () => {
+      // The worker reports the queues' depths (svc_job_queue_depth), read at each scrape; with
+      // Redis away a scrape leaves them out rather than failing.
+      rt.metrics.reportQueueDepths(() =>
+        rt.shared.jobDepths().catch((err: unknown) => {
+          rt.log.warn({ err }, 'job queue depths not read');
+          return [];
+        }),
+      );
       const unknown = rt.config.notify.email_events.filter((t) => !(EVENT_TYPES as string[]).includes(t));
       if (unknown.length)
         rt.log.warn({ unknown, known: EVENT_TYPES }, 'notify.email_events (SVC_NOTIFY_EMAIL_EVENTS) names event types that do not exist');

@@ -1,7 +1,8 @@
 import type { JobQueue, MessageBus, RateLimitStore } from '@svc/domain';
+import type { QueueDepth } from '@svc/metrics';
 import { Redis } from 'ioredis';
 import { createBullJobQueue } from './jobs/bullmq-jobs.ts';
-import { createMemoryJobQueue } from './jobs/memory-jobs.ts';
+import { createMemoryJobQueue, type JobQueueObservers } from './jobs/memory-jobs.ts';
 import { createMemoryBus } from './pubsub/memory-bus.ts';
 import { createRedisBus } from './pubsub/redis-bus.ts';
 import { createMemoryRateLimitStore } from './rate-limit/memory-store.ts';
@@ -14,6 +15,8 @@ export interface SharedStateAdapters {
   bus: MessageBus;
   /** Background jobs: in this process, or BullMQ over Redis. */
   jobs: JobQueue;
+  /** Jobs per queue and state now (BullMQ's counts, or this process's queue): svc_job_queue_depth. */
+  jobDepths(): Promise<QueueDepth[]>;
   close(): Promise<void>;
 }
 
@@ -25,12 +28,20 @@ export interface SharedStateAdapters {
 export async function createSharedState(opts: {
   redisUrl?: string | undefined;
   keyPrefix?: string;
-  onJobFailure?: (name: string, err: unknown) => void;
+  /** What the job queues report: a job given up on, each run's outcome. */
+  jobs?: JobQueueObservers;
 }): Promise<SharedStateAdapters> {
-  const onFailure = opts.onJobFailure ? { onFailure: opts.onJobFailure } : {};
+  const observers = opts.jobs ?? {};
   if (!opts.redisUrl) {
-    const jobs = createMemoryJobQueue(onFailure);
-    return { kind: 'memory', rateLimiter: createMemoryRateLimitStore(), bus: createMemoryBus(), jobs, close: () => jobs.close() };
+    const jobs = createMemoryJobQueue(observers);
+    return {
+      kind: 'memory',
+      rateLimiter: createMemoryRateLimitStore(),
+      bus: createMemoryBus(),
+      jobs,
+      jobDepths: () => jobs.depths(),
+      close: () => jobs.close(),
+    };
   }
   const prefix = opts.keyPrefix ?? 'svc:';
   const redis = new Redis(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
@@ -43,12 +54,13 @@ export async function createSharedState(opts: {
     redis.disconnect();
     throw err;
   }
-  const jobs = createBullJobQueue(redis, prefix, onFailure);
+  const jobs = createBullJobQueue(redis, prefix, observers);
   return {
     kind: 'redis',
     rateLimiter: createRedisRateLimitStore(redis, prefix),
     bus: createRedisBus(redis, subscriber, prefix),
     jobs,
+    jobDepths: () => jobs.depths(),
     close: async () => {
       await jobs.close().catch(() => {});
       await subscriber.quit().catch(() => subscriber.disconnect());

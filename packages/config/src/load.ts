@@ -53,6 +53,7 @@ function secretsInFile(tree: Record<string, unknown>): string[] {
   if (tree.installation_key !== undefined) found.push('installation_key');
   const mail = tree.mail as Record<string, unknown> | undefined;
   if (mail?.smtp_url !== undefined) found.push('mail.smtp_url');
+  if ((tree.metrics as Record<string, unknown> | undefined)?.token !== undefined) found.push('metrics.token');
   if (hasPassword((tree.database as Record<string, unknown> | undefined)?.url)) found.push('database.url (it carries a password)');
   if (hasPassword((tree.redis as Record<string, unknown> | undefined)?.url)) found.push('redis.url (it carries a password)');
   for (const section of ['auth', 'portal_auth']) {

@@ -189,6 +189,25 @@ export const configSchema = z.object({
       key_prefix: z.string().min(1).max(64).default('svc:'),
     })
     .default({ key_prefix: 'svc:' }),
+  /**
+   * Prometheus scraping (docs/observability.md). `port`: a listener of its own that serves GET
+   * /metrics and nothing else, on `host` (loopback by default; 0.0.0.0 in a container whose
+   * port only the scraper reaches); unset: no such listener. `token`: every scrape must carry
+   * it as `Authorization: Bearer <token>`, and with it /metrics is also served on the public
+   * HTTP port; environment only. With neither, nothing serves metrics.
+   */
+  metrics: z
+    .object({
+      port: z.number().int().min(0).max(65_535).optional(),
+      host: z.string().min(1).default('127.0.0.1'),
+      token: z
+        .string()
+        .min(24, 'must be at least 24 characters (e.g. openssl rand -hex 32)')
+        .max(256)
+        .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without blanks')
+        .optional(),
+    })
+    .default({ host: '127.0.0.1' }),
   log: z
     .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
     .default({ level: 'info' }),

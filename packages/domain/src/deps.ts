@@ -1,5 +1,6 @@
 import type { Config } from '@svc/config';
 import type { Db } from '@svc/db';
+import type { Metrics } from '@svc/metrics';
 import type { Logger } from 'pino';
 import { createAdminAccessCache } from './auth/admin-access.ts';
 import { createPasswordHasher } from './auth/password-hasher.ts';
@@ -25,6 +26,7 @@ export async function createDomainDeps(opts: {
   bus: MessageBus;
   jobs: JobQueue;
   installationKey: Buffer;
+  metrics: Metrics;
 }): Promise<DomainDeps> {
   await bindInstallationKey(opts.db, opts.installationKey, opts.clock);
   const tokens = await createTokenService({
@@ -43,5 +45,6 @@ export async function createDomainDeps(opts: {
     tokens,
     adminAccess: await createAdminAccessCache(opts),
     secrets: createSealer(opts.installationKey),
+    metrics: opts.metrics,
   };
 }

@@ -10,7 +10,9 @@ import type { AppEnv } from './env.ts';
 import { mapError } from './errors.ts';
 import { recordRootMiddlewares } from './fast-listener.ts';
 import { problemResponse } from './problem.ts';
+import { requestMetrics } from './request-metrics.ts';
 import { textRuleOnUrlAndHeaders } from './request-text.ts';
+import { registerScrapeRoute } from './scrape-route.ts';
 
 const TARGET_PREFIX: Record<string, string> = { query: 'query.', param: 'path.', header: 'header.', json: '', form: '' };
 
@@ -44,6 +46,7 @@ export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const { trust_proxy, body_limit_bytes } = deps.config.http;
   const middlewares: MiddlewareHandler<AppEnv>[] = [
+    requestMetrics(),
     requestId(),
     async (c, next) => {
       c.set('deps', deps);
@@ -61,7 +64,8 @@ export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
   for (const m of middlewares) app.use(m);
   // A fast path (fast-listener.ts) does for a GET what these do: keep that list in step.
   recordRootMiddlewares(app, middlewares);
-  app.onError((err, c) => mapError(err, c, deps.log));
+  // Every line about a request names it (request_id, as its X-Request-Id answer header).
+  app.onError((err, c) => mapError(err, c, deps.log.child({ request_id: c.get('requestId') })));
   // Liveness and readiness for orchestrators; outside the versioned surfaces.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -69,10 +73,11 @@ export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
       await sql`select 1`.execute(deps.db);
       return c.json({ status: 'ok' });
     } catch (err) {
-      deps.log.warn({ err }, 'readiness check failed');
+      deps.log.warn({ err, request_id: c.get('requestId') }, 'readiness check failed');
       return problemResponse(c, 'unavailable', 'the database is not reachable');
     }
   });
+  registerScrapeRoute(app, deps);
   app.notFound((c) => {
     const allowed = allowedMethods(app, c.req.path);
     if (allowed.length > 0 && !allowed.includes(c.req.method)) {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, isStorableText } from '@svc/domain';
+import { statusClass } from '@svc/metrics';
 import type { AppEnv } from './env.ts';
 import type { FastPath, FastRequest, PreparedAnswer } from './fast-path.ts';
 
@@ -34,18 +35,22 @@ export function fastListener(app: OpenAPIHono<AppEnv>, deps: DomainDeps, hono: R
   const paths = fastPathsOf(app, deps);
   let answered = 0;
   if (paths.length === 0) return { listener: hono, answered: () => 0 };
-  const send = (res: ServerResponse, answer: PreparedAnswer, givenId: string | undefined): void => {
+  // What the requestMetrics middleware records for Hono's answers (request-metrics.ts).
+  const duration = deps.metrics.httpDuration;
+  const send = (res: ServerResponse, answer: PreparedAnswer, givenId: string | undefined, route: string, started: number): void => {
     const head = answer.head.slice();
     head[answer.slot] = requestId(givenId);
     res.writeHead(answer.status, head);
     res.end(answer.body);
     answered++;
+    duration.observe({ route, method: 'GET', status_class: statusClass(answer.status) }, (performance.now() - started) / 1000);
   };
   const listener: RequestListener = (req, res) => {
     if (req.method === 'GET') {
+      const started = performance.now();
       const fast = fastRequest(req);
       if (fast) {
-        for (const path of paths) {
+        for (const { path, route } of paths) {
           const answer = path.answer(fast, deps);
           if (!answer) continue;
           if (answer instanceof Promise) {
@@ -53,17 +58,17 @@ export function fastListener(app: OpenAPIHono<AppEnv>, deps: DomainDeps, hono: R
             // body is never read, so handing the request over later changes nothing for it).
             answer
               .then(
-                (a) => (a ? send(res, a, fast.givenId) : hono(req, res)),
+                (a) => (a ? send(res, a, fast.givenId, route, started) : hono(req, res)),
                 () => hono(req, res),
               )
               // Nothing thrown after the read may go unhandled (it would stop the process): the connection is dropped.
               .catch((err: unknown) => {
-                deps.log.error({ err }, 'fast path failed after its read');
+                deps.log.error({ err, route, request_id: fast.givenId }, 'fast path failed after its read');
                 res.destroy();
               });
             return;
           }
-          send(res, answer, fast.givenId);
+          send(res, answer, fast.givenId, route, started);
           return;
         }
       }
@@ -73,10 +78,11 @@ export function fastListener(app: OpenAPIHono<AppEnv>, deps: DomainDeps, hono: R
   return { listener, answered: () => answered };
 }
 
-function fastPathsOf(app: OpenAPIHono<AppEnv>, deps: DomainDeps): FastPath[] {
+/** The fast paths in use, each with its route's pattern (the `route` label of its answers). */
+function fastPathsOf(app: OpenAPIHono<AppEnv>, deps: DomainDeps): Array<{ path: FastPath; route: string }> {
   const root = rootMiddlewares.get(app);
   if (!root) return [];
-  const out: FastPath[] = [];
+  const out: Array<{ path: FastPath; route: string }> = [];
   for (const r of app.routes) {
     const fast = (r.handler as { [FAST]?: FastPath })[FAST];
     if (!fast || r.method !== 'GET' || fast.active?.(deps) === false) continue;
@@ -84,7 +90,7 @@ function fastPathsOf(app: OpenAPIHono<AppEnv>, deps: DomainDeps): FastPath[] {
     const [matched] = app.router.match('GET', fast.probe) as unknown as [Array<[[unknown, unknown], unknown]>];
     const handlers = matched.map(([[h]]) => h);
     const own = handlers.filter((h) => !root.has(h));
-    if (own.length === 1 && own[0] === r.handler && handlers.at(-1) === r.handler) out.push(fast);
+    if (own.length === 1 && own[0] === r.handler && handlers.at(-1) === r.handler) out.push({ path: fast, route: r.path });
   }
   return out;
 }

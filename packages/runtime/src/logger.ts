@@ -1,12 +1,15 @@
 import type { Config } from '@svc/config';
 import { type Logger, pino } from 'pino';
 
-/** Structured JSON logs to stdout. Credentials that could reach a log line are redacted. */
-export function createLogger(config: Pick<Config, 'log'>, destination?: NodeJS.WritableStream): Logger {
+/**
+ * Structured JSON logs to stdout, one object a line; `svc` names the deployable (`svc` for the
+ * all-in-one). Credentials that could reach a log line are redacted. Field names: docs/observability.md.
+ */
+export function createLogger(config: Pick<Config, 'log'>, destination?: NodeJS.WritableStream, app = 'svc'): Logger {
   return pino(
     {
       level: config.log.level,
-      base: { svc: 'control-plane' },
+      base: { svc: app },
       redact: {
         paths: [
           'password',

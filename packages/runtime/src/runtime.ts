@@ -2,6 +2,7 @@ import { createSharedState, type SharedStateAdapters } from '@svc/bus';
 import type { Config } from '@svc/config';
 import { connectDatabase, type DatabaseHandle, migrateToLatest } from '@svc/db';
 import { type Clock, createDomainDeps, type DomainDeps, loadInstallationKey, type Mailer, systemClock } from '@svc/domain';
+import { type AppName, createMetrics, type Metrics } from '@svc/metrics';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.ts';
 import { createMailer } from './mail/create-mailer.ts';
@@ -14,6 +15,8 @@ export interface Runtime {
   /** Where `mail.send` jobs go (SMTP, the outbox folder, or nowhere): the worker uses it. */
   mailer: Mailer;
   log: Logger;
+  /** This process's Prometheus registry and instruments (also deps.metrics). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -26,6 +29,10 @@ export interface RuntimeOptions {
   redisKeyPrefix?: string;
   /** Run migrations before anything else (default true: migrations run at start). */
   migrate?: boolean;
+  /** The deployable (log field `svc`, metrics label `app`); default `svc`, the all-in-one. */
+  app?: AppName;
+  /** An existing registry (tests run two runtimes into one); default a new one for this process. */
+  metrics?: Metrics;
 }
 
 /**
@@ -34,7 +41,9 @@ export interface RuntimeOptions {
  * installation key bound to the database, tokens and password hashing.
  */
 export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
-  const log = opts.log ?? createLogger(config);
+  const app = opts.app ?? 'svc';
+  const log = opts.log ?? createLogger(config, undefined, app);
+  const metrics = opts.metrics ?? createMetrics(app);
   const clock = opts.clock ?? systemClock;
   const installationKey = loadInstallationKey(config);
   const database =
@@ -48,7 +57,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     const shared = await createSharedState({
       redisUrl: config.redis.url,
       keyPrefix: opts.redisKeyPrefix ?? config.redis.key_prefix,
-      onJobFailure: (name, err) => log.error({ err, job: name }, 'job failed for good'),
+      jobs: {
+        onFailure: (name, err) => log.error({ err, job: name }, 'job failed for good'),
+        onRun: (name, outcome, seconds) => metrics.jobRan(name, outcome, seconds),
+      },
     });
     closers.unshift(() => shared.close());
     const deps = await createDomainDeps({
@@ -60,6 +72,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       bus: shared.bus,
       jobs: shared.jobs,
       installationKey,
+      metrics,
     });
     const mailer = createMailer(config, { clock, log });
     closers.unshift(() => mailer.close());
@@ -70,6 +83,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       shared,
       mailer,
       log,
+      metrics,
       close: async () => {
         for (const close of closers) await close();
       },

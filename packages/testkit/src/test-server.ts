@@ -7,7 +7,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type Config, loadConfig } from '@svc/config';
 import type { DomainDeps } from '@svc/domain';
 import { type AppEnv, createHttpService } from '@svc/http';
-import { createLogger, createRuntime, prepareBootstrap, type Runtime } from '@svc/runtime';
+import { createLogger, createRuntime, prepareBootstrap, type Runtime, startMetricsListener } from '@svc/runtime';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
 import { type ApiClient, createApiClient } from './http-client.ts';
@@ -24,6 +24,8 @@ export interface TestServer {
   setupToken: string | null;
   /** Every log line written so far, parsed. */
   logs: Array<Record<string, any>>;
+  /** The metrics port's /metrics URL when SVC_METRICS_PORT is set (e.g. '0'), else null. */
+  metricsUrl: string | null;
   /** Stops HTTP and the runtime; the database survives when `keepDatabase`. */
   stop(opts?: { keepDatabase?: boolean }): Promise<void>;
 }
@@ -77,6 +79,7 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
     redisKeyPrefix: opts.redisKeyPrefix ?? `svc-test:${randomBytes(6).toString('hex')}:`,
   });
   const bootstrap = await prepareBootstrap(runtime);
+  const metrics = await startMetricsListener(runtime);
   const http = createHttpService(runtime.deps, opts.mount);
   const { url } = await http.start();
   bootstrap.announce(url);
@@ -91,7 +94,9 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
     database: database ?? runtime.database,
     setupToken,
     logs,
+    metricsUrl: metrics?.url ?? null,
     async stop(o = {}) {
+      await metrics?.stop();
       await http.stop();
       await runtime.close();
       if (!o.keepDatabase && database) await database.destroy();

@@ -3,7 +3,7 @@ import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
-import { createRuntime, prepareBootstrap } from '@svc/runtime';
+import { createRuntime, prepareBootstrap, startMetricsListener } from '@svc/runtime';
 import { createWorker, registerPaymentWebhooks } from '@svc/worker';
 
 /**
@@ -15,6 +15,10 @@ import { createWorker, registerPaymentWebhooks } from '@svc/worker';
 export async function startAllInOne(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await createRuntime(config);
   const bootstrap = await prepareBootstrap(rt);
+  const metrics = await startMetricsListener(rt).catch(async (err) => {
+    await rt.close();
+    throw err;
+  });
   const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => {
     root.route('/', createAdminApi());
@@ -24,6 +28,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   const { url } = await http.start();
   // The agent gateway on its own TLS port (gRPC cannot share the HTTP/1.1 listener).
   const gateway = await startGateway(rt).catch(async (err) => {
+    await metrics?.stop();
     await http.stop();
     await portal.stop();
     await rt.close();
@@ -36,6 +41,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   await worker.start();
   return {
     stop: async () => {
+      await metrics?.stop();
       await worker.stop();
       await gateway.stop();
       await http.stop();

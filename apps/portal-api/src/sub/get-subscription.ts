@@ -33,7 +33,11 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
   const handler = async (c: Context<AppEnv>) => {
     const deps = c.get('deps');
     const caches = cachesFor(deps);
-    const data = await caches.documents(c.req.param('token') as string);
+    const token = c.req.param('token') as string;
+    // Held in memory already (a hit), or read from the database now (a miss; svc_sub_cache_requests_total).
+    const held = caches.documentNow(token);
+    deps.metrics.subCache.inc({ result: held === undefined ? 'miss' : 'hit' });
+    const data = held === undefined ? await caches.documents(token) : held;
     if (!data) return problemResponse(c, 'not-found', NOT_FOUND);
     const settings = await caches.settings();
     const base = publicBaseUrl(deps.config);
@@ -145,11 +149,18 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
       const format = subFormatFor(settings, req.userAgent, req.accept);
       if (format === 'html') return undefined;
       const token = m[1] as string;
+      // Counted as the handler counts (hit: the document was in memory), once the answer is this
+      // path's; an answer left to the handler is counted there.
       const data = caches.documentNow(token);
-      if (data !== undefined) return answerTo(data, settings, format, deps);
-      return caches.documents(token).then((d) => answerTo(d, settings, format, deps));
+      if (data !== undefined) return counted(answerTo(data, settings, format, deps), 'hit', deps);
+      return caches.documents(token).then((d) => counted(answerTo(d, settings, format, deps), 'miss', deps));
     },
   };
+}
+
+function counted(answer: PreparedAnswer | undefined, result: 'hit' | 'miss', deps: DomainDeps): PreparedAnswer | undefined {
+  if (answer) deps.metrics.subCache.inc({ result });
+  return answer;
 }
 
 const bases = new WeakMap<DomainDeps['config'], string>();

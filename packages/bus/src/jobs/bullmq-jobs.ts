@@ -1,6 +1,8 @@
-import type { JobData, JobName, JobQueue } from '@svc/domain';
+import { JOBS, type JobData, type JobName, type JobQueue } from '@svc/domain';
+import type { QueueDepth } from '@svc/metrics';
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { JobQueueObservers } from './memory-jobs.ts';
 
 const ATTEMPTS = 5;
 
@@ -14,8 +16,8 @@ const ATTEMPTS = 5;
 export function createBullJobQueue(
   connection: Redis,
   keyPrefix: string,
-  opts: { onFailure?: (name: string, err: unknown) => void } = {},
-): JobQueue & { close(): Promise<void> } {
+  opts: JobQueueObservers = {},
+): JobQueue & { close(): Promise<void>; depths(): Promise<QueueDepth[]> } {
   const prefix = `${keyPrefix}bull`;
   const queues = new Map<JobName, Queue>();
   const workers = new Map<Worker, Redis>();
@@ -55,8 +57,14 @@ export function createBullJobQueue(
         prefix,
         concurrency: o?.concurrency ?? 1,
       });
+      const seconds = (job: { processedOn?: number | undefined; finishedOn?: number | undefined }) =>
+        job.processedOn && job.finishedOn ? Math.max(0, job.finishedOn - job.processedOn) / 1000 : 0;
+      worker.on('completed', (job) => opts.onRun?.(name, 'completed', seconds(job)));
       worker.on('failed', (job, err) => {
-        if (job && job.attemptsMade >= ATTEMPTS) opts.onFailure?.(name, err);
+        if (!job) return;
+        const final = job.attemptsMade >= ATTEMPTS;
+        opts.onRun?.(name, final ? 'failed' : 'retried', seconds(job));
+        if (final) opts.onFailure?.(name, err);
       });
       worker.on('error', () => {
         // Connection trouble: BullMQ reconnects; nothing to do here.
@@ -68,6 +76,22 @@ export function createBullJobQueue(
         await worker.close();
         await own.quit().catch(() => own.disconnect());
       };
+    },
+    async depths() {
+      // Every job's queue, whether this process enqueues it or not: one round trip each.
+      const names = Object.values(JOBS) as JobName[];
+      const counts = await Promise.all(
+        names.map((n) => queue(n).getJobCounts('waiting', 'prioritized', 'paused', 'active', 'delayed', 'failed')),
+      );
+      return names.flatMap((job, i): QueueDepth[] => {
+        const c = counts[i] ?? {};
+        return [
+          { job, state: 'waiting', count: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.paused ?? 0) },
+          { job, state: 'active', count: c.active ?? 0 },
+          { job, state: 'delayed', count: c.delayed ?? 0 },
+          { job, state: 'failed', count: c.failed ?? 0 },
+        ];
+      });
     },
     async close() {
       const all = [...workers];

@@ -72,7 +72,12 @@ beforeAll(async () => {
   const source = await fresh();
   await seed(source);
   archive = join(dir, 'full.tar.gz');
-  await writeBackup(source, { file: archive, appVersion: '0.1.0', store: 'pglite', includeKey: { key: KEY, passphrase: 'correct horse' } });
+  await writeBackup(source, {
+    file: archive,
+    appVersion: '0.1.0',
+    store: 'pglite',
+    includeKey: { key: KEY, passphrase: 'correct horse battery', keyCheck: () => KEY_CHECK },
+  });
 }, 60_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -156,13 +161,13 @@ describe('backup archives', () => {
   });
 
   it('the installation key comes back only with the right passphrase', async () => {
-    const verified = await verifyArchive(archive, { passphrase: 'correct horse' });
+    const verified = await verifyArchive(archive, { passphrase: 'correct horse battery' });
     expect(verified.key?.equals(KEY)).toBe(true);
-    await expect(verifyArchive(archive, { passphrase: 'wrong horse' })).rejects.toBeInstanceOf(WrongPassphraseError);
+    await expect(verifyArchive(archive, { passphrase: 'wrong horse battery' })).rejects.toBeInstanceOf(WrongPassphraseError);
   });
 
   it('a key that is not the one the database was sealed with is refused', async () => {
-    await expect(verifyArchive(archive, { passphrase: 'correct horse', keyCheck: () => 'f'.repeat(64) })).rejects.toThrow(
+    await expect(verifyArchive(archive, { passphrase: 'correct horse battery', keyCheck: () => 'f'.repeat(64) })).rejects.toThrow(
       /not the key its database was sealed with/,
     );
   });
@@ -175,7 +180,7 @@ describe('backup archives', () => {
       copy[at] = (copy[at] as number) ^ 0x01;
       const file = join(dir, `flipped-${at}.tar.gz`);
       writeFileSync(file, copy);
-      await expect(verifyArchive(file, { passphrase: 'correct horse' })).rejects.toBeInstanceOf(ArchiveFormatError);
+      await expect(verifyArchive(file, { passphrase: 'correct horse battery' })).rejects.toBeInstanceOf(ArchiveFormatError);
     }
   });
 

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { BackupError } from './errors.ts';
 
 /** kysely's lock table: recreated on restore, never dumped (its one row is a lock, not data). */
 export const MIGRATION_LOCK_TABLE = 'kysely_migration_lock';
@@ -60,7 +61,7 @@ export function insertOrder(tables: string[], fks: Array<{ child: string; parent
       .map(([t]) => t)
       .sort();
     if (!ready.length)
-      throw new Error(`the tables ${[...waiting.keys()].join(', ')} reference each other in a cycle; no insert order exists`);
+      throw new BackupError(`the tables ${[...waiting.keys()].join(', ')} reference each other in a cycle; no insert order exists`);
     for (const t of ready) {
       waiting.delete(t);
       order.push(t);

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes, type ScryptOptions, scrypt as scryptCb } from 'node:crypto';
+import { BackupError } from './errors.ts';
 
 /**
  * The installation key inside an archive, sealed with a passphrase the operator chooses:
@@ -18,12 +19,22 @@ export interface KeyEnvelope {
   ciphertext: string;
 }
 
-export class WrongPassphraseError extends Error {
+export class WrongPassphraseError extends BackupError {
   constructor() {
     super(
       'the passphrase does not open the installation key in this archive (wrong passphrase, or the archive was altered); nothing was changed',
     );
   }
+}
+
+/** The shortest passphrase accepted for sealing a key (it is all that stands between an archive and its secrets). */
+export const MIN_PASSPHRASE_LENGTH = 12;
+
+export function checkPassphrase(passphrase: string): void {
+  if ([...passphrase].length < MIN_PASSPHRASE_LENGTH)
+    throw new BackupError(
+      `the passphrase must be at least ${MIN_PASSPHRASE_LENGTH} characters long: it alone protects the installation key in the archive`,
+    );
 }
 
 const PARAMS = { n: 2 ** 17, r: 8, p: 1 };
@@ -38,6 +49,7 @@ function derive(passphrase: string, salt: Buffer, n: number, r: number, p: numbe
 }
 
 export async function sealKey(key: Buffer, passphrase: string, archiveId: string): Promise<KeyEnvelope> {
+  checkPassphrase(passphrase);
   const salt = randomBytes(16);
   const iv = randomBytes(12);
   const kek = await derive(passphrase, salt, PARAMS.n, PARAMS.r, PARAMS.p);
@@ -75,7 +87,7 @@ export function parseKeyEnvelope(value: unknown): KeyEnvelope {
     !b64(e.tag, 16) ||
     !b64(e.ciphertext, 32)
   )
-    throw new Error("the archive's sealed installation key is malformed");
+    throw new BackupError("the archive's sealed installation key is malformed");
   return e as KeyEnvelope;
 }
 

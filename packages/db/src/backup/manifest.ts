@@ -1,4 +1,5 @@
 import { knownMigrations, latestMigration } from '../migrate.ts';
+import { BackupError } from './errors.ts';
 import { ArchiveFormatError } from './tar.ts';
 
 /** The first entry of every archive; `manifest.sha256` (its SHA-256, hex) follows it. */
@@ -54,7 +55,7 @@ export interface Manifest {
   parts: PartEntry[];
 }
 
-export class NewerArchiveError extends Error {}
+export class NewerArchiveError extends BackupError {}
 
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
 const HEX64 = /^[0-9a-f]{64}$/;

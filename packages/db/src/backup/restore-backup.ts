@@ -3,11 +3,12 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import { migrateToLatest } from '../migrate.ts';
 import { migrations } from '../migrations/index.ts';
 import { allTableNames, MIGRATION_LOCK_TABLE, readForeignKeys, readTables } from './catalog.ts';
+import { BackupError } from './errors.ts';
 import { KEY_PART, MANIFEST, MANIFEST_SUM } from './manifest.ts';
 import { archiveEntries, lines, type VerifiedArchive } from './read-archive.ts';
 import { ArchiveFormatError } from './tar.ts';
 
-export class TargetNotEmptyError extends Error {}
+export class TargetNotEmptyError extends BackupError {}
 
 export interface RestoreResult {
   tables: number;

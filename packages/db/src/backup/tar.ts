@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { BackupError } from './errors.ts';
 
 /**
  * The archive's container: POSIX ustar, gzip'd, so `tar -tzf` lists an archive and
@@ -11,7 +12,7 @@ const BLOCK = 512;
 /** The largest part one ustar header can describe (11 octal digits). */
 export const MAX_PART_BYTES = 8 ** 11 - 1;
 
-export class ArchiveFormatError extends Error {}
+export class ArchiveFormatError extends BackupError {}
 
 function octal(value: number, width: number): string {
   return `${value.toString(8).padStart(width - 1, '0')}\0`;

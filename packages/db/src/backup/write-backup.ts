@@ -7,6 +7,7 @@ import { createGzip } from 'node:zlib';
 import { type Kysely, sql } from 'kysely';
 import { readSchemaState } from '../migrate.ts';
 import { insertOrder, readForeignKeys, readTables, sequenceNames } from './catalog.ts';
+import { BackupError } from './errors.ts';
 import { sealKey } from './key-envelope.ts';
 import {
   FORMAT,
@@ -27,7 +28,12 @@ export interface WriteBackupOptions {
   appVersion: string;
   store: 'pglite' | 'postgres';
   /** Include the installation key, sealed with this passphrase (key-envelope.ts). */
-  includeKey?: { key: Buffer; passphrase: string };
+  includeKey?: {
+    key: Buffer;
+    passphrase: string;
+    /** The key check of a key (an HMAC): the key must be the one the database records, or the archive is not written. */
+    keyCheck: (key: Buffer) => string;
+  };
   now?: () => Date;
 }
 
@@ -60,18 +66,22 @@ export async function writeBackup(db: Kysely<any>, opts: WriteBackupOptions): Pr
         await sql`set transaction read only`.execute(trx);
         const state = await readSchemaState(trx);
         if (state.unknown.length)
-          throw new Error(
+          throw new BackupError(
             `the database has migrations this build does not know (${state.unknown.join(', ')}): back it up with the svc version that migrated it`,
           );
-        if (!state.applied.length) throw new Error('the database has no schema yet (never migrated): there is nothing to back up');
+        if (!state.applied.length) throw new BackupError('the database has no schema yet (never migrated): there is nothing to back up');
         const sequences = await sequenceNames(trx);
         if (sequences.length)
-          throw new Error(`the schema has sequences (${sequences.join(', ')}), which this backup format does not carry`);
+          throw new BackupError(`the schema has sequences (${sequences.join(', ')}), which this backup format does not carry`);
         const tables = await readTables(trx);
         const order = insertOrder([...tables.keys()], await readForeignKeys(trx));
         const keyCheck = tables.has('installation')
           ? ((await sql<{ key_check: string }>`select key_check from installation where id = 1`.execute(trx)).rows[0]?.key_check ?? null)
           : null;
+        if (opts.includeKey && keyCheck !== null && opts.includeKey.keyCheck(opts.includeKey.key) !== keyCheck)
+          throw new BackupError(
+            'the installation key configured here is not the one this database was sealed with: an archive with it would not open its secrets',
+          );
         const entries: TableEntry[] = [];
         const parts: PartEntry[] = [];
         for (const name of order) {

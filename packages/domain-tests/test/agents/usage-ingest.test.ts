@@ -68,7 +68,7 @@ describe('ingestUsageReport: exactly once per node by report_id, and what a repo
     handed.length = 0;
     for (const report_id of [7n, 6n]) {
       const again = await ingestUsageReport(bed.deps, node, { report_id, entries: [entry(sub.id, 150)] });
-      expect(again).toEqual({ report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, limit_candidates: [] });
+      expect(again).toEqual({ report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limit_candidates: [] });
     }
     expect(await handedWithin(300)).toEqual([]);
     expect(Number((await row(sub.id)).used_bytes)).toBe(150);

@@ -23,6 +23,8 @@ export interface UsageIngestResult {
   dropped: number;
   /** Of `dropped`, the subscriptions (summed per id) this node does not serve: a node charging others shows here. */
   not_served: number;
+  /** Of `dropped`, the entries that could never name a subscription or carried a negative or oversized delta. */
+  invalid: number;
   /**
    * Active subscriptions this report brought to (or past) their traffic limit: after commit the
    * job `subscriptions.enforce-limits` runs enforceTrafficLimits on them, which applies the status rule.
@@ -104,7 +106,7 @@ export async function ingestUsageReport(
         .forUpdate()
         .executeTakeFirst();
       if (!node || BigInt(node.last) >= report.report_id) {
-        return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, limit_candidates: [] };
+        return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limit_candidates: [] };
       }
       let accepted = 0;
       let served = 0;
@@ -169,6 +171,7 @@ export async function ingestUsageReport(
         accepted,
         dropped,
         not_served: sums.size - served,
+        invalid,
         limit_candidates: limitCandidates,
       };
     },

@@ -40,12 +40,38 @@ export function loadInstallationKey(opts: {
 
 const LABEL = 'svc installation key check v1';
 
+/** What the database records of its key (`installation.key_check`): proves a key is the same without storing it. */
+export const installationKeyCheck = (key: Buffer): string => hmacHex(key, LABEL);
+
+/**
+ * Where this configuration's key comes from and the key, without creating one (loadInstallationKey
+ * creates a missing file): `svc restore` decides from it whether an archive's data will open here.
+ */
+export function findInstallationKey(opts: {
+  installation_key?: string | undefined;
+  installation_key_file?: string | undefined;
+  data_dir: string;
+}): { source: 'env'; key: Buffer } | { source: 'file'; path: string; key: Buffer | null } {
+  if (opts.installation_key && opts.installation_key_file)
+    throw new InstallationKeyError('SVC_INSTALLATION_KEY and SVC_INSTALLATION_KEY_FILE are both set: give one');
+  if (opts.installation_key) return { source: 'env', key: parseKey(opts.installation_key, 'SVC_INSTALLATION_KEY') };
+  const path = opts.installation_key_file ?? join(opts.data_dir, KEY_FILE);
+  return { source: 'file', path, key: existsSync(path) ? parseKey(readFileSync(path, 'utf8'), path) : null };
+}
+
+/** Writes a key file as the first start would (folder 0700, file 0600); refuses to overwrite. */
+export function writeInstallationKeyFile(path: string, key: Buffer): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+}
+
 /**
  * Records which key this database belongs to on first start and refuses a different key
  * later: a replica with the wrong key would otherwise fail to decrypt every secret.
  */
 export async function bindInstallationKey(db: Db, key: Buffer, clock: Clock): Promise<void> {
-  const check = hmacHex(key, LABEL);
+  const check = installationKeyCheck(key);
   await db
     .insertInto('installation')
     .values({ id: 1, key_check: check, created_at: clock.now() })

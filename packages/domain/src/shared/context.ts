@@ -1,5 +1,6 @@
 import type { Config } from '@svc/config';
 import type { ActorType, AdminRole, Db } from '@svc/db';
+import type { Metrics } from '@svc/metrics';
 import type { Logger } from 'pino';
 import type { AdminAccessCache } from '../auth/admin-access.ts';
 import type { PasswordHasher } from '../auth/password-hasher.ts';
@@ -39,6 +40,8 @@ export interface DomainDeps {
   adminAccess: AdminAccessCache;
   /** Seals secrets at rest with the installation key. */
   secrets: Sealer;
+  /** This process's Prometheus instruments (@svc/metrics; recorded by the transports and the worker). */
+  metrics: Metrics;
 }
 
 export interface DomainContext extends DomainDeps {

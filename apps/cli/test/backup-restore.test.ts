@@ -1,0 +1,299 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAdminApi } from '@svc/admin-api';
+import { loadConfig } from '@svc/config';
+import { ArchiveFormatError, WrongPassphraseError } from '@svc/db';
+import { createPortalApi } from '@svc/portal-api';
+import {
+  createScratchDatabase,
+  fleetOverRest,
+  login,
+  OWNER,
+  setupOwner,
+  startTestServer,
+  type TestServer,
+  testDatabaseUrl,
+} from '@svc/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backup } from '../src/commands/backup.ts';
+import { RestoreRefusedError, restore } from '../src/commands/restore.ts';
+
+/**
+ * `svc backup` and `svc restore` as an operator uses them (docs/backups.md): an installation
+ * is set up over the admin API, backed up, wiped, restored, and answers the same over real
+ * HTTP: the same resources, the same /sub output for a link, sealed secrets that still open
+ * (the link's token, the token signing key behind sign-in). On PGlite always; on PostgreSQL
+ * when DATABASE_URL is set, in a database of this run's own (created and dropped here), and
+ * then also an archive of the embedded database restored onto PostgreSQL (embedded -> split).
+ */
+
+const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const PG_URL = testDatabaseUrl();
+const KEY = randomBytes(32).toString('base64');
+const PASSPHRASE = 'a passphrase for the key';
+const work = mkdtempSync(join(tmpdir(), 'svc-backup-cli-'));
+const quiet = { write: process.stdout.write.bind(process.stdout) };
+
+beforeAll(() => {
+  // The commands report on stdout; keep the test output readable.
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+});
+afterAll(() => {
+  process.stdout.write = quiet.write;
+  rmSync(work, { recursive: true, force: true });
+});
+
+interface Store {
+  kind: 'pglite' | 'postgres';
+  env: Record<string, string>;
+  /** Removes every trace of the installation's data (the key file too when it lives in the data dir). */
+  wipe(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+let stores = 0;
+function pgliteStore(): Store {
+  const dir = join(work, `data-${++stores}`);
+  return {
+    kind: 'pglite',
+    env: { SVC_DATA_DIR: dir },
+    wipe: async () => rmSync(dir, { recursive: true, force: true }),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+async function postgresStore(): Promise<Store> {
+  const db = await createScratchDatabase(`backup_test_${process.pid}_${++stores}`);
+  return { kind: 'postgres', env: { SVC_DATA_DIR: join(work, `pgdata-${stores}`), DATABASE_URL: db.url }, wipe: db.wipe, drop: db.drop };
+}
+
+const ENV = { SVC_PUBLIC_BASE_URL: 'http://svc.test', SVC_MAIL_OUTBOX: 'false' };
+
+async function start(store: Store, key = KEY): Promise<{ s: TestServer; stop(): Promise<void> }> {
+  const portal = createPortalApi();
+  const s = await startTestServer({
+    env: { ...ENV, ...store.env },
+    useConfiguredDatabase: true,
+    installationKey: key,
+    mount: (root) => {
+      root.route('/', createAdminApi());
+      root.route('/', portal.routes);
+    },
+  });
+  return {
+    s,
+    stop: async () => {
+      await portal.stop();
+      await s.stop();
+    },
+  };
+}
+
+const configOf = (store: Store, extra: Record<string, string> = { SVC_INSTALLATION_KEY: KEY }) =>
+  loadConfig({ ...ENV, ...store.env, ...extra });
+
+/** An installation with a fleet: a node with two inbounds granted to a client's subscription. */
+async function populate(store: Store): Promise<{ subscriptionId: string; subToken: string }> {
+  const { s, stop } = await start(store);
+  try {
+    const { access_token: token } = await setupOwner(s);
+    const api = { get: (p: string) => s.api.get(p, { token }), post: (p: string, b?: unknown) => s.api.post(p, b, { token }) };
+    const fleet = await fleetOverRest.createFleetForProtocols(api, { ports: { 'vless-tcp': 21001, shadowsocks: 21002 } });
+    return { subscriptionId: fleet.subscription.id, subToken: fleet.subscriptionToken };
+  } finally {
+    await stop();
+  }
+}
+
+/** What the installation answers over HTTP: resources, the subscription (its link opens a sealed token), its /sub output. */
+async function answers(store: Store, fleet: { subscriptionId: string; subToken: string }, key = KEY): Promise<Record<string, unknown>> {
+  const { s, stop } = await start(store, key);
+  try {
+    expect(s.setupToken, 'a restored installation is set up').toBeNull();
+    // Sign-in issues a token signed with the sealed signing key: it opens with this key.
+    const { access_token: token } = await login(s, OWNER.email, OWNER.password);
+    const out: Record<string, unknown> = {};
+    for (const path of [
+      '/api/v1/nodes',
+      '/api/v1/inbound-profiles',
+      '/api/v1/inbounds',
+      '/api/v1/access-groups',
+      '/api/v1/clients',
+      '/api/v1/subscriptions',
+      `/api/v1/subscriptions/${fleet.subscriptionId}`,
+      '/api/v1/admins',
+    ]) {
+      const res = await s.api.get(path, { token });
+      expect(res.status, `${path} ${res.text}`).toBe(200);
+      // Signing in just now moved last_login_at: everything else must be as it was.
+      out[path] = JSON.parse(JSON.stringify(res.body, (k, v) => (k === 'last_login_at' ? undefined : v)));
+    }
+    const sub = await fetch(`${s.url}/sub/${fleet.subToken}`, { headers: { 'user-agent': fleetOverRest.SHARE_LINK_APP_UA } });
+    expect(sub.status).toBe(200);
+    out.sub = await sub.text();
+    expect(String(out.sub).length).toBeGreaterThan(20);
+    return out;
+  } finally {
+    await stop();
+  }
+}
+
+const archiveIn = (dir: string) => join(dir, readdirSync(dir).find((n) => n.endsWith('.tar.gz')) as string);
+
+function suite(name: string, makeStore: () => Promise<Store> | Store) {
+  describe(name, () => {
+    let store: Store;
+    let fleet: { subscriptionId: string; subToken: string };
+    let before: Record<string, unknown>;
+    let plainArchive: string;
+
+    beforeAll(async () => {
+      store = await makeStore();
+      fleet = await populate(store);
+      before = await answers(store, fleet);
+      const out = join(work, `${name}-plain`);
+      rmSync(out, { recursive: true, force: true });
+      mkdirSync(out);
+      await backup(configOf(store), { out, includeKey: false, force: false });
+      plainArchive = archiveIn(out);
+    }, 180_000);
+    afterAll(async () => store?.drop());
+
+    it('backup, wipe, restore: the same resources, the same /sub output, sealed secrets still open', async () => {
+      await store.wipe();
+      await restore(configOf(store), { file: plainArchive, includeKey: false, force: false });
+      expect(await answers(store, fleet)).toEqual(before);
+    }, 120_000);
+
+    it('a restore over data is refused without --force and changes nothing; with --force it replaces the data', async () => {
+      await expect(restore(configOf(store), { file: plainArchive, includeKey: false, force: false })).rejects.toBeInstanceOf(
+        RestoreRefusedError,
+      );
+      await restore(configOf(store), { file: plainArchive, includeKey: false, force: true });
+      expect(await answers(store, fleet)).toEqual(before);
+    }, 120_000);
+
+    it('a damaged archive is refused and the target is unchanged', async () => {
+      const bytes = readFileSync(plainArchive);
+      const at = Math.floor(bytes.length / 2);
+      bytes[at] = (bytes[at] as number) ^ 0x10;
+      const damaged = join(work, `${name}-damaged.tar.gz`);
+      writeFileSync(damaged, bytes);
+      await expect(restore(configOf(store), { file: damaged, includeKey: false, force: true })).rejects.toBeInstanceOf(ArchiveFormatError);
+      expect(await answers(store, fleet)).toEqual(before);
+    }, 120_000);
+
+    it('without the key in the archive, a restore where another key is configured is refused and changes nothing', async () => {
+      await store.wipe();
+      const other = configOf(store, { SVC_INSTALLATION_KEY: randomBytes(32).toString('base64') });
+      await expect(restore(other, { file: plainArchive, includeKey: false, force: false })).rejects.toThrow(
+        /not the one the archive's database was sealed with/,
+      );
+      const keyless = configOf(store, {});
+      await expect(restore(keyless, { file: plainArchive, includeKey: false, force: false })).rejects.toThrow(
+        /does not contain the installation key/,
+      );
+      await restore(configOf(store), { file: plainArchive, includeKey: false, force: false });
+      expect(await answers(store, fleet)).toEqual(before);
+    }, 120_000);
+
+    it('--include-key: the key comes back from the archive with the passphrase, and not with a wrong one', async () => {
+      const passFile = join(work, `${name}-pass`);
+      writeFileSync(passFile, `${PASSPHRASE}\n`);
+      const out = join(work, `${name}-keyed.tar.gz`);
+      await backup(configOf(store), { out, includeKey: true, passphraseFile: passFile, force: false });
+      await store.wipe();
+      // The key lives in the data dir here: the wipe took it too.
+      const keyFile = join(configOf(store, {}).data_dir, 'installation.key');
+      rmSync(keyFile, { force: true });
+      const wrong = join(work, `${name}-wrong`);
+      writeFileSync(wrong, 'not the passphrase at all\n');
+      await expect(
+        restore(configOf(store, {}), { file: out, includeKey: false, force: false, passphraseFile: wrong }),
+      ).rejects.toBeInstanceOf(WrongPassphraseError);
+      expect(existsSync(keyFile)).toBe(false);
+      await restore(configOf(store, {}), { file: out, includeKey: false, force: false, passphraseFile: passFile });
+      expect(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64').equals(Buffer.from(KEY, 'base64'))).toBe(true);
+      expect(await answers(store, fleet)).toEqual(before);
+    }, 120_000);
+  });
+}
+
+suite('on PGlite', pgliteStore);
+if (PG_URL) {
+  suite('on PostgreSQL', postgresStore);
+
+  it('an archive of the embedded database restores onto PostgreSQL (growing from all-in-one to split)', async () => {
+    const embedded = pgliteStore();
+    const fleet = await populate(embedded);
+    const before = await answers(embedded, fleet);
+    const file = join(work, 'embedded.tar.gz');
+    await backup(configOf(embedded), { out: file, includeKey: false, force: false });
+    const server = await postgresStore();
+    try {
+      await restore(configOf(server), { file, includeKey: false, force: false });
+      expect(await answers(server, fleet)).toEqual(before);
+    } finally {
+      await server.drop();
+    }
+  }, 180_000);
+}
+
+describe('svc restore on the command line', () => {
+  it('refuses an archive of a newer schema with a message naming both versions, exit status 1', async () => {
+    const store = pgliteStore();
+    const archive = join(work, 'newer.tar.gz');
+    // A manifest from a newer build, checksummed as that build would.
+    const { createHash } = await import('node:crypto');
+    const { tarHeader, tarPadding, TAR_END } = await import('../../../packages/db/src/backup/tar.ts');
+    const { gzipSync } = await import('node:zlib');
+    const manifest = Buffer.from(
+      JSON.stringify({
+        format: 'svc-backup',
+        format_version: 1,
+        archive_id: 'x',
+        created_at: new Date().toISOString(),
+        app_version: '9.9.9',
+        store: 'pglite',
+        schema: { version: '2099-01-01T0000-future', migrations: ['2099-01-01T0000-future'] },
+        installation: { key_check: null, key_included: false },
+        tables: [],
+        parts: [],
+      }),
+    );
+    const sum = Buffer.from(createHash('sha256').update(manifest).digest('hex'));
+    const now = new Date();
+    writeFileSync(
+      archive,
+      gzipSync(
+        Buffer.concat([
+          tarHeader('manifest.json', manifest.length, now),
+          manifest,
+          tarPadding(manifest.length),
+          tarHeader('manifest.sha256', sum.length, now),
+          sum,
+          tarPadding(sum.length),
+          TAR_END,
+        ]),
+      ),
+    );
+    const child = spawn(process.execPath, ['apps/cli/bin/svc.mjs', 'restore', archive], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...store.env, SVC_INSTALLATION_KEY: KEY },
+    });
+    let stderr = '';
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect(code).toBe(1);
+    expect(stderr).toContain('2099-01-01T0000-future');
+    expect(stderr).toMatch(/newer than this build's \d{4}-/);
+    expect(stderr).not.toContain('    at ');
+    expect(existsSync(store.env.SVC_DATA_DIR as string)).toBe(false);
+  }, 60_000);
+});
