@@ -2,6 +2,7 @@
 // admin API asks of agents through it.
 export * from './agent-commands.ts';
 export * from './agent-reports.ts';
+export * from './agent-version.ts';
 export * from './gateway-replicas.ts';
 export * from './log-tails.ts';
 export * from './renew-agent-certificate.ts';

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
-import { UnauthenticatedError } from '../errors.ts';
+import { type DomainError, UnauthenticatedError } from '../errors.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
+import { assertAgentVersionServed } from './agent-version.ts';
 
 /** What the agent says about itself in Hello (spec 2.1), already decoded. */
 export interface AgentHello {
@@ -53,7 +54,7 @@ export async function openAgentStream(
   hello: AgentHello,
 ): Promise<OpenedStream> {
   const [result] = await openAgentStreams(deps, [{ identity, ticket, hello }]);
-  if (result instanceof UnauthenticatedError) throw result;
+  if (result instanceof Error) throw result;
   return result as OpenedStream;
 }
 
@@ -63,15 +64,24 @@ export async function openAgentStream(
  * database's work): one UPDATE admits every stream whose node is enabled and whose
  * certificate is the node's, atomically per row as the checked transaction was; the refused
  * are read again (one SELECT) to say why. Results in the order of `openings`; a refused one is
- * its UnauthenticatedError. Two openings of one node go out one after the other (the later
- * stream becomes the node's).
+ * its UnauthenticatedError, or for an agent too old to be served (assertAgentVersionServed)
+ * its UnprocessableError, and writes nothing. Two openings of one node go out one after the
+ * other (the later stream becomes the node's).
  */
 export async function openAgentStreams(
   deps: UnitOfWorkDeps,
   openings: readonly StreamOpening[],
-): Promise<Array<OpenedStream | UnauthenticatedError>> {
-  const results: Array<OpenedStream | UnauthenticatedError> = new Array(openings.length);
-  let left = openings.map((o, i) => ({ o, i }));
+): Promise<Array<OpenedStream | DomainError>> {
+  const results: Array<OpenedStream | DomainError> = new Array(openings.length);
+  let left: Array<{ o: StreamOpening; i: number }> = [];
+  openings.forEach((o, i) => {
+    try {
+      assertAgentVersionServed(o.hello.agent_version);
+      left.push({ o, i });
+    } catch (err) {
+      results[i] = err as DomainError;
+    }
+  });
   while (left.length > 0) {
     const round = new Map<string, { o: StreamOpening; i: number }>();
     const later: typeof left = [];
@@ -91,7 +101,7 @@ const revisionOf = (r: number) => Math.min(Math.max(0, Math.trunc(r)), Number.MA
 async function admitRound(
   deps: UnitOfWorkDeps,
   round: Array<{ o: StreamOpening; i: number }>,
-  results: Array<OpenedStream | UnauthenticatedError>,
+  results: Array<OpenedStream | DomainError>,
 ): Promise<void> {
   // Rows locked in id order first (lockNodesInOrder: no deadlock against a revision bump or another batch).
   round.sort((a, b) => (a.o.identity.node_id < b.o.identity.node_id ? -1 : 1));

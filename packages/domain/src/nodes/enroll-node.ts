@@ -1,3 +1,4 @@
+import { assertAgentVersionServed } from '../agents/agent-version.ts';
 import { certificateFacts } from '../agents/renew-agent-certificate.ts';
 import { recordAudit } from '../audit/record-audit.ts';
 import { enforceRateLimit } from '../auth/rate-limit.ts';
@@ -33,6 +34,8 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
   const hash = sha256Hex(input.token);
   // Guessing a 32-byte token is hopeless; the limit keeps refusals from flooding the audit log.
   await enforceRateLimit(deps, 'enroll', deps.config.rate_limits.enroll, { ip: meta.ip, subject: hash.slice(0, 32) });
+  // An agent too old to be served is refused before the token is used: it stays good for the upgraded agent.
+  assertAgentVersionServed(input.agent_version);
   const now = deps.clock.now();
   const result = await unitOfWork(deps, async (uow) => {
     const trx = uow.db;
