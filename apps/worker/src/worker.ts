@@ -20,6 +20,7 @@ import {
   withActor,
 } from '@svc/domain';
 import type { Runtime } from '@svc/runtime';
+import { announceBackups, backupJob } from './backup-job.ts';
 
 export interface WorkerService {
   /** Takes jobs from the queue and makes sure the sweeps are scheduled. */
@@ -80,6 +81,8 @@ export interface WorkerOptions {
  *   days of expiry announced once per material (announceExpiringCertificates), ACME
  *   certificates due (renewal 30 days before expiry, retries, lost jobs) handed to
  *   `certificates.issue` (enqueueDueIssuance).
+ * - `backups.run`, every backup.every_hours when backup.dir is set: an archive of the database
+ *   and retention (backup-job.ts, docs/backups.md).
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
@@ -207,6 +210,11 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
           if (due) rt.log.info({ due }, 'ACME certificates due for issuance or renewal');
         }),
       );
+      if (rt.config.backup.dir) {
+        stops.push(await jobs.consume(JOBS.backupsRun, backupJob(rt, ctx)));
+        if (takes(JOBS.backupsRun)) announceBackups(rt);
+        await jobs.schedule(JOBS.backupsRun, rt.config.backup.every_hours * 3600_000, {});
+      }
       await jobs.schedule(JOBS.certificatesSweep, opts.certificatesEveryMs ?? 600_000, {});
       await jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});
       await jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});

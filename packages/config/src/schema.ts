@@ -338,6 +338,29 @@ export const configSchema = z.object({
       recheck_every_seconds: z.number().int().min(1).max(3600).default(60),
     })
     .default({ api_base_urls: {}, pending_max_hours: 24, manual_max_days: 7, recheck_every_seconds: 60 }),
+  /** Scheduled backups by the worker (docs/backups.md); off until `dir` is set. */
+  backup: z
+    .object({
+      /** Folder the archives are written to (on the worker's disk or a volume); unset: no scheduled backups. */
+      dir: z.string().min(1).optional(),
+      /** Hours between backups (the first runs when the worker starts). */
+      every_hours: z
+        .number()
+        .int()
+        .min(1)
+        .max(24 * 31)
+        .default(24),
+      /** Archives kept: the newest this many (the newest is never removed). */
+      keep: z.number().int().min(1).max(10_000).default(7),
+      /** Archives older than this many days are removed, the newest excepted; 0: no age limit. */
+      max_age_days: z.number().int().min(0).max(36_500).default(0),
+      /**
+       * A file whose first line is the passphrase that seals the installation key into each
+       * archive; unset: archives hold no key (and cannot decrypt sealed secrets without it).
+       */
+      passphrase_file: z.string().min(1).optional(),
+    })
+    .default({ every_hours: 24, keep: 7, max_age_days: 0 }),
   password_hash: z
     .object({
       // OWASP's Argon2id minimum: m=19 MiB, t=2, p=1. Lower values are refused.

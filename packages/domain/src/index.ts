@@ -1,6 +1,7 @@
 export * from './access-groups/index.ts';
 export * from './acme/index.ts';
 export * from './admins/admin-fields.ts';
+export * from './backups/scheduled-backup.ts';
 export * from './admins/admin-view.ts';
 export * from './admins/create-admin.ts';
 export * from './admins/delete-admin.ts';

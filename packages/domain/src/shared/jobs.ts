@@ -43,6 +43,8 @@ export const JOBS = {
   certificatesIssue: 'certificates.issue',
   /** Announce uploaded certificates that expire within 14 days (certificates/announce-expiring.ts). */
   certificatesSweep: 'certificates.sweep',
+  /** Write a backup archive and apply retention (backups/scheduled-backup.ts; scheduled only when backup.dir is set). */
+  backupsRun: 'backups.run',
 } as const;
 export type JobName = (typeof JOBS)[keyof typeof JOBS];
 
@@ -59,4 +61,5 @@ export interface JobData {
   'acme.register-account': { id: string };
   'certificates.issue': { id: string };
   'certificates.sweep': Record<string, never>;
+  'backups.run': Record<string, never>;
 }
