@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Static check of the Dockerfiles (no Docker engine in CI): the dependency layer of each must copy
-# every workspace package.json and the pnpm patches, or `pnpm install --frozen-lockfile` in the
-# image would miss a package or a patched dependency.
+# Static check of the Dockerfiles (CI does not build images by default: infra/images/build.sh does,
+# docs/deploy.md): the dependency layer of each must copy every workspace package.json and the pnpm
+# patches, or `pnpm install --frozen-lockfile` in the image would miss a package or a patched
+# dependency; every deployable has a target that runs its precompiled bundle as a non-root user
+# with a HEALTHCHECK, on the BASE_IMAGE argument (a local base where no registry is reachable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=0
@@ -18,4 +20,28 @@ for dockerfile in infra/Dockerfile infra/agent/Dockerfile; do
   fi
   [ "$missing" = 0 ] && echo "$dockerfile: copies every workspace manifest and patches/"
 done
+
+# One target per deployable (the cli's is `svc`), each running dist/main.js with a HEALTHCHECK.
+target_of() { case "$1" in cli) echo svc ;; agent) echo agent ;; *) echo "$1" ;; esac; }
+stage() { awk -v t="$2" '$1 == "FROM" { inside = ($NF == t) } inside' "$1"; }
+for dir in apps/*/; do
+  app=$(basename "$dir")
+  file=infra/Dockerfile
+  [ "$app" = agent ] && file=infra/agent/Dockerfile
+  t=$(target_of "$app")
+  body=$(stage "$file" "$t")
+  if [ -z "$body" ]; then echo "$file has no target $t for apps/$app" >&2; missing=1; continue; fi
+  if [ "$app" = agent ]; then body=$(stage "$file" agent-base; echo "$body"); fi
+  grep -q '^HEALTHCHECK ' <<<"$body" || { echo "$file target $t has no HEALTHCHECK" >&2; missing=1; }
+  grep -qE '^(CMD|ENTRYPOINT) .*dist/main\.js' <<<"$body" || { echo "$file target $t does not run dist/main.js" >&2; missing=1; }
+  grep -q '"build": "node ../../infra/bundle-app.mjs' "apps/$app/package.json" || { echo "apps/$app has no bundle build script" >&2; missing=1; }
+done
+grep -q '^USER node$' <(stage infra/Dockerfile runtime) || { echo "infra/Dockerfile: the runtime stage does not switch to USER node" >&2; missing=1; }
+for dockerfile in infra/Dockerfile infra/agent/Dockerfile; do
+  grep -q '^ARG BASE_IMAGE=node:20-bookworm-slim$' "$dockerfile" || { echo "$dockerfile: no ARG BASE_IMAGE=node:20-bookworm-slim" >&2; missing=1; }
+  if grep -E '^FROM ' "$dockerfile" | grep -vqE '^FROM (\$\{BASE_IMAGE\}|[a-z-]+) AS '; then
+    echo "$dockerfile: a FROM neither on BASE_IMAGE nor on an earlier stage" >&2; missing=1
+  fi
+done
+[ "$missing" = 0 ] && echo "every deployable has an image target running its bundle with a HEALTHCHECK"
 exit "$missing"
