@@ -1,4 +1,4 @@
-import { type DomainDeps, type DomainError, isDomainError } from '@svc/domain';
+import { type DomainDeps, type DomainError, isDatabaseUnavailable, isDomainError } from '@svc/domain';
 import { ServerError, Status } from 'nice-grpc';
 
 const STATUS: Record<DomainError['type'], Status> = {
@@ -22,13 +22,19 @@ export function toGrpcError(err: unknown): unknown {
 
 /**
  * A call's final status from whatever its handler threw: a domain error mapped as above, a
- * status already chosen kept, anything else (a bug, the database away) logged and answered
- * INTERNAL without details. Never UNKNOWN (what nice-grpc answers for a plain Error); bad
- * input never gets here, it is refused as INVALID_ARGUMENT by the decode step or the domain.
+ * status already chosen kept, the database away (down, restarting) UNAVAILABLE so the agent
+ * retries, anything else (a bug) logged and answered INTERNAL without details. Never UNKNOWN
+ * (what nice-grpc answers for a plain Error); bad input never gets here, it is refused as
+ * INVALID_ARGUMENT by the decode step or the domain.
  */
 export function toGrpcStatus(err: unknown, log: DomainDeps['log'], what: string): ServerError {
   const mapped = toGrpcError(err);
   if (mapped instanceof ServerError) return mapped;
+  if (isDatabaseUnavailable(err)) {
+    // The database is down or restarting: the agent reconnects and is served once it is back.
+    log.warn({ err: { message: (err as Error).message, code: (err as { code?: unknown }).code } }, `${what}: database unavailable`);
+    return new ServerError(Status.UNAVAILABLE, `${what}: the database is not reachable; try again`);
+  }
   log.error({ err }, what);
   return new ServerError(Status.INTERNAL, `${what}; see the gateway log`);
 }

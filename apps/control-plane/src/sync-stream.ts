@@ -4,6 +4,7 @@ import {
   closeAgentStream,
   type DomainDeps,
   ingestUsageReport,
+  isDatabaseUnavailable,
   isDomainError,
   type LoadedCa,
   type LogLine,
@@ -259,6 +260,16 @@ export function syncHandler(s: SyncDeps) {
             // so the agent sends it again (usage stays buffered until acknowledged).
             if (mapped instanceof ServerError) {
               session.end({ code: mapped.code, message: mapped.details });
+              break;
+            }
+            // The database away (a restart, a failover): end the stream UNAVAILABLE rather than
+            // read on. Left open, the next UsageReport could be credited once the database is back
+            // and this one, sent again later, refused as older (lost usage); an ApplyResult would
+            // never be sent again (the node shown behind). On reconnect the agent sends its
+            // applied revision in Hello and every unacknowledged report in order.
+            if (isDatabaseUnavailable(err)) {
+              deps.log.warn({ node: ticket.node_id, err: { message: (err as Error).message } }, 'database unavailable; stream ended');
+              session.end({ code: Status.UNAVAILABLE, message: 'the database is not reachable; reconnect' });
               break;
             }
             deps.log.error({ err, node_id: ticket.node_id }, 'agent message not processed');

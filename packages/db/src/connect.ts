@@ -39,7 +39,18 @@ export async function connectDatabase(opts: ConnectOptions): Promise<DatabaseHan
       max: opts.poolSize ?? 10,
       ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
     });
-    pool.on('connect', preparesNamedStatements);
+    pool.on('connect', (client) => {
+      // A connection the server ends (a restart, a failover, pg_terminate_backend) while it is
+      // checked out between two statements (a transaction waiting on our code) emits 'error' on
+      // its client; with no listener that is an uncaught exception that ends the process. The
+      // next statement on it fails instead ("not queryable"), the unit of work rolls back, and
+      // the pool drops the connection on release.
+      client.on('error', () => {});
+      preparesNamedStatements(client);
+    });
+    // The same for an idle pooled connection: the pool has already dropped it and opens a new
+    // one for the next query, so there is nothing to do but keep running.
+    pool.on('error', () => {});
     if (opts.schema) {
       const c = await pool.connect();
       try {

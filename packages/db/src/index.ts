@@ -15,3 +15,4 @@ export {
 export { migrations } from './migrations/index.ts';
 export { PGliteDialect } from './pglite-dialect.ts';
 export type * from './schema/index.ts';
+export { isDatabaseUnavailable } from './unavailable.ts';

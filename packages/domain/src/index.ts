@@ -1,3 +1,5 @@
+// Infrastructure's answer to "is the database away?", for the apps that map errors (HTTP 503, gRPC UNAVAILABLE).
+export { isDatabaseUnavailable } from '@svc/db';
 export * from './access-groups/index.ts';
 export * from './acme/index.ts';
 export * from './admins/admin-fields.ts';

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '@svc/db';
 import { isDomainError, isInvalidTextError } from '@svc/domain';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -30,6 +31,12 @@ export function mapError(err: unknown, c: Context, log: Logger): Response {
     // path skipped it. Still the caller's input, so a 400, and a warning to find the path.
     log.warn({ err, ...where }, 'the database refused text that skipped the text rule');
     return problemResponse(c, 'bad-request', 'the request holds text that cannot be stored');
+  }
+  if (isDatabaseUnavailable(err)) {
+    // The database is down or restarting: nothing was written (a unit of work rolls back
+    // whole), and the same request succeeds once it is back. 503, not a 500 with a stack.
+    log.warn({ err: { message: (err as Error).message, code: (err as { code?: unknown }).code }, ...where }, 'database unavailable');
+    return problemResponse(c, 'unavailable', 'the database is not reachable; try again shortly', {}, { headers: { 'retry-after': '5' } });
   }
   log.error({ err, ...where }, 'unhandled error');
   return problemResponse(c, 'internal', 'an unexpected error occurred; it has been logged');
