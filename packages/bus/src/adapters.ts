@@ -30,6 +30,8 @@ export async function createSharedState(opts: {
   keyPrefix?: string;
   /** What the job queues report: a job given up on, each run's outcome. */
   jobs?: JobQueueObservers;
+  /** Redis went away ('lost', once per outage, with the error) or came back ('back'). */
+  onRedis?: (event: 'lost' | 'back', err?: unknown) => void;
 }): Promise<SharedStateAdapters> {
   const observers = opts.jobs ?? {};
   if (!opts.redisUrl) {
@@ -54,6 +56,10 @@ export async function createSharedState(opts: {
     redis.disconnect();
     throw err;
   }
+  watchConnection(redis, opts.onRedis);
+  // The subscriber's outages are the command connection's: without a listener, ioredis
+  // writes each failed reconnect to stderr as an "Unhandled error event".
+  subscriber.on('error', () => {});
   const jobs = createBullJobQueue(redis, prefix, observers);
   return {
     kind: 'redis',
@@ -67,4 +73,25 @@ export async function createSharedState(opts: {
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/**
+ * Reports a Redis outage once ('lost', with the first error) and its end ('back'). ioredis
+ * reconnects on its own (every 50 ms more, at most 2 s apart) and resubscribes the bus's
+ * channels; commands fail after 3 retries meanwhile. Messages published during the outage are
+ * lost: every reader of the bus also re-reads on a timer (the gateway every heartbeat, caches
+ * by their age limit).
+ */
+function watchConnection(redis: Redis, report: ((event: 'lost' | 'back', err?: unknown) => void) | undefined): void {
+  let lost = false;
+  redis.on('error', (err) => {
+    if (lost) return;
+    lost = true;
+    report?.('lost', err);
+  });
+  redis.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    report?.('back');
+  });
 }

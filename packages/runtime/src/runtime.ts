@@ -61,6 +61,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         onFailure: (name, err) => log.error({ err, job: name }, 'job failed for good'),
         onRun: (name, outcome, seconds) => metrics.jobRan(name, outcome, seconds),
       },
+      onRedis: (event, err) =>
+        event === 'lost' ? log.warn({ err }, 'Redis connection lost; reconnecting') : log.info('Redis connection back'),
     });
     closers.unshift(() => shared.close());
     const deps = await createDomainDeps({

@@ -11,7 +11,8 @@ const ATTEMPTS = 5;
  * `<key prefix>bull`, so installations sharing a Redis keep apart. A job is retried with
  * exponential backoff (1 s, 2 s, ...) up to 5 attempts; completed jobs are not kept, the last
  * 1,000 failed ones are. A scheduled job is a BullMQ job scheduler: one entry per name, so
- * several replicas calling schedule() make one schedule.
+ * several replicas calling schedule() make one schedule; it is written again whenever the
+ * connection comes back (a Redis restarted empty has none).
  */
 export function createBullJobQueue(
   connection: Redis,
@@ -21,6 +22,24 @@ export function createBullJobQueue(
   const prefix = `${keyPrefix}bull`;
   const queues = new Map<JobName, Queue>();
   const workers = new Map<Worker, Redis>();
+  // A Redis restarted without persistence (or failed over to an empty replica) has lost its
+  // job schedulers, and nothing else writes them: the sweeps would stop for good until the
+  // worker restarts. So on every reconnect the schedules this process made are upserted
+  // again (one entry per name: idempotent when Redis kept them; one that fails is tried
+  // again at the next reconnect, and the worker's restart writes them all).
+  const schedules = new Map<JobName, { everyMs: number; data: unknown }>();
+  let connectedOnce = connection.status === 'ready';
+  const reassert = () => {
+    if (!connectedOnce) {
+      connectedOnce = true;
+      return;
+    }
+    for (const [name, s] of schedules)
+      queue(name)
+        .upsertJobScheduler(name, { every: s.everyMs }, { name, data: s.data })
+        .catch(() => {});
+  };
+  connection.on('ready', reassert);
   // Workers block on their connection: each gets its own, with BullMQ's required settings.
   const workerConnection = () => connection.duplicate({ maxRetriesPerRequest: null, enableReadyCheck: false });
 
@@ -48,6 +67,7 @@ export function createBullJobQueue(
       await queue(name).add(name, data, o?.id ? { jobId: o.id.replaceAll(':', '_') } : {});
     },
     async schedule(name, everyMs, data) {
+      schedules.set(name, { everyMs, data });
       await queue(name).upsertJobScheduler(name, { every: everyMs }, { name, data });
     },
     async consume<N extends JobName>(name: N, handler: (data: JobData[N]) => Promise<void>, o?: { concurrency?: number }) {
@@ -94,6 +114,7 @@ export function createBullJobQueue(
       });
     },
     async close() {
+      connection.off('ready', reassert);
       const all = [...workers];
       workers.clear();
       await Promise.all(all.map(([w]) => w.close()));
