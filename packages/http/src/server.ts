@@ -64,10 +64,15 @@ export function createHttpService(
       server = undefined;
       // Stop accepting, let requests in flight finish (a refresh whose rotation committed must
       // still deliver its new token), then cut what is left after the grace period.
+      // A keep-alive connection whose request finishes during the grace becomes idle and is
+      // closed at the next tick of `idle` (Node closes only those idle at close() itself), so the
+      // stop ends when the last request does, not at the grace.
       const closed = new Promise<void>((resolve) => s.close(() => resolve()));
       s.closeIdleConnections?.();
+      const idle = setInterval(() => s.closeIdleConnections?.(), 50);
       const timer = setTimeout(() => s.closeAllConnections?.(), graceMs);
       await closed;
+      clearInterval(idle);
       clearTimeout(timer);
     },
   };
