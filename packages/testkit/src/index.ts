@@ -2,7 +2,6 @@ export { adminWithRole, login, OWNER, setupOwner } from './admins.ts';
 export { caSignedCertificate, type SelfSignedCertificateOptions, selfSignedCertificate } from './certificates.ts';
 export { type ControlPlane, type ControlPlaneOptions, type OwnerApi, startControlPlane } from './control-plane-process.ts';
 export { createEmptyTestDatabase, createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
-export { createScratchDatabase, type ScratchDatabase } from './scratch-database.ts';
 export { createDomainTestbed, type DomainTestbed, TEST_OWNER } from './domain-testbed.ts';
 export { type EngineProcess, freePort, portAccepts, type StartEngineOptions, startV2ray } from './engine-process.ts';
 export { type EventStream, openEventStream, type SseEvent } from './event-stream.ts';
@@ -33,6 +32,14 @@ export {
   startEchoServer,
   streamThroughProxy,
 } from './http-through-proxy.ts';
+export {
+  type PrivatePostgres,
+  type PrivateRedis,
+  privateServicesAvailable,
+  type SqlClient,
+  startPrivatePostgres,
+  startPrivateRedis,
+} from './private-services.ts';
 export { type AppProcess, operatorEnv, REPO_ROOT, spawnApp } from './processes.ts';
 export {
   type PayloadServer,
@@ -41,8 +48,10 @@ export {
   requestThroughProxy,
   startPayloadServer,
 } from './proxied-payload.ts';
+export { createScratchDatabase, type ScratchDatabase } from './scratch-database.ts';
 export { type V2rayClientOptions, v2rayClientFromLink } from './share-link-client.ts';
 export { decodeSubscriptionBody, parseShareLink, type ShareLink, type ShareLinkProtocol } from './share-links.ts';
+export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.ts';
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 export { until } from './until.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
