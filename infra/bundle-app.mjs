@@ -10,6 +10,7 @@
 // package by grpc-server.ts, so nice-grpc, nice-grpc-common and @grpc/grpc-js stay single
 // copies), and optional requires. Every external the bundle imports must resolve from the
 // app's own directory (a dependency of the app), or the build fails and says which.
+// A package.json read beside a module's source is inlined (name, version).
 // Files a module opens beside itself with `new URL('./x.mjs', import.meta.url)` are copied to
 // dist/ (the PGlite worker thread).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,7 +80,17 @@ const result = await build({
             for (const imp of readFileSync(src, 'utf8').matchAll(/from '([^.'][^']*)'/g))
               if (!imp[1].startsWith('node:')) used.add(packageOf(imp[1]));
           }
-          return undefined;
+          // A module reading its package's manifest beside its source (`new URL('../package.json',
+          // import.meta.url)`, the version it reports) would read whatever sits at that path from
+          // dist/ (nothing, or another package's): the manifest's name and version are put in at
+          // build time instead, the version of the code that was built.
+          const manifest = /readFileSync\(new URL\('((?:\.\.\/)+package\.json)', import\.meta\.url\), 'utf8'\)/g;
+          if (!manifest.test(text)) return undefined;
+          const contents = text.replace(manifest, (_, rel) => {
+            const { name, version } = JSON.parse(readFileSync(resolve(dirname(args.path), rel), 'utf8'));
+            return JSON.stringify(JSON.stringify({ name, version }));
+          });
+          return { contents, loader: 'ts' };
         });
       },
     },
