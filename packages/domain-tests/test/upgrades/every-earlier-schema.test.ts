@@ -1,5 +1,6 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { knownMigrations, migrateThrough } from '@svc/db';
+import { chainInTag, chainOutTag, compileDesiredState, userEmail } from '@svc/desired-state';
 import {
   bindInstallationKey,
   createCa,
@@ -62,7 +63,7 @@ const [NODE_A, NODE_B, NODE_C] = [id('nod', 1), id('nod', 2), id('nod', 3)];
 const [VLESS, SS_CHACHA, SS_AES128] = [id('ipr', 1), id('ipr', 2), id('ipr', 3)];
 const [IB_VLESS, IB_SS, IB_CHAINED] = [id('inb', 1), id('inb', 2), id('inb', 3)];
 const GROUP = id('agr', 1);
-const CHAIN = id('chn', 1);
+const CHAIN = id('chn', 1); // edge-a -> hop-b -> hop-c
 const CLIENT = id('cli', 1);
 const SUB = id('sub', 1);
 const SUB_TOKEN = Buffer.alloc(32, 7).toString('base64url');
@@ -173,10 +174,11 @@ const STEPS: Record<string, Step> = {
         profile(SS_CHACHA, 'ss-chacha', 'shadowsocks', '2022-blake3-chacha20-poly1305'),
         profile(SS_AES128, 'ss-aes128', 'shadowsocks', '2022-blake3-aes-128-gcm'),
       ]);
-      await put(db, 'chains', { id: CHAIN, name: 'via-b-c', created_at: T0, updated_at: T0 });
+      await put(db, 'chains', { id: CHAIN, name: 'a-b-c', created_at: T0, updated_at: T0 });
       await put(db, 'chain_hops', [
-        { chain_id: CHAIN, position: 0, node_id: NODE_B, port: 30001, secret: sealer.seal('hop-secret-0') },
-        { chain_id: CHAIN, position: 1, node_id: NODE_C, port: 30002, secret: sealer.seal('hop-secret-1') },
+        { chain_id: CHAIN, position: 0, node_id: NODE_A, port: 30000, secret: sealer.seal('hop-secret-0') },
+        { chain_id: CHAIN, position: 1, node_id: NODE_B, port: 30001, secret: sealer.seal('hop-secret-1') },
+        { chain_id: CHAIN, position: 2, node_id: NODE_C, port: 30002, secret: sealer.seal('hop-secret-2') },
       ]);
       const inbound = (iid: string, profileId: string, tag: string, port: number, chain: string | null = null) => ({
         id: iid,
@@ -198,6 +200,7 @@ const STEPS: Record<string, Step> = {
       await put(db, 'access_group_inbounds', [
         { access_group_id: GROUP, inbound_id: IB_VLESS },
         { access_group_id: GROUP, inbound_id: IB_SS },
+        { access_group_id: GROUP, inbound_id: IB_CHAINED },
       ]);
       await put(db, 'clients', {
         id: CLIENT,
@@ -550,13 +553,14 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
     expect((await listAdmins(ctx, { limit: 10 })).items).toMatchObject([{ id: ADMIN, email: 'owner@example.com', role: 'owner' }]);
     expect(await getNode(ctx, NODE_A)).toMatchObject({ name: 'edge-a', agent_version: '0.1.0', connectivity: 'offline' });
 
-    // The subscription link as GET /sub/{token} reads it: this period's traffic, both granted inbounds.
+    // The subscription link as GET /sub/{token} reads it: this period's traffic, the three granted inbounds.
     const doc = await readSubscriptionDocument(ctx, SUB_TOKEN);
     expect(doc).toMatchObject({ subscription_id: SUB, status: 'active', upload_bytes: 1_500, download_bytes: 5_500 });
     const servers = [...(doc?.servers ?? [])].sort((a, b) => a.port - b.port);
     expect(servers.map((s) => [s.protocol, s.port, s.address])).toEqual([
       ['vless', 443, 'edge-a.example.net'],
       ['shadowsocks', 8388, 'edge-a.example.net'],
+      ['vless', 8443, 'edge-a.example.net'],
     ]);
     const serverKey = (await one(db, 'inbound_profiles', { id: SS_CHACHA })).shadowsocks_server_key as string;
     expect(servers[1]).toMatchObject({ method: '2022-blake3-aes-256-gcm' });
@@ -565,11 +569,29 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
     expect(await getSubscription(ctx, SUB)).toMatchObject({ id: SUB, used_bytes: 7_000, renewal: 'month' });
     expect(await getSubLinkSettings(ctx)).toMatchObject({ title: 'Upgrade VPN', update_interval_hours: 6 });
 
+    // What the gateway sends the nodes, compiled from the same rows (the chain on both sides).
+    const edge = await compileDesiredState(bed.deps, NODE_A);
+    expect(edge?.revision).toBe(Number((await one(db, 'nodes', { id: NODE_A })).desired_revision));
+    const inbounds = (edge?.config.xray?.inbounds ?? []).map((i) => ({ tag: i.tag, port: i.port, users: i.users.map((u) => u.email) }));
+    expect(inbounds).toEqual(
+      expect.arrayContaining([
+        { tag: 'vless-443', port: 443, users: [userEmail(SUB)] },
+        { tag: 'ss-8388', port: 8388, users: [userEmail(SUB)] },
+        { tag: 'vless-chained-8443', port: 8443, users: [userEmail(SUB)] },
+      ]),
+    );
+    const ssUser = edge?.config.xray?.inbounds.find((i) => i.tag === 'ss-8388')?.users[0]?.shadowsocks;
+    expect(ssUser?.password?.startsWith(`${serverKey}:`)).toBe(true);
+    expect(edge?.config.xray?.outbounds.map((o) => o.tag)).toContain(chainOutTag(CHAIN));
+    const hop = await compileDesiredState(bed.deps, NODE_B);
+    expect(hop?.config.xray?.inbounds.map((i) => i.tag)).toContain(chainInTag(CHAIN));
+
     const chains = (await listChains(ctx, { limit: 10 })).items;
     expect(chains).toMatchObject([
       {
         id: CHAIN,
         hops: [
+          { node_id: NODE_A, port: 30000 },
           { node_id: NODE_B, port: 30001 },
           { node_id: NODE_C, port: 30002 },
         ],
