@@ -73,6 +73,8 @@ export async function restoreBackup(db: Kysely<any>, archive: VerifiedArchive, o
           `the archive's columns of ${name} differ from the schema ${manifest.schema.version} this build creates; nothing was changed`,
         );
     }
+    // The archive's rows are the whole truth: anything a migration seeded goes first.
+    await sql`truncate table ${sql.join([...target.keys()].map((t) => sql.table(t)))}`.execute(trx);
     const selfReferencing = new Set((await readForeignKeys(trx)).filter((f) => f.child === f.parent).map((f) => f.child));
 
     const entries = archiveEntries(archive.file);
