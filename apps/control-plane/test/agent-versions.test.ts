@@ -82,6 +82,9 @@ describe('agent versions: the current and the previous minor are served, older a
       agents.push(agent);
       agent.connect();
       await eventually(async () => expect(await nodeRow(g, node.id)).toMatchObject({ connectivity: 'online', agent_version: version }));
+      // The panel flags the previous minor (spec 9.4): served, to be upgraded before the next release.
+      const view = (await g.s.api.get(`/api/v1/nodes/${node.id}`, { token: await g.token() })).body;
+      expect(view).toMatchObject({ agent_version: version, outdated_agent: version === PREVIOUS });
       await agent.disconnect();
       await eventually(async () => expect((await nodeRow(g, node.id)).connectivity).toBe('offline'));
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UnprocessableError } from '../errors.ts';
-import { agentVersionStanding, assertAgentVersionServed, supportedAgentVersions } from './agent-version.ts';
+import { agentVersionStanding, assertAgentVersionServed, isOutdatedAgent, supportedAgentVersions } from './agent-version.ts';
 
 describe('agent version standing (docs/agent.md, "Versions")', () => {
   it('against 0.2.0: 0.2.x is current, 0.1.x previous, 0.0.x too old, later minors and majors newer', () => {
@@ -19,7 +19,8 @@ describe('agent version standing (docs/agent.md, "Versions")', () => {
   });
 
   it('a version that is not a svc-agent release (another implementation of the contract) is served', () => {
-    for (const v of ['', 'py-1.0', 'sim-1.0.0', '1', '0.1', 'v0.0.1']) expect(agentVersionStanding(v, '0.2.0')).toBe('other');
+    for (const v of ['', 'py-1.0', 'sim-1.0.0', '1', '0.1', 'x0.0.1']) expect(agentVersionStanding(v, '0.2.0')).toBe('other');
+    expect(agentVersionStanding('v0.1.4', '0.2.0')).toBe('previous');
   });
 
   it('only a too-old agent is refused, as unprocessable (FAILED_PRECONDITION on the wire), saying what is served', () => {
@@ -29,5 +30,10 @@ describe('agent version standing (docs/agent.md, "Versions")', () => {
     expect(() => assertAgentVersionServed('0.0.9', '0.2.0')).toThrow(
       'svc-agent 0.0.9 is too old for this control plane (agents 0.2.x and 0.1.x are served): upgrade the agent on this node',
     );
+  });
+
+  it('the node view flags an agent of an older minor (to upgrade before the next release), not a current, newer or unknown one', () => {
+    const flagged = ['0.1.0', '0.0.3', null, '0.2.5', '0.3.0', 'py-1.0'].map((v) => isOutdatedAgent(v, '0.2.0'));
+    expect(flagged).toEqual([true, true, false, false, false, false]);
   });
 });

@@ -20,7 +20,7 @@ export const AGENT_RELEASE = '0.2.0';
  */
 export type AgentVersionStanding = 'current' | 'previous' | 'newer' | 'too-old' | 'other';
 
-const SEMVER = /^(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:[-+][0-9A-Za-z.+-]*)?$/;
+const SEMVER = /^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:[-+][0-9A-Za-z.+-]*)?$/;
 
 const parse = (v: string): { major: number; minor: number } | null => {
   const m = SEMVER.exec(v.trim());
@@ -35,6 +35,17 @@ export function agentVersionStanding(reported: string, release: string = AGENT_R
   if (agent.major > ours.major || (agent.major === ours.major && agent.minor > ours.minor)) return 'newer';
   if (ours.minor > 0 ? agent.major === ours.major && agent.minor === ours.minor - 1 : agent.major === ours.major - 1) return 'previous';
   return 'too-old';
+}
+
+/**
+ * Spec 9.4, the node view's `outdated_agent`: an agent of an older minor than the release
+ * (served while it is the previous one, refused when older) is to be upgraded before the next
+ * release. Unknown and other agents' versions are not flagged.
+ */
+export function isOutdatedAgent(reported: string | null, release: string = AGENT_RELEASE): boolean {
+  if (reported === null) return false;
+  const standing = agentVersionStanding(reported, release);
+  return standing === 'previous' || standing === 'too-old';
 }
 
 /** The versions a gateway of `release` serves, in words ("0.2.x and 0.1.x"). */

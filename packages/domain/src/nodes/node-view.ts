@@ -1,4 +1,5 @@
 import type { AdminStatus, Connectivity, NodeRow } from '@svc/db';
+import { isOutdatedAgent } from '../agents/agent-version.ts';
 
 export interface NodeView {
   id: string;
@@ -24,7 +25,7 @@ export interface NodeView {
   last_status_at: string | null;
   last_apply_at: string | null;
   usage_entries_dropped: number;
-  /** Spec 9.4: the agent's version (Hello.agent_version) is older than MIN_AGENT_VERSION. */
+  /** Spec 9.4: the agent is of an older minor than this release's (isOutdatedAgent): upgrade it before the next release. */
   outdated_agent: boolean;
   created_at: string;
   updated_at: string;
@@ -56,16 +57,3 @@ export const nodeView = (r: NodeRow): NodeView => ({
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });
-
-/** The oldest agent version this control plane is built for; older agents are flagged in the node view. */
-export const MIN_AGENT_VERSION = '0.1.0';
-
-/** Compares dotted numeric versions (a leading "v" and a pre-release suffix are ignored); unknown formats are not flagged. */
-export function isOutdatedAgent(version: string | null, minimum = MIN_AGENT_VERSION): boolean {
-  const parse = (v: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(v.trim())?.slice(1).map(Number);
-  const have = version ? parse(version) : undefined;
-  const need = parse(minimum);
-  if (!have || !need) return false;
-  for (let i = 0; i < 3; i++) if ((have[i] as number) !== (need[i] as number)) return (have[i] as number) < (need[i] as number);
-  return false;
-}

@@ -32,7 +32,10 @@ export const NodeSchema = z
       .number()
       .int()
       .openapi({ description: 'Usage entries the agent reported for subscriptions that no longer exist (dropped, counted)' }),
-    outdated_agent: z.boolean().openapi({ description: 'The agent reports a version older than this control plane expects' }),
+    outdated_agent: z.boolean().openapi({
+      description:
+        "The agent is of an older minor than this control plane's release: served while it is the previous minor, refused when older; upgrade it (docs/upgrades.md)",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
