@@ -126,9 +126,14 @@ describe.skipIf(!available)('faults in split mode on a PostgreSQL and Redis of o
   afterAll(() => sys?.stop());
 
   for (const how of ['shutdown', 'kill9'] as const) {
-    it(`Redis stopped (${how}) and started: commands and node changes cross processes again, sign-in is not refused, nothing crashed`, async () => {
+    it(`Redis stopped (${how}) and started: sign-in 503 while it is away; commands and node changes cross processes again, sign-in is not refused, nothing crashed`, async () => {
       await sys.redis.stop(how);
       reportFromEach();
+      // Sign-in is rate limited in Redis: while it is away, 503 problem+json (not counted, not a 500).
+      const down = await sys.api.post('/api/v1/auth/login', { email: 'owner@example.com', password: 'correct horse battery staple' });
+      expect(down.status, down.text).toBe(503);
+      expect(down.headers.get('content-type')).toContain('application/problem+json');
+      expect(down.headers.get('retry-after')).toBe('5');
       await sys.redis.start();
       // A command goes admin -> Redis -> the replica holding the stream -> the agent and back:
       // accepted (202) once every process has its Redis connections back.

@@ -8,6 +8,24 @@ import type { Redis } from 'ioredis';
  */
 export function createRedisBus(publisher: Redis, subscriber: Redis, prefix: string): MessageBus {
   const topics = new Map<string, Set<(message: unknown) => void>>();
+  // The subscriber's connection lost and back: messages of the gap are gone (ioredis
+  // resubscribes the channels by itself), so those who cache on messages are told.
+  const reconnected = new Set<() => void>();
+  let lost = false;
+  subscriber.on('close', () => {
+    lost = true;
+  });
+  subscriber.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    for (const handler of [...reconnected]) {
+      try {
+        handler();
+      } catch {
+        // One failing listener must not keep the others from hearing it.
+      }
+    }
+  });
   subscriber.on('message', (channel: string, wire: string) => {
     if (!channel.startsWith(prefix)) return;
     const handlers = topics.get(channel.slice(prefix.length));
@@ -38,6 +56,12 @@ export function createRedisBus(publisher: Redis, subscriber: Redis, prefix: stri
     return next;
   };
   return {
+    onReconnect(handler) {
+      reconnected.add(handler);
+      return () => {
+        reconnected.delete(handler);
+      };
+    },
     async publish(topic, message) {
       await publisher.publish(prefix + topic, JSON.stringify(message));
     },

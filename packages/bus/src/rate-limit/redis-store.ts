@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RateLimitResult, RateLimitStore } from '@svc/domain';
+import { type RateLimitResult, type RateLimitStore, UnavailableError } from '@svc/domain';
 import type { Redis } from 'ioredis';
 
 // One atomic step per hit: prune what left the window, count, record if allowed, else say
@@ -30,7 +30,16 @@ export function createRedisRateLimitStore(redis: Redis, prefix = 'svc:'): RateLi
   return {
     async hit(key, limit, windowMs, nowMs): Promise<RateLimitResult> {
       const member = `${nowMs}:${randomBytes(6).toString('base64url')}`;
-      const [allowed, retry] = await call(`${prefix}${key}`, nowMs, windowMs, limit, member);
+      let answer: [number, number];
+      try {
+        answer = await call(`${prefix}${key}`, nowMs, windowMs, limit, member);
+      } catch (err) {
+        // Redis away (restarting, failing over): the hit cannot be counted, and letting it
+        // through uncounted would switch the limit off for as long as Redis is down. 503 with
+        // Retry-After, not a 500: the same request succeeds once Redis is back.
+        throw Object.assign(new UnavailableError('rate limits cannot be checked right now; try again shortly', 5), { cause: err });
+      }
+      const [allowed, retry] = answer;
       return { allowed: allowed === 1, retryAfterMs: Math.max(0, Number(retry)) };
     },
   };

@@ -25,7 +25,9 @@ export interface BusInvalidatedCache<V> {
 
 /**
  * A per-process cache that other processes can empty by publishing on the bus. Failed reads
- * are dropped so the next caller tries again; ages come from the injected clock.
+ * are dropped so the next caller tries again; ages come from the injected clock. When the
+ * bus's connection comes back after an outage everything is dropped (changes announced
+ * meanwhile never arrived).
  */
 export function createBusInvalidatedCache<V>(
   deps: { bus: MessageBus; clock: Clock },
@@ -50,6 +52,9 @@ export function createBusInvalidatedCache<V>(
       (): Unsubscribe | undefined => undefined,
     ),
   );
+
+  // Messages published while the bus was down are lost: start over when it is back.
+  const offReconnect = deps.bus.onReconnect?.(clear);
 
   const forgetEntry = (key: string, entry: { value: Promise<V> }) => {
     if (entries.get(key) === entry) entries.delete(key);
@@ -76,6 +81,7 @@ export function createBusInvalidatedCache<V>(
     forget: drop,
     async stop() {
       stopped = true;
+      offReconnect?.();
       clear();
       for (const unsubscribe of await Promise.all(subscriptions)) await unsubscribe?.();
     },

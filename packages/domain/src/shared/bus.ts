@@ -10,6 +10,13 @@ export interface MessageBus {
   publish(topic: string, message: unknown): Promise<void>;
   /** Resolves once the subscription is active: a message published after that is delivered. */
   subscribe(topic: string, handler: (message: unknown) => void): Promise<Unsubscribe>;
+  /**
+   * Calls `handler` each time the bus's connection comes back after an outage (Redis restarted
+   * or failed over): whatever was published meanwhile was lost, so a cache emptied by messages
+   * drops what it holds. Returns the way to stop. A bus that never loses its connection (memory)
+   * never calls it.
+   */
+  onReconnect?(handler: () => void): () => void;
 }
 
 /** Topics; one list so producers and consumers cannot drift apart. */
