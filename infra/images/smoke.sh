@@ -9,7 +9,8 @@
 #   - portal: GET /sub/{unknown} is 404 application/problem+json; worker: /readyz;
 #   - both gateway replicas complete a TLS handshake whose certificate names SVC_GRPC_PUBLIC_HOSTS;
 #   - the agent image (Debian's v2ray as the engine) enrolls with that token through replica 1
-#     and keeps its Sync stream; the admin API then shows the node online, its revision applied.
+#     and keeps its Sync stream; the admin API then shows the node online, its revision applied;
+#   - /metrics on the admin API's and replica 1's metrics ports (the stream counted there).
 # Every container and the database are removed at the end, whatever happened.
 #
 #   bash infra/images/smoke.sh
@@ -28,6 +29,7 @@ DB=images_smoke
 REDIS=${SMOKE_REDIS:-redis://127.0.0.1:6379/7}
 BASE=${SMOKE_PORT_BASE:-18180}
 ADMIN=$BASE PORTAL=$((BASE + 1)) WORKER=$((BASE + 2)) CP1=$((BASE + 263)) CP2=$((BASE + 264))
+ADMIN_METRICS=$((BASE + 10)) CP1_METRICS=$((BASE + 11))
 RUN_ID=smoke-$$
 work=$(mktemp -d)
 names=()
@@ -46,7 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for port in $ADMIN $PORTAL $WORKER $CP1 $CP2; do
+for port in $ADMIN $PORTAL $WORKER $CP1 $CP2 $ADMIN_METRICS $CP1_METRICS; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then die "port $port is taken (set SMOKE_PORT_BASE)"; fi
 done
 psql -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB" >/dev/null
@@ -80,10 +82,10 @@ start() { # name image port-env...
   names+=("$name")
   "${P[@]}" run -d --name "$name" "${app[@]}" "$@" "$image" >/dev/null || die "podman run $name"
 }
-start admin-api localhost/svc-admin-api:local -e SVC_HTTP_PORT=$ADMIN
+start admin-api localhost/svc-admin-api:local -e SVC_HTTP_PORT=$ADMIN -e SVC_METRICS_PORT=$ADMIN_METRICS
 start portal-api localhost/svc-portal-api:local -e SVC_HTTP_PORT=$PORTAL
 start worker localhost/svc-worker:local -e SVC_HTTP_PORT=$WORKER
-start control-plane-1 localhost/svc-control-plane:local -e SVC_GRPC_PORT=$CP1
+start control-plane-1 localhost/svc-control-plane:local -e SVC_GRPC_PORT=$CP1 -e SVC_METRICS_PORT=$CP1_METRICS
 start control-plane-2 localhost/svc-control-plane:local -e SVC_GRPC_PORT=$CP2
 
 for n in "${names[@]}"; do
@@ -135,4 +137,10 @@ for i in $(seq 1 60); do
 done
 "${P[@]}" healthcheck run "$RUN_ID-agent" >/dev/null || die "agent healthcheck (engine not running)"
 say "agent (v2ray engine): enrolled, Sync stream open, node $node_id $status, engine running"
+# The metrics ports (issue 18.2) from the images: the admin API's request histogram, and the
+# replica the agent dialled counting its stream.
+curl -sf "http://127.0.0.1:$ADMIN_METRICS/metrics" | grep -q '^svc_http_request_duration_seconds_count{' || die "admin-api /metrics"
+streams=$(curl -sf "http://127.0.0.1:$CP1_METRICS/metrics" | awk '$1 ~ /^svc_gateway_streams_open/ { print $2 }')
+[ "$streams" = 1 ] || die "control-plane-1 svc_gateway_streams_open is '$streams', not 1"
+say "metrics: admin-api serves its request histogram; control-plane-1 has svc_gateway_streams_open 1"
 say "OK"
