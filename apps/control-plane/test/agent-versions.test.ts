@@ -61,25 +61,19 @@ describe('agent versions: the current and the previous minor are served, older a
   it('Sync refuses a Hello from a too-old agent and writes nothing; the previous and current minors are admitted', async () => {
     const { node, enrollToken } = await g.nodeWithToken();
     const old = await enroll(enrollToken, PREVIOUS);
-    const tooOld = new AgentSimulator(
-      { endpoint: g.endpoint, caCertPem: g.caCertPem, agentVersion: TOO_OLD },
-      old.nodeId,
-      old.certPem,
-      old.keyPem,
-    );
-    agents.push(tooOld);
+    // The node's identity, with the agent on it reporting another version.
+    const reporting = (agentVersion: string) => {
+      const agent = new AgentSimulator({ endpoint: g.endpoint, caCertPem: g.caCertPem, agentVersion }, old.nodeId, old.certPem, old.keyPem);
+      agents.push(agent);
+      return agent;
+    };
+    const tooOld = reporting(TOO_OLD);
     tooOld.connect();
     expect(await tooOld.waitForEnd()).toMatchObject({ code: Status.FAILED_PRECONDITION });
     expect(await nodeRow(g, node.id)).toMatchObject({ connectivity: 'offline', agent_version: PREVIOUS });
 
     for (const version of [PREVIOUS, AGENT_RELEASE, `${major}.${minor + 1}.0`]) {
-      const agent = new AgentSimulator(
-        { endpoint: g.endpoint, caCertPem: g.caCertPem, agentVersion: version },
-        old.nodeId,
-        old.certPem,
-        old.keyPem,
-      );
-      agents.push(agent);
+      const agent = reporting(version);
       agent.connect();
       await eventually(async () => expect(await nodeRow(g, node.id)).toMatchObject({ connectivity: 'online', agent_version: version }));
       // The panel flags the previous minor (spec 9.4): served, to be upgraded before the next release.

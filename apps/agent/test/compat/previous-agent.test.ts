@@ -17,7 +17,16 @@ import {
 } from '@svc/testkit';
 import { freePort } from '@svc/testkit/engine-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentEnv, type CountingServer, clientFor, enginePid, eventually, skipReason, startCountingServer } from '../e2e/loop.ts';
+import {
+  agentEnv,
+  type CountingServer,
+  clientFor,
+  enginePid,
+  enrollAgent,
+  eventually,
+  skipReason,
+  startCountingServer,
+} from '../e2e/loop.ts';
 import { type BuiltAgent, buildPreviousAgent, PREVIOUS_AGENT_RELEASE } from './previous-release.ts';
 
 /**
@@ -47,18 +56,7 @@ beforeAll(async () => {
   cp = await startControlPlane();
   fleet = await createFleetForProtocols(cp.api, { node: { address: '127.0.0.1' }, ports: { 'vmess-tcp': await freePort() } });
   stateDir = await mkdtemp(join(tmpdir(), 'svc-agent-previous-'));
-  const enroll = spawnApp(built.main, agentEnv(stateDir), [
-    'enroll',
-    '--server',
-    fleet.enroll.grpc_endpoint,
-    '--token',
-    fleet.enroll.token,
-    '--ca-sha256',
-    fleet.enroll.ca_cert_sha256,
-  ]);
-  const enrolled = await enroll.exited;
-  if (enrolled.code !== 0)
-    throw new Error(`svc-agent ${built.version} enroll exited ${enrolled.code}:\n${enroll.lines.join('\n')}\n${enroll.stderr()}`);
+  await enrollAgent(built.main, stateDir, fleet.enroll);
   agent = spawnApp(built.main, agentEnv(stateDir), ['run']);
 }, 120_000);
 

@@ -7,6 +7,7 @@ import {
   type AppProcess,
   type ControlPlane,
   createFleetForProtocols,
+  type EnrollTokenAnswer,
   type Fleet,
   type FleetProtocol,
   spawnApp,
@@ -52,17 +53,7 @@ export async function startLoop(protocols: FleetProtocol[]): Promise<Loop> {
   for (const p of protocols) ports[p] = await freePort();
   const fleet = await createFleetForProtocols(cp.api, { node: { address: '127.0.0.1' }, ports });
   const stateDir = await mkdtemp(join(tmpdir(), 'svc-agent-e2e-'));
-  const enroll = spawnApp(AGENT, agentEnv(stateDir), [
-    'enroll',
-    '--server',
-    fleet.enroll.grpc_endpoint,
-    '--token',
-    fleet.enroll.token,
-    '--ca-sha256',
-    fleet.enroll.ca_cert_sha256,
-  ]);
-  const enrolled = await enroll.exited;
-  if (enrolled.code !== 0) throw new Error(`svc-agent enroll exited ${enrolled.code}:\n${enroll.lines.join('\n')}\n${enroll.stderr()}`);
+  await enrollAgent(AGENT, stateDir, fleet.enroll);
   let agent = spawnApp(AGENT, agentEnv(stateDir), ['run']);
   const loop: Loop = {
     cp,
@@ -84,6 +75,21 @@ export async function startLoop(protocols: FleetProtocol[]): Promise<Loop> {
   };
   await waitForApplied(loop);
   return loop;
+}
+
+/** `svc-agent enroll` of the agent at `entry` (source or a build) with the node's token; throws with its output when it fails. */
+export async function enrollAgent(entry: string, stateDir: string, token: EnrollTokenAnswer): Promise<void> {
+  const enroll = spawnApp(entry, agentEnv(stateDir), [
+    'enroll',
+    '--server',
+    token.grpc_endpoint,
+    '--token',
+    token.token,
+    '--ca-sha256',
+    token.ca_cert_sha256,
+  ]);
+  const enrolled = await enroll.exited;
+  if (enrolled.code !== 0) throw new Error(`svc-agent enroll exited ${enrolled.code}:\n${enroll.lines.join('\n')}\n${enroll.stderr()}`);
 }
 
 /** The node is online and has applied its desired revision. */
