@@ -111,8 +111,22 @@ export class StreamRegistry {
       this.timers.push(t);
     };
     every(this.timing.reconcileMs, () => this.check([...this.sessions.keys()]));
+    // When did our own heartbeat last succeed, and since when have we been beating again
+    // after missing some (monotonic time: our own process's gaps, not the business clock).
+    let lastBeat = performance.now();
+    let beatingSince = Number.NEGATIVE_INFINITY;
     every(this.timing.heartbeatMs, async () => {
       await heartbeatReplica(this.deps, this.replicaId);
+      const now = performance.now();
+      if (now - lastBeat > 2 * this.timing.heartbeatMs) beatingSince = now;
+      lastBeat = now;
+      // Back from a gap of our own (the database away, a stalled process): every other replica
+      // was cut off too and has not beaten since. Their silence is counted from our return, so
+      // they get the whole staleness window to beat again before their nodes are set offline;
+      // otherwise the first replica back after a PostgreSQL outage longer than the window set
+      // every other replica's nodes offline and their streams ended 'replaced' (a reconnect of
+      // most of the fleet).
+      if (now - beatingSince < this.timing.staleAfterMs) return;
       const offline = await sweepDeadReplicas(this.deps, this.timing.staleAfterMs, this.replicaId);
       if (offline > 0) this.deps.log.info({ nodes: offline }, 'nodes of a silent gateway replica set offline');
     });

@@ -202,6 +202,62 @@ describe.skipIf(!available)('faults in split mode on a PostgreSQL and Redis of o
     nothingCrashed();
   });
 
+  it('PostgreSQL down for longer than the replicas staleness window: the replica back first does not take the others for dead, no stream is ended', async () => {
+    await everyNodeInSync('before the long outage');
+    const streams = agents.map((a) => a.streams);
+    await sys.pg.stop('fast');
+    // The fault itself is time: every replica misses more heartbeats than the staleness window
+    // (4 of 1 s here) allows.
+    await new Promise((r) => setTimeout(r, 5_000));
+    await sys.pg.start();
+    // A replica holding streams comes back last: its heartbeats wait on its row (held here)
+    // while the other beats twice after the outage. Counting silence from before the outage,
+    // the other would take it for dead and set its nodes offline (their streams then end
+    // 'replaced').
+    const db = await sys.sql();
+    const lock = await sys.sql();
+    try {
+      const late = (await db.query<{ id: string }>(`SELECT stream_replica AS id FROM nodes WHERE stream_replica IS NOT NULL LIMIT 1`))
+        .rows[0]?.id as string;
+      expect(late).toBeTruthy();
+      const back = (await db.query<{ now: Date }>('SELECT now()')).rows[0]?.now as Date;
+      await lock.query('BEGIN');
+      await lock.query('SELECT id FROM gateway_replicas WHERE id = $1 FOR UPDATE', [late]);
+      await until(
+        'the other replica beat twice after the outage',
+        async () =>
+          (
+            await db.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM gateway_replicas WHERE id <> $1 AND heartbeat_at > $2::timestamptz + interval '1.5 seconds'`,
+              [late, back],
+            )
+          ).rows[0]?.n === 1,
+        20_000,
+      );
+      await lock.query('ROLLBACK');
+      // Every replica has beaten (and swept, or chosen not to) well past the staleness window since.
+      await until(
+        'every replica beat past the staleness window after the outage',
+        async () =>
+          (
+            await db.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM gateway_replicas WHERE heartbeat_at > $1::timestamptz + interval '6 seconds'`,
+              [back],
+            )
+          ).rows[0]?.n === 2,
+        30_000,
+      );
+    } finally {
+      await lock.query('ROLLBACK').catch(() => {});
+      await lock.end();
+      await db.end();
+    }
+    expect(agents.map((a) => a.streams)).toEqual(streams);
+    for (const a of agents) expect((await nodeView(a.nodeId)).connectivity).toBe('online');
+    await everyNodeInSync('after the long outage');
+    nothingCrashed();
+  });
+
   it('kill -9 of the worker in the middle of the expiry sweep: the sweep runs again after restart, its effect once', async () => {
     const node = agents[0] as RoamingAgent;
     const { api: a, token } = await api();
