@@ -31,7 +31,10 @@ afterEach(async () => {
 });
 
 /** `svc <args>` in a child process with only the operator's settings. */
-function svc(args: string[], env: Record<string, string>): Promise<Exit> {
+const svc = (args: string[], env: Record<string, string>) => node(['apps/cli/src/main.ts', ...args], env);
+
+/** `node --import tsx <args>` from the repository's root with only the operator's settings. */
+function node(args: string[], env: Record<string, string>): Promise<Exit> {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(
       ([k]) => !k.startsWith('SVC_') && k !== 'DATABASE_URL' && k !== 'REDIS_URL' && !k.startsWith('VITEST'),
@@ -40,7 +43,7 @@ function svc(args: string[], env: Record<string, string>): Promise<Exit> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'apps/cli/src/main.ts', ...args],
+      ['--import', 'tsx', ...args],
       { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -135,7 +138,7 @@ describe('svc migrate --dry-run', () => {
   );
 
   it(
-    'refuses a database a newer build migrated, naming the migration it does not know, and leaves it as it was',
+    'refuses a database a newer build migrated, naming the migration it does not know, and leaves it as it was; so does an app starting on it',
     async () => {
       const store = newStore();
       const future = '2099-01-01T0000-from-a-newer-build';
@@ -151,6 +154,12 @@ describe('svc migrate --dry-run', () => {
       const res = await svc(['migrate', '--dry-run'], store.env);
       expect(res.code, res.stdout).toBe(1);
       expect(res.stderr).toContain(`svc: the database schema is newer than this build: it has migration ${future}`);
+      // A split deployable starting on it refuses the same way, before serving anything.
+      const app = await node(['apps/admin-api/src/main.ts'], { ...store.env, SVC_INSTALLATION_KEY: randomBytes(32).toString('base64') });
+      expect(app.code, app.stdout).toBe(1);
+      expect(app.stderr).toContain(
+        `admin-api: refusing to start, the database schema is newer than this build: it has migration ${future}`,
+      );
       expect(await withStore(store, schemaOf(store))).toEqual(before);
     },
     TIMEOUT_MS,

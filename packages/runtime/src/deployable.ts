@@ -1,4 +1,5 @@
 import { ConfigError } from '@svc/config';
+import { MigrationError } from '@svc/db';
 
 /** How long a stop may take before the process gives up on a clean close (orchestrators kill at 30 s). */
 export const SHUTDOWN_DEADLINE_MS = 25_000;
@@ -6,8 +7,9 @@ export const SHUTDOWN_DEADLINE_MS = 25_000;
 /**
  * The process wrapper every deployable's main.ts shares: SIGTERM/SIGINT handlers installed
  * before start-up (a stop waits for the start, then runs the returned close and exits 0); a
- * configuration error exits 78 (EX_CONFIG) with `<name>: refusing to start, ...`, any other
- * start-up failure exits 1 with its stack.
+ * configuration error exits 78 (EX_CONFIG) with `<name>: refusing to start, ...`; a schema it
+ * cannot run on (a newer build's, a failed migration) exits 1 with `<name>: refusing to start, ...`
+ * (docs/upgrades.md); any other start-up failure exits 1 with its stack.
  *
  * The close each app returns drains: HTTP stops accepting and lets requests in flight finish,
  * the gateway ends its streams UNAVAILABLE (agents reconnect to another replica) and writes what
@@ -40,7 +42,9 @@ export function runDeployable(name: string, start: () => Promise<() => Promise<v
   process.once('SIGINT', stop);
   starting.catch((err: unknown) => {
     process.stderr.write(
-      err instanceof ConfigError ? `${name}: refusing to start, ${err.message}\n` : `${name}: ${(err as Error).stack}\n`,
+      err instanceof ConfigError || err instanceof MigrationError
+        ? `${name}: refusing to start, ${err.message}\n`
+        : `${name}: ${(err as Error).stack}\n`,
     );
     process.exit(err instanceof ConfigError ? 78 : 1);
   });
