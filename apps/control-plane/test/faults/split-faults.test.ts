@@ -303,7 +303,11 @@ describe.skipIf(!available)('faults in split mode on a PostgreSQL and Redis of o
     const app = sys.replicas[victim] as (typeof sys.replicas)[number];
     const survivorPort = victim === 0 ? second : first;
     // How each agent's stream on the stopping replica ended (the simulator keeps only the last end).
-    const onVictim = agents.filter((a) => a.sim.ended === null);
+    const replicaId = (await app.waitForLog(/^agent gateway listening/)).replica as string;
+    const sql = await sys.sql();
+    const held = await sql.query<{ id: string }>('SELECT id FROM nodes WHERE stream_replica = $1', [replicaId]).finally(() => sql.end());
+    const onVictim = agents.filter((a) => held.rows.some((r) => r.id === a.nodeId));
+    expect(onVictim.length).toBeGreaterThan(0);
     const endings: unknown[] = [];
     for (const a of onVictim)
       a.sim.waitForEnd(20_000).then(
