@@ -77,6 +77,30 @@ async function usageMatchesReports(): Promise<void> {
   }
 }
 
+let sweptSeq = 0;
+/** The worker still runs its schedule: a subscription made due is expired by the sweep (every second in these tests). */
+async function theWorkerSweeps(what: string): Promise<void> {
+  const { api: a, token } = await api();
+  const client = await a.post('/api/v1/clients', { email: `swept-${sweptSeq++}@example.com` }, { token });
+  const sub = await a.post(
+    '/api/v1/subscriptions',
+    { client_id: client.body.id, access_group_ids: [], expires_at: new Date(Date.now() + 3_600_000).toISOString() },
+    { token },
+  );
+  expect(sub.status, sub.text).toBe(201);
+  const sql = await sys.sql();
+  try {
+    await sql.query(`UPDATE subscriptions SET expires_at = now() - interval '1 second' WHERE id = $1`, [sub.body.id]);
+    await until(
+      `${what}: the worker's sweep expires a due subscription`,
+      async () => (await sql.query('SELECT status FROM subscriptions WHERE id = $1', [sub.body.id])).rows[0]?.status === 'expired',
+      20_000,
+    );
+  } finally {
+    await sql.end();
+  }
+}
+
 const reportFromEach = () => {
   for (const a of agents) a.report([{ subscriptionId, uplinkBytes: UP, downlinkBytes: DOWN }]);
 };
@@ -126,7 +150,7 @@ describe.skipIf(!available)('faults in split mode on a PostgreSQL and Redis of o
   afterAll(() => sys?.stop());
 
   for (const how of ['shutdown', 'kill9'] as const) {
-    it(`Redis stopped (${how}) and started: sign-in 503 while it is away; commands and node changes cross processes again, sign-in is not refused, nothing crashed`, async () => {
+    it(`Redis stopped (${how}) and started: sign-in 503 while it is away; commands and node changes cross processes again, sign-in is not refused, the worker's schedules run again, nothing crashed`, async () => {
       await sys.redis.stop(how);
       reportFromEach();
       // Sign-in is rate limited in Redis: while it is away, 503 problem+json (not counted, not a 500).
@@ -157,12 +181,14 @@ describe.skipIf(!available)('faults in split mode on a PostgreSQL and Redis of o
           (await sys.api.post('/api/v1/auth/login', { email: 'owner@example.com', password: 'correct horse battery staple' })).status,
         ).toBe(200);
       await usageMatchesReports();
+      // The job schedules were in the Redis that came back empty: written again on reconnect.
+      await theWorkerSweeps(`after Redis ${how}`);
       nothingCrashed();
     });
   }
 
   for (const mode of ['fast', 'immediate'] as const) {
-    it(`PostgreSQL restarted (-m ${mode}): the API answers 503 problem+json while it is down, then recovers; every node back in sync, usage once`, async () => {
+    it(`PostgreSQL restarted (-m ${mode}): the API answers 503 problem+json while it is down, then recovers; every node back in sync, usage once, the worker resumes`, async () => {
       const { token } = await api();
       await sys.pg.stop(mode);
       const down = await sys.api.get('/api/v1/nodes', { token });
@@ -178,6 +204,7 @@ describe.skipIf(!available)('faults in split mode on a PostgreSQL and Redis of o
       reportFromEach();
       await everyNodeInSync(`after PostgreSQL -m ${mode}`);
       await usageMatchesReports();
+      await theWorkerSweeps(`after PostgreSQL -m ${mode}`);
       nothingCrashed();
     });
   }
