@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type DomainContext, KEY_MISSING_NOTE, loadInstallationKey, runScheduledBackup } from '@svc/domain';
+import { type DomainContext, KEY_MISSING_NOTE, loadInstallationKey, readPassphraseFile, runScheduledBackup } from '@svc/domain';
 import type { Runtime } from '@svc/runtime';
 
 const APP_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -45,5 +45,17 @@ export function announceBackups(rt: Runtime): void {
     },
     'scheduled backups on',
   );
-  if (!cfg.passphrase_file) rt.log.warn({ dir: cfg.dir }, KEY_MISSING_NOTE);
+  if (!cfg.passphrase_file) {
+    rt.log.warn({ dir: cfg.dir }, KEY_MISSING_NOTE);
+    return;
+  }
+  // Said now rather than at the first run's failure: a passphrase file that will not do.
+  try {
+    readPassphraseFile(cfg.passphrase_file);
+  } catch (err) {
+    rt.log.error(
+      { err, passphrase_file: cfg.passphrase_file },
+      'backup.passphrase_file will not do: every scheduled backup will fail until it is fixed',
+    );
+  }
 }

@@ -23,7 +23,7 @@ async function until(done: () => boolean | Promise<boolean>, what: string): Prom
 }
 
 describe('scheduled backups', () => {
-  it('write an archive that verifies, then keep the newest by retention and nothing else of the folder', async () => {
+  it('write an archive that verifies, holding the key sealed with the configured passphrase, then keep the newest by retention and nothing else of the folder', async () => {
     const dir = join(work, 'archives');
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir);
@@ -31,7 +31,12 @@ describe('scheduled backups', () => {
     for (const stamp of ['20010101T000000Z', '20010102T000000Z', '20010103T000000Z'])
       writeFileSync(join(dir, `svc-backup-${stamp}.tar.gz`), 'old');
     writeFileSync(join(dir, 'README.txt'), 'not ours');
-    const bed = await createDomainTestbed({ env: { SVC_BACKUP_DIR: dir, SVC_BACKUP_KEEP: '2' } });
+    const passphraseFile = join(work, 'passphrase');
+    writeFileSync(passphraseFile, 'the scheduled passphrase\n');
+    const bed = await createDomainTestbed({
+      env: { SVC_BACKUP_DIR: dir, SVC_BACKUP_KEEP: '2', SVC_BACKUP_PASSPHRASE_FILE: passphraseFile },
+    });
+    const key = Buffer.from(bed.runtime.config.installation_key as string, 'base64');
     const worker = createWorker(bed.runtime, { only: [JOBS.backupsRun] });
     try {
       await worker.start();
@@ -44,8 +49,9 @@ describe('scheduled backups', () => {
     const old = ['svc-backup-20010101T000000Z.tar.gz', 'svc-backup-20010102T000000Z.tar.gz', 'svc-backup-20010103T000000Z.tar.gz'];
     const written = names.find((n) => n.endsWith('.tar.gz') && !old.includes(n));
     expect(names.filter((n) => n !== written)).toEqual(['README.txt', 'svc-backup-20010103T000000Z.tar.gz']);
-    const verified = await verifyArchive(join(dir, written as string));
-    expect(verified.manifest.installation.key_included).toBe(false);
+    const verified = await verifyArchive(join(dir, written as string), { passphrase: 'the scheduled passphrase' });
+    expect(verified.manifest.installation.key_included).toBe(true);
+    expect(verified.key?.equals(key)).toBe(true);
     expect(verified.manifest.tables.find((t) => t.name === 'installation')?.rows).toBe(1);
   });
 

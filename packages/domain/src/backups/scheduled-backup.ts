@@ -1,11 +1,18 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { backupFileName, KEY_MISSING_WARNING, pruneBackups, writeBackup } from '@svc/db';
+import { backupFileName, checkPassphrase, KEY_MISSING_WARNING, pruneBackups, writeBackup } from '@svc/db';
 import { installationKeyCheck } from '../installation/installation-key.ts';
 import type { DomainContext } from '../shared/context.ts';
 
 /** Logged when scheduled archives will not hold the installation key. */
 export const KEY_MISSING_NOTE = `scheduled backups without the installation key (backup.passphrase_file unset): ${KEY_MISSING_WARNING}`;
+
+/** The passphrase on a file's first line (backup.passphrase_file), checked as sealing requires. */
+export function readPassphraseFile(path: string): string {
+  const passphrase = readFileSync(path, 'utf8').split(/\r?\n/)[0] ?? '';
+  checkPassphrase(passphrase);
+  return passphrase;
+}
 
 export interface ScheduledBackupOptions {
   /** Folder the archives go to (created 0700 if missing). */
@@ -41,7 +48,7 @@ export async function runScheduledBackup(ctx: DomainContext, opts: ScheduledBack
   const now = ctx.clock.now();
   let file = join(opts.dir, backupFileName(now));
   for (let n = 1; existsSync(file); n++) file = join(opts.dir, backupFileName(now).replace(/\.tar\.gz$/, `-${n}.tar.gz`));
-  const passphrase = opts.passphraseFile ? (readFileSync(opts.passphraseFile, 'utf8').split(/\r?\n/)[0] ?? '') : undefined;
+  const passphrase = opts.passphraseFile ? readPassphraseFile(opts.passphraseFile) : undefined;
   const result = await writeBackup(ctx.db, {
     file,
     appVersion: opts.appVersion,
