@@ -7,7 +7,16 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createAdminApi } from '@svc/admin-api';
 import { TOPICS } from '@svc/domain';
-import { createApiClient, createTestDatabase, startTestServer, type TestDatabase, type TestServer, testDatabaseUrl } from '@svc/testkit';
+import {
+  appEntry,
+  createApiClient,
+  createTestDatabase,
+  migratedDataDir,
+  startTestServer,
+  type TestDatabase,
+  type TestServer,
+  testDatabaseUrl,
+} from '@svc/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -66,9 +75,9 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** `node --import tsx apps/cli/src/main.ts ...`, or with `bin`, the installed `svc` entry. */
+/** `svc ...` (the cli's fresh bundle, or its source under tsx: appEntry), or with `bin`, the installed `svc` entry. */
 function spawnSvc(args: string[], env: Record<string, string>, stdin?: string, opts: { bin?: boolean } = {}): Svc {
-  const argv = opts.bin ? [BIN, ...args] : ['--import', 'tsx', MAIN, ...args];
+  const argv = opts.bin ? [BIN, ...args] : [...appEntry(MAIN).argv, ...args];
   const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: childEnv(env),
@@ -136,8 +145,9 @@ interface Installation {
   env: Record<string, string>;
 }
 
+/** An installation's folder: on the embedded default its database already migrated (migratedDataDir); a truly fresh one is 'svc migrate on a fresh embedded database'. */
 async function newInstallation(): Promise<Installation> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+  const dir = pgMode ? mkdtempSync(join(tmpdir(), 'svc-cli-')) : await migratedDataDir('svc-cli-');
   const key = randomBytes(32).toString('base64');
   const database = pgMode ? await createTestDatabase() : undefined;
   cleanups.push(async () => {

@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type AppProcess, spawnApp } from '@svc/testkit';
+import { rmSync } from 'node:fs';
+import { type AppProcess, migratedDataDir, spawnApp } from '@svc/testkit';
 import { scrapeMetrics } from '@svc/testkit/metrics-scrape';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Every deployable serves Prometheus metrics on its metrics port (docs/observability.md): the
-// four split-mode apps run as the images run them (node dist/main.js, built by `pnpm test` and
-// `pnpm typecheck` first) and `svc start` as `pnpm start` runs it (under tsx), each on its own
-// embedded database.
+// four split-mode apps and `svc start` run as the images run them (node dist/main.js, built by
+// `pnpm test` and `pnpm typecheck` first; `svc start` through appEntry, so from source when its
+// bundle is stale), each on its own embedded database (migrated already: migratedDataDir).
 
 const TOKEN = 'deployables-scrape-token-0123456789';
 const APPS = [
@@ -26,7 +24,7 @@ beforeAll(async () => {
   // Started together: each waits for its own database and migrations.
   await Promise.all(
     APPS.map(async ({ app, entry, args }) => {
-      const dir = mkdtempSync(join(tmpdir(), `svc-metrics-${app}-`));
+      const dir = await migratedDataDir(`svc-metrics-${app}-`);
       const proc = spawnApp(
         entry,
         {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectDatabase, type DatabaseHandle, knownMigrations, migrateThrough, migrateToLatest, readSchemaState } from '@svc/db';
-import { testDatabaseUrl } from '@svc/testkit';
+import { appEntry, testDatabaseUrl } from '@svc/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommand } from '../src/args.ts';
 
@@ -31,10 +31,10 @@ afterEach(async () => {
 });
 
 /** `svc <args>` in a child process with only the operator's settings. */
-const svc = (args: string[], env: Record<string, string>) => node(['apps/cli/src/main.ts', ...args], env);
+const svc = (args: string[], env: Record<string, string>) => node('apps/cli/src/main.ts', args, env);
 
-/** `node --import tsx <args>` from the repository's root with only the operator's settings. */
-function node(args: string[], env: Record<string, string>): Promise<Exit> {
+/** An app's entry (its fresh bundle, or the source under tsx: appEntry) from the repository's root with only the operator's settings. */
+function node(entry: string, args: string[], env: Record<string, string>): Promise<Exit> {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(
       ([k]) => !k.startsWith('SVC_') && k !== 'DATABASE_URL' && k !== 'REDIS_URL' && !k.startsWith('VITEST'),
@@ -43,7 +43,7 @@ function node(args: string[], env: Record<string, string>): Promise<Exit> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', ...args],
+      [...appEntry(entry).argv, ...args],
       { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -155,7 +155,7 @@ describe('svc migrate --dry-run', () => {
       expect(res.code, res.stdout).toBe(1);
       expect(res.stderr).toContain(`svc: the database schema is newer than this build: it has migration ${future}`);
       // A split deployable starting on it refuses the same way, before serving anything.
-      const app = await node(['apps/admin-api/src/main.ts'], { ...store.env, SVC_INSTALLATION_KEY: randomBytes(32).toString('base64') });
+      const app = await node('apps/admin-api/src/main.ts', [], { ...store.env, SVC_INSTALLATION_KEY: randomBytes(32).toString('base64') });
       expect(app.code, app.stdout).toBe(1);
       expect(app.stderr).toContain(
         `admin-api: refusing to start, the database schema is newer than this build: it has migration ${future}`,

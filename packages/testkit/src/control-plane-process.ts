@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
+import { createTestDatabase, migratedDataDir, type TestDatabase, testDatabaseUrl } from './database.ts';
 import { freePort } from './engine-process.ts';
 import { type ApiClient, type ApiResponse, createApiClient, type RequestOptions } from './http-client.ts';
 import { type AppProcess, spawnApp } from './processes.ts';
@@ -53,7 +53,8 @@ export interface ControlPlane {
 
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const owner = opts.owner ?? OWNER;
-  const dataDir = await mkdtemp(join(tmpdir(), 'svc-e2e-cp-'));
+  // On the embedded default the data directory starts migrated (a copy: migratedDataDir), as after a first start.
+  const dataDir = testDatabaseUrl() ? await mkdtemp(join(tmpdir(), 'svc-e2e-cp-')) : await migratedDataDir('svc-e2e-cp-');
   let database: TestDatabase | undefined;
   let child: AppProcess | undefined;
   const cleanUp = async () => {

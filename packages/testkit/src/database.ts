@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +19,46 @@ let template: Promise<PGlite> | undefined;
  * (~1.6 s) in every file after the first.
  */
 function templateFile(): string {
+  return join(tmpdir(), `svc-test-pglite-${templateKey()}.tar`);
+}
+
+/** The PGlite build and the source of every migration: what a migrated template depends on. */
+function templateKey(): string {
   const h = createHash('sha256').update(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
   for (const [name, m] of Object.entries(migrations)) h.update(name).update(String(m.up));
-  return join(tmpdir(), `svc-test-pglite-${h.digest('hex').slice(0, 20)}.tar`);
+  return h.digest('hex').slice(0, 20);
+}
+
+/**
+ * A new data directory (`SVC_DATA_DIR`) holding an embedded database that is migrated and
+ * otherwise empty: what `svc start` leaves behind before it binds an installation key or creates
+ * anything, copied from a template made once per migration set (in the temp folder, like the
+ * template above). Suites that start the whole system many times (the agent end to end, the
+ * CLI) skip the embedded database's initdb and migrations at every start (~5-10 s on 2 cores);
+ * the first start of a truly fresh directory is proven where that is the subject (cli.test.ts).
+ */
+export async function migratedDataDir(prefix = 'svc-test-data-'): Promise<string> {
+  const template = join(tmpdir(), `svc-test-embedded-${templateKey()}`);
+  if (!existsSync(join(template, 'pg', 'PG_VERSION'))) {
+    const making = mkdtempSync(`${template}.making-`);
+    try {
+      const handle = await connectDatabase({ dataDir: making });
+      try {
+        await migrateToLatest(handle.db);
+      } finally {
+        await handle.destroy();
+      }
+      rmSync(join(making, 'pg.lock'), { force: true });
+      // Another worker may have made it meanwhile: theirs stays, ours goes.
+      renameSync(making, template);
+    } catch (err) {
+      rmSync(making, { recursive: true, force: true });
+      if (!existsSync(join(template, 'pg', 'PG_VERSION'))) throw err;
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cpSync(join(template, 'pg'), join(dir, 'pg'), { recursive: true });
+  return dir;
 }
 
 async function migratedTemplate(): Promise<PGlite> {

@@ -1,7 +1,8 @@
 export { adminWithRole, login, OWNER, setupOwner } from './admins.ts';
+export { appEntry } from './app-entry.ts';
 export { caSignedCertificate, type SelfSignedCertificateOptions, selfSignedCertificate } from './certificates.ts';
 export { type ControlPlane, type ControlPlaneOptions, type OwnerApi, startControlPlane } from './control-plane-process.ts';
-export { createEmptyTestDatabase, createTestDatabase, type TestDatabase, testDatabaseUrl } from './database.ts';
+export { createEmptyTestDatabase, createTestDatabase, migratedDataDir, type TestDatabase, testDatabaseUrl } from './database.ts';
 export { createDomainTestbed, type DomainTestbed, TEST_OWNER } from './domain-testbed.ts';
 export { type EngineProcess, freePort, portAccepts, type StartEngineOptions, startV2ray } from './engine-process.ts';
 export { type EventStream, openEventStream, type SseEvent } from './event-stream.ts';

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { appEntry } from './app-entry.ts';
 import { lineWaiter } from './line-waiter.ts';
 
 /** The repository root (where apps/ lives). */
@@ -41,12 +42,12 @@ export function operatorEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * Starts one deployable (`node --import tsx <entry> [...args]`) as a separate process, as compose would;
- * an entry that is already JavaScript (an app's precompiled dist/main.js) runs without tsx.
+ * Starts one deployable as a separate process, as compose would: `apps/<app>/src/main.ts` runs as
+ * the app's fresh precompiled bundle, or under tsx (app-entry.ts); an entry that is already
+ * JavaScript runs as it is.
  */
 export function spawnApp(entry: string, env: Record<string, string>, args: string[] = []): AppProcess {
-  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, resolve(REPO_ROOT, entry), ...args], {
+  const child = spawn(process.execPath, [...appEntry(entry).argv, ...args], {
     cwd: REPO_ROOT,
     env: operatorEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,13 +16,14 @@ let bind: BindServer;
 let pebble: PebbleServer;
 let dns: DnsProviderPort;
 let agent: Agent;
+let interceptor: number | undefined;
 beforeAll(async () => {
   if (!HAVE) return;
   bind = await startBind();
   pebble = await startPebble({ dnsPort: bind.port });
   agent = new Agent({ ca: pebble.caPem });
   const origin = new URL(pebble.directoryUrl).origin;
-  acme.axios.interceptors.request.use((cfg) => {
+  interceptor = acme.axios.interceptors.request.use((cfg) => {
     if (cfg.url?.startsWith(origin)) cfg.httpsAgent = agent;
     return cfg;
   });
@@ -33,6 +34,8 @@ beforeAll(async () => {
   );
 }, 60_000);
 afterAll(async () => {
+  // acme-client's axios is one per process: suites that share a process must not inherit this one.
+  if (interceptor !== undefined) acme.axios.interceptors.request.eject(interceptor);
   await pebble?.stop();
   await bind?.stop();
 });

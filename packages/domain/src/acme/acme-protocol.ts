@@ -28,14 +28,16 @@ export function acmeAgent(extraCaFile: string | undefined): Agent {
 }
 
 let intercepting = false;
-/** Makes acme-client's requests go through `current()` (set once per process). */
-function useAgent(current: () => Agent): void {
+/** Makes acme-client's requests go through `current()`, the agent of the latest client made (installed once per process). */
+function useAgent(current: () => Agent | undefined): void {
   if (intercepting) return;
   intercepting = true;
   const settings = (acme.axios.defaults as unknown as { acmeSettings?: { retryMaxAttempts?: number } }).acmeSettings;
   if (settings) settings.retryMaxAttempts = 0;
   acme.axios.interceptors.request.use((cfg) => {
-    cfg.httpsAgent = current();
+    // A request that already carries an agent (set by whoever made it) keeps it.
+    const a = current();
+    if (a && !cfg.httpsAgent) cfg.httpsAgent = a;
     return cfg;
   });
 }
@@ -66,7 +68,8 @@ export interface AcmeClientOptions {
 /** An acme-client Client for one account, after the directory answered through our agent. */
 export async function acmeClient(o: AcmeClientOptions): Promise<acme.Client> {
   const a = acmeAgent(o.extraCaFile);
-  useAgent(() => acmeAgent(o.extraCaFile));
+  // The agent of this client's trust (the latest made): not the first caller's, whose CA file may be another's.
+  useAgent(() => agent);
   await fetchDirectory(o.directoryUrl, a);
   return new acme.Client({
     directoryUrl: o.directoryUrl,
