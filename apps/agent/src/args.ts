@@ -23,9 +23,30 @@ export type AgentCommand =
   | { name: 'version' }
   | { name: 'help' };
 
+/** Options that take a value: the word after them is theirs, whatever it starts with. */
+const VALUED = new Set(['--server', '--token', '--ca-sha256', '--state-dir']);
+
+/**
+ * `--token -x…` as `--token=-x…`: an enrollment token is base64url, so one in 64 starts with '-',
+ * which parseArgs would take for another option ("argument is ambiguous") and refuse the command
+ * the panel printed.
+ */
+function joinValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] as string;
+    const next = argv[i + 1];
+    if (VALUED.has(word) && next !== undefined && next.startsWith('-') && !VALUED.has(next)) {
+      out.push(`${word}=${next}`);
+      i++;
+    } else out.push(word);
+  }
+  return out;
+}
+
 export function parseAgentCommand(argv: string[]): AgentCommand {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: joinValues(argv),
     allowPositionals: true,
     options: {
       server: { type: 'string' },
