@@ -49,12 +49,30 @@ export const agentEnv = (stateDir: string): Record<string, string> => ({
 /** Control plane, a node with an inbound per protocol (on free ports), the agent enrolled and running, the node applied. */
 export async function startLoop(protocols: FleetProtocol[]): Promise<Loop> {
   const cp = await startControlPlane();
-  const ports: Partial<Record<FleetProtocol, number>> = {};
-  for (const p of protocols) ports[p] = await freePort();
-  const fleet = await createFleetForProtocols(cp.api, { node: { address: '127.0.0.1' }, ports });
   const stateDir = await mkdtemp(join(tmpdir(), 'svc-agent-e2e-'));
-  await enrollAgent(AGENT, stateDir, fleet.enroll);
-  let agent = spawnApp(AGENT, agentEnv(stateDir), ['run']);
+  let agent: AppProcess | undefined;
+  // Whatever fails on the way stops what was started: a control plane left running outlives the suite.
+  const abandon = async () => {
+    await agent?.stop();
+    await killEngine(stateDir).catch(() => {});
+    await cp.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  };
+  try {
+    const ports: Partial<Record<FleetProtocol, number>> = {};
+    for (const p of protocols) ports[p] = await freePort();
+    const fleet = await createFleetForProtocols(cp.api, { node: { address: '127.0.0.1' }, ports });
+    await enrollAgent(AGENT, stateDir, fleet.enroll);
+    agent = spawnApp(AGENT, agentEnv(stateDir), ['run']);
+    return await running(cp, fleet, stateDir, agent);
+  } catch (err) {
+    await abandon().catch(() => {});
+    throw err;
+  }
+}
+
+async function running(cp: ControlPlane, fleet: Loop['fleet'], stateDir: string, first: AppProcess): Promise<Loop> {
+  let agent = first;
   const loop: Loop = {
     cp,
     fleet,
