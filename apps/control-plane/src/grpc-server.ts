@@ -54,6 +54,33 @@ const niceGrpc = (): NiceGrpcInternals => {
   };
 };
 
+/**
+ * grpc-js's definition as nice-grpc makes it, except that serialized messages are handed on as
+ * a Buffer over the encoder's bytes instead of a copy (nice-grpc wraps each in Buffer.from,
+ * which copies a Uint8Array: 14.5 MiB into fresh memory for a 100,000-user DesiredState). The
+ * encoder (FlatWriter) writes every message into memory of its own, so nothing else holds it.
+ */
+function withoutCopies(
+  grpcDefinition: grpc.ServiceDefinition,
+  normalized: Record<string, { requestStream: boolean; responseStream: boolean }>,
+): grpc.ServiceDefinition {
+  const asBuffer = (bytes: Uint8Array): Buffer =>
+    Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [name, method] of Object.entries(grpcDefinition)) {
+    const own = normalized[name] as unknown as {
+      requestSerialize: (value: unknown) => Uint8Array;
+      responseSerialize: (value: unknown) => Uint8Array;
+    };
+    out[name] = {
+      ...method,
+      requestSerialize: (value) => asBuffer(own.requestSerialize(value)),
+      responseSerialize: (value) => asBuffer(own.responseSerialize(value)),
+    };
+  }
+  return out;
+}
+
 export function createGatewayGrpcServer<S extends CompatServiceDefinition>(
   options: grpc.ServerOptions,
   definition: S,
@@ -75,7 +102,7 @@ export function createGatewayGrpcServer<S extends CompatServiceDefinition>(
         : nice.unary;
     handlers[name] = create(method, fn, undefined);
   }
-  server.addService(nice.toGrpcJsServiceDefinition(normalized), handlers);
+  server.addService(withoutCopies(nice.toGrpcJsServiceDefinition(normalized), normalized), handlers);
   let listeners: NetServer[] = [];
   // Stops accepting at once (net's close callback would wait for every accepted connection:
   // those are the HTTP/2 sessions grpc-js ends).

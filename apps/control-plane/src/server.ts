@@ -6,6 +6,7 @@ import { type AdmissionLimits, AdmissionLine } from './admission-line.ts';
 import { appliedRevisionWriter, statusReportWriter } from './applied-revisions.ts';
 import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
+import { warmUpGateway } from './warm-up.ts';
 import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
@@ -157,6 +158,13 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       await registry.start();
       // Our own listener (grpc-server.ts): a backlog that holds a reconnecting fleet's SYNs.
       const port = await server.listen(opts.host, opts.port, credentials, opts.listenBacklog ?? g.listen_backlog);
+      // The first big node's push should not run V8's first tiers (warm-up.ts): after listening,
+      // so a restarted gateway takes its reconnecting fleet at once.
+      if (g.warm_up_users > 0)
+        void warmUpGateway(g.warm_up_users, gzipLevel).then(
+          (ms) => deps.log.info({ users: g.warm_up_users, ms: Math.round(ms) }, 'push path warmed up'),
+          (err) => deps.log.warn({ err }, 'push path warm-up failed'),
+        );
       renewTimer = setInterval(
         () => void this.renewServerCertificate().catch((err) => deps.log.error({ err }, 'gateway certificate not renewed')),
         RENEW_CHECK_MS,

@@ -2,6 +2,7 @@ import type { Db, Protocol } from '@svc/db';
 import { type DomainDeps, limitReachedSql, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { type RawBuilder, sql } from 'kysely';
 import { groupModels } from './group-models.ts';
+import { Int8Sum } from './int8-sum.ts';
 import { type KeptBucket, MemberCache } from './member-cache.ts';
 import type { ModelChain, ModelInbound, ModelSubscription, NodeModel } from './model.ts';
 
@@ -81,7 +82,27 @@ export async function loadNodeModels(
     { isolation: 'repeatable read', readOnly: true },
   );
   if (!snapshot) return;
+  await modelsOfSnapshot(snapshot, ids, deps.members, each);
+}
 
+/** What one snapshot read: the rows the models of its nodes are made of. */
+export interface SnapshotRows {
+  nodes: Array<{ id: string; desired_revision: string | number | bigint }>;
+  now: Date;
+  inbounds: InboundRow[];
+  grants: Array<{ access_group_id: string; inbound_id: string }>;
+  subscriptions: Map<string, MemberChunks>;
+  chains: ModelChain[];
+  certificates: NodeModel['certificates'];
+}
+
+/** The models of a snapshot's nodes, in the order of `ids`, handed to `each` one at a time (warm-up.ts drives it too). */
+export async function modelsOfSnapshot(
+  snapshot: SnapshotRows,
+  ids: readonly string[],
+  members: MemberCache<SubscriptionRow> | undefined,
+  each: (model: NodeModel) => void | Promise<void>,
+): Promise<void> {
   const inboundsOf = groupBy(snapshot.inbounds, (i) => i.node_id);
   const inboundsOfGroup = groupBy(snapshot.grants, (g) => g.access_group_id);
   const subscriptionsOfGroup = snapshot.subscriptions;
@@ -95,14 +116,14 @@ export async function loadNodeModels(
       revision: Number(node.desired_revision),
       now: snapshot.now,
       inbounds,
-      subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup, deps.members),
+      subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup, members),
       chains: snapshot.chains.filter((c) => c.hops.some((h) => h.node_id === node.id) || inbounds.some((i) => i.chain_id === c.id)),
       certificates: certificatesOf(inbounds, certificateById),
     });
   }
 }
 
-type InboundRow = ModelInbound & { node_id: string };
+export type InboundRow = ModelInbound & { node_id: string };
 /** A member of an access group as the driver returns it (int8 as text). */
 export interface SubscriptionRow {
   id: string;
@@ -180,7 +201,7 @@ async function readGrants(trx: Db, inboundIds: readonly string[]): Promise<Array
  * whole). A kept bucket is the same array from snapshot to snapshot, so what is derived from
  * it (its members as ModelSubscriptions) is derived once.
  */
-type MemberChunks = ReadonlyArray<readonly SubscriptionRow[]>;
+export type MemberChunks = ReadonlyArray<readonly SubscriptionRow[]>;
 
 /** A member's bucket in the member cache: 0..255 from PostgreSQL's hash of its id. */
 const BUCKET_SQL = sql<number>`hashtext(s.id) & 255`;
@@ -382,13 +403,13 @@ async function readMembers(
 }
 
 /** A group's rows (read with their hash) in buckets, each with its digest: the count and the sum of the hashes, as PostgreSQL sums them. */
-function bucketsOf(rows: readonly SubscriptionRow[]): Map<number, KeptBucket<SubscriptionRow>> {
+export function bucketsOf(rows: readonly SubscriptionRow[]): Map<number, KeptBucket<SubscriptionRow>> {
   const byBucket = new Map<number, SubscriptionRow[]>();
   for (const r of rows) push(byBucket, r.bucket, r);
   const out = new Map<number, KeptBucket<SubscriptionRow>>();
   for (const [b, members] of byBucket) {
-    let sum = 0n;
-    for (const r of members) sum += BigInt(r.hash as string);
+    const sum = new Int8Sum();
+    for (const r of members) sum.add(r.hash as string);
     out.set(b, { count: members.length, sum: sum.toString(), rows: members });
   }
   return out;

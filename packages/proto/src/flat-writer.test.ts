@@ -165,4 +165,17 @@ describe('FlatWriter encodes byte-identically to BinaryWriter', () => {
     expect(ServerMessage.decode(first)).toEqual(message);
     expect(Buffer.from(again).equals(Buffer.from(first))).toBe(true);
   });
+
+  it('a big message handed over without a copy stays intact when the writer is used again', () => {
+    const big = users(2_000, 'x');
+    const other = users(1_500, 'y');
+    const w = new FlatWriter(16);
+    const first = ServerMessage.encode(big, w).finish();
+    expect(first.byteLength).toBeGreaterThan(64 * 1024);
+    const copy = Buffer.from(first);
+    const second = ServerMessage.encode(other, w).finish();
+    expect(Buffer.from(first).equals(copy)).toBe(true);
+    expect(ServerMessage.decode(first)).toEqual(ServerMessage.decode(ServerMessage.encode(big).finish()));
+    expect(ServerMessage.decode(second)).toEqual(ServerMessage.decode(ServerMessage.encode(other).finish()));
+  });
 });

@@ -25,9 +25,18 @@ export class FlatWriter extends BinaryWriter {
 
   override finish(): Uint8Array<ArrayBuffer> {
     if (this.forks.length) throw new Error('invalid state, fork not joined');
-    const out = new Uint8Array(this.pos);
-    out.set(this.out.subarray(0, this.pos));
+    const n = this.pos;
     this.pos = 0;
+    if (n >= HAND_OVER_FROM) {
+      // A big message is handed over in the buffer it was written in (at most twice its size),
+      // not copied into a fresh one: copying 14.5 MiB into new pages cost ~20-50 ms here. The
+      // writer starts a new buffer if it is used again.
+      const out = this.out.subarray(0, n);
+      this.out = Buffer.allocUnsafe(4096);
+      return out as Uint8Array<ArrayBuffer>;
+    }
+    const out = new Uint8Array(n);
+    out.set(this.out.subarray(0, n));
     return out;
   }
 
@@ -194,6 +203,9 @@ export interface Encodes<T> {
 export function encodeFlat<T>(codec: Encodes<T>, message: T): Uint8Array {
   return codec.encode(message, new FlatWriter()).finish();
 }
+
+/** From this size finish() hands its buffer over instead of copying the message out of it. */
+const HAND_OVER_FROM = 64 * 1024;
 
 function varintSize(value: number): number {
   return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
