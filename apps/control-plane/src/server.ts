@@ -6,7 +6,6 @@ import { type AdmissionLimits, AdmissionLine } from './admission-line.ts';
 import { appliedRevisionWriter, statusReportWriter } from './applied-revisions.ts';
 import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
-import { warmUpGateway } from './warm-up.ts';
 import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
@@ -15,6 +14,7 @@ import { controlPlaneService } from './service.ts';
 import { streamOpener } from './stream-openings.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
 import { GatewayServerCredentials } from './tls-credentials.ts';
+import { warmUpGateway } from './warm-up.ts';
 
 export interface ControlPlaneOptions {
   host: string;

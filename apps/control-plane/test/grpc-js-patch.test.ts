@@ -46,7 +46,11 @@ describe('the patched @grpc/grpc-js', () => {
     const patch = readFileSync(join(root, 'patches/@grpc__grpc-js@1.14.3.patch'), 'utf8');
     const named = new Set(patch.match(/svc patch: [^.(:]+/g));
     const known = Object.values(PATCHED).flat();
-    for (const change of named) expect(known.some((k) => k.startsWith(change) || change.startsWith(k)), `unlisted change: ${change}`).toBe(true);
+    for (const change of named)
+      expect(
+        known.some((k) => k.startsWith(change) || change.startsWith(k)),
+        `unlisted change: ${change}`,
+      ).toBe(true);
     expect(new Set(patch.match(/^\+\+\+ b\/(.+)$/gm)?.map((l) => l.slice(6)))).toEqual(new Set(Object.keys(PATCHED)));
   });
 });
