@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import * as zlib from 'node:zlib';
 import { type CutOptions, contentCuts, DEFAULT_CUTS } from './content-cuts.ts';
-import { parallelCompress } from './parallel-gzip.ts';
+import { oneChunk, parallelCompress } from './parallel-gzip.ts';
 
 /** Below this a message goes through parallelCompress (one zlib call): nothing worth keeping. */
 const CACHE_FROM_BYTES = 1024 * 1024;
@@ -106,7 +106,7 @@ export function createCachedGzip(opts: { cacheBytes: number; concurrency?: numbe
     const pump = () => {
       while (next < todo.length && next - (todo.length - left) < concurrency) {
         const { k, key, piece } = todo[next++] as (typeof todo)[number];
-        zlib.deflateRaw(piece, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH }, (error, deflated) => {
+        zlib.deflateRaw(piece, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize: oneChunk(piece.length) }, (error, deflated) => {
           if (failed) return;
           if (error) {
             failed = true;
