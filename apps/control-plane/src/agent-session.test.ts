@@ -47,7 +47,55 @@ describe('AgentSession: coalescing of desired states (spec 3.5)', () => {
     session.end();
     await done;
     expect(out.map((m) => Number(m.desiredState?.revision))).toEqual([12]);
+    // The first compile already read revision 12, the newest any change named: no second one.
+    expect(compiles).toBe(1);
+  });
+
+  it('a change naming a revision newer than the one the running compile read compiles once more', async () => {
+    let compiles = 0;
+    let unblock: () => void = () => {};
+    const source = async () => {
+      compiles++;
+      if (compiles === 1) {
+        // The snapshot was taken before revision 4 was committed.
+        await new Promise<void>((r) => {
+          unblock = r;
+        });
+        return snap(3);
+      }
+      return snap(4);
+    };
+    const session = new AgentSession(ticket, 1, source);
+    const out: ServerMessage[] = [];
+    const done = drain(session, out);
+    session.desiredChanged();
+    await new Promise((r) => setImmediate(r));
+    session.desiredChanged(3);
+    session.desiredChanged(4);
+    unblock();
+    await new Promise((r) => setTimeout(r, 20));
+    session.end();
+    await done;
+    expect(out.map((m) => Number(m.desiredState?.revision))).toEqual([3, 4]);
     expect(compiles).toBe(2);
+  });
+
+  it('a change that names no revision (a retry, an admission) always compiles', async () => {
+    let compiles = 0;
+    const session = new AgentSession(ticket, 7, async () => {
+      compiles++;
+      return snap(7);
+    });
+    const out: ServerMessage[] = [];
+    const done = drain(session, out);
+    session.desiredChanged();
+    await new Promise((r) => setTimeout(r, 10));
+    session.desiredChanged();
+    await new Promise((r) => setTimeout(r, 10));
+    session.end();
+    await done;
+    expect(compiles).toBe(2);
+    expect(out).toEqual([]);
   });
 
   it('a revision the agent already has is not sent again', async () => {

@@ -15,6 +15,13 @@ export class AgentSession {
   private wake: (() => void) | null = null;
   private ending: ServerError | 'done' | null = null;
   private desiredDirty = false;
+  /**
+   * The newest revision the changes since the last compile named (Infinity: a change that
+   * named none). A compile that already yielded it makes them moot: a reconcile or a
+   * nodes.changed landing while a 100,000-user node compiles would otherwise compile it again
+   * only to find nothing newer (bench/BENCHMARKS.md, 2026-11-28).
+   */
+  private wanted = 0;
   /** The newest revision the agent has or was sent. */
   private knownRevision: number;
 
@@ -46,6 +53,7 @@ export class AgentSession {
     if (this.ending) return;
     if (desiredRevision !== undefined && desiredRevision <= this.knownRevision) return;
     this.desiredDirty = true;
+    this.wanted = Math.max(this.wanted, desiredRevision ?? Number.POSITIVE_INFINITY);
     this.poke();
   }
 
@@ -75,6 +83,9 @@ export class AgentSession {
       }
       if (this.desiredDirty) {
         this.desiredDirty = false;
+        const wanted = this.wanted;
+        this.wanted = 0;
+        if (wanted <= this.knownRevision) continue;
         let snapshot: Awaited<ReturnType<SnapshotSource>>;
         try {
           snapshot = await this.snapshots(this.nodeId);
