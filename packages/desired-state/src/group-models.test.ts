@@ -101,3 +101,55 @@ describe('groupModels: the members of a group, made once per chunk and kept in i
     expect(groupModels(chunks, 'inb_a', model(['inb_a'])).map((m) => m.id)).toEqual(['sub_b', 'sub_a', 'sub_c']);
   });
 });
+
+describe('groupModels with the order a whole read came in', () => {
+  /** A group of `n` members read in `order`, in 16 chunks by a hash of the id (as the member cache buckets them). */
+  function readWhole(n: number, order: 'ascending' | 'shuffled', seed = 3) {
+    const rows: Array<Row & { chunk: number }> = Array.from({ length: n }, (_, i) => ({
+      id: `sub_${String(i).padStart(6, '0')}`,
+      cred: `c${i}`,
+      chunk: (i * 2654435761) % 16,
+    }));
+    if (order === 'shuffled') {
+      const next = random(seed);
+      for (let i = rows.length - 1; i > 0; i--) {
+        const j = Math.floor(next() * (i + 1));
+        [rows[i], rows[j]] = [rows[j] as (typeof rows)[number], rows[i] as (typeof rows)[number]];
+      }
+    }
+    const chunks: Array<Array<(typeof rows)[number]>> = Array.from({ length: 16 }, () => []);
+    for (const r of rows) chunks[r.chunk]?.push(r);
+    return { rows, chunks };
+  }
+
+  for (const order of ['ascending', 'shuffled'] as const)
+    it(`gives the members in id order, each once, whatever the read order (${order})`, () => {
+      const { rows, chunks } = readWhole(5_000, order);
+      const cache = new MemberCache<Row & { chunk: number }>({ maxRows: 100_000, minGroupRows: 1 });
+      const buckets = new Map(chunks.map((c, k) => [k, { count: c.length, sum: '0', rows: c }]));
+      cache.keep('grp', 'vless', buckets);
+      const got = groupModels<Row & { chunk: number }>(
+        chunks,
+        'inb_a',
+        model(['inb_a']),
+        { cache, groupId: 'grp' },
+        { rows, chunkIndex: (r) => r.chunk },
+      );
+      expect(got.map((m) => m.id)).toEqual(rows.map((r) => r.id).sort());
+    });
+
+  it('falls back to the chunks when the read order does not match them (a row missing, or in another chunk)', () => {
+    const { rows, chunks } = readWhole(2_000, 'ascending');
+    type ChunkRow = (typeof rows)[number];
+    for (const read of [
+      { rows: rows.slice(1), chunkIndex: (r: (typeof rows)[number]) => r.chunk },
+      { rows, chunkIndex: (r: (typeof rows)[number]) => (r.chunk + 1) % 16 },
+      { rows, chunkIndex: () => 99 },
+    ]) {
+      const cache = new MemberCache<ChunkRow>({ maxRows: 100_000, minGroupRows: 1 });
+      cache.keep('grp', 'vless', new Map(chunks.map((c, k) => [k, { count: c.length, sum: '0', rows: c }])));
+      const got = groupModels(chunks, 'inb_a', model(['inb_a']), { cache, groupId: 'grp' }, read);
+      expect(got.map((m) => m.id)).toEqual(rows.map((r) => r.id).sort());
+    }
+  });
+});

@@ -20,6 +20,7 @@ export function groupModels<Row extends { id: string }>(
   key: string,
   make: (row: Row) => ModelSubscription,
   kept?: { cache: MemberCache<Row>; groupId: string },
+  read?: ReadOrder<Row>,
 ): ModelSubscription[] {
   const modelsOf = (chunk: readonly Row[]): readonly ModelSubscription[] => {
     let made = modelsOfChunk.get(chunk);
@@ -37,7 +38,7 @@ export function groupModels<Row extends { id: string }>(
   }
   const now = new Map<readonly unknown[], readonly ModelSubscription[]>();
   for (const chunk of chunks) now.set(chunk, modelsOf(chunk));
-  const next: InOrder = { key, chunks: now, models: inOrder(previous, now) };
+  const next: InOrder = { key, chunks: now, models: inOrder(previous, now, read && ((out) => inReadOrder(chunks, now, read, out))) };
   kept.cache.setDerived(kept.groupId, next);
   return next.models;
 }
@@ -53,10 +54,48 @@ interface InOrder {
 const modelsOfChunk = new WeakMap<readonly unknown[], { key: string; models: readonly ModelSubscription[] }>();
 const byId = (a: ModelSubscription, b: ModelSubscription) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/**
+ * The order the rows of a group read whole came in, and each row's chunk (its index in
+ * `chunks`; each chunk holds its rows in that same order). PostgreSQL returns members about in
+ * the order they were inserted, which for time-ordered ids is nearly id order: sorting the
+ * models in that order is one pass where sorting them chunk after chunk (256 interleaved runs)
+ * cost ~50 ms for 100,000 members on a node's first push.
+ */
+export interface ReadOrder<Row> {
+  rows: readonly Row[];
+  chunkIndex(row: Row): number;
+}
+
+/** The models of `chunks` in the order their rows were read; false (and `out` unusable) when the rows do not match the chunks. */
+function inReadOrder<Row extends { id: string }>(
+  chunks: ReadonlyArray<readonly Row[]>,
+  now: ReadonlyMap<readonly unknown[], readonly ModelSubscription[]>,
+  read: ReadOrder<Row>,
+  out: ModelSubscription[],
+): boolean {
+  const cursor = new Int32Array(chunks.length);
+  const models = chunks.map((c) => now.get(c) ?? []);
+  for (const r of read.rows) {
+    const k = read.chunkIndex(r);
+    const m = models[k]?.[cursor[k] as number];
+    if (m?.id !== r.id) return false;
+    cursor[k] = (cursor[k] as number) + 1;
+    out.push(m);
+  }
+  return models.every((m, k) => m.length === cursor[k]);
+}
+
 /** The models of `now` by id: the previous order with the chunks that went taken out and those that came merged in, or sorted anew when most changed. */
-function inOrder(previous: InOrder | undefined, now: ReadonlyMap<readonly unknown[], readonly ModelSubscription[]>): ModelSubscription[] {
+function inOrder(
+  previous: InOrder | undefined,
+  now: ReadonlyMap<readonly unknown[], readonly ModelSubscription[]>,
+  readOrder?: (out: ModelSubscription[]) => boolean,
+): ModelSubscription[] {
   const whole = () => {
     const all: ModelSubscription[] = [];
+    // In read order when given (nearly sorted already), else chunk after chunk.
+    if (readOrder?.(all)) return all.sort(byId);
+    all.length = 0;
     for (const models of now.values()) for (const m of models) all.push(m);
     return all.sort(byId);
   };

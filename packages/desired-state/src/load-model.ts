@@ -1,7 +1,7 @@
 import type { Db, Protocol } from '@svc/db';
 import { type DomainDeps, limitReachedSql, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { type RawBuilder, sql } from 'kysely';
-import { groupModels } from './group-models.ts';
+import { groupModels, type ReadOrder } from './group-models.ts';
 import { Int8Sum } from './int8-sum.ts';
 import { type KeptBucket, MemberCache } from './member-cache.ts';
 import type { ModelChain, ModelInbound, ModelSubscription, NodeModel } from './model.ts';
@@ -203,6 +203,22 @@ async function readGrants(trx: Db, inboundIds: readonly string[]): Promise<Array
  */
 export type MemberChunks = ReadonlyArray<readonly SubscriptionRow[]>;
 
+/** A group read whole and kept in buckets: its rows in the order they were read (group-models.ts ReadOrder). */
+const readOrders = new WeakMap<MemberChunks, readonly SubscriptionRow[]>();
+
+/** A group's chunks with the order their rows were read in, when they were read whole into buckets. */
+function readOrderOf(chunks: MemberChunks): ReadOrder<SubscriptionRow> | undefined {
+  const rows = readOrders.get(chunks);
+  if (!rows) return undefined;
+  const index = new Map<number, number>();
+  chunks.forEach((c, k) => {
+    if (c[0]) index.set(c[0].bucket, k);
+  });
+  const byBucket = new Int32Array(256).fill(-1);
+  for (const [b, k] of index) if (b >= 0 && b < 256) byBucket[b] = k;
+  return { rows, chunkIndex: (r) => byBucket[r.bucket] ?? -1 };
+}
+
 /** A member's bucket in the member cache: 0..255 from PostgreSQL's hash of its id. */
 const BUCKET_SQL = sql<number>`hashtext(s.id) & 255`;
 
@@ -339,13 +355,7 @@ async function readMembers(
       for (const g of whole) {
         const rows = read.get(g) ?? [];
         if (rows.length < minGroupRows || rows.length > maxRows) continue;
-        // Kept by bucket, and handed on by bucket: the next snapshot's unchanged buckets are these same arrays.
-        const buckets = bucketsOf(rows);
-        cache.keep(g, shape, buckets);
-        out.set(
-          g,
-          [...buckets.values()].map((b) => b.rows),
-        );
+        out.set(g, keepReadWhole(cache, g, shape, rows));
       }
     }
   }
@@ -402,17 +412,53 @@ async function readMembers(
   return out;
 }
 
-/** A group's rows (read with their hash) in buckets, each with its digest: the count and the sum of the hashes, as PostgreSQL sums them. */
-export function bucketsOf(rows: readonly SubscriptionRow[]): Map<number, KeptBucket<SubscriptionRow>> {
+/** A group read whole (its rows with their hash) kept in the cache by bucket; its chunks, handed on with the order the rows came in. */
+export function keepReadWhole(
+  cache: MemberCache<SubscriptionRow>,
+  groupId: string,
+  shape: string,
+  rows: readonly SubscriptionRow[],
+): MemberChunks {
+  const buckets = bucketsOf(rows);
+  cache.keep(groupId, shape, buckets);
+  // Kept by bucket, and handed on by bucket: the next snapshot's unchanged buckets are these same arrays.
+  const chunks = [...buckets.values()].map((b) => b.rows);
+  readOrders.set(chunks, rows);
+  return chunks;
+}
+
+/**
+ * A group's rows (read with their hash) in buckets, each with its digest: the count, and the
+ * sum of the hashes as PostgreSQL sums them. The sums are taken from the rows after this turn
+ * (or when first compared, if sooner): summing 100,000 hashes cost ~40 ms of a big node's first
+ * push, which does not need them; the next snapshot's comparison does.
+ */
+function bucketsOf(rows: readonly SubscriptionRow[]): Map<number, KeptBucket<SubscriptionRow>> {
   const byBucket = new Map<number, SubscriptionRow[]>();
   for (const r of rows) push(byBucket, r.bucket, r);
   const out = new Map<number, KeptBucket<SubscriptionRow>>();
-  for (const [b, members] of byBucket) {
-    const sum = new Int8Sum();
-    for (const r of members) sum.add(r.hash as string);
-    out.set(b, { count: members.length, sum: sum.toString(), rows: members });
-  }
+  for (const [b, members] of byBucket) out.set(b, new SummedLater(members));
+  setImmediate(() => {
+    for (const b of out.values()) void b.sum;
+  }).unref();
   return out;
+}
+
+/** A kept bucket whose digest sum is computed from its rows' hashes once, when first read. */
+class SummedLater implements KeptBucket<SubscriptionRow> {
+  private summed: string | undefined;
+  constructor(readonly rows: readonly SubscriptionRow[]) {}
+  get count(): number {
+    return this.rows.length;
+  }
+  get sum(): string {
+    if (this.summed === undefined) {
+      const sum = new Int8Sum();
+      for (const r of this.rows) sum.add(r.hash as string);
+      this.summed = sum.toString();
+    }
+    return this.summed;
+  }
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -453,12 +499,14 @@ function subscriptionsOfNode(
     // inbound list shared by all (the compiler only reads it); made once per chunk, kept in order (group-models.ts).
     const group = groups[0] as string;
     const granted = grantedBy(group);
+    const chunks = subscriptionsOfGroup.get(group) ?? [];
     return groupModels(
-      subscriptionsOfGroup.get(group) ?? [],
+      chunks,
       granted.join('\n'),
       (r) => toModel(r, granted),
       // An order is kept only with a group the cache holds (a small group is read whole and compiled as read).
       cache?.holds(group) ? { cache, groupId: group } : undefined,
+      readOrderOf(chunks),
     );
   }
   const byId = new Map<string, ModelSubscription>();

@@ -1,7 +1,7 @@
 import type { Protocol } from '@svc/db';
 import type { NodeConfig } from '@svc/proto';
 import { compileNodeConfig } from './compile.ts';
-import { bucketsOf, type InboundRow, modelsOfSnapshot, type SubscriptionRow } from './load-model.ts';
+import { type InboundRow, keepReadWhole, modelsOfSnapshot, type SubscriptionRow } from './load-model.ts';
 import { MemberCache } from './member-cache.ts';
 import type { ModelInbound, NodeModel } from './model.ts';
 
@@ -23,8 +23,7 @@ export async function warmUpPushPath(users: number): Promise<NodeConfig> {
   const rows: SubscriptionRow[] = [];
   for (let i = 0; i < users; i++) rows.push(warmRow(i));
   const members = new MemberCache<SubscriptionRow>({ maxRows: users, minGroupRows: 1 });
-  const buckets = bucketsOf(rows);
-  members.keep(WARM_GROUP, protocols.join(','), buckets);
+  const chunks = keepReadWhole(members, WARM_GROUP, protocols.join(','), rows);
   let model: NodeModel | undefined;
   await modelsOfSnapshot(
     {
@@ -32,7 +31,7 @@ export async function warmUpPushPath(users: number): Promise<NodeConfig> {
       now: new Date(),
       inbounds,
       grants: inbounds.map((i) => ({ access_group_id: WARM_GROUP, inbound_id: i.id })),
-      subscriptions: new Map([[WARM_GROUP, [...buckets.values()].map((b) => b.rows)]]),
+      subscriptions: new Map([[WARM_GROUP, chunks]]),
       chains: [],
       certificates: [],
     },
