@@ -106,21 +106,25 @@ export function createCachedGzip(opts: { cacheBytes: number; concurrency?: numbe
     const pump = () => {
       while (next < todo.length && next - (todo.length - left) < concurrency) {
         const { k, key, piece } = todo[next++] as (typeof todo)[number];
-        zlib.deflateRaw(piece, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize: oneChunk(piece.length) }, (error, deflated) => {
-          if (failed) return;
-          if (error) {
-            failed = true;
-            done(error);
-            return;
-          }
-          // zlib may hand back a view of a larger chunk: keep exactly the piece's bytes.
-          const own = deflated.byteLength * 2 < deflated.buffer.byteLength ? Buffer.from(deflated) : deflated;
-          out[k] = own;
-          keep(key, own);
-          misses++;
-          if (--left === 0) finish();
-          else pump();
-        });
+        zlib.deflateRaw(
+          piece,
+          { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize: oneChunk(piece.length) },
+          (error, deflated) => {
+            if (failed) return;
+            if (error) {
+              failed = true;
+              done(error);
+              return;
+            }
+            // zlib may hand back a view of a larger chunk: keep exactly the piece's bytes.
+            const own = deflated.byteLength * 2 < deflated.buffer.byteLength ? Buffer.from(deflated) : deflated;
+            out[k] = own;
+            keep(key, own);
+            misses++;
+            if (--left === 0) finish();
+            else pump();
+          },
+        );
       }
     };
     pump();

@@ -14,7 +14,6 @@ import { controlPlaneService } from './service.ts';
 import { streamOpener } from './stream-openings.ts';
 import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
 import { GatewayServerCredentials } from './tls-credentials.ts';
-import { warmUpGateway } from './warm-up.ts';
 
 export interface ControlPlaneOptions {
   host: string;
@@ -158,13 +157,6 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       await registry.start();
       // Our own listener (grpc-server.ts): a backlog that holds a reconnecting fleet's SYNs.
       const port = await server.listen(opts.host, opts.port, credentials, opts.listenBacklog ?? g.listen_backlog);
-      // The first big node's push should not run V8's first tiers (warm-up.ts): after listening,
-      // so a restarted gateway takes its reconnecting fleet at once.
-      if (g.warm_up_users > 0)
-        void warmUpGateway(g.warm_up_users, gzipLevel).then(
-          (ms) => deps.log.info({ users: g.warm_up_users, ms: Math.round(ms) }, 'push path warmed up'),
-          (err) => deps.log.warn({ err }, 'push path warm-up failed'),
-        );
       renewTimer = setInterval(
         () => void this.renewServerCertificate().catch((err) => deps.log.error({ err }, 'gateway certificate not renewed')),
         RENEW_CHECK_MS,

@@ -61,7 +61,6 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_GRPC_GZIP_CACHE_MB', ['grpc', 'gzip_cache_mb'], 'int'],
   ['SVC_GRPC_GZIP_MIN_BYTES', ['grpc', 'gzip_min_bytes'], 'int'],
   ['SVC_GRPC_MEMBER_CACHE_ROWS', ['grpc', 'member_cache_rows'], 'int'],
-  ['SVC_GRPC_WARM_UP_USERS', ['grpc', 'warm_up_users'], 'int'],
   ['SVC_GRPC_TLS_SESSION_LIFETIME_SECONDS', ['grpc', 'tls_session_lifetime_seconds'], 'int'],
   ['SVC_GRPC_ADMISSIONS_PER_SECOND', ['grpc', 'admissions_per_second'], 'int'],
   ['SVC_GRPC_ADMISSION_CONCURRENCY', ['grpc', 'admission_concurrency'], 'int'],

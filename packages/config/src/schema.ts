@@ -120,12 +120,6 @@ export const configSchema = z.object({
        */
       member_cache_rows: z.number().int().min(0).max(50_000_000).default(300_000),
       /**
-       * Members of the made-up node the gateway compiles, encodes and gzips a few times at
-       * start (0 = none), so that the first big node it pushes runs optimised code instead of
-       * V8's first tiers (apps/control-plane/src/warm-up.ts). ~0.2 s of CPU after listening.
-       */
-      warm_up_users: z.number().int().min(0).max(1_000_000).default(10_000),
-      /**
        * How long an agent may resume its TLS session (a ticket, keys derived from the
        * installation key: any replica, and a restarted one, accepts it), counted from the full
        * handshake that issued it; at most 7 days (TLS 1.3). 0 = full handshakes only.
@@ -179,7 +173,6 @@ export const configSchema = z.object({
       gzip_cache_mb: 64,
       gzip_min_bytes: 16 * 1024,
       member_cache_rows: 300_000,
-      warm_up_users: 10_000,
       tls_session_lifetime_seconds: 7 * 86_400,
       admissions_per_second: 1000,
       admission_concurrency: 256,

@@ -6,7 +6,6 @@ export * from './compile.ts';
 export * from './load-model.ts';
 export { DEFAULT_MEMBER_CACHE, MemberCache, type MemberCacheOptions } from './member-cache.ts';
 export type * from './model.ts';
-export { warmUpPushPath } from './warm-up.ts';
 
 /** A node's DesiredState content: its revision and the config compiled from the same snapshot. */
 export interface CompiledDesiredState {

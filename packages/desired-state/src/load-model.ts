@@ -86,7 +86,7 @@ export async function loadNodeModels(
 }
 
 /** What one snapshot read: the rows the models of its nodes are made of. */
-export interface SnapshotRows {
+interface SnapshotRows {
   nodes: Array<{ id: string; desired_revision: string | number | bigint }>;
   now: Date;
   inbounds: InboundRow[];
@@ -96,8 +96,8 @@ export interface SnapshotRows {
   certificates: NodeModel['certificates'];
 }
 
-/** The models of a snapshot's nodes, in the order of `ids`, handed to `each` one at a time (warm-up.ts drives it too). */
-export async function modelsOfSnapshot(
+/** The models of a snapshot's nodes, in the order of `ids`, handed to `each` one at a time. */
+async function modelsOfSnapshot(
   snapshot: SnapshotRows,
   ids: readonly string[],
   members: MemberCache<SubscriptionRow> | undefined,
@@ -123,7 +123,7 @@ export async function modelsOfSnapshot(
   }
 }
 
-export type InboundRow = ModelInbound & { node_id: string };
+type InboundRow = ModelInbound & { node_id: string };
 /** A member of an access group as the driver returns it (int8 as text). */
 export interface SubscriptionRow {
   id: string;
@@ -202,7 +202,7 @@ async function readGrants(trx: Db, inboundIds: readonly string[]): Promise<Array
  * whole). A kept bucket is the same array from snapshot to snapshot, so what is derived from
  * it (its members as ModelSubscriptions) is derived once.
  */
-export type MemberChunks = ReadonlyArray<readonly SubscriptionRow[]>;
+type MemberChunks = ReadonlyArray<readonly SubscriptionRow[]>;
 
 /** A group read whole and kept in buckets: its rows in the order they were read (group-models.ts ReadOrder). */
 const readOrders = new WeakMap<MemberChunks, readonly SubscriptionRow[]>();
@@ -417,7 +417,7 @@ async function readMembers(
 }
 
 /** A group read whole (its rows with their hash) kept in the cache by bucket; its chunks, handed on with the order the rows came in. */
-export function keepReadWhole(
+function keepReadWhole(
   cache: MemberCache<SubscriptionRow>,
   groupId: string,
   shape: string,
