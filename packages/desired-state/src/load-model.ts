@@ -211,12 +211,12 @@ const readOrders = new WeakMap<MemberChunks, readonly SubscriptionRow[]>();
 function readOrderOf(chunks: MemberChunks): ReadOrder<SubscriptionRow> | undefined {
   const rows = readOrders.get(chunks);
   if (!rows) return undefined;
-  const index = new Map<number, number>();
-  chunks.forEach((c, k) => {
-    if (c[0]) index.set(c[0].bucket, k);
-  });
+  // A chunk is one bucket's rows: its first row names the bucket.
   const byBucket = new Int32Array(256).fill(-1);
-  for (const [b, k] of index) if (b >= 0 && b < 256) byBucket[b] = k;
+  chunks.forEach((c, k) => {
+    const b = c[0]?.bucket;
+    if (b !== undefined && b >= 0 && b < 256) byBucket[b] = k;
+  });
   return { rows, chunkIndex: (r) => byBucket[r.bucket] ?? -1 };
 }
 
