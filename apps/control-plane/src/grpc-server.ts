@@ -30,9 +30,18 @@ export interface GatewayGrpcServer {
 }
 
 type Handler = (definition: unknown, implementation: unknown, middleware: undefined) => grpc.UntypedHandleCall;
+/** A method as nice-grpc normalizes it: grpc-js's shape, serializers returning bytes. */
+interface NormalizedMethod {
+  path: string;
+  requestStream: boolean;
+  responseStream: boolean;
+  requestSerialize(value: unknown): Uint8Array;
+  requestDeserialize(bytes: Buffer): unknown;
+  responseSerialize(value: unknown): Uint8Array;
+  responseDeserialize(bytes: Buffer): unknown;
+}
 interface NiceGrpcInternals {
-  normalizeServiceDefinition(d: unknown): Record<string, { requestStream: boolean; responseStream: boolean }>;
-  toGrpcJsServiceDefinition(d: unknown): grpc.ServiceDefinition;
+  normalizeServiceDefinition(d: unknown): Record<string, NormalizedMethod>;
   unary: Handler;
   serverStreaming: Handler;
   clientStreaming: Handler;
@@ -41,10 +50,9 @@ interface NiceGrpcInternals {
 
 const niceGrpc = (): NiceGrpcInternals => {
   const req = createRequire(createRequire(import.meta.url).resolve('nice-grpc'));
-  const defs = req('./service-definitions') as Pick<NiceGrpcInternals, 'normalizeServiceDefinition' | 'toGrpcJsServiceDefinition'>;
+  const defs = req('./service-definitions') as Pick<NiceGrpcInternals, 'normalizeServiceDefinition'>;
   return {
     normalizeServiceDefinition: defs.normalizeServiceDefinition,
-    toGrpcJsServiceDefinition: defs.toGrpcJsServiceDefinition,
     unary: (req('./server/handleUnaryCall') as { createUnaryMethodHandler: Handler }).createUnaryMethodHandler,
     serverStreaming: (req('./server/handleServerStreamingCall') as { createServerStreamingMethodHandler: Handler })
       .createServerStreamingMethodHandler,
@@ -55,29 +63,26 @@ const niceGrpc = (): NiceGrpcInternals => {
 };
 
 /**
- * grpc-js's definition as nice-grpc makes it, except that serialized messages are handed on as
- * a Buffer over the encoder's bytes instead of a copy (nice-grpc wraps each in Buffer.from,
- * which copies a Uint8Array: 14.5 MiB into fresh memory for a 100,000-user DesiredState). The
- * encoder (FlatWriter) writes every message into memory of its own, so nothing else holds it.
+ * The grpc-js service definition of nice-grpc's normalized methods, as its own
+ * toGrpcJsServiceDefinition makes it except that serialized messages are handed on as a Buffer
+ * over the encoder's bytes: nice-grpc wraps each in Buffer.from, which copies (14.5 MiB into
+ * fresh memory for a 100,000-user DesiredState). The encoder (FlatWriter) writes every message
+ * into memory of its own, so nothing else holds it.
  */
-function withoutCopies(
-  grpcDefinition: grpc.ServiceDefinition,
-  normalized: Record<string, { requestStream: boolean; responseStream: boolean }>,
-): grpc.ServiceDefinition {
+function grpcJsDefinition(normalized: Record<string, NormalizedMethod>): grpc.ServiceDefinition {
   const asBuffer = (bytes: Uint8Array): Buffer =>
     Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
-  for (const [name, method] of Object.entries(grpcDefinition)) {
-    const own = normalized[name] as unknown as {
-      requestSerialize: (value: unknown) => Uint8Array;
-      responseSerialize: (value: unknown) => Uint8Array;
-    };
+  for (const [name, m] of Object.entries(normalized))
     out[name] = {
-      ...method,
-      requestSerialize: (value) => asBuffer(own.requestSerialize(value)),
-      responseSerialize: (value) => asBuffer(own.responseSerialize(value)),
+      path: m.path,
+      requestStream: m.requestStream,
+      responseStream: m.responseStream,
+      requestDeserialize: m.requestDeserialize,
+      responseDeserialize: m.responseDeserialize,
+      requestSerialize: (value) => asBuffer(m.requestSerialize(value)),
+      responseSerialize: (value) => asBuffer(m.responseSerialize(value)),
     };
-  }
   return out;
 }
 
@@ -102,7 +107,7 @@ export function createGatewayGrpcServer<S extends CompatServiceDefinition>(
         : nice.unary;
     handlers[name] = create(method, fn, undefined);
   }
-  server.addService(withoutCopies(nice.toGrpcJsServiceDefinition(normalized), normalized), handlers);
+  server.addService(grpcJsDefinition(normalized), handlers);
   let listeners: NetServer[] = [];
   // Stops accepting at once (net's close callback would wait for every accepted connection:
   // those are the HTTP/2 sessions grpc-js ends).

@@ -91,7 +91,7 @@ interface SnapshotRows {
   now: Date;
   inbounds: InboundRow[];
   grants: Array<{ access_group_id: string; inbound_id: string }>;
-  subscriptions: Map<string, MemberChunks>;
+  subscriptions: Map<string, GroupMembers>;
   chains: ModelChain[];
   certificates: NodeModel['certificates'];
 }
@@ -204,20 +204,10 @@ async function readGrants(trx: Db, inboundIds: readonly string[]): Promise<Array
  */
 type MemberChunks = ReadonlyArray<readonly SubscriptionRow[]>;
 
-/** A group read whole and kept in buckets: its rows in the order they were read (group-models.ts ReadOrder). */
-const readOrders = new WeakMap<MemberChunks, readonly SubscriptionRow[]>();
-
-/** A group's chunks with the order their rows were read in, when they were read whole into buckets. */
-function readOrderOf(chunks: MemberChunks): ReadOrder<SubscriptionRow> | undefined {
-  const rows = readOrders.get(chunks);
-  if (!rows) return undefined;
-  // A chunk is one bucket's rows: its first row names the bucket.
-  const byBucket = new Int32Array(256).fill(-1);
-  chunks.forEach((c, k) => {
-    const b = c[0]?.bucket;
-    if (b !== undefined && b >= 0 && b < 256) byBucket[b] = k;
-  });
-  return { rows, chunkIndex: (r) => byBucket[r.bucket] ?? -1 };
+/** A group's members as read, and for a group read whole into buckets the order its rows came in (group-models.ts ReadOrder). */
+interface GroupMembers {
+  chunks: MemberChunks;
+  readOrder?: ReadOrder<SubscriptionRow>;
 }
 
 /** A member's bucket in the member cache: 0..255 from PostgreSQL's hash of its id. */
@@ -330,8 +320,8 @@ async function readMembers(
   groupIds: readonly string[],
   protocols: ReadonlySet<Protocol>,
   cache: MemberCache<SubscriptionRow> | undefined,
-): Promise<Map<string, MemberChunks>> {
-  const out = new Map<string, MemberChunks>();
+): Promise<Map<string, GroupMembers>> {
+  const out = new Map<string, GroupMembers>();
   if (groupIds.length === 0) return out;
   const shape = [...protocols].sort().join(',');
   const kept = new Map<string, Map<number, KeptBucket<SubscriptionRow>>>();
@@ -352,7 +342,7 @@ async function readMembers(
     if (whole.length === 1) {
       if (rows.length) read.set(whole[0] as string, rows);
     } else for (const r of rows) push(read, r.access_group_id as string, r);
-    for (const [g, rows] of read) out.set(g, [rows]);
+    for (const [g, rows] of read) out.set(g, { chunks: [rows] });
     if (cache) {
       cache.stats.groupsReadWhole += whole.length;
       const { minGroupRows, maxRows } = cache.options;
@@ -406,10 +396,7 @@ async function readMembers(
       }
     }
     for (const [g, buckets] of next) {
-      out.set(
-        g,
-        [...buckets.values()].map((b) => b.rows),
-      );
+      out.set(g, { chunks: [...buckets.values()].map((b) => b.rows) });
       cache.keep(g, shape, buckets);
     }
   }
@@ -422,13 +409,17 @@ function keepReadWhole(
   groupId: string,
   shape: string,
   rows: readonly SubscriptionRow[],
-): MemberChunks {
+): GroupMembers {
   const buckets = bucketsOf(rows);
   cache.keep(groupId, shape, buckets);
   // Kept by bucket, and handed on by bucket: the next snapshot's unchanged buckets are these same arrays.
   const chunks = [...buckets.values()].map((b) => b.rows);
-  readOrders.set(chunks, rows);
-  return chunks;
+  // Each row's chunk by its bucket (0..255, BUCKET_SQL): an array lookup per row.
+  const chunkOfBucket = new Int32Array(256).fill(-1);
+  [...buckets.keys()].forEach((b, k) => {
+    if (b >= 0 && b < 256) chunkOfBucket[b] = k;
+  });
+  return { chunks, readOrder: { rows, chunkIndex: (r) => chunkOfBucket[r.bucket] ?? -1 } };
 }
 
 /**
@@ -466,7 +457,7 @@ function subscriptionsOfNode(
   inbounds: readonly ModelInbound[],
   grants: ReadonlyArray<{ access_group_id: string; inbound_id: string }>,
   inboundsOfGroup: ReadonlyMap<string, ReadonlyArray<{ inbound_id: string }>>,
-  subscriptionsOfGroup: ReadonlyMap<string, MemberChunks>,
+  subscriptionsOfGroup: ReadonlyMap<string, GroupMembers>,
   cache: MemberCache<SubscriptionRow> | undefined,
 ): ModelSubscription[] {
   const mine = new Set(inbounds.map((i) => i.id));
@@ -490,20 +481,20 @@ function subscriptionsOfNode(
     // inbound list shared by all (the compiler only reads it); made once per chunk, kept in order (group-models.ts).
     const group = groups[0] as string;
     const granted = grantedBy(group);
-    const chunks = subscriptionsOfGroup.get(group) ?? [];
+    const members = subscriptionsOfGroup.get(group);
     return groupModels(
-      chunks,
+      members?.chunks ?? [],
       granted.join('\n'),
       (r) => toModel(r, granted),
       // An order is kept only with a group the cache holds (a small group is read whole and compiled as read).
       cache?.holds(group) ? { cache, groupId: group } : undefined,
-      readOrderOf(chunks),
+      members?.readOrder,
     );
   }
   const byId = new Map<string, ModelSubscription>();
   for (const group of groups) {
     const granted = grantedBy(group);
-    for (const r of (subscriptionsOfGroup.get(group) ?? []).flat()) {
+    for (const r of (subscriptionsOfGroup.get(group)?.chunks ?? []).flat()) {
       const seen = byId.get(r.id);
       if (seen) {
         for (const id of granted) if (!seen.inbound_ids.includes(id)) seen.inbound_ids.push(id);
