@@ -20,7 +20,7 @@ const URI = /^(?:([A-Za-z0-9+.-]+):)?(?:\/\/([^/]*)\/)?(.+)$/;
  * gateway restart the whole fleet reconnects at once; a resumed TLS 1.3 handshake skips the
  * certificate signatures and chain checks on both sides. The gateway's ticket keys come from
  * the installation key, so a ticket resumes on any replica and after a restart; a ticket the
- * gateway no longer accepts (another installation, resumption off, too old) costs nothing but
+ * gateway no longer accepts (another installation, resumption off, below its minimum version) costs nothing but
  * a full handshake.
  *
  * grpc-js keeps tls.connect to itself; its public ChannelCredentials class lets a subclass make

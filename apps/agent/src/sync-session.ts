@@ -158,7 +158,10 @@ export class SyncSession {
         if (err.code === Status.UNAUTHENTICATED)
           this.log.error({ details: err.details }, 'the gateway refused this node (disabled, deleted, or its certificate is not accepted)');
         if (err.code === Status.FAILED_PRECONDITION)
-          this.log.error({ details: err.details }, 'the gateway refused this stream (an agent too old for it says so: upgrade svc-agent)');
+          this.log.error(
+            { details: err.details },
+            'the gateway refused this stream (below its minimum agent version, it says so: upgrade svc-agent)',
+          );
         return `${Status[err.code]}: ${err.details}`;
       }
       return (err as Error).message;

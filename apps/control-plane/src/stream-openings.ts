@@ -1,4 +1,4 @@
-import { type OpenedStream, openAgentStreams, type StreamOpening, type UnitOfWorkDeps } from '@svc/domain';
+import { type OpenedStream, openAgentStreams, type StreamAdmissionDeps, type StreamOpening } from '@svc/domain';
 import { createTurnBatcher } from '@svc/runtime';
 
 const MAX_BATCH = 250;
@@ -10,7 +10,7 @@ const MAX_BATCH = 250;
  * per stream was most of the database's work in the storm). Resolves when the node's row says
  * this stream is its own; rejects with the refusal (UNAUTHENTICATED) for that stream alone.
  */
-export function streamOpener(deps: UnitOfWorkDeps): (opening: StreamOpening) => Promise<OpenedStream> {
+export function streamOpener(deps: StreamAdmissionDeps): (opening: StreamOpening) => Promise<OpenedStream> {
   const open = createTurnBatcher<StreamOpening, OpenedStream | Error>({
     maxBatch: MAX_BATCH,
     maxInFlight: 2,

@@ -53,6 +53,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_GRPC_PUBLIC_HOSTS', ['grpc', 'public_hosts'], 'list'],
   ['SVC_GRPC_PUBLIC_ENDPOINT', ['grpc', 'public_endpoint'], 'str'],
   ['SVC_ENROLL_TOKEN_TTL_SECONDS', ['grpc', 'enroll_token_ttl_seconds'], 'int'],
+  ['SVC_GRPC_MIN_AGENT_VERSION', ['grpc', 'min_agent_version'], 'str'],
   ['SVC_GRPC_MAX_SEND_MESSAGE_BYTES', ['grpc', 'max_send_message_bytes'], 'int'],
   ['SVC_AGENT_COMMAND_TIMEOUT_SECONDS', ['grpc', 'command_timeout_seconds'], 'int'],
   ['SVC_GRPC_REPLICA_HEARTBEAT_SECONDS', ['grpc', 'replica_heartbeat_seconds'], 'int'],

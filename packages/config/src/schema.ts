@@ -58,6 +58,16 @@ export const configSchema = z.object({
       public_hosts: z.array(z.string().min(1)).min(1).default(['localhost', '127.0.0.1']),
       /** host:port handed to agents with an enrollment token; default: the first public host and grpc.port. */
       public_endpoint: z.string().min(1).optional(),
+      /**
+       * The lowest svc-agent version served (opt-in, unset by default): an agent naming a lower
+       * semver is refused at Enroll and Sync with FAILED_PRECONDITION, after its token or
+       * certificate was checked. Every agent that speaks svc.controlplane.v1 is served without it
+       * (spec 9.3); outdated ones are flagged (docs/agent.md, "Versions").
+       */
+      min_agent_version: z
+        .string()
+        .regex(/^\d{1,9}\.\d{1,9}\.\d{1,9}$/, 'a version such as 0.2.0')
+        .optional(),
       /** How long an enrollment token stays valid. */
       enroll_token_ttl_seconds: z
         .number()

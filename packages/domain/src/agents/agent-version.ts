@@ -9,23 +9,36 @@ export const AGENT_RELEASE = '0.2.0';
 
 /**
  * Where an agent's reported version (EnrollRequest/Hello.agent_version) stands against the
- * release (docs/agent.md, "Versions"):
+ * release (docs/agent.md, "Versions"). Every agent that speaks `svc.controlplane.v1` is served
+ * whatever it names itself (spec 9.3: within v1 fields are only added, so every v1 agent is
+ * compatible by construction); the standing only decides what the node view flags (spec 9.4):
  * - `current`: this release's major.minor;
- * - `previous`: the minor before it (at a major's .0, any minor of the major before): supported,
- *   and tested against this gateway built from its own source (apps/agent/test/compat);
- * - `newer`: an agent released after this gateway (the contract only ever adds fields, spec 9.3): served;
- * - `too-old`: anything older, refused at Enroll and Sync with FAILED_PRECONDITION;
- * - `other`: not a svc-agent version (another implementation of the contract names itself as
- *   it likes): served, since the contract, not our version, is what it speaks.
+ * - `previous`: the minor before it (at a major's .0, any minor of the major before), tested
+ *   against this gateway built from its own source (apps/agent/test/compat);
+ * - `newer`: an agent released after this gateway;
+ * - `older`: anything older than the previous minor (or another implementation that names itself
+ *   with such a semver, e.g. `0.0.0-acceptance`);
+ * - `other`: not a semver at all (another implementation names itself as it likes).
  */
-export type AgentVersionStanding = 'current' | 'previous' | 'newer' | 'too-old' | 'other';
+export type AgentVersionStanding = 'current' | 'previous' | 'newer' | 'older' | 'other';
 
-const SEMVER = /^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:[-+][0-9A-Za-z.+-]*)?$/;
+const SEMVER = /^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:([-+])[0-9A-Za-z.+-]*)?$/;
 
-const parse = (v: string): { major: number; minor: number } | null => {
+interface Semver {
+  major: number;
+  minor: number;
+  patch: number;
+  /** A pre-release (`1.2.0-rc.1`) comes before its release; build metadata (`+x`) does not count. */
+  pre: boolean;
+}
+
+const parse = (v: string): Semver | null => {
   const m = SEMVER.exec(v.trim());
-  return m ? { major: Number(m[1]), minor: Number(m[2]) } : null;
+  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]), pre: m[4] === '-' } : null;
 };
+
+/** Whether `v` is a version this module reads (the config's minimum must be one). */
+export const isSemver = (v: string): boolean => parse(v) !== null;
 
 export function agentVersionStanding(reported: string, release: string = AGENT_RELEASE): AgentVersionStanding {
   const agent = parse(reported);
@@ -34,35 +47,48 @@ export function agentVersionStanding(reported: string, release: string = AGENT_R
   if (agent.major === ours.major && agent.minor === ours.minor) return 'current';
   if (agent.major > ours.major || (agent.major === ours.major && agent.minor > ours.minor)) return 'newer';
   if (ours.minor > 0 ? agent.major === ours.major && agent.minor === ours.minor - 1 : agent.major === ours.major - 1) return 'previous';
-  return 'too-old';
+  return 'older';
 }
 
 /**
- * Spec 9.4, the node view's `outdated_agent`: an agent of an older minor than the release
- * (served while it is the previous one, refused when older) is to be upgraded before the next
- * release. Unknown and other agents' versions are not flagged.
+ * Spec 9.4, the node view's `outdated_agent`: an agent of an older minor than the release is to
+ * be upgraded before the next release. Unknown and other agents' versions are not flagged.
  */
 export function isOutdatedAgent(reported: string | null, release: string = AGENT_RELEASE): boolean {
   if (reported === null) return false;
   const standing = agentVersionStanding(reported, release);
-  return standing === 'previous' || standing === 'too-old';
-}
-
-/** The versions a gateway of `release` serves, in words ("0.2.x and 0.1.x"). */
-export function supportedAgentVersions(release: string = AGENT_RELEASE): string {
-  const ours = parse(release);
-  if (!ours) return release;
-  const previous = ours.minor > 0 ? `${ours.major}.${ours.minor - 1}.x` : `${ours.major - 1}.x`;
-  return ours.major === 0 && ours.minor === 0 ? `${ours.major}.0.x` : `${ours.major}.${ours.minor}.x and ${previous}`;
+  return standing === 'previous' || standing === 'older';
 }
 
 /**
- * Enroll and Sync refuse an agent older than the previous minor (FAILED_PRECONDITION), before
- * anything is written: an enrollment token stays usable for the upgraded agent.
+ * Whether a node's agent has just become outdated (its reported version changed to one that
+ * isOutdatedAgent flags): the moment `node.agent_outdated` is raised, once per version a node
+ * reports, not on every reconnect.
  */
-export function assertAgentVersionServed(reported: string, release: string = AGENT_RELEASE): void {
-  if (agentVersionStanding(reported, release) !== 'too-old') return;
+export function agentBecameOutdated(previous: string | null, reported: string, release: string = AGENT_RELEASE): boolean {
+  return previous !== reported && isOutdatedAgent(reported, release);
+}
+
+/**
+ * The operator's opt-in floor (`grpc.min_agent_version`, unset by default): an agent whose
+ * version is a semver below it is refused, FAILED_PRECONDITION on the wire, saying so. Applied
+ * only after the caller authenticated (a valid enrollment token, a node's current certificate),
+ * so a stranger learns nothing from it and a bad token is UNAUTHENTICATED whatever the version.
+ * A version that is not a semver (another implementation of the contract) is not svc-agent's
+ * and passes.
+ */
+export function assertAgentVersionAllowed(reported: string, minimum: string | undefined): void {
+  if (!isBelowMinimum(reported, minimum)) return;
   throw new UnprocessableError(
-    `svc-agent ${reported} is too old for this control plane (agents ${supportedAgentVersions(release)} are served): upgrade the agent on this node`,
+    `agent version ${reported.trim().slice(0, 64)} is below this control plane's minimum ${minimum} (grpc.min_agent_version): upgrade the agent on this node`,
   );
+}
+
+export function isBelowMinimum(reported: string, minimum: string | undefined): boolean {
+  if (minimum === undefined) return false;
+  const agent = parse(reported);
+  const floor = parse(minimum);
+  if (!agent || !floor) return false;
+  for (const k of ['major', 'minor', 'patch'] as const) if (agent[k] !== floor[k]) return agent[k] < floor[k];
+  return agent.pre && !floor.pre;
 }

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
-import { type DomainError, UnauthenticatedError } from '../errors.ts';
+import { type DomainError, UnauthenticatedError, type UnprocessableError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
-import { assertAgentVersionServed } from './agent-version.ts';
+import { AGENT_RELEASE, agentBecameOutdated, assertAgentVersionAllowed, isBelowMinimum } from './agent-version.ts';
 
 /** What the agent says about itself in Hello (spec 2.1), already decoded. */
 export interface AgentHello {
@@ -47,6 +48,9 @@ export interface OpenedStream {
  * Returns the node's desired revision and whether the agent must be sent a DesiredState now
  * (spec 3.5: on open when Hello.applied_revision is lower than the desired revision).
  */
+/** What admitting streams needs: a unit of work, and the operator's agent version floor. */
+export type StreamAdmissionDeps = UnitOfWorkDeps & Pick<DomainDeps, 'config'>;
+
 export async function openAgentStream(
   deps: DomainDeps,
   identity: NodeIdentity,
@@ -64,24 +68,17 @@ export async function openAgentStream(
  * database's work): one UPDATE admits every stream whose node is enabled and whose
  * certificate is the node's, atomically per row as the checked transaction was; the refused
  * are read again (one SELECT) to say why. Results in the order of `openings`; a refused one is
- * its UnauthenticatedError, or for an agent too old to be served (assertAgentVersionServed)
- * its UnprocessableError, and writes nothing. Two openings of one node go out one after the
- * other (the later stream becomes the node's).
+ * its UnauthenticatedError, or, for an authenticated agent below the operator's opt-in floor
+ * (grpc.min_agent_version), an UnprocessableError, and writes nothing. Two openings of one node
+ * go out one after the other (the later stream becomes the node's). A node whose agent now
+ * reports an outdated version raises node.agent_outdated.
  */
 export async function openAgentStreams(
-  deps: UnitOfWorkDeps,
+  deps: StreamAdmissionDeps,
   openings: readonly StreamOpening[],
 ): Promise<Array<OpenedStream | DomainError>> {
   const results: Array<OpenedStream | DomainError> = new Array(openings.length);
-  let left: Array<{ o: StreamOpening; i: number }> = [];
-  openings.forEach((o, i) => {
-    try {
-      assertAgentVersionServed(o.hello.agent_version);
-      left.push({ o, i });
-    } catch (err) {
-      results[i] = err as DomainError;
-    }
-  });
+  let left = openings.map((o, i) => ({ o, i }));
   while (left.length > 0) {
     const round = new Map<string, { o: StreamOpening; i: number }>();
     const later: typeof left = [];
@@ -99,7 +96,7 @@ export async function openAgentStreams(
 const revisionOf = (r: number) => Math.min(Math.max(0, Math.trunc(r)), Number.MAX_SAFE_INTEGER);
 
 async function admitRound(
-  deps: UnitOfWorkDeps,
+  deps: StreamAdmissionDeps,
   round: Array<{ o: StreamOpening; i: number }>,
   results: Array<OpenedStream | DomainError>,
 ): Promise<void> {
@@ -107,13 +104,27 @@ async function admitRound(
   round.sort((a, b) => (a.o.identity.node_id < b.o.identity.node_id ? -1 : 1));
   const col = <T>(f: (o: StreamOpening) => T) => round.map(({ o }) => f(o));
   const now = deps.clock.now();
+  const minimum = deps.config.grpc.min_agent_version;
+  // Below the floor is decided here, but refused only by the statement, after it checked the
+  // node and its certificate: a stranger's certificate is UNAUTHENTICATED whatever it names.
+  const below = col((o) => isBelowMinimum(o.hello.agent_version, minimum));
   const admitted = await retryOnConflict(() =>
-    unitOfWork(deps, async ({ db: trx }) => {
+    unitOfWork(deps, async (uow) => {
+      const trx = uow.db;
       await lockNodesInOrder(
         trx,
         col((o) => o.identity.node_id),
       );
-      return sql<{ id: string; desired_revision: string }>`
+      // `prior` reads the rows as they were before this statement (one snapshot for the whole
+      // statement): the version each node reported before, to raise node.agent_outdated once.
+      const r = await sql<{
+        id: string;
+        name: string;
+        desired_revision: string;
+        agent_version: string | null;
+        prior_version: string | null;
+      }>`
+    with prior as (select id, agent_version from nodes where id = any(${col((o) => o.identity.node_id)}::text[]))
     update nodes n
        set hostname = v.hostname,
            os = v.os,
@@ -134,42 +145,80 @@ async function admitRound(
              ${col((o) => o.ticket.replica)}::text[], ${col((o) => o.ticket.session)}::text[],
              ${col((o) => text(o.hello.hostname, 255))}::text[], ${col((o) => text(o.hello.os, 64))}::text[],
              ${col((o) => text(o.hello.arch, 64))}::text[], ${col((o) => text(o.hello.agent_version, 64))}::text[],
-             ${col((o) => text(o.hello.xray_version, 64))}::text[], ${col((o) => String(revisionOf(o.hello.applied_revision)))}::int8[]
-           ) as v(id, serial, replica, session, hostname, os, arch, agent_version, xray_version, applied)
+             ${col((o) => text(o.hello.xray_version, 64))}::text[], ${col((o) => String(revisionOf(o.hello.applied_revision)))}::int8[],
+             ${below}::bool[]
+           ) as v(id, serial, replica, session, hostname, os, arch, agent_version, xray_version, applied, below_minimum),
+           prior p
      where n.id = v.id
+       and p.id = n.id
        and n.admin_status = 'enabled'
        and (n.cert_serial = v.serial or n.cert_previous_serial = v.serial)
-    returning n.id, n.desired_revision`.execute(trx);
+       and not v.below_minimum
+    returning n.id, n.name, n.desired_revision, n.agent_version, p.agent_version as prior_version`.execute(trx);
+      for (const row of r.rows)
+        if (row.agent_version !== null && agentBecameOutdated(row.prior_version, row.agent_version))
+          await recordEvent(
+            uow,
+            {
+              type: 'node.agent_outdated',
+              payload: {
+                node_id: row.id,
+                name: row.name,
+                agent_version: row.agent_version,
+                previous_agent_version: row.prior_version,
+                release: AGENT_RELEASE,
+              },
+            },
+            now,
+          );
+      return r;
     }),
   );
   const desired = new Map(admitted.rows.map((r) => [r.id, Number(r.desired_revision)]));
   const refused = round.filter(({ o }) => !desired.has(o.identity.node_id));
-  const why = new Map<string, string>();
+  const why = new Map<string, DomainError>();
   if (refused.length > 0) {
     const rows = await deps.db
       .selectFrom('nodes')
-      .select(['id', 'admin_status'])
+      .select(['id', 'admin_status', 'cert_serial', 'cert_previous_serial'])
       .where(
         'id',
         'in',
         refused.map(({ o }) => o.identity.node_id),
       )
       .execute();
-    for (const r of rows)
+    const openingOf = new Map(refused.map(({ o }) => [o.identity.node_id, o]));
+    for (const r of rows) {
+      const o = openingOf.get(r.id) as StreamOpening;
+      const current = r.cert_serial === o.identity.serial || r.cert_previous_serial === o.identity.serial;
       why.set(
         r.id,
         r.admin_status !== 'enabled'
-          ? 'the node is disabled'
-          : 'this certificate is no longer the node identity (the node was enrolled again)',
+          ? new UnauthenticatedError('the node is disabled')
+          : !current
+            ? new UnauthenticatedError('this certificate is no longer the node identity (the node was enrolled again)')
+            : refusedByMinimum(o, minimum),
       );
+    }
   }
   for (const { o, i } of round) {
     const d = desired.get(o.identity.node_id);
     results[i] =
       d === undefined
-        ? new UnauthenticatedError(why.get(o.identity.node_id) ?? 'no such node')
+        ? (why.get(o.identity.node_id) ?? new UnauthenticatedError('no such node'))
         : { desired_revision: d, send_desired_state: o.hello.applied_revision < d };
   }
+}
+
+/** The refusal of an authenticated agent the statement left out: below the operator's floor. */
+function refusedByMinimum(o: StreamOpening, minimum: string | undefined): DomainError {
+  try {
+    assertAgentVersionAllowed(o.hello.agent_version, minimum);
+  } catch (err) {
+    return err as UnprocessableError;
+  }
+  // Not below the floor: the row changed between the statement and this read (enrolled again).
+  return new UnauthenticatedError('this certificate is no longer the node identity (the node was enrolled again)');
 }
 
 /** The stream ended: offline, unless a newer stream of the node took over meanwhile. */

@@ -17,6 +17,19 @@ export const EVENT_CATALOGUE = {
     method: z.string(),
     registration_mode: z.enum(['application', 'open']),
   }),
+  /**
+   * A node's agent reports a version older than this release's minor (the node view's
+   * `outdated_agent`): still served, to be upgraded before the next release. Once per version a
+   * node reports, at Enroll or when a stream opens with it.
+   */
+  'node.agent_outdated': z.object({
+    node_id: z.string(),
+    name: z.string(),
+    agent_version: z.string(),
+    previous_agent_version: z.string().nullable(),
+    /** The svc-agent release this control plane ships with. */
+    release: z.string(),
+  }),
   /** An uploaded certificate expires within 14 days (once per certificate material). */
   'certificate.expiring': z.object({
     certificate_id: z.string(),

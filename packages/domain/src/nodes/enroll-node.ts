@@ -1,8 +1,9 @@
-import { assertAgentVersionServed } from '../agents/agent-version.ts';
+import { AGENT_RELEASE, agentBecameOutdated, assertAgentVersionAllowed } from '../agents/agent-version.ts';
 import { certificateFacts } from '../agents/renew-agent-certificate.ts';
 import { recordAudit } from '../audit/record-audit.ts';
 import { enforceRateLimit } from '../auth/rate-limit.ts';
 import { UnauthenticatedError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import { type LoadedCa, signNodeCsr } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { sha256Hex } from '../shared/secrets.ts';
@@ -28,25 +29,27 @@ export interface Enrollment {
  * Invalid, expired and used tokens look the same from outside: UNAUTHENTICATED. A CSR that
  * does not verify is a validation error and leaves the token usable. Enrolling again retires
  * the node's previous certificate (and ends a stream opened with it); the new agent's usage
- * report ids start over.
+ * report ids start over. The agent's version refuses nothing unless the operator set a floor
+ * (grpc.min_agent_version); an outdated one raises node.agent_outdated.
  */
 export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollInput, meta: { ip?: string | null }): Promise<Enrollment> {
   const hash = sha256Hex(input.token);
   // Guessing a 32-byte token is hopeless; the limit keeps refusals from flooding the audit log.
   await enforceRateLimit(deps, 'enroll', deps.config.rate_limits.enroll, { ip: meta.ip, subject: hash.slice(0, 32) });
-  // An agent too old to be served is refused before the token is used: it stays good for the upgraded agent.
-  assertAgentVersionServed(input.agent_version);
   const now = deps.clock.now();
   const result = await unitOfWork(deps, async (uow) => {
     const trx = uow.db;
     const node = await trx
       .selectFrom('nodes')
-      .select(['id', 'enroll_token_expires_at', 'admin_status'])
+      .select(['id', 'name', 'enroll_token_expires_at', 'admin_status', 'agent_version'])
       .where('enroll_token_hash', '=', hash)
       .forUpdate()
       .executeTakeFirst();
     if (!node || !node.enroll_token_expires_at || node.enroll_token_expires_at <= now)
       return { refused: node ? 'expired' : 'unknown' } as const;
+    // The operator's opt-in floor, only once the token proved who is asking; refusing rolls the
+    // unit back, so the token stays good for the upgraded agent.
+    assertAgentVersionAllowed(input.agent_version, deps.config.grpc.min_agent_version);
     const cert = await signNodeCsr(ca, input.csr_pem, node.id, now);
     const facts = certificateFacts(cert);
     await trx
@@ -67,6 +70,22 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
       .where('id', '=', node.id)
       .execute();
     uow.nodesChanged([node.id]); // a stream still open with the old identity ends
+    const agentVersion = input.agent_version.slice(0, 64);
+    if (agentBecameOutdated(node.agent_version, agentVersion))
+      await recordEvent(
+        uow,
+        {
+          type: 'node.agent_outdated',
+          payload: {
+            node_id: node.id,
+            name: node.name,
+            agent_version: agentVersion,
+            previous_agent_version: node.agent_version,
+            release: AGENT_RELEASE,
+          },
+        },
+        now,
+      );
     uow.audit(
       {
         action: 'node.enrolled',
