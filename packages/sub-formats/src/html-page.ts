@@ -1,7 +1,8 @@
+import { formatDateTimeUtc } from '@svc/format';
 import { appLinks } from './app-links.ts';
 import { PAGE_CSS, PAGE_SCRIPT } from './html-assets.ts';
 import { escapeHtml as h } from './html-escape.ts';
-import { formatUtc, relativeExpiry, STATUS_TEXT, usage } from './html-text.ts';
+import { relativeExpiry, STATUS_TEXT, usage } from './html-text.ts';
 import type { ServerEntry, SubscriptionDocument } from './model.ts';
 import { placeholderServers } from './placeholder.ts';
 import { qrSvg } from './qr-svg.ts';
@@ -25,7 +26,7 @@ import { shareLink, shareLinkSkipReason } from './share-links.ts';
 export interface HtmlPageOptions {
   /** The URL the page is served at (`{public base}/sub/{token}`): QR code, import links, copy field. */
   subscriptionUrl: string;
-  /** For "in N days" / "expired N days ago". */
+  /** For "in 30 days" / "expired 3 days ago". */
   now: Date;
   /** The page's `lang` (BCP 47, default "en"). The texts are English; this only labels them. */
   locale?: string;
@@ -110,7 +111,8 @@ function usageSection(doc: SubscriptionDocument): string {
 
 function expirySection(doc: SubscriptionDocument, now: Date): string {
   const at = doc.expires_at;
-  const text = at === null ? 'Never expires' : `<time datetime="${at.toISOString()}">${formatUtc(at)}</time> · ${relativeExpiry(at, now)}`;
+  const text =
+    at === null ? 'Never expires' : `<time datetime="${at.toISOString()}">${formatDateTimeUtc(at)}</time> · ${relativeExpiry(at, now)}`;
   return [
     '<section id="expiry" aria-labelledby="expiry-h">',
     '<h2 id="expiry-h">Valid until</h2>',

@@ -1,6 +1,10 @@
+import { formatBytes, formatRelativeTime } from '@svc/format';
 import type { SubscriptionDocument, SubscriptionStatus } from './model.ts';
 
-/** The words the browser page uses (English), and the number and date formats behind them. */
+/**
+ * The words the browser page uses (English), with sizes and times through @svc/format as on
+ * every page and in every mail; in English too (the locale of the words around them).
+ */
 
 export const STATUS_TEXT: Record<SubscriptionStatus, { label: string; detail: string }> = {
   active: { label: 'Active', detail: 'Your subscription is working.' },
@@ -16,38 +20,10 @@ export const STATUS_TEXT: Record<SubscriptionStatus, { label: string; detail: st
   },
 };
 
-const UNITS = ['KiB', 'MiB', 'GiB', 'TiB'] as const;
-
-/** Binary units, one decimal: 512 B, 1.0 KiB, 86.1 MiB, 100.0 GiB, 2048.0 TiB. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${Math.max(0, Math.round(bytes))} B`;
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${UNITS[unit]}`;
-}
-
-/** "2027-01-01 00:00 UTC". */
-export function formatUtc(date: Date): string {
-  const iso = date.toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-}
-
-const DAY_MS = 86_400_000;
-const days = (n: number) => `${n} ${n === 1 ? 'day' : 'days'}`;
-
-/** "in N days" / "expired N days ago" (whole days, rounded down), relative to `now`. */
+/** "in 30 days" / "expired 3 days ago" (@svc/format's rule: the nearest whole unit), relative to `now`. */
 export function relativeExpiry(expiresAt: Date, now: Date): string {
-  const diff = expiresAt.getTime() - now.getTime();
-  if (diff > 0) {
-    const n = Math.floor(diff / DAY_MS);
-    return n === 0 ? 'in less than a day' : `in ${days(n)}`;
-  }
-  const n = Math.floor(-diff / DAY_MS);
-  return n === 0 ? 'expired less than a day ago' : `expired ${days(n)} ago`;
+  const when = formatRelativeTime(expiresAt, now);
+  return expiresAt.getTime() > now.getTime() ? when : `expired ${when}`;
 }
 
 export interface Usage {
@@ -56,14 +32,14 @@ export interface Usage {
   total: string;
   upload: string;
   download: string;
-  /** Share of the limit used, 0-100 with one decimal; null without a limit. */
+  /** Share of the limit used, 0-100 with one decimal, rounded down (100 only once the limit is reached); null without a limit. */
   percent: number | null;
 }
 
 export function usage(doc: SubscriptionDocument): Usage {
   const used = doc.upload_bytes + doc.download_bytes;
   const limit = doc.total_bytes;
-  const percent = limit === null ? null : limit <= 0 ? 100 : Math.min(100, Math.round((used / limit) * 1000) / 10);
+  const percent = limit === null ? null : limit <= 0 ? 100 : Math.min(100, Math.floor((used / limit) * 1000) / 10);
   return {
     used: formatBytes(used),
     total: limit === null ? 'unlimited' : formatBytes(limit),

@@ -82,33 +82,36 @@ describe('renderHtmlPage: state, traffic, expiry', () => {
     expect(text(statusEl).length).toBeGreaterThan(label.length + 10); // and a sentence saying what it means
   });
 
-  it('shows used (upload + download) of total in binary units with a progress bar', () => {
+  it('shows used (upload + download) of total in binary units (@svc/format) with a progress bar', () => {
     const root = page(doc([])); // 1 234 567 up + 89 012 345 down of 100 GiB
     expect(text(byId(root, 'used'))).toBe('86.1 MiB');
-    expect(text(byId(root, 'total'))).toBe('100.0 GiB');
+    expect(text(byId(root, 'total'))).toBe('100 GiB');
     const bar = byId(root, 'usage-bar');
-    expect([bar.tagName, attr(bar, 'max'), attr(bar, 'value')]).toEqual(['progress', '100', '0.1']);
-    expect(squash(text(byId(root, 'usage')))).toContain('upload 1.2 MiB · download 84.9 MiB');
+    expect([bar.tagName, attr(bar, 'max'), attr(bar, 'value')]).toEqual(['progress', '100', '0']);
+    expect(squash(text(byId(root, 'usage')))).toContain('upload 1.18 MiB · download 84.9 MiB');
   });
 
-  it('says "unlimited" without a limit and draws no bar; caps the bar at 100%', () => {
+  it('says "unlimited" without a limit and draws no bar; caps the bar at 100%, which only a reached limit shows', () => {
     const unlimited = page({ ...doc([]), total_bytes: null });
     expect(text(byId(unlimited, 'total'))).toBe('unlimited');
     expect(byTag(unlimited, 'progress')).toEqual([]);
     const over = page({ ...doc([], 'limited'), upload_bytes: 3 * 2 ** 40, download_bytes: 2 ** 30, total_bytes: 2 * 2 ** 40 });
-    expect(text(byId(over, 'used'))).toBe('3.0 TiB');
-    expect(text(byId(over, 'total'))).toBe('2.0 TiB');
+    expect(text(byId(over, 'used'))).toBe('3 TiB');
+    expect(text(byId(over, 'total'))).toBe('2 TiB');
     expect(attr(byId(over, 'usage-bar'), 'value')).toBe('100');
+    const almost = page({ ...doc([]), upload_bytes: 0, download_bytes: 2 ** 30 - 1, total_bytes: 2 ** 30 });
+    expect(attr(byId(almost, 'usage-bar'), 'value')).toBe('99.9');
   });
 
-  it('gives the expiry date in UTC and the days left, the days since, or "never"', () => {
+  it('gives the expiry date in UTC and how far it is (the nearest whole day, hours under 48), or "never"', () => {
     const expiry = (d: SubscriptionDocument, now: Date) => squash(text(byId(page(d, now), 'expiry-text')));
-    expect(expiry(doc([]), NOW)).toBe('2027-01-31 00:00 UTC · in 60 days');
+    expect(expiry(doc([]), NOW)).toBe('2027-01-31 00:00 UTC · in 61 days'); // 60.5 days: the nearest, a half up
     expect(attr(byTag(byId(page(doc([])), 'expiry'), 'time')[0]!, 'datetime')).toBe('2027-01-31T00:00:00.000Z');
     expect(expiry(doc([], 'expired'), new Date('2027-02-03T01:00:00Z'))).toBe('2027-01-31 00:00 UTC · expired 3 days ago');
-    expect(expiry(doc([]), new Date('2027-01-30T00:00:00Z'))).toBe('2027-01-31 00:00 UTC · in 1 day');
-    expect(expiry(doc([]), new Date('2027-01-30T23:00:00Z'))).toBe('2027-01-31 00:00 UTC · in less than a day');
-    expect(expiry(doc([], 'expired'), new Date('2027-01-31T05:00:00Z'))).toBe('2027-01-31 00:00 UTC · expired less than a day ago');
+    expect(expiry(doc([]), new Date('2027-01-01T00:00:05Z'))).toBe('2027-01-31 00:00 UTC · in 30 days');
+    expect(expiry(doc([]), new Date('2027-01-30T00:00:00Z'))).toBe('2027-01-31 00:00 UTC · in 24 hours');
+    expect(expiry(doc([]), new Date('2027-01-30T23:00:00Z'))).toBe('2027-01-31 00:00 UTC · in 1 hour');
+    expect(expiry(doc([], 'expired'), new Date('2027-01-31T05:00:00Z'))).toBe('2027-01-31 00:00 UTC · expired 5 hours ago');
     expect(expiry({ ...doc([]), expires_at: null }, NOW)).toBe('Never expires');
   });
 });
