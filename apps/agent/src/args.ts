@@ -12,7 +12,8 @@ export const USAGE = `usage: svc-agent <command>
         keep the Sync stream to the gateway and serve the node's desired state with the engine
   svc-agent version
 
-State directory: --state-dir, else SVC_AGENT_STATE_DIR, else /var/lib/svc-agent.
+State directory (the same for enroll and run): --state-dir, else SVC_AGENT_STATE_DIR, else
+/var/lib/svc-agent as root and ~/.local/state/svc-agent (or $XDG_STATE_HOME/svc-agent) otherwise.
 Engine: SVC_AGENT_ENGINE_BIN (default xray on PATH), SVC_AGENT_ENGINE_API (xray | v2ray).
 Log level: SVC_AGENT_LOG_LEVEL (default info). Usage is read from the engine every
 SVC_AGENT_USAGE_INTERVAL_SECONDS (default 10); StatusReport every SVC_AGENT_STATUS_INTERVAL_SECONDS (default 30).`;

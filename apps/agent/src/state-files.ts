@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /**
@@ -9,11 +10,24 @@ import { dirname, join } from 'node:path';
  * keeps is private to it (its key, the desired state with user credentials), so every file is
  * 0600 and every directory 0700, whatever the umask.
  */
-export const DEFAULT_STATE_DIR = '/var/lib/svc-agent';
+export const SERVICE_STATE_DIR = '/var/lib/svc-agent';
 
-/** `--state-dir`, else SVC_AGENT_STATE_DIR, else /var/lib/svc-agent. */
-export function stateDirFrom(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  return flag ?? env.SVC_AGENT_STATE_DIR ?? DEFAULT_STATE_DIR;
+/**
+ * Where `enroll` and `run` keep the node's state when neither --state-dir nor
+ * SVC_AGENT_STATE_DIR names it; both commands take the same default, so `enroll` then `run`
+ * share one directory. As root (the service, the installer): /var/lib/svc-agent. As anybody else
+ * (trying the agent from a terminal): $XDG_STATE_HOME/svc-agent, else ~/.local/state/svc-agent,
+ * which that user can create (/var/lib is root's).
+ */
+export function defaultStateDir(env: NodeJS.ProcessEnv, uid: number | undefined = process.getuid?.()): string {
+  if (uid === undefined || uid === 0) return SERVICE_STATE_DIR;
+  const base = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME : join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'svc-agent');
+}
+
+/** `--state-dir`, else SVC_AGENT_STATE_DIR, else defaultStateDir. */
+export function stateDirFrom(flag: string | undefined, env: NodeJS.ProcessEnv, uid?: number): string {
+  return flag ?? (env.SVC_AGENT_STATE_DIR || defaultStateDir(env, uid));
 }
 
 export async function ensurePrivateDir(dir: string): Promise<void> {
