@@ -1,4 +1,5 @@
 import type { Config } from '@svc/config';
+import { formatDuration } from '@svc/format';
 import { z } from 'zod';
 import { recordAudit } from '../audit/record-audit.ts';
 import { clientMaySignIn } from '../clients/client-status.ts';
@@ -57,7 +58,7 @@ export async function issueMagicLink(
     })
     .execute();
   const url = magicLinkUrl(deps.config, token);
-  const minutes = MAGIC_LINK_TTL_MS / 60_000;
+  const lasts = formatDuration(MAGIC_LINK_TTL_MS);
   queueMailAfterCommit(
     uow,
     purpose === 'confirm'
@@ -65,13 +66,13 @@ export async function issueMagicLink(
           to: client.email,
           category: 'registration_confirmation',
           subject: 'Confirm your email',
-          text: `Confirm your email address and sign in:\n\n${url}\n\nThe link works once, for ${minutes} minutes. If you did not register, ignore this mail.\n`,
+          text: `Confirm your email address and sign in:\n\n${url}\n\nThe link works once, for ${lasts}. If you did not register, ignore this mail.\n`,
         }
       : {
           to: client.email,
           category: 'magic_link',
           subject: 'Your sign-in link',
-          text: `Sign in with this link:\n\n${url}\n\nThe link works once, for ${minutes} minutes. If you did not ask for it, ignore this mail.\n`,
+          text: `Sign in with this link:\n\n${url}\n\nThe link works once, for ${lasts}. If you did not ask for it, ignore this mail.\n`,
         },
   );
 }

@@ -118,7 +118,7 @@ export async function settlePayment(
       ? await trx.selectFrom('subscriptions').select('expires_at').where('id', '=', row.subscription_id).executeTakeFirst()
       : undefined;
     if (client && (t.status === 'succeeded' ? effectDone === 'applied' : true))
-      queueMailAfterCommit(uow, paymentMail(client.email, row, plan.name, sub ? (sub.expires_at?.toISOString() ?? null) : undefined));
+      queueMailAfterCommit(uow, paymentMail(client.email, row, plan.name, sub ? sub.expires_at : undefined, now));
   }
   if (t.status === 'succeeded') {
     await recordEvent(

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { MagicLinkRequestInput, requestMagicLink } from '@svc/domain';
+import { MAGIC_LINK_TTL_MS, MagicLinkRequestInput, requestMagicLink } from '@svc/domain';
+import { formatDuration } from '@svc/format';
 import { type AppEnv, body, defineRoute, json, openapi, requestMeta } from '@svc/http';
 
 export const MagicLinkBody = openapi(MagicLinkRequestInput, 'MagicLinkRequest');
@@ -10,7 +11,7 @@ export const route = defineRoute({
   method: 'post',
   path: '/auth/magic-link',
   tags: ['auth'],
-  summary: 'Mail a one-time sign-in link (15 minutes); the same answer whether or not the email is known',
+  summary: `Mail a one-time sign-in link (${formatDuration(MAGIC_LINK_TTL_MS)}); the same answer whether or not the email is known`,
   description:
     'The link signs in, confirms the email on first use, and is how access is recovered (sign in by link, then set a new password). Always on.',
   auth: null,
@@ -24,7 +25,7 @@ export const register = (app: OpenAPIHono<AppEnv>) =>
     return c.json(
       {
         status: 'sent_if_known' as const,
-        detail: 'if a customer with this email exists, a sign-in link is on its way; it works once, for 15 minutes',
+        detail: `if a customer with this email exists, a sign-in link is on its way; it works once, for ${formatDuration(MAGIC_LINK_TTL_MS)}`,
       },
       202,
     );
