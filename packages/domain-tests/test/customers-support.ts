@@ -22,8 +22,9 @@ export async function accessGroup(ctx: DomainContext, inboundIds: string[] = [])
 }
 
 /**
- * A signed-in session of the client, as the portal's sign-in will leave it. Clients cannot
- * sign in yet (no subject resolver, no portal sign-in use case), so the row is written here.
+ * A signed-in session of the client, the row written directly: it predates the portal's
+ * sign-in (`issueSession`, auth/sessions.ts), and the tests using it need only a session that a
+ * ban, a password change or a deletion must end, not its tokens.
  */
 export async function clientSession(ctx: DomainContext, clientId: string): Promise<string> {
   const now = ctx.clock.now();

@@ -13,9 +13,10 @@ export const stripe = {
 };
 
 /**
- * A payment, as checkout or a provider webhook will write it. Payments have no use case yet
- * (the payments issue), so the row is written here; its client, plan and provider are made
- * through the domain unless given.
+ * A payment row in any status, written directly. It predates checkout (`startCheckout`, tested
+ * in ../payments/ with the state machine) and stays a shortcut for tests that only need a
+ * payment to reference a plan or provider, in a status no provider was asked for. Its client,
+ * plan and provider are made through the domain unless given.
  */
 export async function payment(
   ctx: DomainContext,
@@ -46,8 +47,8 @@ export async function payment(
 }
 
 /**
- * A subscription bought with the plan. Buying has no use case yet (the payments issue makes the
- * subscription and records the plan), so the plan is set on a subscription made by the domain.
+ * A subscription that records the plan it was bought with, without a purchase: a payment's
+ * effect (payments/payment-effect.ts) sets `plan_id` the same way on the subscription it makes.
  */
 export async function subscriptionBoughtWith(ctx: DomainContext, planId: string): Promise<string> {
   const sub = await fixtures(ctx).subscription();

@@ -4,7 +4,8 @@ import { ValidationError } from '../errors.ts';
 /**
  * The registry of DNS provider kinds (DNS-01 challenges): the credentials each kind takes.
  * Every credential is write-only (the whole set is sealed in credentials_enc), so every field
- * is declared secret; `required` ones must be given. The ACME issue adds each kind's client.
+ * is declared secret; `required` ones must be given. The client that changes a kind's records
+ * is `dnsProviderPort` (dns/dns-provider-port.ts): a kind added here needs its port there too.
  */
 export interface DnsProviderKind {
   kind: string;
