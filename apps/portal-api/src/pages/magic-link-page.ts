@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { FORMAT_BROWSER_MODULE } from '@svc/format/browser-module';
 import type { AppEnv } from '@svc/http';
 
 /**
@@ -9,7 +10,9 @@ import type { AppEnv } from '@svc/http';
  * that opens every link cannot spend it. Signed in, the page lists the customer's
  * subscriptions with their links: enough to try the portal on a fresh machine. An operator
  * with a front end of their own points portal_auth.link_url there instead.
- * Same-origin script only (no inline script), like the docs page.
+ * Same-origin script only (no inline script), like the docs page. Sizes and times go through
+ * @svc/format, served beside the page as the ES module it is built into (format.js), so the
+ * page says "50 GiB" and "in 30 days" exactly as the /sub page and the mails do.
  */
 const CSP = [
   "default-src 'none'",
@@ -41,7 +44,7 @@ const page = (base: string) => `<!doctype html>
 <ul id="subs"></ul>
 </section>
 </main>
-<script src="${base}/auth/magic-link/page.js"></script>
+<script type="module" src="${base}/auth/magic-link/page.js"></script>
 </body>
 </html>
 `;
@@ -54,7 +57,8 @@ code{word-break:break-all;background:#eef1f6;padding:.1rem .3rem;border-radius:4
 li{margin:.8rem 0}
 `;
 
-const script = (base: string) => `(function () {
+const script = (base: string) => `import { formatBytes, formatDateTimeUtc, formatRelativeTime } from './format.js';
+(function () {
   var token = new URLSearchParams(location.hash.slice(1)).get('token');
   var go = document.getElementById('go');
   var status = document.getElementById('status');
@@ -83,8 +87,9 @@ const script = (base: string) => `(function () {
           if (me.body.subscriptions.length === 0) list.textContent = 'No subscriptions yet.';
           me.body.subscriptions.forEach(function (s) {
             var li = document.createElement('li');
-            var used = (s.used_bytes / 1e9).toFixed(2) + ' GB' + (s.traffic_limit_bytes ? ' of ' + (s.traffic_limit_bytes / 1e9).toFixed(2) + ' GB' : '');
-            li.textContent = s.status + ' · ' + used + (s.expires_at ? ' · until ' + s.expires_at.slice(0, 10) : '') + ' · ';
+            var used = formatBytes(s.used_bytes) + ' used' + (s.traffic_limit_bytes === null ? '' : ' of ' + formatBytes(s.traffic_limit_bytes));
+            var until = s.expires_at === null ? 'never expires' : 'until ' + formatDateTimeUtc(s.expires_at) + ' · ' + formatRelativeTime(new Date(s.expires_at), new Date());
+            li.textContent = s.status + ' · ' + used + ' · ' + until + ' · ';
             var code = document.createElement('code');
             li.appendChild(code);
             list.appendChild(li);
@@ -102,6 +107,9 @@ export function registerMagicLinkPage(app: OpenAPIHono<AppEnv>, mountedAt: strin
   app.get('/auth/magic-link', (c) => c.body(page(mountedAt), 200, { ...headers, 'content-type': 'text/html; charset=utf-8' }));
   app.get('/auth/magic-link/page.js', (c) =>
     c.body(script(mountedAt), 200, { ...headers, 'content-type': 'text/javascript; charset=utf-8' }),
+  );
+  app.get('/auth/magic-link/format.js', (c) =>
+    c.body(FORMAT_BROWSER_MODULE, 200, { ...headers, 'content-type': 'text/javascript; charset=utf-8' }),
   );
   app.get('/auth/magic-link/page.css', (c) => c.body(css, 200, { ...headers, 'content-type': 'text/css; charset=utf-8' }));
 }
