@@ -1,4 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { pageAll } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalTestServer, startPortal } from './harness.ts';
 import { captureMail, type MailCapture } from './mail-capture.ts';
@@ -6,7 +7,7 @@ import { captureMail, type MailCapture } from './mail-capture.ts';
 /**
  * What a signed-in customer reads and does on /portal/v1 (spec 4.6): me, own subscriptions'
  * usage, link and rotation (another client's id is 404, exactly like a missing one), plans
- * (non-archived), payment methods (enabled).
+ * (non-archived), payment methods (enabled), both paged like every list.
  */
 let p: PortalTestServer;
 let mail: MailCapture;
@@ -163,6 +164,79 @@ describe('GET /portal/v1/plans and /payment-methods', () => {
     expect(methods.text).not.toContain('pk_test_abc');
     // Both need a client token.
     expect((await p.s.api.get('/portal/v1/plans')).status).toBe(401);
+    expect((await p.s.api.get('/portal/v1/payment-methods')).status).toBe(401);
+  });
+});
+
+describe('GET /portal/v1/plans and /payment-methods page like every list (spec 4.2, 8)', () => {
+  const makePlan = (i: number | string) =>
+    p.post('/api/v1/plans', { name: `Paged ${i} ${Math.random()}`, price: 100, currency: 'EUR', duration_days: 30 });
+  const makeMethod = (i: number | string, enabled = true) =>
+    p.post('/api/v1/payment-providers', { kind: 'manual', name: `Desk ${i}`, enabled, config: { instructions: 'Pay at the desk' } });
+
+  it('plans: limit and cursor, next_cursor until the last page; by id, no repeats or gaps while plans are added between pages', async () => {
+    const a = await customer();
+    for (let i = 0; i < 5; i++) await makePlan(i);
+    const archived = await makePlan('archived');
+    expect((await p.s.api.patch(`/api/v1/plans/${archived.id}`, { archived: true }, { token: p.token })).status).toBe(200);
+    const whole = await pageAll(p.s.api, '/portal/v1/plans', { limit: 200, token: a.token });
+    expect(whole.length).toBeGreaterThanOrEqual(5);
+    expect(whole).not.toContain(archived.id);
+    expect([...whole].sort()).toEqual(whole);
+    const first = await p.s.api.get('/portal/v1/plans?limit=2', { token: a.token });
+    expect(first.status).toBe(200);
+    expect(first.body.items).toHaveLength(2);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const added: string[] = [];
+    const walked = await pageAll(p.s.api, '/portal/v1/plans', {
+      limit: 2,
+      token: a.token,
+      between: async (n) => {
+        added.push((await makePlan(`late${n}`)).id);
+      },
+    });
+    // Every plan on sale when the walk began, once and in order; plans added meanwhile come after them.
+    expect(walked.slice(0, whole.length)).toEqual(whole);
+    expect(new Set(walked).size).toBe(walked.length);
+    expect(walked.slice(whole.length).every((id) => added.includes(id))).toBe(true);
+    const last = await p.s.api.get('/portal/v1/plans?limit=200', { token: a.token });
+    expect(last.body.next_cursor).toBeNull();
+  });
+
+  it('payment methods: limit and cursor, enabled ones only, every one once', async () => {
+    const a = await customer();
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await makeMethod(i)).id);
+    const off = await makeMethod('off', false);
+    const whole = await pageAll(p.s.api, '/portal/v1/payment-methods', { limit: 200, token: a.token });
+    const walked = await pageAll(p.s.api, '/portal/v1/payment-methods', { limit: 2, token: a.token });
+    expect(walked).toEqual(whole);
+    expect(walked.length).toBeGreaterThanOrEqual(6);
+    expect(walked).toEqual(expect.arrayContaining(made));
+    expect(walked).not.toContain(off.id);
+    expect([...walked].sort()).toEqual(walked);
+  });
+
+  it('a bad limit or a cursor this API did not issue is a 400 problem naming the field', async () => {
+    const a = await customer();
+    await makePlan('x');
+    await makePlan('y');
+    const issued = (await p.s.api.get('/portal/v1/plans?limit=1', { token: a.token })).body.next_cursor as string;
+    const [inner, tag] = issued.split('.') as [string, string];
+    for (const path of ['/portal/v1/plans', '/portal/v1/payment-methods']) {
+      for (const limit of ['0', '201', 'many']) {
+        const res = await p.s.api.get(`${path}?limit=${limit}`, { token: a.token });
+        expect(res.status, `${path} limit=${limit}`).toBe(400);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(Object.keys(res.body.errors)).toContain('query.limit');
+      }
+      for (const cursor of ['bm90LWEtY3Vyc29y', inner, `${inner}.${tag.slice(0, -1)}${tag.endsWith('A') ? 'B' : 'A'}`]) {
+        const res = await p.s.api.get(`${path}?cursor=${encodeURIComponent(cursor)}`, { token: a.token });
+        expect(res.status, `${path} cursor=${cursor}`).toBe(400);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body.errors).toEqual({ 'query.cursor': 'not a cursor this API issued' });
+      }
+    }
   });
 });
 
@@ -196,6 +270,14 @@ describe('GET /portal/v1/openapi.json', () => {
       expect(keys).toContain(k);
     expect(keys.every((k) => k.includes('/portal/v1/'))).toBe(true);
     for (const o of ops.filter((x) => ['GET /portal/v1/me', 'GET /portal/v1/plans'].includes(x.key))) expect(o.scope).toBe('client');
+    // The portal's lists page like every list: limit and cursor in, next_cursor out.
+    for (const path of ['/portal/v1/plans', '/portal/v1/payment-methods', '/portal/v1/payments']) {
+      const op = doc.body.paths[path].get;
+      expect(op.parameters.map((x: { name: string }) => x.name).sort(), path).toEqual(['cursor', 'limit']);
+      const ref = op.responses['200'].content['application/json'].schema.$ref as string;
+      const page = doc.body.components.schemas[ref.split('/').pop() as string];
+      expect(Object.keys(page.properties).sort(), path).toEqual(['items', 'next_cursor']);
+    }
     const docs = await fetch(`${p.s.url}/portal/v1/docs`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('/portal/v1/docs/init.js');

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { portalPlans } from '@svc/domain';
-import { type AppEnv, defineRoute, json } from '@svc/http';
+import { type AppEnv, defineRoute, json, pageOf, pageQuery, signedPage } from '@svc/http';
 
 export const PortalPlanSchema = z
   .object({
@@ -19,10 +19,11 @@ export const route = defineRoute({
   method: 'get',
   path: '/plans',
   tags: ['billing'],
-  summary: 'Plans on sale (non-archived), cheapest first',
+  summary: 'Plans on sale (non-archived), a page at a time, oldest first',
   auth: { scope: 'client' },
-  responses: { 200: json(z.object({ items: z.array(PortalPlanSchema) }).openapi('PortalPlans'), 'Plans') },
+  request: { query: z.object({ ...pageQuery }) },
+  responses: { 200: json(pageOf(PortalPlanSchema, 'PortalPlanPage'), 'A page of plans') },
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json({ items: await portalPlans(c.get('deps')) }, 200));
+  app.openapi(route, async (c) => c.json(signedPage(c, await portalPlans(c.get('deps'), c.req.valid('query'))), 200));
