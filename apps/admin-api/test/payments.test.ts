@@ -53,8 +53,12 @@ async function payment(refs: Refs, status: PaymentStatus = 'succeeded', amount =
 let a: Refs;
 let b: Refs;
 const ids: Record<string, string> = {};
+const emails: Record<string, string> = {};
 beforeAll(async () => {
-  const [c1, c2] = [(await make.client()).id, (await make.client()).id];
+  const [c1, c2] = [await make.client(), await make.client()].map((c) => {
+    emails[c.id] = c.email;
+    return c.id;
+  }) as [string, string];
   const [plan, provider] = [async () => (await make.plan()).id, async () => (await make.paymentProvider()).id];
   a = {
     client_id: c1,
@@ -77,12 +81,13 @@ const list = async (query: string, t = token) => {
 };
 
 describe('payments (read-only)', () => {
-  it('reads one payment: ids, amount, currency, status, provider reference; no idempotency key or checkout URL', async () => {
+  it("reads one payment: ids, the client's email, amount, currency, status, provider reference; no idempotency key or checkout URL", async () => {
     const res = await s.api.get(`/api/v1/payments/${ids.a2}`, { token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       id: ids.a2,
       client_id: a.client_id,
+      client_email: emails[a.client_id],
       plan_id: a.plan_id,
       provider_id: a.provider_id,
       subscription_id: a.subscription_id,
@@ -103,9 +108,10 @@ describe('payments (read-only)', () => {
     expect((await s.api.get('/api/v1/payments/pay_nothere', { token })).status).toBe(404);
   });
 
-  it('lists every payment oldest first, without internals', async () => {
+  it("lists every payment oldest first, each with its client's email, without internals", async () => {
     const res = await s.api.get('/api/v1/payments?limit=200', { token });
     expect(res.body.items.map((p: { id: string }) => p.id)).toEqual(Object.values(ids).sort());
+    for (const p of res.body.items as Array<{ client_id: string; client_email: string }>) expect(p.client_email).toBe(emails[p.client_id]);
     expect(res.text).not.toContain(IDEMPOTENCY_KEY);
   });
 

@@ -356,7 +356,7 @@ describe('portal surface (portal_auth.oauth, registration by mode)', () => {
     expect((await signIn(s, 'portal', 'dave-sub')).status).toBe(200);
   });
 
-  it('open: a verified email makes an active client signed in at once; an unverified one is refused', async () => {
+  it('open: a verified email makes an active client signed in at once, and client.registered (mode open) tells the owners; an unverified one is refused', async () => {
     const s = await start({ SVC_PORTAL_REGISTRATION: 'open' });
     account('erin-sub', 'erin@example.com', true);
     const res = await signIn(s, 'portal', 'erin-sub');
@@ -364,6 +364,10 @@ describe('portal surface (portal_auth.oauth, registration by mode)', () => {
     const client = await s.deps.db.selectFrom('clients').selectAll().where('email', '=', 'erin@example.com').executeTakeFirstOrThrow();
     expect(client.status).toBe('active');
     expect(client.email_verified_at).not.toBeNull();
+    const events = await s.deps.db.selectFrom('events').selectAll().where('type', '=', 'client.registered').execute();
+    expect(events.map((e) => e.payload)).toEqual([
+      { client_id: client.id, email: 'erin@example.com', status: 'active', method: 'oauth:test', registration_mode: 'open' },
+    ]);
     account('frank-sub', 'frank@example.com', false);
     const refused = await signIn(s, 'portal', 'frank-sub');
     expect(refused.status).toBe(403);

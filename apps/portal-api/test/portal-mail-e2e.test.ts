@@ -87,7 +87,7 @@ describe('the portal over SMTP (svc start, mode application)', () => {
 });
 
 describe('the portal on a fresh machine without SMTP (svc start, mode open): the outbox', () => {
-  it('the confirmation mail is an .eml file in <data_dir>/outbox (0600) and in the log; its link signs in', async () => {
+  it('the confirmation mail is an .eml file in <data_dir>/outbox (0600) and in the log; its link signs in; an open-mode registration mails the owner', async () => {
     const cp = await startControlPlane({ env: { SVC_PORTAL_REGISTRATION: 'open', SVC_MAIL_OUTBOX: 'true' } });
     started.push(cp);
     const email = 'newcomer@example.com';
@@ -115,5 +115,19 @@ describe('the portal on a fresh machine without SMTP (svc start, mode open): the
       body: JSON.stringify({ token: tokenOf(url) }),
     });
     expect(signIn.status).toBe(200);
+
+    // Owners are told of open-mode registrations too (client.registered, mode open), in words that fit.
+    const owner = (await cp.api.get('/api/v1/auth/me')).body.email as string;
+    const notice = await eventually(async () => {
+      for (const f of await readdir(outbox)) {
+        if (!f.includes('event_client.registered')) continue;
+        const text = await readFile(join(outbox, f), 'utf8');
+        if (text.includes(`To: ${owner}`)) return text.replace(/=\r?\n/g, '');
+      }
+      return undefined;
+    }, 'the owner’s mail in the outbox');
+    expect(notice).toContain(`Subject: New customer registered: ${email}`);
+    expect(notice).toContain('registration is open');
+    expect(notice).not.toContain('/approve');
   });
 });

@@ -107,19 +107,23 @@ describe('registration mode (spec 5.8, 7.2)', () => {
     expect(me.body.client).toMatchObject({ id: reg.body.id, email, status: 'active' });
   });
 
-  it('open: active at once, yet no sign-in until the email is confirmed; the first use of the link confirms and signs in', async () => {
+  it('open: active at once and client.registered (mode open) for the owners, yet no sign-in until the email is confirmed; the first use of the link confirms and signs in', async () => {
     const { p, mail } = open;
     const email = unique('open');
     const reg = await p.s.api.post('/portal/v1/auth/register', { email, password: PASSWORD });
     expect(reg.status, reg.text).toBe(201);
     expect(reg.body.status).toBe('active');
-    expect(
-      await p.s.deps.db
-        .selectFrom('events')
-        .select('id')
-        .where('payload', '@>', JSON.stringify({ email }) as never)
-        .executeTakeFirst(),
-    ).toBeUndefined();
+    const events = await p.s.deps.db
+      .selectFrom('events')
+      .select(['type', 'payload'])
+      .where('payload', '@>', JSON.stringify({ email }) as never)
+      .execute();
+    expect(events).toEqual([
+      {
+        type: 'client.registered',
+        payload: { client_id: reg.body.id, email, status: 'active', method: 'password', registration_mode: 'open' },
+      },
+    ]);
     const early = await p.s.api.post('/portal/v1/auth/login', { email, password: PASSWORD });
     expect(early.status).toBe(403);
     expect(early.body.detail).toContain('confirm your email');

@@ -292,14 +292,18 @@ export const configSchema = z.object({
   /** Who hears of domain events (docs/notifications.md): mail to owners (and admins), webhooks. */
   notify: z
     .object({
-      /** Event types mailed to every owner; [] (SVC_NOTIFY_EMAIL_EVENTS=none) turns the mails off. */
+      /**
+       * Event types mailed to every owner; [] (SVC_NOTIFY_EMAIL_EVENTS=none) turns the mails off.
+       * By default the two that wait for an owner or nobody hears of: a new customer, and a
+       * manual payment only an admin can confirm.
+       */
       email_events: z
         .array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, 'an event type such as client.registered'))
-        .default(['client.registered']),
+        .default(['client.registered', 'payment.awaiting_confirmation']),
       /** Mail admins (role admin) as well as owners. */
       email_admins: z.boolean().default(false),
     })
-    .default({ email_events: ['client.registered'], email_admins: false }),
+    .default({ email_events: ['client.registered', 'payment.awaiting_confirmation'], email_admins: false }),
   /** ACME (docs/certificates.md). */
   acme: z
     .object({

@@ -7,6 +7,7 @@ import {
   manualProvider,
   plan,
   STRIPE_SECRET_KEY,
+  sessionOf,
   startBilling,
   stripeProvider,
 } from '../billing-harness.ts';
@@ -29,6 +30,13 @@ beforeAll(async () => {
 afterAll(() => b?.stop());
 
 const paymentsOf = (clientId: string) => b.p.s.deps.db.selectFrom('payments').selectAll().where('client_id', '=', clientId).execute();
+const awaitingConfirmation = (paymentId: string) =>
+  b.p.s.deps.db
+    .selectFrom('events')
+    .select('id')
+    .where('type', '=', 'payment.awaiting_confirmation')
+    .where('payload', '@>', JSON.stringify({ payment_id: paymentId }) as never)
+    .execute();
 const createCalls = () => b.stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/checkout/sessions').length;
 
 describe('POST /portal/v1/checkout: Idempotency-Key', () => {
@@ -175,12 +183,24 @@ describe('POST /portal/v1/checkout: what may be bought', () => {
     expect(await paymentsOf(c.id)).toEqual([]);
   });
 
-  it('a manual provider answers its instructions instead of a URL', async () => {
+  it('a manual provider answers its instructions instead of a URL, and its deadline (billing.manual_max_days) in expires_at', async () => {
     const c = await customer(b);
     const manual = await manualProvider(b);
     const res = await checkout(b, c.token, randomUUID(), { plan_id: planA.id, provider_id: manual.id });
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({ status: 'pending', checkout_url: null, instructions: 'IBAN DE00 0000; reference: your email' });
+    const days = b.p.s.config.billing.manual_max_days;
+    expect(res.body.expires_at).toBe(new Date(new Date(res.body.created_at).getTime() + days * 86_400_000).toISOString());
+    expect(await awaitingConfirmation(res.body.payment_id)).toHaveLength(1);
+  });
+
+  it('a checkout through a provider that reports on its payments (Stripe) raises no payment.awaiting_confirmation', async () => {
+    const c = await customer(b);
+    const res = await checkout(b, c.token, randomUUID(), { plan_id: planA.id, provider_id: provider.id });
+    expect(res.status, res.text).toBe(201);
+    expect(await awaitingConfirmation(res.body.payment_id)).toEqual([]);
+    // Its expires_at is the one Stripe named for the session.
+    expect(res.body.expires_at).toBe(new Date(sessionOf(b, res.body.payment_id).expires_at * 1000).toISOString());
   });
 
   it('the provider down: 503 and no checkout; the same key later gets one, for the same payment', async () => {

@@ -102,7 +102,7 @@ describe('manual payments: an admin confirms, cancels, refunds', () => {
 });
 
 describe('admin reads', () => {
-  it('payments filter by client, status, provider and time; revenue per currency in the stats overview', async () => {
+  it("payments filter by client, status, provider and time and show the client's email; revenue per currency in the stats overview", async () => {
     b.p.s.clock.advance(1000);
     const from = b.p.s.clock.now();
     const { client, paymentId } = await pending();
@@ -115,6 +115,9 @@ describe('admin reads', () => {
     expect(await list(`client_id=${client.id}&provider_id=${provider.id}&status=succeeded`)).toEqual([paymentId]);
     expect(await list(`from=${encodeURIComponent(from.toISOString())}`)).toEqual([paymentId]);
     expect(await list(`to=${encodeURIComponent(from.toISOString())}&client_id=${client.id}`)).toEqual([]);
+    // Whose payment it is, by email, in the list and in one payment's view.
+    expect((await admin('get', `/api/v1/payments?client_id=${client.id}`)).body.items[0].client_email).toBe(client.email);
+    expect((await admin('get', `/api/v1/payments/${paymentId}`)).body).toMatchObject({ client_id: client.id, client_email: client.email });
     const to = new Date(b.p.s.clock.now().getTime() + 1000);
     const stats = await admin(
       'get',

@@ -1,4 +1,4 @@
-import type { PaymentRow, PaymentStatus } from '@svc/db';
+import type { Db, PaymentRow, PaymentStatus } from '@svc/db';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
@@ -7,6 +7,8 @@ import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagin
 export interface PaymentView {
   id: string;
   client_id: string;
+  /** The client's email as it is now: whom the operator writes to, whose transfer to look for. */
+  client_email: string;
   plan_id: string;
   provider_id: string;
   subscription_id: string | null;
@@ -17,7 +19,11 @@ export interface PaymentView {
   provider_payment_id: string | null;
   /** Why the status is what it is, in words (failed, expired, canceled, refunded). */
   status_reason: string | null;
-  /** When the provider stops taking the payment, when it said. */
+  /**
+   * When the payment stops being waited for: the provider's expiry when it named one; for a
+   * manual payment, its deadline (billing.manual_max_days after the checkout), when it expires
+   * unconfirmed. Null for other providers that named none (billing.pending_max_hours applies).
+   */
   expires_at: string | null;
   paid_at: string | null;
   /** When the plan was applied to the subscription, and when a refund took it back. */
@@ -28,9 +34,10 @@ export interface PaymentView {
 }
 
 /** The Idempotency-Key and the checkout URL stay internal. */
-export const paymentView = (r: PaymentRow): PaymentView => ({
+export const paymentView = (r: PaymentRow, clientEmail: string): PaymentView => ({
   id: r.id,
   client_id: r.client_id,
+  client_email: clientEmail,
   plan_id: r.plan_id,
   provider_id: r.provider_id,
   subscription_id: r.subscription_id,
@@ -59,22 +66,30 @@ export interface PaymentFilter extends PageRequest {
   to?: Date | undefined;
 }
 
+/** A payment with its client's email: a payment's client is never deleted (payments.client_id restricts it). */
+const withClientEmail = (db: Db) =>
+  db
+    .selectFrom('payments')
+    .innerJoin('clients', 'clients.id', 'payments.client_id')
+    .selectAll('payments')
+    .select('clients.email as client_email');
+
 /** Oldest first, by id. */
 export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFilter): Promise<Page<PaymentView>> {
-  let q = ctx.db.selectFrom('payments').selectAll();
-  if (f.client_id !== undefined) q = q.where('client_id', '=', f.client_id);
-  if (f.status !== undefined) q = q.where('status', '=', f.status);
-  if (f.provider_id !== undefined) q = q.where('provider_id', '=', f.provider_id);
-  if (f.subscription_id !== undefined) q = q.where('subscription_id', '=', f.subscription_id);
-  if (f.plan_id !== undefined) q = q.where('plan_id', '=', f.plan_id);
-  if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
-  if (f.to !== undefined) q = q.where('created_at', '<', f.to);
-  const rows = await keysetRows(q, f);
-  return toPage(rows, f.limit, paymentView);
+  let q = withClientEmail(ctx.db);
+  if (f.client_id !== undefined) q = q.where('payments.client_id', '=', f.client_id);
+  if (f.status !== undefined) q = q.where('payments.status', '=', f.status);
+  if (f.provider_id !== undefined) q = q.where('payments.provider_id', '=', f.provider_id);
+  if (f.subscription_id !== undefined) q = q.where('payments.subscription_id', '=', f.subscription_id);
+  if (f.plan_id !== undefined) q = q.where('payments.plan_id', '=', f.plan_id);
+  if (f.from !== undefined) q = q.where('payments.created_at', '>=', f.from);
+  if (f.to !== undefined) q = q.where('payments.created_at', '<', f.to);
+  const rows = await keysetRows(q, f, { column: 'payments.id' });
+  return toPage(rows, f.limit, (r) => paymentView(r, r.client_email));
 }
 
 export async function getPayment(ctx: Pick<DomainContext, 'db'>, id: string): Promise<PaymentView> {
-  const row = await ctx.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await withClientEmail(ctx.db).where('payments.id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('payment', id);
-  return paymentView(row);
+  return paymentView(row, row.client_email);
 }

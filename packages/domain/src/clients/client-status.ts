@@ -8,8 +8,8 @@ import { ConflictError } from '../errors.ts';
  *
  *   (none)   --admin creates-------------------> active   (email marked verified: the admin vouches)
  *   (none)   --registers, mode application-----> pending  (client.registered event)
- *   (none)   --registers, mode open------------> active   (email_verified_at empty until the
- *                                                          magic link / verified OAuth email)
+ *   (none)   --registers, mode open------------> active   (client.registered event; email_verified_at
+ *                                                          empty until the magic link / verified OAuth email)
  *   pending  --approve (admin)-----------------> active
  *   rejected --approve (admin)-----------------> active   (rule 3: approved after all)
  *   pending  --reject (admin)------------------> rejected

@@ -25,9 +25,10 @@ export interface Registration {
  * - an email that exists, in any status (rejected included), is 409 (rule 3; an admin unblocks a
  *   new attempt by deleting or approving the record). Two registrations of one email at once:
  *   the unique index decides, the loser gets the same 409;
- * - mode application: status pending and the event client.registered (spec 6);
- * - mode open: status active; sign-in still needs the email confirmed (rule 1), which a verified
- *   OAuth email already is.
+ * - mode application: status pending; mode open: status active, and sign-in still needs the
+ *   email confirmed (rule 1), which a verified OAuth email already is;
+ * - either mode: the event client.registered (spec 6) with the mode, so owners are told of
+ *   every new customer (docs/notifications.md).
  * The attempt is audited as the anonymous caller's (the unit's actor).
  */
 export async function registerClient(uow: UnitOfWork, deps: Pick<DomainDeps, 'config' | 'clock'>, r: Registration): Promise<ClientRow> {
@@ -62,16 +63,21 @@ export async function registerClient(uow: UnitOfWork, deps: Pick<DomainDeps, 'co
     entity_id: row.id,
     details: { email: r.email, status, method: r.method, registration_mode: mode, email_verified: row.email_verified_at !== null },
   });
-  if (mode === 'application') {
-    await recordEvent(
-      uow,
-      {
-        type: 'client.registered',
-        payload: { client_id: row.id, email: r.email, status: 'pending', method: r.method, registration_mode: mode },
+  // Owners hear of every registration (mailed by default), not only of those waiting for them.
+  await recordEvent(
+    uow,
+    {
+      type: 'client.registered',
+      payload: {
+        client_id: row.id,
+        email: r.email,
+        status: status === 'pending' ? 'pending' : 'active',
+        method: r.method,
+        registration_mode: mode,
       },
-      now,
-    );
-  }
+    },
+    now,
+  );
   return row;
 }
 

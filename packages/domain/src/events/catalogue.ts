@@ -8,7 +8,10 @@ import { z } from 'zod';
  * Payloads carry ids and what a receiver needs to act, never secrets.
  */
 export const EVENT_CATALOGUE = {
-  /** A customer registered in mode application (status pending) and waits for approval. */
+  /**
+   * A customer registered on the portal, in either mode: application (status pending, waits for
+   * approval) or open (active at once). Whatever the method: password or OAuth.
+   */
   'client.registered': z.object({
     client_id: z.string(),
     email: z.string(),
@@ -54,6 +57,25 @@ export const EVENT_CATALOGUE = {
     error: z.string(),
     failed_attempts: z.number().int(),
     serving_until: z.string().nullable(),
+  }),
+  /**
+   * A customer checked out through a manual provider (bank transfer, cash): nothing but an admin
+   * will ever settle it. Confirm when the money arrived (or cancel) before `expires_at`, when it
+   * expires unconfirmed (billing.manual_max_days after the checkout).
+   */
+  'payment.awaiting_confirmation': z.object({
+    payment_id: z.string(),
+    client_id: z.string(),
+    client_email: z.string(),
+    plan_id: z.string(),
+    plan_name: z.string(),
+    provider_id: z.string(),
+    provider_name: z.string(),
+    /** The subscription it extends; null: a new one when confirmed. */
+    subscription_id: z.string().nullable(),
+    amount: z.number().int(),
+    currency: z.string(),
+    expires_at: z.string(),
   }),
   /** A payment succeeded and its plan was applied (a subscription created or extended). */
   'payment.succeeded': z.object({

@@ -1,3 +1,4 @@
+import { minorToDecimal } from '../billing/providers/money.ts';
 import type { EventPayload } from '../events/catalogue.ts';
 import type { MailMessage } from './queue-mail.ts';
 
@@ -18,7 +19,9 @@ const RENDERERS: { [T in string]?: Render } = {
   'client.registered': ((p: EventPayload<'client.registered'>, e: StoredEvent, baseUrl: string) => {
     const waiting = p.status === 'pending';
     const lines = [
-      waiting ? 'A customer registered and waits for approval.' : 'A customer registered (registration is open).',
+      waiting
+        ? 'A customer registered and waits for your approval.'
+        : 'A customer registered (registration is open: they need no approval).',
       '',
       `Email:      ${oneLine(p.email, 320)}`,
       `Client id:  ${p.client_id}`,
@@ -33,10 +36,44 @@ const RENDERERS: { [T in string]?: Render } = {
         `  POST ${baseUrl}/api/v1/clients/${p.client_id}/reject`,
         '',
       );
+    else
+      lines.push(
+        'Nothing waits for you. The client, and how to ban it if need be:',
+        `  GET   ${baseUrl}/api/v1/clients/${p.client_id}`,
+        `  PATCH ${baseUrl}/api/v1/clients/${p.client_id}  {"status":"disabled"}`,
+        '',
+      );
     lines.push(`Event ${e.id}`);
     return {
       subject: oneLine(`${waiting ? 'New registration waiting for approval' : 'New customer registered'}: ${p.email}`),
       text: lines.join('\n'),
+    };
+  }) as Render,
+  'payment.awaiting_confirmation': ((p: EventPayload<'payment.awaiting_confirmation'>, e: StoredEvent, baseUrl: string) => {
+    const money = `${minorToDecimal(p.amount, p.currency)} ${p.currency}`;
+    const method = oneLine(p.provider_name, 100);
+    const payment = `${baseUrl}/api/v1/payments/${p.payment_id}`;
+    return {
+      subject: oneLine(`Payment to confirm: ${money} from ${p.client_email} (${method})`),
+      text: [
+        `A customer chose to pay by ${method}, a manual payment method: nobody but you will confirm this payment.`,
+        'When the money has arrived, confirm it: the plan is applied then. If it does not come, cancel it.',
+        '',
+        `Customer:    ${oneLine(p.client_email, 320)} (${p.client_id})`,
+        `Plan:        ${oneLine(p.plan_name, 100)} (${p.plan_id})`,
+        `For:         ${p.subscription_id ? `the subscription ${p.subscription_id}, extended` : 'a new subscription'}`,
+        `Amount:      ${money}`,
+        `Method:      ${method} (${p.provider_id})`,
+        `Payment id:  ${p.payment_id}`,
+        `Confirm by:  ${p.expires_at} (unconfirmed, it expires then; confirming later still applies the plan)`,
+        '',
+        'Confirm, cancel or look at it through the admin API:',
+        `  POST ${payment}/confirm`,
+        `  POST ${payment}/cancel`,
+        `  GET  ${payment}`,
+        '',
+        `Event ${e.id}`,
+      ].join('\n'),
     };
   }) as Render,
   'certificate.issue_failed': ((p: EventPayload<'certificate.issue_failed'>, e: StoredEvent, baseUrl: string) => {

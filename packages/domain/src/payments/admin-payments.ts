@@ -32,11 +32,12 @@ export async function settleManualPayment(ctx: DomainContext, id: string, action
       throw new ConflictError(`a ${provider.kind} payment is settled by its provider, not by hand`, {
         provider_id: 'not a manual provider',
       });
+    const client = await uow.db.selectFrom('clients').select('email').where('id', '=', row.client_id).executeTakeFirstOrThrow();
     const to: PaymentStatus = ACTIONS[action];
-    if (row.status === to) return paymentView(row);
+    if (row.status === to) return paymentView(row, client.email);
     const allowed = paymentTransition(row.status, to) !== null && !(action === 'refund' && row.status !== 'succeeded');
     if (!allowed) throw new ConflictError(`a ${row.status} payment cannot be ${to}`, { status: row.status });
     const settled = await settlePayment(ctx, uow, row, { status: to }, 'admin');
-    return paymentView(settled.payment);
+    return paymentView(settled.payment, client.email);
   });
 }

@@ -3,15 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { PaymentRow } from '@svc/db';
 import { z } from 'zod';
 import { spendBudget } from '../auth/rate-limit.ts';
-import { NotFoundError, UnavailableError, UnprocessableError, ValidationError } from '../errors.ts';
+import { UnavailableError, UnprocessableError, ValidationError } from '../errors.ts';
 import { portalClient } from '../portal/portal-client.ts';
 import type { PortalCtx } from '../portal/portal-subscriptions.ts';
 import { RefId } from '../shared/fields.ts';
 import { newId } from '../shared/ids.ts';
-import { publicBaseUrl } from '../shared/public-url.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { providerPort, providerRow } from './provider-port.ts';
-import { firstRecheckAt } from './recheck-schedule.ts';
+import { makeProviderCheckout } from './checkout-at-provider.ts';
+import { type CheckoutView, checkoutView } from './checkout-view.ts';
 
 /** POST /portal/v1/checkout body (spec 2.2 "checkout request"). */
 export const CheckoutInput = z
@@ -30,36 +29,6 @@ export const IdempotencyKey = z
   .min(1, 'required')
   .max(255, 'must be at most 255 characters')
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
-
-export interface CheckoutView {
-  payment_id: string;
-  status: PaymentRow['status'];
-  plan_id: string;
-  provider_id: string;
-  subscription_id: string | null;
-  /** Minor units of `currency`. */
-  amount: number;
-  currency: string;
-  /** The provider's page the payer goes to; null for a manual provider (see instructions). */
-  checkout_url: string | null;
-  instructions: string | null;
-  expires_at: string | null;
-  created_at: string;
-}
-
-export const checkoutView = (r: PaymentRow): CheckoutView => ({
-  payment_id: r.id,
-  status: r.status,
-  plan_id: r.plan_id,
-  provider_id: r.provider_id,
-  subscription_id: r.subscription_id,
-  amount: Number(r.amount),
-  currency: r.currency,
-  checkout_url: r.checkout_url,
-  instructions: r.instructions,
-  expires_at: r.expires_at?.toISOString() ?? null,
-  created_at: r.created_at.toISOString(),
-});
 
 /** A request that took on creating the provider's checkout and then went silent this long has died: another may take over. */
 export const CHECKOUT_CLAIM_STALE_MS = 30_000;
@@ -112,13 +81,13 @@ export async function startCheckout(
     throw new UnprocessableError('this Idempotency-Key was used with another request body; use a new key for a new checkout', {
       'Idempotency-Key': 'already used with another body',
     });
-  if (inserted) return { checkout: await createAtProvider(ctx, row, client.email), replayed: false };
+  if (inserted) return { checkout: await makeProviderCheckout(ctx, row, client.email), replayed: false };
 
   const deadline = Date.now() + WAIT_FOR_OTHER_MS;
   for (;;) {
     if (row.provider_payment_id !== null || row.status !== 'pending') return { checkout: checkoutView(row), replayed: true };
     const claimed = await claim(ctx, row.id);
-    if (claimed) return { checkout: await createAtProvider(ctx, claimed, client.email), replayed: true };
+    if (claimed) return { checkout: await makeProviderCheckout(ctx, claimed, client.email), replayed: true };
     if (Date.now() > deadline)
       throw new UnavailableError('the checkout for this Idempotency-Key is still being created; retry with the same key', 2);
     await sleep(100);
@@ -233,57 +202,4 @@ async function claim(ctx: PortalCtx, id: string): Promise<PaymentRow | undefined
     )
     .returningAll()
     .executeTakeFirst();
-}
-
-/** The return address of the provider's page: billing.return_url, else the portal's page. */
-export function checkoutReturnUrl(ctx: Pick<PortalCtx, 'config'>, paymentId: string, outcome: 'success' | 'canceled'): string {
-  const template = ctx.config.billing.return_url ?? `${publicBaseUrl(ctx.config)}/portal/v1/checkout/return?payment_id={payment_id}`;
-  const url = new URL(template.replaceAll('{payment_id}', encodeURIComponent(paymentId)));
-  url.searchParams.set('outcome', outcome);
-  return url.toString();
-}
-
-async function createAtProvider(ctx: PortalCtx, row: PaymentRow, email: string): Promise<CheckoutView> {
-  try {
-    const provider = await providerRow(ctx.db, row.provider_id);
-    if (!provider.enabled) throw new NotFoundError('payment method', provider.id);
-    const plan = await ctx.db.selectFrom('plans').select('name').where('id', '=', row.plan_id).executeTakeFirstOrThrow();
-    const result = await providerPort(ctx, provider).createCheckout({
-      payment_id: row.id,
-      amount: Number(row.amount),
-      currency: row.currency,
-      description: plan.name,
-      client_email: email,
-      success_url: checkoutReturnUrl(ctx, row.id, 'success'),
-      cancel_url: checkoutReturnUrl(ctx, row.id, 'canceled'),
-      idempotency_key: `checkout-${row.id}`,
-    });
-    const now = ctx.clock.now();
-    const expires = result.expires_at ? new Date(result.expires_at) : null;
-    const done = await ctx.db
-      .updateTable('payments')
-      .set({
-        provider_payment_id: result.provider_payment_id,
-        checkout_url: result.checkout_url,
-        instructions: result.instructions ?? null,
-        expires_at: expires,
-        next_check_at: firstRecheckAt(now),
-        updated_at: now,
-      })
-      .where('id', '=', row.id)
-      .where('provider_payment_id', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    // Another request finished first (it took over from this one): its answer is the answer.
-    return checkoutView(done ?? (await ctx.db.selectFrom('payments').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()));
-  } catch (err) {
-    await ctx.db
-      .updateTable('payments')
-      .set({ checkout_started_at: null })
-      .where('id', '=', row.id)
-      .where('provider_payment_id', 'is', null)
-      .execute()
-      .catch(() => undefined);
-    throw err;
-  }
 }

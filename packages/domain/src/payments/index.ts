@@ -1,6 +1,8 @@
 // Checkout, provider webhooks, the payment state machine and what a payment buys (docs/payments.md).
 export * from './admin-payments.ts';
 export * from './checkout.ts';
+export * from './checkout-at-provider.ts';
+export * from './checkout-view.ts';
 export * from './payment-effect.ts';
 export * from './payment-mails.ts';
 export * from './payment-transition.ts';

@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.ts';
 import { portalClient } from '../portal/portal-client.ts';
 import type { PortalCtx } from '../portal/portal-subscriptions.ts';
 import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
-import { type CheckoutView, checkoutView } from './checkout.ts';
+import { type CheckoutView, checkoutView } from './checkout-view.ts';
 
 /** A payment as its customer sees it: the checkout's answer, when it was paid and why it ended as it did. */
 export interface PortalPaymentView extends CheckoutView {

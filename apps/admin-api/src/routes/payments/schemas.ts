@@ -6,6 +6,7 @@ export const PaymentSchema = z
   .object({
     id: z.string(),
     client_id: z.string(),
+    client_email: z.string().openapi({ description: "the client's email as it is now" }),
     plan_id: z.string(),
     provider_id: z.string(),
     subscription_id: z.string().nullable(),
@@ -14,10 +15,11 @@ export const PaymentSchema = z
     status: PaymentStatus,
     provider_payment_id: z.string().nullable(),
     status_reason: z.string().nullable().openapi({ description: 'why the status is what it is, in words' }),
-    expires_at: z
-      .string()
-      .nullable()
-      .openapi({ format: 'date-time', description: 'when the provider stops taking the payment, when it said' }),
+    expires_at: z.string().nullable().openapi({
+      format: 'date-time',
+      description:
+        'when the payment stops being waited for: the provider’s expiry when it named one; a manual payment’s deadline (billing.manual_max_days after the checkout), after which it expires unconfirmed',
+    }),
     paid_at: z.string().nullable().openapi({ format: 'date-time' }),
     applied_at: z.string().nullable().openapi({ format: 'date-time', description: 'when the plan was applied to the subscription' }),
     reverted_at: z.string().nullable().openapi({ format: 'date-time', description: 'when a refund took the bought time back' }),

@@ -22,7 +22,10 @@ export const CheckoutSchema = z
     currency: z.string(),
     checkout_url: z.string().nullable().openapi({ format: 'uri', description: "the provider's payment page; null for a manual provider" }),
     instructions: z.string().nullable().openapi({ description: 'what to do to pay (manual providers)' }),
-    expires_at: Timestamp.nullable().openapi({ description: 'when the provider stops taking this payment, when it says' }),
+    expires_at: Timestamp.nullable().openapi({
+      description:
+        'when the payment stops being waited for: the provider’s expiry when it names one; for a manual provider, the deadline to pay by (it expires unconfirmed after it)',
+    }),
     created_at: Timestamp,
   })
   .openapi('Checkout');

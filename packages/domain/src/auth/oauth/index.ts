@@ -6,3 +6,4 @@ export * from './oauth-requests.ts';
 export * from './provider.ts';
 export * from './registry.ts';
 export * from './return-url.ts';
+export { signInWithProfile } from './sign-in-with-profile.ts';

@@ -32,9 +32,9 @@ type Outcome = { pair: TokenPair } | { refused: Refusal };
  * 2. else a subject of this surface has the profile's email: linked automatically only when
  *    the provider says email_verified (spec 7.2), otherwise refused and nothing linked;
  * 3. else the admin surface refuses (no self-registration, rule 5) and the portal follows
- *    portal_auth.registration: closed refuses, application makes a pending client (event
- *    client.registered; sign-in refused until approved), open makes an active client with a
- *    verified email and signs in. An unverified provider email never registers (the address
+ *    portal_auth.registration: closed refuses, application makes a pending client (sign-in
+ *    refused until approved), open makes an active client with a verified email and signs in;
+ *    both record the event client.registered with the mode. An unverified provider email never registers (the address
  *    would be squatted unconfirmed): the user registers by email instead.
  * A client signs in only when clientMaySignIn (spec 3.1 rule 1), whatever the method.
  * A refusal is returned, not thrown, so what was written before it (a pending registration)
@@ -225,8 +225,8 @@ async function clientOf(
 
 /**
  * Self-registration through OAuth with a verified email (spec 3.1), by the portal's one
- * registration step (registerClient: mode application pending + client.registered, mode open
- * active; 409 for an email taken meanwhile; audited): the email counts as confirmed (the
+ * registration step (registerClient: mode application pending, mode open active, either with
+ * client.registered; 409 for an email taken meanwhile; audited): the email counts as confirmed (the
  * provider vouches), and the identity is linked in the same transaction.
  */
 async function registerClientByOAuth(
