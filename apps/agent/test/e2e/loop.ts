@@ -132,7 +132,7 @@ export async function enginePid(stateDir: string): Promise<number | null> {
   }
 }
 
-async function killEngine(stateDir: string): Promise<void> {
+export async function killEngine(stateDir: string): Promise<void> {
   const pid = await enginePid(stateDir);
   if (pid) {
     try {
