@@ -18,7 +18,7 @@ const EMBEDDED_ONLY = [
   'packages/db/src/{pglite-dialect,pglite-worker,data-dir-lock}.test.ts',
   'packages/db/src/backup/{backup-archive,retention}.test.ts',
   'apps/agent/test/**/*.test.ts',
-  'apps/cli/test/{bundle,deployables-metrics}.test.ts',
+  'apps/cli/test/{bundle,deployables-metrics,docs-links}.test.ts',
   'apps/control-plane/test/bundle.test.ts',
 ];
 
