@@ -11,7 +11,7 @@ import { appendFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { compileNodeConfig, type ModelInbound, type ModelSubscription, type NodeModel } from '@svc/desired-state';
-import { decryptSecret, encryptSecret } from '@svc/domain';
+import { decryptSecret, encryptSecret, XRAY_CAPABILITIES } from '@svc/domain';
 
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const ROUNDS = 7;
@@ -66,6 +66,7 @@ const model = (subscriptions: ModelSubscription[]): NodeModel => ({
   node_id: 'n0',
   revision: 1,
   now: new Date(),
+  engine: XRAY_CAPABILITIES,
   inbounds,
   subscriptions,
   chains: [],

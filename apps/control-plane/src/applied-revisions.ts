@@ -1,4 +1,4 @@
-import { type AgentStatus, recordAppliedRevisions, recordStatusReports, type UnitOfWorkDeps } from '@svc/domain';
+import { type AgentStatus, type ApplyRecovery, recordAppliedRevisions, recordStatusReports, type UnitOfWorkDeps } from '@svc/domain';
 import { createTurnBatcher } from '@svc/runtime';
 
 const MAX_BATCH = 500;
@@ -8,12 +8,12 @@ const MAX_BATCH = 500;
  * loop into one statement: after a change to an access group shared by 1,000 nodes, their
  * results arrive within a second, and 1,000 single-row UPDATEs would compete with the
  * snapshots still being read for the same database pool. The returned promise settles when
- * the node's row is written (or the batch failed).
+ * the node's row is written (or the batch failed), with the failure it cleared, if any.
  */
-export function appliedRevisionWriter(deps: UnitOfWorkDeps): (nodeId: string, revision: number) => Promise<void> {
+export function appliedRevisionWriter(deps: UnitOfWorkDeps): (nodeId: string, revision: number) => Promise<ApplyRecovery | undefined> {
   // One fresh row per result: two results of a node in one turn both reach the statement,
   // which keeps the higher revision.
-  const write = createTurnBatcher<{ node_id: string; revision: number }, void>({
+  const write = createTurnBatcher<{ node_id: string; revision: number }, ApplyRecovery | undefined>({
     maxBatch: MAX_BATCH,
     // Each agent's result arrives in its own turn: with no bound, a fan-out to 10,000 nodes
     // became ~10,000 one-row statements (a profile of the 1,000-node fan-out had 15% of the
@@ -21,8 +21,8 @@ export function appliedRevisionWriter(deps: UnitOfWorkDeps): (nodeId: string, re
     // together in the next.
     maxInFlight: 2,
     run: async (rows) => {
-      await recordAppliedRevisions(deps, rows);
-      return () => undefined;
+      const recovered = new Map((await recordAppliedRevisions(deps, rows)).map((r) => [r.node_id, r]));
+      return (row) => recovered.get(row.node_id);
     },
   });
   return (node_id, revision) => write({ node_id, revision });

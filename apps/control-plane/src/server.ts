@@ -6,6 +6,7 @@ import { type AdmissionLimits, AdmissionLine } from './admission-line.ts';
 import { appliedRevisionWriter, statusReportWriter } from './applied-revisions.ts';
 import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
+import { engineAdopter } from './engine-adoptions.ts';
 import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
@@ -150,6 +151,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           recordApplied: appliedRevisionWriter(deps),
           recordStatus: statusReportWriter(deps),
           admission,
+          adoptEngine: engineAdopter(deps),
           openStream: streamOpener(deps),
           ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
         }),

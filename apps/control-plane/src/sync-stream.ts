@@ -1,8 +1,10 @@
 import {
   type AgentReply,
   type AgentStatus,
+  type ApplyRecovery,
   closeAgentStream,
   type DomainDeps,
+  type EngineReport,
   ingestUsageReport,
   isDatabaseUnavailable,
   isDomainError,
@@ -10,7 +12,7 @@ import {
   type LogLine,
   newId,
   type OpenedStream,
-  recordApplyResult,
+  recordApplyFailure,
   renewAgentCertificate,
   replyTopic,
   type Slots,
@@ -39,12 +41,14 @@ export interface SyncDeps {
   helloTimeoutMs?: number;
   /** Usage reports applied at once by this process (the rest wait their turn). */
   usageSlots: Slots;
-  /** Writes a successful ApplyResult (appliedRevisionWriter gathers them into one statement per turn). */
-  recordApplied: (nodeId: string, revision: number) => Promise<void>;
+  /** Writes a successful ApplyResult (appliedRevisionWriter gathers them into one statement per turn); with the failure it cleared. */
+  recordApplied: (nodeId: string, revision: number) => Promise<ApplyRecovery | undefined>;
   /** Writes a StatusReport (statusReportWriter: one statement per turn). */
   recordStatus: (nodeId: string, status: AgentStatus) => Promise<void>;
   /** Bounds how many streams are admitted a second and at once; the rest wait in order (admission-line.ts). */
   admission: AdmissionLine;
+  /** adoptEngines before admission (engine-adoptions.ts): the node's new desired revision when its engine compiles differently, else null. */
+  adoptEngine: (report: EngineReport) => Promise<number | null>;
   /** openAgentStream, gathered into one statement per turn (stream-openings.ts). */
   openStream: (opening: StreamOpening) => Promise<OpenedStream>;
 }
@@ -115,6 +119,9 @@ export function syncHandler(s: SyncDeps) {
     const applied = Number(hello.appliedRevision < 0n ? 0n : hello.appliedRevision);
     let admitted: OpenedStream;
     try {
+      // The engine first: a node now on an engine that compiles differently gets a new revision,
+      // compiled for it, which the admission then finds newer than the agent's (docs/agent-gateway.md, "Engines").
+      await s.adoptEngine({ node_id: identity.node_id, serial: identity.serial, xray_version: hello.xrayVersion });
       admitted = await s.openStream({
         identity,
         ticket,
@@ -170,8 +177,34 @@ export function syncHandler(s: SyncDeps) {
         const r = m.applyResult;
         if (r.success) {
           session.applied(Number(r.revision));
-          await s.recordApplied(ticket.node_id, Number(r.revision));
-        } else await recordApplyResult(deps, ticket.node_id, { revision: Number(r.revision), success: false, error: r.error });
+          const recovered = await s.recordApplied(ticket.node_id, Number(r.revision));
+          if (recovered)
+            deps.log.info(
+              {
+                node_id: recovered.node_id,
+                node_name: recovered.name,
+                revision: recovered.revision,
+                failed_revision: recovered.failed_revision,
+              },
+              'node applied its desired state again',
+            );
+        } else {
+          const failed = await recordApplyFailure(deps, ticket.node_id, { revision: Number(r.revision), error: r.error });
+          // Every failure is logged (a repeat after a reconnect too); node.apply_failed is raised once per revision.
+          if (failed)
+            deps.log.warn(
+              {
+                node_id: failed.node_id,
+                node_name: failed.name,
+                revision: failed.revision,
+                applied_revision: failed.applied_revision,
+                failing_since: failed.failing_since.toISOString(),
+                repeat: !failed.first,
+                error: failed.error,
+              },
+              'node failed to apply its desired state',
+            );
+        }
         deps.metrics.applyResults.inc({ result: r.success ? 'applied' : 'failed' });
       } else if (m.status) {
         const st = m.status;

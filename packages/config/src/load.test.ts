@@ -145,8 +145,11 @@ describe('environment overrides', () => {
     expect(refusal({ SVC_SMTP_URL: 'http://mail:25' }).problems[0]).toMatch(/^SVC_SMTP_URL \(mail\.smtp_url\): /);
   });
 
-  it('SVC_NOTIFY_EMAIL_EVENTS: client.registered and payment.awaiting_confirmation by default, a comma list, none = no mails; SVC_NOTIFY_EMAIL_ADMINS', () => {
-    expect(loadConfig({}).notify).toEqual({ email_events: ['client.registered', 'payment.awaiting_confirmation'], email_admins: false });
+  it('SVC_NOTIFY_EMAIL_EVENTS: client.registered, payment.awaiting_confirmation and node.apply_failed by default, a comma list, none = no mails; SVC_NOTIFY_EMAIL_ADMINS', () => {
+    expect(loadConfig({}).notify).toEqual({
+      email_events: ['client.registered', 'payment.awaiting_confirmation', 'node.apply_failed'],
+      email_admins: false,
+    });
     expect(loadConfig({ SVC_NOTIFY_EMAIL_EVENTS: 'client.registered, node.offline' }).notify.email_events).toEqual([
       'client.registered',
       'node.offline',

@@ -294,16 +294,17 @@ export const configSchema = z.object({
     .object({
       /**
        * Event types mailed to every owner; [] (SVC_NOTIFY_EMAIL_EVENTS=none) turns the mails off.
-       * By default the two that wait for an owner or nobody hears of: a new customer, and a
-       * manual payment only an admin can confirm.
+       * By default the three that wait for an owner or nobody hears of: a new customer, a
+       * manual payment only an admin can confirm, and a node that failed to apply its desired
+       * state (once per failed revision; it serves its old configuration until someone acts).
        */
       email_events: z
         .array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, 'an event type such as client.registered'))
-        .default(['client.registered', 'payment.awaiting_confirmation']),
+        .default(['client.registered', 'payment.awaiting_confirmation', 'node.apply_failed']),
       /** Mail admins (role admin) as well as owners. */
       email_admins: z.boolean().default(false),
     })
-    .default({ email_events: ['client.registered', 'payment.awaiting_confirmation'], email_admins: false }),
+    .default({ email_events: ['client.registered', 'payment.awaiting_confirmation', 'node.apply_failed'], email_admins: false }),
   /** ACME (docs/certificates.md). */
   acme: z
     .object({

@@ -1,3 +1,4 @@
+import { engineOf, XRAY_CAPABILITIES } from '@svc/domain';
 import { NodeConfig, Protocol } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
 import { CHAIN_METHOD, compileNodeConfig } from './compile.ts';
@@ -41,6 +42,7 @@ const model = (m: Partial<NodeModel>): NodeModel => ({
   node_id: 'n0',
   revision: 1,
   now: NOW,
+  engine: XRAY_CAPABILITIES,
   inbounds: [],
   subscriptions: [],
   chains: [],
@@ -100,6 +102,43 @@ describe('compileNodeConfig: users (issue 5 rule 1)', () => {
     const [serverKey, userKey] = (users['tag-s']?.shadowsocks?.password ?? '').split(':');
     expect(serverKey).toBe(Buffer.alloc(16, 1).toString('base64'));
     expect(Buffer.from(userKey ?? '', 'base64')).toHaveLength(16);
+  });
+});
+
+describe('compileNodeConfig: for the node’s engine (engine-capabilities.ts)', () => {
+  const QUIC = { enabled: true, dest_override: ['http', 'tls', 'quic'], route_only: false };
+  const v2ray4 = engineOf('4.34.0').capabilities;
+
+  it('one profile asking for quic: an Xray node gets it, a V2Ray 4 node gets http and tls', () => {
+    const m = { inbounds: [inbound('a', { sniffing: QUIC })], subscriptions: [sub('s1', ['a'])] };
+    const sniffOf = (c: NodeConfig) => c.xray?.inbounds[0]?.sniffing;
+    expect(sniffOf(compileNodeConfig(model({ ...m, engine: XRAY_CAPABILITIES })))?.destOverride).toEqual(['http', 'tls', 'quic']);
+    expect(sniffOf(compileNodeConfig(model({ ...m, engine: v2ray4 })))).toEqual({
+      enabled: true,
+      destOverride: ['http', 'tls'],
+      routeOnly: false,
+    });
+  });
+
+  it('a Shadowsocks inbound without users is left out on V2Ray with its routing, kept on Xray; it comes back with a user', () => {
+    const m = {
+      inbounds: [
+        inbound('v'),
+        inbound('s', { protocol: 'shadowsocks', port: 2, shadowsocks_method: 'aes-128-gcm', block_bittorrent: true }),
+      ],
+      subscriptions: [sub('s1', ['v'])],
+    };
+    const tags = (c: NodeConfig) => [c.xray?.inbounds.map((i) => i.tag), c.xray?.routingRules.map((r) => r.inboundTag)];
+    expect(tags(compileNodeConfig(model({ ...m, engine: v2ray4 })))).toEqual([['tag-v'], ['tag-v']]);
+    expect(tags(compileNodeConfig(model({ ...m, engine: XRAY_CAPABILITIES })))).toEqual([
+      ['tag-s', 'tag-v'],
+      ['tag-s', 'tag-s', 'tag-v'],
+    ]);
+    const served = compileNodeConfig(model({ ...m, subscriptions: [sub('s1', ['v', 's'])], engine: v2ray4 }));
+    expect(served.xray?.inbounds.map((i) => [i.tag, i.users.length])).toEqual([
+      ['tag-s', 1],
+      ['tag-v', 1],
+    ]);
   });
 });
 

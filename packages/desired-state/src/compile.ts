@@ -1,4 +1,4 @@
-import { currentStatus, shadowsocksPassword, subscriptionServes } from '@svc/domain';
+import { currentStatus, engineRunsInbound, shadowsocksPassword, sniffingFor, subscriptionServes } from '@svc/domain';
 import {
   chainEmail,
   type Inbound,
@@ -84,6 +84,10 @@ const plainTcp = (): StreamSettings => ({ network: Network.TCP, security: Securi
  *
  * Users of an inbound: every subscription granted it (through an access group) that serves
  * now: its status as of the snapshot's clock is active, and its client is active.
+ *
+ * For the node's engine (m.engine; the rules are packages/domain's engine-capabilities.ts):
+ * sniffing keeps the destinations the engine accepts, and an inbound the engine cannot load
+ * without users (V2Ray's Shadowsocks) is left out, with its routing, until it has one.
  */
 export function compileNodeConfig(m: NodeModel): NodeConfig {
   // The serving subscriptions in email order, once; each inbound's users keep that order.
@@ -124,13 +128,15 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
 
   for (const i of [...m.inbounds].sort((a, b) => byString(a.tag, b.tag))) {
     const users = usersByInbound.get(i.id) ?? [];
+    if (!engineRunsInbound(m.engine, i.protocol, users.length)) continue;
+    const sniffing = sniffingFor(i.sniffing, m.engine);
     inbounds.push({
       tag: i.tag,
       protocol: PROTOCOL[i.protocol] ?? Protocol.PROTOCOL_UNSPECIFIED,
       port: i.port,
       listen: i.listen ?? '',
       stream: streamOf(i),
-      sniffing: { enabled: i.sniffing.enabled, destOverride: [...i.sniffing.dest_override], routeOnly: i.sniffing.route_only },
+      sniffing: { enabled: sniffing.enabled, destOverride: [...sniffing.dest_override], routeOnly: sniffing.route_only },
       users: users.map(({ email, sub }) => userOf(i, email, sub)),
     });
     if (i.block_bittorrent) rules.block.push({ inboundTag: i.tag, outboundTag: BLOCK, protocols: ['bittorrent'] });

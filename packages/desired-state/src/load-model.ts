@@ -1,5 +1,5 @@
 import type { Db, Protocol } from '@svc/db';
-import { type DomainDeps, limitReachedSql, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
+import { type DomainDeps, engineOf, limitReachedSql, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { type RawBuilder, sql } from 'kysely';
 import { groupModels, type ReadOrder } from './group-models.ts';
 import { Int8Sum } from './int8-sum.ts';
@@ -52,7 +52,11 @@ export async function loadNodeModels(
   const snapshot = await unitOfWork(
     deps,
     async ({ db: trx }) => {
-      const nodes = await trx.selectFrom('nodes').select(['id', 'desired_revision']).where('id', 'in', ids).execute();
+      const nodes = await trx
+        .selectFrom('nodes')
+        .select(['id', 'desired_revision', 'compiled_engine_version'])
+        .where('id', 'in', ids)
+        .execute();
       if (nodes.length === 0) return null;
       const now = deps.clock.now();
       const inbounds = await readInbounds(
@@ -87,7 +91,7 @@ export async function loadNodeModels(
 
 /** What one snapshot read: the rows the models of its nodes are made of. */
 interface SnapshotRows {
-  nodes: Array<{ id: string; desired_revision: string | number | bigint }>;
+  nodes: Array<{ id: string; desired_revision: string | number | bigint; compiled_engine_version: string | null }>;
   now: Date;
   inbounds: InboundRow[];
   grants: Array<{ access_group_id: string; inbound_id: string }>;
@@ -115,6 +119,7 @@ async function modelsOfSnapshot(
       node_id: node.id,
       revision: Number(node.desired_revision),
       now: snapshot.now,
+      engine: engineOf(node.compiled_engine_version).capabilities,
       inbounds,
       subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup, members),
       chains: snapshot.chains.filter((c) => c.hops.some((h) => h.node_id === node.id) || inbounds.some((i) => i.chain_id === c.id)),

@@ -1,5 +1,5 @@
 import type { ClientStatus, Protocol, SubscriptionStatus } from '@svc/db';
-import type { InboundProfileStream as StoredStream } from '@svc/domain';
+import type { EngineCapabilities, InboundProfileStream as StoredStream } from '@svc/domain';
 
 /**
  * Everything one node's configuration depends on, read in one consistent snapshot of the
@@ -10,6 +10,11 @@ export interface NodeModel {
   revision: number;
   /** The clock reading the snapshot was taken with (a subscription past its expiry serves nobody). */
   now: Date;
+  /**
+   * What the node's engine accepts (engineOf its compiled_engine_version, read with the
+   * revision): changes only together with a new revision, so a revision always compiles alike.
+   */
+  engine: EngineCapabilities;
   inbounds: ModelInbound[];
   /** Subscriptions granted any inbound of this node, with the ids of those inbounds (in no particular order: the compiler orders users). */
   subscriptions: ModelSubscription[];

@@ -1,3 +1,4 @@
+import { XRAY_CAPABILITIES } from '@svc/domain';
 import type { ModelInbound, ModelSubscription, NodeModel } from '../src/model.ts';
 
 /** Hand-written models for the golden tests: every protocol, transport, security and chain case. */
@@ -159,6 +160,7 @@ export function everyTransportNode(): NodeModel {
     node_id: 'nod_edge',
     revision: 7,
     now: NOW,
+    engine: XRAY_CAPABILITIES,
     inbounds,
     subscriptions: [
       subscription(1, all),
@@ -195,7 +197,7 @@ export function chainNodes(): NodeModel[] {
     },
   );
   const local = inbound('e2', 8443, 'trojan', { network: 'tcp', security: 'none', tcp: { accept_proxy_protocol: false } });
-  const base = { revision: 3, now: NOW, subscriptions: [subscription(9, ['e1', 'e2'])], certificates: [] };
+  const base = { revision: 3, now: NOW, engine: XRAY_CAPABILITIES, subscriptions: [subscription(9, ['e1', 'e2'])], certificates: [] };
   return [
     { ...base, node_id: 'nod_fra', inbounds: [entry, local], chains: [chain] },
     { ...base, node_id: 'nod_ams', inbounds: [], subscriptions: [], chains: [chain] },

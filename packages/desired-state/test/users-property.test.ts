@@ -1,3 +1,4 @@
+import { XRAY_CAPABILITIES } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
 import { compileNodeConfig } from '../src/compile.ts';
 import type { ModelSubscription, NodeModel } from '../src/model.ts';
@@ -59,7 +60,16 @@ describe('property: a user is on an inbound if and only if the rule says so (iss
           },
         ),
       );
-      const model: NodeModel = { node_id: 'n', revision: 1, now: NOW, inbounds, subscriptions: subs, chains: [], certificates: [] };
+      const model: NodeModel = {
+        node_id: 'n',
+        revision: 1,
+        now: NOW,
+        engine: XRAY_CAPABILITIES,
+        inbounds,
+        subscriptions: subs,
+        chains: [],
+        certificates: [],
+      };
       const config = compileNodeConfig(model);
       for (const i of inbounds) {
         const got = config.xray?.inbounds.find((x) => x.tag === i.tag)?.users.map((u) => u.email) ?? [];

@@ -15,6 +15,12 @@ export interface NodesTable {
   desired_revision: Int8;
   applied_revision: Int8;
   last_apply_error: string | null;
+  /** The revision the agent last failed to apply, until one at or past it applies. */
+  apply_failed_revision: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the node's current run of failed applies began (the first failure after a success). */
+  apply_failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The engine version (Hello's) the desired state is compiled for; null: not reported yet (current Xray). */
+  compiled_engine_version: ColumnType<string | null, string | null | undefined, string | null>;
   last_seen_at: Date | null;
   agent_version: string | null;
   xray_version: string | null;

@@ -140,7 +140,8 @@ const STEPS: Record<string, Step> = {
       const node = (nid: string, name: string) => ({ id: nid, name, address: `${name}.example.net`, created_at: T0, updated_at: T0 });
       await put(db, 'nodes', [
         { ...node(NODE_A, 'edge-a'), agent_version: '0.1.0', hostname: 'edge-a', last_usage_report_id: 1_767_607_200_000_000 },
-        node(NODE_B, 'hop-b'),
+        // An apply failure recorded before failures had their own columns (2026-11-28T1700-node-apply-failures).
+        { ...node(NODE_B, 'hop-b'), last_apply_error: 'revision 3: main: failed to read config files: unknown protocol: quic' },
         node(NODE_C, 'hop-c'),
       ]);
       await put(db, 'certificates', {
@@ -486,6 +487,16 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-11-28T1700-node-apply-failures': {
+    async check(db) {
+      const failed = await one(db, 'nodes', { id: NODE_B });
+      expect([Number(failed.apply_failed_revision), failed.apply_failing_since, failed.compiled_engine_version]).toEqual([3, T0, null]);
+      expect(await one(db, 'nodes', { id: NODE_A })).toMatchObject({ apply_failed_revision: null, apply_failing_since: null });
+    },
+    async seed(db) {
+      await db.updateTable('nodes').set({ compiled_engine_version: '4.34.0' }).where('id', '=', NODE_C).execute();
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
@@ -552,6 +563,12 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
 
     expect((await listAdmins(ctx, { limit: 10 })).items).toMatchObject([{ id: ADMIN, email: 'owner@example.com', role: 'owner' }]);
     expect(await getNode(ctx, NODE_A)).toMatchObject({ name: 'edge-a', agent_version: '0.1.0', connectivity: 'offline' });
+    expect(await getNode(ctx, NODE_B)).toMatchObject({
+      apply_failed_revision: 3,
+      apply_failing_since: T0.toISOString(),
+      engine: { family: 'xray' },
+    });
+    expect((await getNode(ctx, NODE_C)).engine).toMatchObject({ family: 'v2ray', version: '4.34.0', sniffing: ['http', 'tls'] });
 
     // The subscription link as GET /sub/{token} reads it: this period's traffic, the three granted inbounds.
     const doc = await readSubscriptionDocument(ctx, SUB_TOKEN);

@@ -3,67 +3,6 @@ import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
-export interface ApplyOutcome {
-  revision: number;
-  success: boolean;
-  error: string;
-}
-
-/**
- * ApplyResult (spec 3.5): a success moves applied_revision (never backwards) and clears the
- * error; a failure keeps the applied revision and records the agent's error text. Neither
- * ends the stream.
- */
-export async function recordApplyResult(deps: UnitOfWorkDeps, nodeId: string, r: ApplyOutcome): Promise<void> {
-  if (r.success) return recordAppliedRevisions(deps, [{ node_id: nodeId, revision: r.revision }]);
-  const now = deps.clock.now();
-  await deps.db
-    .updateTable('nodes')
-    .set({
-      last_apply_error: `revision ${r.revision}: ${r.error.slice(0, 4000) || 'failed without an error text'}`,
-      last_apply_at: now,
-      last_seen_at: now,
-    })
-    .where('id', '=', nodeId)
-    .execute();
-}
-
-/**
- * Successful ApplyResults of many nodes in one statement (the gateway gathers those that
- * arrive together: a change to a group of 1,000 nodes brings 1,000 of them within a second).
- * Same rule as one: applied_revision moves forward only, the error is cleared.
- */
-export async function recordAppliedRevisions(
-  deps: UnitOfWorkDeps,
-  applied: ReadonlyArray<{ node_id: string; revision: number }>,
-): Promise<void> {
-  if (applied.length === 0) return;
-  const latest = new Map<string, number>();
-  // The revision is the agent's int64: one beyond a safe integer (String() of it is no int8, or
-  // not a number literal at all) would fail the statement for every node of the batch, so it is
-  // capped here, and the statement caps every revision at the node's desired one (an agent
-  // cannot have applied a revision it was never sent).
-  const revisionOf = (r: number) => Math.min(Math.max(0, Math.trunc(r)), Number.MAX_SAFE_INTEGER);
-  for (const a of applied) latest.set(a.node_id, Math.max(latest.get(a.node_id) ?? 0, revisionOf(a.revision)));
-  // Rows locked in id order first (lockNodesInOrder: no deadlock against a revision bump).
-  const ids = [...latest.keys()].sort();
-  const revisions = ids.map((id) => String(latest.get(id)));
-  const now = deps.clock.now();
-  await retryOnConflict(() =>
-    unitOfWork(deps, async ({ db: trx }) => {
-      await lockNodesInOrder(trx, ids);
-      await sql`
-    update nodes n
-       set applied_revision = greatest(n.applied_revision, least(v.revision, n.desired_revision)),
-           last_apply_error = null,
-           last_apply_at = ${now},
-           last_seen_at = ${now}
-      from unnest(${ids}::text[], ${revisions}::int8[]) as v(id, revision)
-     where n.id = v.id`.execute(trx);
-    }),
-  );
-}
-
 /** StatusReport (spec 2.1), stored as the node view's `status`, snake_case. */
 export interface AgentStatus {
   xray_running: boolean;

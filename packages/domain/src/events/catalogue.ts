@@ -33,6 +33,31 @@ export const EVENT_CATALOGUE = {
     /** The svc-agent release this control plane ships with. */
     release: z.string(),
   }),
+  /**
+   * A node's agent could not apply a desired state (the engine refused the configuration, or it
+   * did not start): the node keeps serving its last applied revision, so changes since then
+   * (a new inbound, users added or removed) are not in force on it. Once per failed revision,
+   * not on every repeat of the same failure.
+   */
+  'node.apply_failed': z.object({
+    node_id: z.string(),
+    name: z.string(),
+    revision: z.number().int(),
+    /** The revision the node still runs. */
+    applied_revision: z.number().int(),
+    /** The agent's error text, the engine's words (its last 4,000 characters). */
+    error: z.string(),
+    /** When this run of failures began (the first failure after the last successful apply). */
+    failing_since: z.string(),
+  }),
+  /** A node that had failed to apply applied a revision at or past the failed one: it runs its desired state again. */
+  'node.apply_recovered': z.object({
+    node_id: z.string(),
+    name: z.string(),
+    revision: z.number().int(),
+    failed_revision: z.number().int(),
+    failing_since: z.string(),
+  }),
   /** An uploaded certificate expires within 14 days (once per certificate material). */
   'certificate.expiring': z.object({
     certificate_id: z.string(),

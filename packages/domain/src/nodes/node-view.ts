@@ -1,5 +1,6 @@
 import type { AdminStatus, Connectivity, NodeRow } from '@svc/db';
 import { isOutdatedAgent } from '../agents/agent-version.ts';
+import { type EngineFamily, engineOf, type SniffOverride } from '../agents/engine-capabilities.ts';
 
 export interface NodeView {
   id: string;
@@ -9,7 +10,14 @@ export interface NodeView {
   connectivity: Connectivity;
   desired_revision: number;
   applied_revision: number;
+  /** "revision N: <the agent's words>" while the node fails to apply; null once a revision at or past N applies. */
   last_apply_error: string | null;
+  /** The revision the agent failed to apply (the node runs applied_revision meanwhile); null when not failing. */
+  apply_failed_revision: number | null;
+  /** When the node began failing to apply (the first failure since its last successful apply); null when not failing. */
+  apply_failing_since: string | null;
+  /** The engine the node's desired state is compiled for, and what that leaves out of its profiles (docs/agent-gateway.md, "Engines"). */
+  engine: NodeEngineView;
   last_seen_at: string | null;
   agent_version: string | null;
   xray_version: string | null;
@@ -31,6 +39,23 @@ export interface NodeView {
   updated_at: string;
 }
 
+export interface NodeEngineView {
+  /** xray, v2ray, or unknown (a version no rule places: compiled with what every engine accepts). */
+  family: EngineFamily;
+  /** The version its agent reported when the engine was adopted; null: not reported yet (compiled for current Xray). */
+  version: string | null;
+  /** Sniffing destinations kept from the profiles. */
+  sniffing: SniffOverride[];
+  route_only: boolean;
+  /** Shadowsocks inbounds without users run (else they are left out until their first user). */
+  empty_shadowsocks: boolean;
+}
+
+function engineView(compiledFor: string | null): NodeEngineView {
+  const e = engineOf(compiledFor);
+  return { family: e.family, version: e.version, ...e.capabilities, sniffing: [...e.capabilities.sniffing] };
+}
+
 export const nodeView = (r: NodeRow): NodeView => ({
   id: r.id,
   name: r.name,
@@ -40,6 +65,9 @@ export const nodeView = (r: NodeRow): NodeView => ({
   desired_revision: Number(r.desired_revision),
   applied_revision: Number(r.applied_revision),
   last_apply_error: r.last_apply_error,
+  apply_failed_revision: r.apply_failed_revision === null ? null : Number(r.apply_failed_revision),
+  apply_failing_since: r.apply_failing_since?.toISOString() ?? null,
+  engine: engineView(r.compiled_engine_version),
   last_seen_at: r.last_seen_at?.toISOString() ?? null,
   agent_version: r.agent_version,
   xray_version: r.xray_version,

@@ -97,7 +97,37 @@ const RENDERERS: { [T in string]?: Render } = {
       ].join('\n'),
     };
   }) as Render,
+  'node.apply_failed': ((p: EventPayload<'node.apply_failed'>, e: StoredEvent, baseUrl: string) => {
+    const node = `${baseUrl}/api/v1/nodes/${p.node_id}`;
+    return {
+      subject: oneLine(`Node ${p.name} failed to apply revision ${p.revision}`),
+      text: [
+        `The node ${oneLine(p.name, 100)} could not apply its desired state (revision ${p.revision}). It keeps serving`,
+        `revision ${p.applied_revision}: what changed since (inbounds, users added or removed) is not in force on it,`,
+        'and subscription links may name inbounds it does not run.',
+        '',
+        `Node:           ${oneLine(p.name, 100)} (${p.node_id})`,
+        `Failed:         revision ${p.revision}`,
+        `Running:        revision ${p.applied_revision}`,
+        `Failing since:  ${p.failing_since}`,
+        '',
+        'The agent said:',
+        // The engine's words keep their lines (a config error is often the last of several).
+        ...textLines(p.error).map((l) => `  ${l}`),
+        '',
+        'Change what the engine refuses (the inbound or its profile): the next revision goes to the node at once.',
+        'The node and its logs:',
+        `  GET ${node}`,
+        `  GET ${node}/logs?source=agent`,
+        '',
+        `This mail comes once per failed revision. Event ${e.id}`,
+      ].join('\n'),
+    };
+  }) as Render,
 };
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a text keeps its lines, nothing else of control
+const textLines = (s: string): string[] => s.split('\n').map((l) => l.replace(/[\u0000-\u0008\u000b-\u001f\u007f]+/g, ' '));
 
 /** The mail an owner (or admin) gets about `event`; `to` is theirs. */
 export function eventMail(event: StoredEvent, to: string, baseUrl: string): MailMessage {

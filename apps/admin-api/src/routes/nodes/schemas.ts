@@ -15,7 +15,33 @@ export const NodeSchema = z
     connectivity: Connectivity,
     desired_revision: z.number().int().openapi({ description: 'Moves with every change to what the node must run' }),
     applied_revision: z.number().int().openapi({ description: 'The last revision the agent applied' }),
-    last_apply_error: z.string().nullable(),
+    last_apply_error: z.string().nullable().openapi({
+      description:
+        "While the node fails to apply: 'revision N: ' and the agent's words (the engine's error, its last 4,000 characters); null once a revision at or past N applies",
+    }),
+    apply_failed_revision: z.number().int().nullable().openapi({
+      description: 'The revision the agent failed to apply; the node runs applied_revision meanwhile. Null when not failing',
+    }),
+    apply_failing_since: Timestamp.nullable().openapi({
+      description: 'When the node began failing to apply (the first failure since its last successful apply); null when not failing',
+    }),
+    engine: z
+      .object({
+        family: z.enum(['xray', 'v2ray', 'unknown']),
+        version: z
+          .string()
+          .nullable()
+          .openapi({ description: 'As its agent reported it; null: not reported yet (compiled for current Xray)' }),
+        sniffing: z.array(z.enum(['http', 'tls', 'quic'])).openapi({ description: 'Sniffing destinations kept from the profiles' }),
+        route_only: z.boolean().openapi({ description: 'Route-only sniffing is kept (else such sniffing overrides nothing)' }),
+        empty_shadowsocks: z
+          .boolean()
+          .openapi({ description: 'Shadowsocks inbounds without users run (else left out until their first user)' }),
+      })
+      .openapi('NodeEngine', {
+        description:
+          "The engine the node's desired state is compiled for, from the version its agent reports: what the engine does not accept is left out (docs/agent-gateway.md, Engines)",
+      }),
     last_seen_at: Timestamp.nullable(),
     agent_version: z.string().nullable(),
     xray_version: z.string().nullable(),
