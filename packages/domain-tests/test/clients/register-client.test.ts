@@ -83,7 +83,7 @@ describe('client.registered in every registration mode', () => {
     const address = email('oauth-open');
     const outcome = await signInWithProfile(
       open.bed.deps,
-      'portal',
+      'client',
       'test',
       { provider_user_id: `u-${n}`, email: address, email_verified: true },
       { ip: '192.0.2.2' },
@@ -110,7 +110,7 @@ describe('client.registered in every registration mode', () => {
     const address = email('oauth-applicant');
     const outcome = await signInWithProfile(
       application.bed.deps,
-      'portal',
+      'client',
       'test',
       { provider_user_id: `u-${n}`, email: address, email_verified: true },
       { ip: '192.0.2.3' },
