@@ -159,6 +159,30 @@ describe.each([
       }
     });
 
+    it('an unknown or rotated-away token asked with text/html in Accept: the same 404 page as Hono (issue 28.10), from the fast path unless a browser’s page is chosen', async () => {
+      for (const target of [`/sub/${'A'.repeat(43)}`, revoked]) {
+        const r = await both(request(target, ['Accept: text/html', `X-Request-Id: ${ID}`]));
+        expect(r.fast, target).toBe(r.hono);
+        expect(r.fast.startsWith('HTTP/1.1 404 Not Found\r\n'), target).toBe(true);
+        expect(r.fast, target).toContain('\r\ncontent-type: text/html; charset=utf-8\r\n');
+        expect(r.fast, target).toContain('This link is not valid');
+        expect(r.answeredFast, target).toBe(true);
+        const browser = await both(
+          request(target, [
+            'User-Agent: Mozilla/5.0 (X11; Linux x86_64)',
+            'Accept: text/html,application/xhtml+xml',
+            `X-Request-Id: ${ID}`,
+          ]),
+        );
+        expect(browser.fast, target).toBe(browser.hono);
+        expect(browser.fast, target).toBe(r.fast);
+        expect(browser.answeredFast, target).toBe(false);
+      }
+      const app = await both(request(revoked, ['User-Agent: v2rayNG/1.9.30', 'Accept: text/html', `X-Request-Id: ${ID}`]));
+      expect(app.fast).toContain('\r\ncontent-type: application/problem+json\r\n');
+      expect(app.answeredFast).toBe(true);
+    });
+
     it('hostile requests to a link: a body on the GET, a long query, odd headers: the same answer as Hono, no 5xx', async () => {
       const ua = 'User-Agent: v2rayNG/1.9.30';
       const reqs = [

@@ -9,6 +9,7 @@ export {
 } from './clash-meta.ts';
 export { base64, base64url, canonicalJson } from './encoding.ts';
 export { HTML_PAGE_CSP } from './html-assets.ts';
+export { type ErrorPageOptions, renderErrorPage } from './html-error-page.ts';
 export { escapeHtml } from './html-escape.ts';
 export { type HtmlPageOptions, pageServers, renderHtmlPage } from './html-page.ts';
 export type { Protocol, ServerEntry, SubscriptionDocument, SubscriptionStatus } from './model.ts';

@@ -1,6 +1,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
-import { type AppEnv, type FastPath, type PreparedAnswer, prepareAnswer, prepareProblem, problemResponse, withFastPath } from '@svc/http';
+import {
+  type AppEnv,
+  type FastPath,
+  type FastRequest,
+  type PreparedAnswer,
+  prepareAnswer,
+  prepareProblem,
+  problemResponse,
+  withFastPath,
+} from '@svc/http';
 import {
   base64List,
   HTML_PAGE_CSP,
@@ -11,7 +20,8 @@ import {
   type SubscriptionDocument,
 } from '@svc/sub-formats';
 import type { Context } from 'hono';
-import { subFormatFor } from './format-memo.ts';
+import { preparedNotFoundPage, withErrorPages } from './error-page.ts';
+import { subErrorAnswerFor, subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
 import type { SubLinkCaches } from './sub-link-caches.ts';
 
@@ -27,7 +37,8 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
  * the User-Agent by the operator's rules (settings, domain chooseSubFormat); a subscription
  * that does not serve still gets a valid document whose one entry names its state (@svc/sub-formats placeholder), so apps do
  * not error. An unknown or rotated token is a bare 404 problem: the same answer whatever the
- * token, after the same hashed lookup.
+ * token, after the same hashed lookup; a browser gets it, and any other error, as a page that
+ * says what to do (withErrorPages).
  */
 export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (deps: DomainDeps) => SubLinkCaches): void {
   const handler = async (c: Context<AppEnv>) => {
@@ -58,7 +69,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     const body = bodyOf(doc, format, settings, RENDER[format].body);
     return c.body(body, 200, answerHeaders(doc, format, settings, base));
   };
-  app.get('/sub/:token', withFastPath(handler, subLinkFastPath(cachesFor)));
+  app.get('/sub/:token', withFastPath(withErrorPages(handler, cachesFor), subLinkFastPath(cachesFor)));
 }
 
 const NOT_FOUND = 'No subscription has this link.';
@@ -97,7 +108,8 @@ const SUB_URL = /^\/sub\/([A-Za-z0-9_-]{43})(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*
  * document is read as the handler reads it (from the cache when it holds it, else the same
  * batched read, awaited), and the answer is the one the handler would send, from an answer
  * prepared once per body (servers, status, format, settings) with this read's usage put in
- * its subscription-userinfo. An unknown token gets the handler's 404 problem. The HTML page
+ * its subscription-userinfo. An unknown token gets the handler's 404: the problem, or for a
+ * browser the page withErrorPages makes of it (the same bytes, prepared once per settings). The HTML page
  * (rendered per request), settings not read yet, odd URLs and failed reads go to the handler.
  */
 function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPath {
@@ -107,8 +119,10 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
     settings: SubLinkSettings,
     format: Exclude<SubFormat, 'html'>,
     deps: DomainDeps,
+    req: FastRequest,
   ): PreparedAnswer | undefined => {
     if (data === null) {
+      if (subErrorAnswerFor(settings, req.userAgent, req.accept) === 'page') return preparedNotFoundPage(settings) ?? undefined;
       if (notFound === undefined) notFound = prepareProblem('not-found', NOT_FOUND);
       return notFound ?? undefined;
     }
@@ -152,8 +166,8 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
       // Counted as the handler counts (hit: the document was in memory), once the answer is this
       // path's; an answer left to the handler is counted there.
       const data = caches.documentNow(token);
-      if (data !== undefined) return counted(answerTo(data, settings, format, deps), 'hit', deps);
-      return caches.documents(token).then((d) => counted(answerTo(d, settings, format, deps), 'miss', deps));
+      if (data !== undefined) return counted(answerTo(data, settings, format, deps, req), 'hit', deps);
+      return caches.documents(token).then((d) => counted(answerTo(d, settings, format, deps, req), 'miss', deps));
     },
   };
 }

@@ -1,6 +1,7 @@
 import {
   CheckoutInput,
   JOBS,
+  MagicLinkRequestInput,
   type MailMessage,
   type PortalCtx,
   parseInput,
@@ -71,7 +72,8 @@ describe('the payment receipt', () => {
 describe('the sign-in and confirmation mails', () => {
   it('say how long the link works in the formatter’s words: "for 15 minutes"', async () => {
     const client = await fixtures(bed.ctx()).client();
-    await (await requestMagicLink(bed.deps, { email: client.email }, { ip: '198.51.100.7', userAgent: null })).background;
+    const input = parseInput(MagicLinkRequestInput, { email: client.email });
+    await (await requestMagicLink(bed.deps, input, { ip: '198.51.100.7', userAgent: null })).background;
     expect((await mailTo(client.email, 'magic_link')).text).toContain('The link works once, for 15 minutes.');
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { chooseSubFormat, DEFAULT_SUB_FORMAT_RULES, subFormatPatternError, USER_AGENT_MATCH_LIMIT } from './sub-format-rules.ts';
+import {
+  chooseSubFormat,
+  DEFAULT_SUB_FORMAT_RULES,
+  subErrorAnswer,
+  subFormatPatternError,
+  USER_AGENT_MATCH_LIMIT,
+} from './sub-format-rules.ts';
 
 // Issue 12.2: an admin's pattern runs on every customer's User-Agent, so it must run in linear
 // time. With a backtracking engine the first case below does not finish (2^n steps): the test
@@ -38,5 +44,29 @@ describe('User-Agent patterns run in linear time on customer input', () => {
     expect(pick('Hiddify/2.0')).toBe('base64');
     expect(pick('v2rayNG/1.9.30')).toBe('base64');
     expect(chooseSubFormat(DEFAULT_SUB_FORMAT_RULES, 'Mozilla/5.0', 'text/html,*/*')).toBe('html');
+  });
+});
+
+// Issue 28 item 10: a browser that opens an unknown or old link gets a page, an app the problem.
+describe('an error of a link is a page for a browser and the problem document for an app', () => {
+  const answer = (ua: string | undefined, accept: string | undefined) => subErrorAnswer(DEFAULT_SUB_FORMAT_RULES, ua, accept);
+  const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+
+  it('any Accept that lists text/html or XHTML with q above 0 is a browser’s, whatever the User-Agent', () => {
+    expect(answer(CHROME, 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8')).toBe('page');
+    expect(answer('curl/8.5.0', 'text/html')).toBe('page');
+    expect(answer(undefined, 'application/json;q=0.9, TEXT/HTML;q=0.5')).toBe('page');
+    expect(answer(undefined, 'application/xhtml+xml')).toBe('page');
+  });
+
+  it('no text/html (or q=0), no Accept, or */* only: the problem document', () => {
+    for (const accept of [undefined, '', '*/*', 'application/json', 'text/plain, */*', 'text/html;q=0', 'text/htmlx'])
+      expect(answer(CHROME, accept), String(accept)).toBe('problem');
+  });
+
+  it('a User-Agent a rule names is an app even with a browser’s Accept, unless its rule sends it the page', () => {
+    expect(answer('v2rayNG/1.9.30', 'text/html,*/*')).toBe('problem');
+    expect(answer('clash-verge/v2.2.3', 'text/html')).toBe('problem');
+    expect(subErrorAnswer([{ user_agent: '^kiosk', format: 'html' }], 'Kiosk/1.0', undefined)).toBe('page');
   });
 });

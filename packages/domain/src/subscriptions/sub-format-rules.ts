@@ -54,6 +54,27 @@ export function chooseSubFormat(rules: readonly SubFormatRule[], userAgent: stri
 }
 
 /**
+ * How an error of GET /sub/{token} is answered (an unknown, rotated or malformed token, a
+ * failure): `page` (an HTML page that says what to do) for a person in a browser, `problem`
+ * (the problem+json document) for an app. A rule whose pattern matches names an app, unless
+ * it sends that User-Agent the `html` page; otherwise an Accept that lists text/html or XHTML
+ * (q above 0) is a browser's. Looser than chooseSubFormat's page (which also wants a
+ * `Mozilla/` User-Agent): an app that gets an error page instead of the problem fails the
+ * same way, a person shown raw JSON does not know what to do.
+ */
+export function subErrorAnswer(
+  rules: readonly SubFormatRule[],
+  userAgent: string | undefined,
+  accept: string | undefined,
+): 'page' | 'problem' {
+  const ua = (userAgent ?? '').slice(0, USER_AGENT_MATCH_LIMIT);
+  for (const rule of rules) {
+    if (compiled(rule.user_agent)?.test(ua)) return rule.format === 'html' ? 'page' : 'problem';
+  }
+  return acceptsHtml(accept) ? 'page' : 'problem';
+}
+
+/**
  * Why a rule's pattern cannot be saved, or null: 1 to 200 characters, and an RE2 expression
  * (so no back-references or lookaround, which only a backtracking engine runs).
  */
@@ -85,6 +106,17 @@ function compiled(pattern: string): Matcher | null {
     cache.set(pattern, re);
   }
   return re;
+}
+
+/** Accept names text/html or XHTML with a q above 0 (anywhere in the list; a bare wildcard is not enough). */
+function acceptsHtml(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    if (type !== 'text/html' && type !== 'application/xhtml+xml') return false;
+    const q = params.find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
 }
 
 /** Accept lists text/html before any other type it names (what browsers send for a page). */
