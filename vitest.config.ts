@@ -15,7 +15,7 @@ const EMBEDDED_ONLY = [
   'packages/{config,desired-state,domain,engine-api,format,metrics,proto,runtime,sub-formats,xray-config}/src/**/*.test.ts',
   'packages/{config,desired-state,sub-formats}/test/**/*.test.ts',
   'packages/testkit/src/{certificates,http-through-proxy,prometheus-text,share-link-client,share-links}.test.ts',
-  'packages/db/src/{pglite-dialect,pglite-worker,data-dir-lock}.test.ts',
+  'packages/db/src/{pglite-dialect,pglite-worker,data-dir-lock,data-model-doc}.test.ts',
   'packages/db/src/backup/{backup-archive,retention}.test.ts',
   'apps/agent/test/**/*.test.ts',
   'apps/cli/test/{bundle,deployables-metrics,docs-links}.test.ts',
