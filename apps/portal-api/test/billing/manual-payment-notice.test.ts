@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { formatDateTimeUtc } from '@svc/format';
 import { type ControlPlane, startControlPlane, until } from '@svc/testkit';
 import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import { type SmtpReceiver, startSmtpReceiver } from '@svc/testkit/smtp-receiver';
@@ -80,7 +81,7 @@ describe('a manual checkout tells the owner (svc start, SMTP)', () => {
     const notice = await mailed(owner, /^Payment to confirm/);
     expect(notice.headers.subject).toBe(`Payment to confirm: 9.90 EUR from ${payer.email} (Bank transfer)`);
     expect(notice.text).toContain('When the money has arrived, confirm it');
-    expect(notice.text).toContain(`Confirm by:  ${deadline}`);
+    expect(notice.text).toContain(`Confirm by:  ${formatDateTimeUtc(deadline)}, in 3 days (unconfirmed`);
     expect(notice.text).toContain(`POST ${cp.http}/api/v1/payments/${checkout.payment_id}/confirm`);
 
     // Webhooks get it like every event, signed, with the catalogue's payload.

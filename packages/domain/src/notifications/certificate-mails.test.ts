@@ -8,10 +8,10 @@ describe('certificate.issue_failed mail', () => {
     id: 'evt_1',
     type: 'certificate.issue_failed',
     payload,
-    occurred_at: new Date(0),
+    occurred_at: new Date('2026-12-20T00:00:00Z'),
   });
 
-  it('a failed renewal says the old certificate serves until its expiry and how to retry now', () => {
+  it('a failed renewal says the old certificate serves until its expiry (the moment and how far, @svc/format), when the next attempt comes and how to retry now', () => {
     const mail = eventMail(
       event({
         certificate_id: 'crt_1',
@@ -25,7 +25,8 @@ describe('certificate.issue_failed mail', () => {
       'https://cp.example.com',
     );
     expect(mail.subject).toBe('Certificate renewal failed: a.example.com, *.a.example.com');
-    expect(mail.text).toContain('keeps serving until 2027-01-01T00:00:00.000Z');
+    expect(mail.text).toContain('keeps serving until 2027-01-01 00:00 UTC, in 12 days.');
+    expect(mail.text).toContain('Failed attempts: 2 (the next in 2 hours; never more than 24 hours apart)');
     expect(mail.text).toContain('POST https://cp.example.com/api/v1/certificates/crt_1/renew');
     // The CA's text stays on one line.
     expect(mail.text).toContain('Error:           the CA refused: no TXT Bcc: x@evil.example');

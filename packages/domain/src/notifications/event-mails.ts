@@ -1,4 +1,6 @@
+import { formatDateTimeUtc, formatDuration, formatRelativeTime } from '@svc/format';
 import { minorToDecimal } from '../billing/providers/money.ts';
+import { retryAfterMs } from '../certificates/renewal-rule.ts';
 import type { EventPayload } from '../events/catalogue.ts';
 import type { MailMessage } from './queue-mail.ts';
 
@@ -14,6 +16,9 @@ const oneLine = (s: string, max = 150): string => s.replace(/[\u0000-\u001f\u007
 
 type Render = (payload: never, e: StoredEvent, baseUrl: string) => { subject: string; text: string };
 
+/** A moment of an event's payload as every mail says it (@svc/format): "2027-01-01 00:00 UTC, in 3 days" from the event. */
+const moment = (iso: string, e: StoredEvent): string => `${formatDateTimeUtc(iso)}, ${formatRelativeTime(new Date(iso), e.occurred_at)}`;
+
 /** How each event type reads as a mail to an operator; a type without one gets the generic mail. */
 const RENDERERS: { [T in string]?: Render } = {
   'client.registered': ((p: EventPayload<'client.registered'>, e: StoredEvent, baseUrl: string) => {
@@ -26,7 +31,7 @@ const RENDERERS: { [T in string]?: Render } = {
       `Email:      ${oneLine(p.email, 320)}`,
       `Client id:  ${p.client_id}`,
       `Method:     ${oneLine(p.method, 60)}`,
-      `At:         ${e.occurred_at.toISOString()}`,
+      `At:         ${formatDateTimeUtc(e.occurred_at)}`,
       '',
     ];
     if (waiting)
@@ -65,7 +70,7 @@ const RENDERERS: { [T in string]?: Render } = {
         `Amount:      ${money}`,
         `Method:      ${method} (${p.provider_id})`,
         `Payment id:  ${p.payment_id}`,
-        `Confirm by:  ${p.expires_at} (unconfirmed, it expires then; confirming later still applies the plan)`,
+        `Confirm by:  ${moment(p.expires_at, e)} (unconfirmed, it expires then; confirming later still applies the plan)`,
         '',
         'Confirm, cancel or look at it through the admin API:',
         `  POST ${payment}/confirm`,
@@ -82,12 +87,12 @@ const RENDERERS: { [T in string]?: Render } = {
       subject: oneLine(`Certificate ${p.serving_until ? 'renewal' : 'issuance'} failed: ${names}`),
       text: [
         p.serving_until
-          ? `The renewal of an ACME certificate failed. The current certificate keeps serving until ${p.serving_until}.`
+          ? `The renewal of an ACME certificate failed. The current certificate keeps serving until ${moment(p.serving_until, e)}.`
           : 'The issuance of an ACME certificate failed; nothing is issued yet.',
         '',
         `Names:           ${names}`,
         `Certificate id:  ${p.certificate_id}`,
-        `Failed attempts: ${p.failed_attempts} (tried again after a backoff of up to 24 hours)`,
+        `Failed attempts: ${p.failed_attempts} (the next in ${formatDuration(retryAfterMs(p.failed_attempts))}; never more than ${formatDuration(retryAfterMs(Number.MAX_SAFE_INTEGER))} apart)`,
         `Error:           ${oneLine(p.error, 1000)}`,
         '',
         'Check the DNS provider (POST /api/v1/dns-providers/{id}/check), then retry now:',
@@ -109,7 +114,7 @@ const RENDERERS: { [T in string]?: Render } = {
         `Node:           ${oneLine(p.name, 100)} (${p.node_id})`,
         `Failed:         revision ${p.revision}`,
         `Running:        revision ${p.applied_revision}`,
-        `Failing since:  ${p.failing_since}`,
+        `Failing since:  ${formatDateTimeUtc(p.failing_since)}`,
         '',
         'The agent said:',
         // The engine's words keep their lines (a config error is often the last of several).
@@ -136,9 +141,11 @@ export function eventMail(event: StoredEvent, to: string, baseUrl: string): Mail
     ? render(event.payload as never, event, baseUrl)
     : {
         subject: oneLine(`Event ${event.type}`),
-        text: [`Event ${event.type} (${event.id}) at ${event.occurred_at.toISOString()}:`, '', JSON.stringify(event.payload, null, 2)].join(
-          '\n',
-        ),
+        text: [
+          `Event ${event.type} (${event.id}) at ${formatDateTimeUtc(event.occurred_at)}:`,
+          '',
+          JSON.stringify(event.payload, null, 2),
+        ].join('\n'),
       };
   return { to, subject, text, category: `event:${event.type}` };
 }
