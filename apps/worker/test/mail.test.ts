@@ -78,7 +78,7 @@ describe('outbox transport (no SMTP, embedded database)', () => {
         return false;
       }
     });
-    const [name] = readdirSync(dir);
+    const name = readdirSync(dir).find((f) => f.endsWith('.eml'));
     expect(name).toMatch(/^\d{8}T\d{9}Z-\d{6}-magic_link-[0-9a-f]{8}\.eml$/);
     const file = join(dir, name as string);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
@@ -92,8 +92,45 @@ describe('outbox transport (no SMTP, embedded database)', () => {
     expect(eml.text).toBe(message.text);
     await until('the log line', () => s.logs.some((l) => l.mail?.file === file));
     const line = s.logs.find((l) => l.mail?.file === file);
-    expect(line?.mail).toEqual({ to: message.to, subject: message.subject, category: 'magic_link', file, text: message.text });
+    const textFile = file.replace(/\.eml$/, '.txt');
+    expect(line?.mail).toEqual({
+      to: message.to,
+      subject: message.subject,
+      category: 'magic_link',
+      file,
+      text_file: textFile,
+      text: message.text,
+    });
     expect(line?.msg).toContain('magic-link/verify?token=abc123');
+  });
+
+  it('beside each .eml a plain-text copy (.txt, 0600) holds To, Subject, Date and the text as sent', async () => {
+    const { s } = await serverWithWorker({});
+    await queueMail(s.deps, message);
+    const dir = join(s.config.data_dir, 'outbox');
+    await until('the log line', () => s.logs.some((l) => l.mail?.text_file));
+    const names = readdirSync(dir).sort();
+    expect(names).toHaveLength(2);
+    const [eml, txt] = names as [string, string];
+    expect(txt).toBe(eml.replace(/\.eml$/, '.txt'));
+    expect(statSync(join(dir, txt)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, txt), 'utf8')).toBe(
+      `To: customer@example.com\nSubject: Your sign-in link\nDate: ${s.clock.now().toUTCString()}\n\n${message.text}\n`,
+    );
+  });
+
+  it('a long link (over 76 characters, with = and &) is whole in the plain-text copy, the first URL in it', async () => {
+    const { s } = await serverWithWorker({});
+    const link = `https://shop.example.com/account/sign-in?token=${'Ab9_-'.repeat(12)}&lang=en&return_to=%2Fsubscriptions%3Fpage%3D2`;
+    expect(link.length).toBeGreaterThan(76);
+    await queueMail(s.deps, { ...message, text: `Sign in with this link:\n\n${link}\n\nIt works once.\n` });
+    await until('the log line', () => s.logs.some((l) => l.mail?.text_file));
+    const line = s.logs.find((l) => l.mail?.text_file);
+    const copy = readFileSync(line?.mail.text_file, 'utf8');
+    // As a person takes a link from a file: the first URL, up to the first blank.
+    expect(/https?:\/\/\S+/.exec(copy)?.[0]).toBe(link);
+    // The .eml is quoted-printable (what made links dead): the link is not in it as written.
+    expect(readFileSync(line?.mail.file, 'utf8')).not.toContain(link);
   });
 
   it('two mails in one millisecond get two files, listed in the order they were written', async () => {
@@ -102,7 +139,9 @@ describe('outbox transport (no SMTP, embedded database)', () => {
     await until('the first file', () => s.logs.some((l) => l.mail?.subject === 'first'));
     await queueMail(s.deps, { ...message, subject: 'second', category: 'event:client.registered' });
     await until('the second file', () => s.logs.some((l) => l.mail?.subject === 'second'));
-    const names = readdirSync(join(s.config.data_dir, 'outbox')).sort();
+    const names = readdirSync(join(s.config.data_dir, 'outbox'))
+      .filter((f) => f.endsWith('.eml'))
+      .sort();
     expect(names).toHaveLength(2);
     expect(names[0]).toContain('-registration_confirmation-');
     expect(names[1]).toContain('-event_client.registered-');
