@@ -173,14 +173,14 @@ describe.skipIf(skipReason)('hot user changes through the engine API (no restart
     }
   });
 
-  it('a configuration the engine refuses is answered with the error text; the running engine keeps serving', async () => {
+  it('a configuration the engine refuses is answered with the error text, shown on the node and logged by the control plane; the running engine keeps serving', async () => {
     const api = loop.cp.api;
     const pid = await enginePid(loop.stateDir);
-    // The default sniffing includes quic, which v2ray 4 does not know: `v2ray -test` refuses it.
+    // gRPC is a transport v2ray 4 does not have (nothing the compiler can leave out): `v2ray -test` refuses it.
     const profile = await api.post('/api/v1/inbound-profiles', {
       name: `refused-${Date.now()}`,
       protocol: 'vmess',
-      stream: { network: 'tcp', security: 'none' },
+      stream: { network: 'grpc', security: 'none', grpc: { service_name: 'svc' } },
     });
     expect(profile.status, profile.text).toBe(201);
     const inbound = await api.post('/api/v1/inbounds', {
@@ -193,12 +193,19 @@ describe.skipIf(skipReason)('hot user changes through the engine API (no restart
       inbound_ids: [loop.fleet.inbounds['vmess-tcp']?.inboundId, inbound.body.id],
     });
     expect(grant.status, grant.text).toBe(200);
+    // Two revisions (the inbound, then the grant): the failure of the last one.
     const node = await eventually(async () => {
       const n = (await api.get(`/api/v1/nodes/${loop.fleet.node.id}`)).body;
-      return n.last_apply_error ? n : undefined;
+      return n.last_apply_error && n.apply_failed_revision === n.desired_revision ? n : undefined;
     }, 'the ApplyResult with the error');
-    expect(node.last_apply_error).toContain('unknown protocol: quic');
+    expect(node.last_apply_error).toContain('unknown transport protocol: grpc');
     expect(node.applied_revision).toBeLessThan(node.desired_revision);
+    expect(node.apply_failed_revision).toBe(node.desired_revision);
+    expect(node.apply_failing_since).toEqual(expect.any(String));
+    const logged = await loop.cp.process.waitForLog(/^node failed to apply its desired state$/);
+    expect(logged).toMatchObject({ node_id: loop.fleet.node.id, node_name: loop.fleet.node.name, repeat: false });
+    expect(logged.revision).toBeGreaterThan(node.applied_revision);
+    expect(logged.error).toContain('unknown transport protocol: grpc');
     expect(await enginePid(loop.stateDir)).toBe(pid);
     const b = await clientFor(await vmessTcpLink(linkB));
     try {
