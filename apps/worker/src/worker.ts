@@ -51,7 +51,7 @@ export interface WorkerOptions {
 }
 
 /**
- * The worker's job handlers (ARCHITECTURE.md apps/worker): in-process in all-in-one mode
+ * The worker's job handlers (docs/architecture.md, "Shape"): in-process in all-in-one mode
  * (`svc start`), in apps/worker over BullMQ in split mode. Each takes a job and calls one
  * domain verb as the system actor:
  * - `subscriptions.sweep`, scheduled every `sweepEveryMs` (one schedule however many

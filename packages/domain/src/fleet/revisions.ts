@@ -4,7 +4,7 @@ import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import { lockNodesInOrder } from './lock-nodes.ts';
 
 /**
- * Data flow 1 of ARCHITECTURE.md: a change that alters what a node must run bumps that
+ * Revisions (docs/architecture.md, "One unit of work"; spec 3.5): a change that alters what a node must run bumps that
  * node's desired_revision inside the change's own transaction. These queries name the nodes
  * each kind of change reaches; every use case calls them instead of deciding on its own.
  * It takes the unit of work, not a bare transaction: the bumped nodes are announced after

@@ -1,6 +1,6 @@
 /**
- * The message bus between processes (ARCHITECTURE.md data flows 2-3): fire-and-forget
- * publish/subscribe of JSON messages on named topics. In-process memory in all-in-one mode,
+ * The message bus between processes (docs/architecture.md, packages/bus: nodes.changed,
+ * hand-overs, commands): fire-and-forget publish/subscribe of JSON messages on named topics. In-process memory in all-in-one mode,
  * Redis pub/sub in split mode. Delivery is at most once; whoever needs certainty re-checks
  * the database (the gateway reconciles revisions on a timer).
  */

@@ -1,5 +1,5 @@
 /**
- * Background jobs (ARCHITECTURE.md: the worker). In all-in-one mode an in-process queue, in
+ * Background jobs (docs/architecture.md, the job table). In all-in-one mode an in-process queue, in
  * split mode BullMQ over Redis: a job enqueued by any process runs once, in whichever worker
  * takes it, retried on failure. Handlers must be idempotent (a job may run again after a
  * crash); the domain functions they call are.

@@ -30,8 +30,7 @@ const COMMITTED: unique symbol = Symbol('unit-of-work.committed');
 const IDS_PER_MESSAGE = 1000;
 
 /**
- * One transaction and what it causes (ARCHITECTURE.md data flow 1; CONVENTIONS.md "The unit
- * of work is a value you can see"). A use case that writes receives it and leaves its
+ * One transaction and what it causes (docs/architecture.md, Domain, "One unit of work"). A use case that writes receives it and leaves its
  * consequences on it: the nodes whose agents must hear of the change (`nodesChanged`, set by
  * bumpNodeRevisions), audit entries (written in the same transaction, one statement, just
  * before commit), whether what subscription links show changed, events, jobs and callbacks
