@@ -92,6 +92,17 @@ describe.skipIf(onPostgresPass)('the svc bundle (node dist/main.js, no tsx)', ()
     expect(((await me.json()) as { email: string }).email).toBe(EMAIL);
   });
 
+  it('serves the API docs pages and their Swagger UI files from the app’s own node_modules', async () => {
+    for (const base of ['/api/v1/docs', '/portal/v1/docs']) {
+      expect((await fetch(`${url}${base}`)).status, base).toBe(200);
+      const css = await fetch(`${url}${base}/assets/swagger-ui.css`);
+      expect(css.status, `${base}/assets/swagger-ui.css`).toBe(200);
+      expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+      expect((await css.text()).length).toBeGreaterThan(1000);
+      expect((await fetch(`${url}${base}/assets/swagger-ui-bundle.js`)).status).toBe(200);
+    }
+  });
+
   it('answers an unknown subscription link with 404 problem+json', async () => {
     const res = await fetch(`${url}/sub/not-a-token`);
     expect(res.status).toBe(404);

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import swaggerUiDir from 'swagger-ui-dist/absolute-path.js';
 import type { AppEnv } from './env.ts';
 
 /**
@@ -28,7 +28,10 @@ const ASSETS: Record<string, string> = {
   'favicon-32x32.png': 'image/png',
 };
 
-const distDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+// Imported, not looked up at run time: a bundle (infra/bundle-app.mjs) keeps swagger-ui-dist
+// external and sees this import, so every app that serves the docs must depend on it (the build
+// says so), and it resolves from the app's own node_modules as in the images.
+const distDir = (): string => swaggerUiDir();
 const cache = new Map<string, Promise<Buffer>>();
 const asset = (file: string): Promise<Buffer> => {
   let body = cache.get(file);
