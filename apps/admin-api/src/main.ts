@@ -1,7 +1,7 @@
 // The admin surface as its own deployable (split mode): `node --import tsx apps/admin-api/src/main.ts`.
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, prepareBootstrap, runDeployable, startMetricsListener } from '@svc/runtime';
+import { createRuntime, listenLine, prepareBootstrap, runDeployable, startMetricsListener } from '@svc/runtime';
 import { createAdminApi } from './app.ts';
 
 async function start() {
@@ -10,9 +10,9 @@ async function start() {
   const metrics = await startMetricsListener(rt);
   const bootstrap = await prepareBootstrap(rt);
   const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
-  const { url } = await http.start();
-  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `admin-api listening on ${url}`);
-  bootstrap.announce(url);
+  const listening = listenLine(rt.config, await http.start(), 'admin-api');
+  rt.log.info({ ...listening.fields, database: rt.database.location, shared_state: rt.shared.kind }, listening.msg);
+  bootstrap.announce(listening.fields.url);
   return async () => {
     await metrics?.stop();
     await http.stop();

@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { Agent } from './agent.ts';
 import { parseAgentCommand, USAGE, UsageError } from './args.ts';
 import { engineSettingsFrom } from './engine/engine-settings.ts';
@@ -29,19 +30,48 @@ async function main(argv: string[]): Promise<number> {
     usageEveryMs: secondsFrom(process.env, 'SVC_AGENT_USAGE_INTERVAL_SECONDS', 10),
     statusEveryMs: secondsFrom(process.env, 'SVC_AGENT_STATUS_INTERVAL_SECONDS', 30),
   });
-  await agent.start();
-  await new Promise<void>((resolve) => {
-    const onSignal = (sig: NodeJS.Signals) => {
-      agent.log.info({ signal: sig }, 'stopping');
-      agent.stop().then(resolve, (err) => {
-        agent.log.error({ err }, 'stop failed');
-        resolve();
-      });
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+  // Signals are taken from the first moment: a stop during start-up waits for the start.
+  const starting = agent.start();
+  const stopped = stopOnSignals(agent.log, async () => {
+    await starting;
+    await agent.stop();
   });
-  return 0;
+  await starting;
+  return stopped;
+}
+
+/** Signals this soon after the first are the same Ctrl-C, come again through pnpm (docs/operations.md, "Stopping"). */
+const SAME_STOP_WINDOW_MS = 1_000;
+
+/**
+ * SIGINT (Ctrl-C) and SIGTERM (systemd) stop the agent alike: `stopping`, the stop, `agent
+ * stopped`, exit 0; a stop that fails exits 1. The rule of the control plane's processes
+ * (packages/runtime stop-on-signals.ts; the agent runs alone on a node and does not load the
+ * control plane's runtime): repeats within SAME_STOP_WINDOW_MS are the same stop, a later one
+ * exits at once.
+ */
+function stopOnSignals(log: Agent['log'], stop: () => Promise<void>): Promise<number> {
+  return new Promise((resolve) => {
+    let firstAt: number | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (firstAt !== undefined) {
+        if (Date.now() - firstAt < SAME_STOP_WINDOW_MS) return;
+        log.warn({ signal }, 'signal during the stop; exiting at once');
+        process.exit(128 + (constants.signals[signal] ?? 0));
+      }
+      firstAt = Date.now();
+      log.info({ signal }, 'stopping');
+      stop().then(
+        () => resolve(0),
+        (err: unknown) => {
+          log.error({ err }, 'stop failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
 }
 
 /** A positive number of seconds from the environment, in ms. */

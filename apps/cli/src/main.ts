@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '@svc/config';
 import { DataDirLockedError, isBackupRefusal, MigrationError } from '@svc/db';
 import { isDomainError } from '@svc/domain';
+import { stopOnSignals } from '@svc/runtime';
 import { parseCommand, USAGE, UsageError } from './args.ts';
 import { adminCreate, adminResetPassword } from './commands/admin.ts';
 import { backup } from './commands/backup.ts';
@@ -20,13 +21,10 @@ async function main(argv: string[]): Promise<number> {
       // Signals are handled from the first moment: a stop during start-up waits for the
       // start to finish, then closes cleanly (PGlite's lock and files included).
       const starting = startAllInOne(config);
-      const stop = async () => {
+      stopOnSignals('svc', async () => {
         const svc = await starting.catch(() => undefined);
         await svc?.stop();
-        process.exit(0);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      });
       await starting;
       return -1; // keep running
     }

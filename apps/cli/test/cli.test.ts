@@ -429,7 +429,8 @@ describe('svc start (all-in-one, spec 3.4 bootstrap)', () => {
     expect(gateway.grpc_port).toBeGreaterThan(0);
     const listening = parse(await svc.waitForLine(listeningLine, 'the "listening on" line')) as Record<string, any>;
     expect(listening.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(listening.msg).toBe(`listening on ${listening.url}`);
+    expect(listening.address).toBe(listening.url.replace('http://', ''));
+    expect(listening.msg).toBe(`listening on ${listening.address} (this machine only); open ${listening.url}`);
     expect(listening.shared_state).toBe('memory');
     // No SMTP: the outbox with the embedded database (a trial on one machine), none with PostgreSQL.
     expect(listening.mail).toBe(pgMode ? 'none' : 'outbox');

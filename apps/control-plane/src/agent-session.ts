@@ -42,6 +42,11 @@ export class AgentSession {
     return this.ending !== null;
   }
 
+  /** Why the server ended the stream (the status the agent got); null while open or when it ended cleanly. */
+  get endReason(): string | null {
+    return this.ending instanceof ServerError ? this.ending.details : null;
+  }
+
   send(message: ServerMessage): void {
     if (this.ending) return;
     this.queue.push(message);

@@ -24,6 +24,8 @@ import type { CompatServiceDefinition, ServiceImplementation } from 'nice-grpc';
 export interface GatewayGrpcServer {
   /** Binds host:port (port 0: any free port) with this listen backlog; resolves to the port. */
   listen(host: string, port: number, credentials: grpc.ServerCredentials, backlog: number): Promise<number>;
+  /** What the listeners are bound to (`0.0.0.0:8443`; a name that resolves to several addresses binds each). */
+  addresses(): string[];
   /** Stops accepting, then ends calls gracefully (grpc-js tryShutdown). */
   shutdown(): Promise<void>;
   forceShutdown(): void;
@@ -144,6 +146,12 @@ export function createGatewayGrpcServer<S extends CompatServiceDefinition>(
         if (typeof a === 'object' && a) bound = a.port;
       }
       return bound;
+    },
+    addresses() {
+      return listeners.flatMap((l) => {
+        const a = l.address();
+        return typeof a === 'object' && a ? [`${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`] : [];
+      });
     },
     async shutdown() {
       closeListeners();

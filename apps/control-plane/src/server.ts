@@ -47,7 +47,8 @@ export interface ControlPlane {
   readonly replicaId: string;
   /** Streams held by this replica. */
   readonly streams: number;
-  start(): Promise<{ port: number; caCertPem: string }>;
+  /** `addresses`: what the port is bound to, one per address the host names. */
+  start(): Promise<{ port: number; caCertPem: string; addresses: string[] }>;
   /** Re-issues the server certificate when it is within 30 days of expiry (run daily); true when it did. */
   renewServerCertificate(force?: boolean): Promise<boolean>;
   stop(): Promise<void>;
@@ -180,7 +181,7 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           );
       }, 5000);
       statsTimer.unref();
-      return { port, caCertPem: ca.certPem };
+      return { port, caCertPem: ca.certPem, addresses: server.addresses() };
     },
     async renewServerCertificate(force = false) {
       if (!credentials) return false;

@@ -20,13 +20,19 @@ export function controlPlaneService(
     async enroll(req, ctx) {
       const fault = faultOf(req);
       if (fault) throw new ServerError(fault.code, `invalid EnrollRequest (${describeFault(fault)})`);
+      const ip = peerIp(ctx.peer);
       try {
-        return await enrollNode(
+        const e = await enrollNode(
           deps,
           ca,
           { token: req.token, csr_pem: req.csrPem, hostname: req.hostname, agent_version: req.agentVersion },
-          { ip: peerIp(ctx.peer) },
-        ).then((e) => ({ nodeId: e.node_id, clientCertPem: e.client_cert_pem, caCertPem: e.ca_cert_pem }));
+          { ip },
+        );
+        deps.log.info(
+          { node_id: e.node_id, node_name: e.node_name, address: ip, hostname: req.hostname, agent_version: req.agentVersion },
+          `agent enrolled: node ${e.node_name} (${e.node_id}) from ${ip ?? 'an unknown address'}, agent version ${req.agentVersion}`,
+        );
+        return { nodeId: e.node_id, clientCertPem: e.client_cert_pem, caCertPem: e.ca_cert_pem };
       } catch (err) {
         throw toGrpcStatus(err, deps.log, 'enrollment failed');
       }

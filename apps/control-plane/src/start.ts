@@ -1,5 +1,5 @@
 import { grpcEndpoint } from '@svc/domain';
-import type { Runtime } from '@svc/runtime';
+import { addressScope, type Runtime } from '@svc/runtime';
 import { type ControlPlane, createControlPlane } from './server.ts';
 
 /** Starts the gateway from the runtime's config (grpc.*) and logs where agents reach it. */
@@ -17,16 +17,19 @@ export async function startGateway(rt: Runtime): Promise<ControlPlane & { port: 
       staleAfterMs: g.replica_heartbeat_seconds * 4000,
     },
   });
-  const { port } = await gateway.start();
+  const { port, addresses } = await gateway.start();
+  const endpoint = grpcEndpoint(rt.config);
+  const scope = addresses.length === 1 ? addressScope(addresses[0] as string) : null;
   rt.log.info(
     {
       grpc_port: port,
       grpc_host: g.host,
+      addresses,
       public_hosts: g.public_hosts,
-      grpc_endpoint: grpcEndpoint(rt.config),
+      grpc_endpoint: endpoint,
       replica: gateway.replicaId,
     },
-    `agent gateway listening on ${g.host}:${port}`,
+    `agent gateway listening on ${addresses.join(', ')}${scope ? ` (${scope})` : ''}; agents dial ${endpoint}`,
   );
   return Object.assign(gateway, { port });
 }

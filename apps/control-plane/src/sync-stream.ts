@@ -146,9 +146,27 @@ export function syncHandler(s: SyncDeps) {
     deps.metrics.streamsOpen.inc();
     registry.announceOpened({ node_id: ticket.node_id, session: ticket.session, replica: ticket.replica });
     if (admitted.send_desired_state) session.desiredChanged();
-    deps.log.debug({ node_id: ticket.node_id, session: ticket.session, applied, desired: admitted.desired_revision }, 'agent stream open');
+    const ip = peerIp(ctx.peer);
+    const node = { node_id: ticket.node_id, node_name: admitted.node_name, address: ip, session: ticket.session };
+    const openedAt = Date.now();
+    deps.log.info(
+      {
+        ...node,
+        hostname: hello.hostname,
+        agent_version: hello.agentVersion,
+        xray_version: hello.xrayVersion,
+        applied_revision: applied,
+        desired_revision: admitted.desired_revision,
+      },
+      `agent connected: node ${admitted.node_name} (${ticket.node_id}) from ${ip ?? 'an unknown address'}, agent version ${hello.agentVersion}, engine ${hello.xrayVersion}`,
+    );
+    // Why the stream ended when the server did not end it with a status (AgentSession.endReason).
+    let closedBy = 'the stream ended';
 
-    const onAbort = () => session.end();
+    const onAbort = () => {
+      if (!session.ended) closedBy = 'the agent went away (the call was cancelled or the connection dropped)';
+      session.end();
+    };
     ctx.signal.addEventListener('abort', onAbort);
     let idle: NodeJS.Timeout | undefined;
     // One timer per stream, pushed back by each message (refresh, not a new timer per message).
@@ -161,7 +179,6 @@ export function syncHandler(s: SyncDeps) {
         );
     };
     touch();
-    const ip = peerIp(ctx.peer);
 
     /**
      * One message of the agent. `fault` is what the decode step found (inbound-guard.ts): a
@@ -282,6 +299,7 @@ export function syncHandler(s: SyncDeps) {
       try {
         for (;;) {
           const r = await incoming.next();
+          if (r.done && !session.ended) closedBy = 'the agent closed the stream';
           if (r.done || session.ended) break;
           touch();
           try {
@@ -309,6 +327,7 @@ export function syncHandler(s: SyncDeps) {
           }
         }
       } catch (err) {
+        if (!session.ended) closedBy = `the connection was lost (${(err as Error)?.message ?? String(err)})`;
         deps.log.debug({ err, node_id: ticket.node_id }, 'agent stream read ended');
       }
       session.end();
@@ -325,7 +344,11 @@ export function syncHandler(s: SyncDeps) {
       registry.detach(session);
       deps.metrics.streamsOpen.dec();
       await closeAgentStream(deps, ticket).catch((err) => deps.log.warn({ err, node_id: ticket.node_id }, 'stream end not recorded'));
-      deps.log.debug({ node_id: ticket.node_id, session: ticket.session }, 'agent stream closed');
+      const reason = session.endReason ?? closedBy;
+      deps.log.info(
+        { ...node, reason, connected_for_s: Math.round((Date.now() - openedAt) / 1000) },
+        `agent disconnected: node ${admitted.node_name} (${ticket.node_id}): ${reason}`,
+      );
     }
   };
 }

@@ -1,7 +1,7 @@
 // The customer surface as its own deployable (split mode): `node --import tsx apps/portal-api/src/main.ts`.
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, runDeployable, startMetricsListener } from '@svc/runtime';
+import { createRuntime, listenLine, runDeployable, startMetricsListener } from '@svc/runtime';
 import { createPortalApi } from './app.ts';
 
 async function start() {
@@ -10,8 +10,8 @@ async function start() {
   const metrics = await startMetricsListener(rt);
   const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => root.route('/', portal.routes));
-  const { url } = await http.start();
-  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind }, `portal-api listening on ${url}`);
+  const listening = listenLine(rt.config, await http.start(), 'portal-api');
+  rt.log.info({ ...listening.fields, database: rt.database.location, shared_state: rt.shared.kind }, listening.msg);
   return async () => {
     await metrics?.stop();
     await http.stop();

@@ -4,7 +4,7 @@
 // serves its HTTP ingress (POST /webhooks/payments/{provider}) on http.host:http.port.
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
-import { createRuntime, runDeployable, startMetricsListener } from '@svc/runtime';
+import { addressScope, createRuntime, openUrl, runDeployable, startMetricsListener } from '@svc/runtime';
 import { registerPaymentWebhooks } from './ingress/payment-webhooks.ts';
 import { createWorker } from './worker.ts';
 
@@ -16,14 +16,16 @@ async function start() {
   const worker = createWorker(rt);
   await worker.start();
   const ingress = createHttpService(rt.deps, (root) => registerPaymentWebhooks(root));
-  const { url } = await ingress.start().catch(async (err) => {
+  const bound = await ingress.start().catch(async (err) => {
     await worker.stop();
     await rt.close();
     throw err;
   });
+  const url = openUrl(rt.config, bound.address, bound.port);
+  const scope = addressScope(bound.address);
   rt.log.info(
-    { url, database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind },
-    'worker running; payment webhooks at /webhooks/payments/{provider}',
+    { address: bound.address, url, database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind },
+    `worker running; payment webhooks listening on ${bound.address}${scope ? ` (${scope})` : ''}: providers post to ${url}/webhooks/payments/{provider}`,
   );
   return async () => {
     await metrics?.stop();

@@ -8,7 +8,8 @@ import type { AppEnv } from './env.ts';
 import { fastListener } from './fast-listener.ts';
 
 export interface HttpService {
-  start(): Promise<{ port: number; url: string }>;
+  /** `url` reaches the listener from this machine (tests, the setup line); `address` is what the socket is bound to (`0.0.0.0:8080`). */
+  start(): Promise<{ port: number; url: string; address: string }>;
   /** Graceful: waits up to `graceMs` for requests in flight. */
   stop(graceMs?: number): Promise<void>;
   app: OpenAPIHono<AppEnv>;
@@ -53,7 +54,11 @@ export function createHttpService(
         };
         const s = serve(listen, (info: AddressInfo) => {
           const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-          resolve({ port: info.port, url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${info.port}` });
+          resolve({
+            port: info.port,
+            url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${info.port}`,
+            address: `${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}`,
+          });
         });
         s.once('error', reject);
         server = s;

@@ -14,7 +14,8 @@ export interface MetricsServerOptions {
 }
 
 export interface MetricsServer {
-  start(): Promise<{ port: number; url: string }>;
+  /** `url` reaches /metrics from this machine; `address` is what the socket is bound to. */
+  start(): Promise<{ port: number; url: string; address: string }>;
   stop(): Promise<void>;
 }
 
@@ -61,9 +62,13 @@ export function createMetricsServer(metrics: Metrics, opts: MetricsServerOptions
         s.listen({ host: opts.host, port: opts.port }, () => {
           s.off('error', reject);
           server = s;
-          const { port } = s.address() as AddressInfo;
+          const { port, address } = s.address() as AddressInfo;
           const shown = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
-          resolve({ port, url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/metrics` });
+          resolve({
+            port,
+            url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/metrics`,
+            address: `${address.includes(':') ? `[${address}]` : address}:${port}`,
+          });
         });
       }),
     async stop() {

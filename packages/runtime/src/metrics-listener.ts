@@ -1,4 +1,5 @@
 import { createMetricsServer } from '@svc/metrics';
+import { addressScope } from './listen-line.ts';
 import type { Runtime } from './runtime.ts';
 
 /**
@@ -18,7 +19,11 @@ export async function startMetricsListener(
     token,
     onError: (err) => rt.log.error({ err }, 'metrics scrape failed'),
   });
-  const { url } = await server.start();
-  rt.log.info({ metrics_url: url, token_required: token !== undefined }, `metrics at ${url}`);
+  const { url, address } = await server.start();
+  const scope = addressScope(address);
+  rt.log.info(
+    { metrics_url: url, address, token_required: token !== undefined },
+    `metrics at ${url} (listening on ${address}${scope ? `, ${scope}` : ''})`,
+  );
   return { url, stop: () => server.stop() };
 }

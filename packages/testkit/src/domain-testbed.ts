@@ -22,6 +22,8 @@ export interface DomainTestbed {
   published(topic: string): unknown[];
   /** Every publication since the testbed started, in the order they were made. */
   publications(): ReadonlyArray<{ topic: string; message: unknown }>;
+  /** Log lines written since the testbed started, parsed (at SVC_LOG_LEVEL, `warn` unless env says otherwise). */
+  logs: Array<Record<string, any>>;
   close(): Promise<void>;
 }
 
@@ -29,7 +31,8 @@ export interface DomainTestbed {
  * The domain without any transport, for tests of business rules at the level of the use case:
  * a migrated database of the test's own (PGlite, or a schema on DATABASE_URL), the shared
  * state the runtime picks (memory, or Redis under a prefix of the test's own when REDIS_URL
- * is set), a fake clock and a silent logger. The same createRuntime the apps use.
+ * is set), a fake clock and a logger that keeps its lines for the test (`logs`). The same
+ * createRuntime the apps use.
  */
 export async function createDomainTestbed(
   opts: {
@@ -48,11 +51,17 @@ export async function createDomainTestbed(
   });
   const clock = opts.clock ?? createFakeClock();
   const database = opts.database ?? (await createTestDatabase());
-  const silent = new Writable({ write: (_c, _e, cb) => cb() });
+  const logs: Array<Record<string, any>> = [];
+  const sink = new Writable({
+    write(chunk, _e, cb) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) logs.push(JSON.parse(line));
+      cb();
+    },
+  });
   const runtime = await createRuntime(config, {
     clock,
     database,
-    log: createLogger(config, silent),
+    log: createLogger(config, sink),
     redisKeyPrefix: `svc-test:${randomBytes(6).toString('hex')}:`,
   });
   // The real bus, with a record of what went out on it (what a unit of work announced).
@@ -77,6 +86,7 @@ export async function createDomainTestbed(
     system: () => withActor(deps, SYSTEM),
     published: (topic) => seen.filter((p) => p.topic === topic).map((p) => p.message),
     publications: () => [...seen],
+    logs,
     async close() {
       await runtime.close();
       await database.destroy();

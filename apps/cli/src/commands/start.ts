@@ -3,7 +3,7 @@ import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
-import { createRuntime, prepareBootstrap, startMetricsListener } from '@svc/runtime';
+import { createRuntime, listenLine, prepareBootstrap, startMetricsListener } from '@svc/runtime';
 import { createWorker, registerPaymentWebhooks } from '@svc/worker';
 
 /**
@@ -25,7 +25,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
     root.route('/', portal.routes);
     registerPaymentWebhooks(root);
   });
-  const { url } = await http.start();
+  const bound = await http.start();
   // The agent gateway on its own TLS port (gRPC cannot share the HTTP/1.1 listener).
   const gateway = await startGateway(rt).catch(async (err) => {
     await metrics?.stop();
@@ -34,8 +34,9 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
     await rt.close();
     throw err;
   });
-  rt.log.info({ url, database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind }, `listening on ${url}`);
-  bootstrap.announce(url);
+  const listening = listenLine(rt.config, bound);
+  rt.log.info({ ...listening.fields, database: rt.database.location, shared_state: rt.shared.kind, mail: rt.mailer.kind }, listening.msg);
+  bootstrap.announce(listening.fields.url);
   // The worker in-process: its jobs go through the in-memory queue (BullMQ with REDIS_URL).
   const worker = createWorker(rt);
   await worker.start();

@@ -2,6 +2,7 @@ import type { AdminRole as AdminRoleName, AdminRow, Db } from '@svc/db';
 import { z } from 'zod';
 import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { ConflictError } from '../errors.ts';
+import { logSetupCompleted } from '../installation/bootstrap.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -56,11 +57,15 @@ export async function insertAdmin(
 export async function createAdmin(ctx: DomainContext, input: CreateAdminInput): Promise<AdminView> {
   const { email } = input;
   const hash = input.password !== undefined ? await ctx.passwords.hash(input.password) : null;
-  return unitOfWork(ctx, async (uow) => {
+  const created = await unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     await assertActorIsOwner(trx, ctx.actor);
+    // Only the shell makes the first admin (the API needs an owner to ask): that ends the setup.
+    const first = !(await trx.selectFrom('admins').select('id').limit(1).executeTakeFirst());
     const row = await insertAdmin(trx, ctx, email, hash, input.role);
     uow.audit({ action: 'admin.created', entity_type: 'admin', entity_id: row.id, details: { email, role: row.role } });
-    return adminView(row);
+    return { admin: adminView(row), first };
   });
+  if (created.first) logSetupCompleted(ctx, created.admin, { surface: 'cli' });
+  return created.admin;
 }

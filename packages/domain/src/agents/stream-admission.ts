@@ -38,6 +38,8 @@ export interface StreamOpening {
 export interface OpenedStream {
   desired_revision: number;
   send_desired_state: boolean;
+  /** The node's name, for the gateway's log lines about the stream (an operator knows nodes by name). */
+  node_name: string;
 }
 
 /**
@@ -175,6 +177,7 @@ async function admitRound(
     }),
   );
   const desired = new Map(admitted.rows.map((r) => [r.id, Number(r.desired_revision)]));
+  const names = new Map(admitted.rows.map((r) => [r.id, r.name]));
   const refused = round.filter(({ o }) => !desired.has(o.identity.node_id));
   const why = new Map<string, DomainError>();
   if (refused.length > 0) {
@@ -206,7 +209,7 @@ async function admitRound(
     results[i] =
       d === undefined
         ? (why.get(o.identity.node_id) ?? new UnauthenticatedError('no such node'))
-        : { desired_revision: d, send_desired_state: o.hello.applied_revision < d };
+        : { desired_revision: d, send_desired_state: o.hello.applied_revision < d, node_name: names.get(o.identity.node_id) ?? '' };
   }
 }
 

@@ -37,6 +37,24 @@ export async function beginBootstrap(deps: UnitOfWorkDeps): Promise<string | nul
   });
 }
 
+/**
+ * The line an operator waits for after the setup token (docs/observability.md): the
+ * installation has its first admin (POST /setup makes an owner; `svc admin create` the role
+ * asked for), so bootstrap mode is over. The id and the email an operator recognises; never the
+ * password or the token.
+ */
+export function logSetupCompleted(
+  deps: Pick<DomainDeps, 'log'>,
+  admin: { id: string; email: string; role: string },
+  via: { surface: 'api' | 'cli'; ip?: string | null | undefined },
+): void {
+  const how = via.surface === 'api' ? 'POST /api/v1/setup' : 'svc admin create';
+  deps.log.info(
+    { admin_id: admin.id, email: admin.email, role: admin.role, via: via.surface, ...(via.ip ? { ip: via.ip } : {}) },
+    `setup completed: ${admin.email} is the first admin (${admin.role}, ${how}); bootstrap mode is over`,
+  );
+}
+
 export async function setupRequired(deps: Pick<DomainDeps, 'db'>): Promise<boolean> {
   const admin = await deps.db.selectFrom('admins').select('id').limit(1).executeTakeFirst();
   return !admin;
@@ -94,5 +112,6 @@ export async function completeSetup(deps: DomainDeps, input: SetupInput, meta: R
     );
     throw new UnauthenticatedError('invalid setup token');
   }
+  logSetupCompleted(deps, result.admin, { surface: 'api', ip: meta.ip });
   return result.admin;
 }

@@ -18,6 +18,8 @@ export interface EnrollInput {
 
 export interface Enrollment {
   node_id: string;
+  /** For the gateway's log line (an operator knows nodes by name). */
+  node_name: string;
   client_cert_pem: string;
   ca_cert_pem: string;
 }
@@ -95,7 +97,7 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
       },
       { type: 'node', id: node.id, ip: meta.ip ?? null },
     );
-    return { enrollment: { node_id: node.id, client_cert_pem: cert, ca_cert_pem: ca.certPem } } as const;
+    return { enrollment: { node_id: node.id, node_name: node.name, client_cert_pem: cert, ca_cert_pem: ca.certPem } } as const;
   });
   if ('refused' in result) {
     await recordAudit(
