@@ -1,6 +1,6 @@
 import type { Db } from '@svc/db';
-import { type DomainError, isDomainError, parseInput } from '@svc/domain';
-import { createDomainTestbed, type DomainTestbed, type Fixtures, fixtures } from '@svc/testkit';
+import { type DomainError, isDomainError, JOBS, type MailMessage, parseInput } from '@svc/domain';
+import { createDomainTestbed, type DomainTestbed, type Fixtures, fixtures, until } from '@svc/testkit';
 import { afterAll, beforeAll } from 'vitest';
 
 /** What the rule tests read back (revisions, audit entries, the reasons of a refusal), whichever area they prove. */
@@ -82,6 +82,43 @@ export function fileTestbed(): FileTestbed {
     },
     get f() {
       return get().f;
+    },
+  };
+}
+
+export interface MailTestbed {
+  readonly bed: DomainTestbed;
+  /** Every `mail.send` job so far: what owners and customers would receive, before any transport. */
+  readonly mails: MailMessage[];
+  /** The latest mail of `category` to `email`, waiting for it. */
+  mailTo(email: string, category: string): Promise<MailMessage>;
+}
+
+/** fileTestbed whose `mail.send` jobs are kept instead of sent (with `env` over the test defaults). */
+export function mailTestbed(env: Record<string, string> = {}): MailTestbed {
+  let bed: DomainTestbed | undefined;
+  let stop: (() => Promise<void>) | undefined;
+  const mails: MailMessage[] = [];
+  beforeAll(async () => {
+    bed = await createDomainTestbed({ env: { SVC_PUBLIC_BASE_URL: 'https://cp.example.com', ...env } });
+    stop = await bed.deps.jobs.consume(JOBS.mailSend, async (m) => {
+      mails.push(m);
+    });
+  });
+  afterAll(async () => {
+    await stop?.();
+    await bed?.close();
+  });
+  return {
+    get bed() {
+      if (!bed) throw new Error('the testbed opens in beforeAll: use it inside hooks and tests');
+      return bed;
+    },
+    mails,
+    async mailTo(email, category) {
+      const mine = () => mails.filter((m) => m.to === email && m.category === category);
+      await until(`a ${category} mail to ${email}`, () => mine().length > 0);
+      return mine().at(-1) as MailMessage;
     },
   };
 }

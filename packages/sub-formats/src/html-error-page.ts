@@ -1,5 +1,5 @@
-import { PAGE_CSS } from './html-assets.ts';
 import { escapeHtml as h } from './html-escape.ts';
+import { pageHead } from './html-head.ts';
 
 /**
  * What a person who opens a subscription link in a browser sees when the link answers an error
@@ -26,19 +26,7 @@ export function renderErrorPage(status: number, opts: ErrorPageOptions = {}): st
   const [title, text] = status === 429 ? TEXTS.busy : status >= 500 ? TEXTS.failed : TEXTS.invalid;
   const support = httpUrl(opts.supportUrl);
   return [
-    '<!doctype html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="robots" content="noindex, nofollow">',
-    '<meta name="referrer" content="no-referrer">',
-    '<meta name="color-scheme" content="light dark">',
-    `<title>${h(title)}</title>`,
-    `<style>${PAGE_CSS}</style>`,
-    '</head>',
-    '<body>',
-    '<main>',
+    ...pageHead('en', title),
     `<header id="error" data-status="${status}">`,
     `<h1>${h(title)}</h1>`,
     `<p>${h(text)}</p>`,

@@ -1,7 +1,8 @@
 import { formatDateTimeUtc } from '@svc/format';
 import { appLinks } from './app-links.ts';
-import { PAGE_CSS, PAGE_SCRIPT } from './html-assets.ts';
+import { PAGE_SCRIPT } from './html-assets.ts';
 import { escapeHtml as h } from './html-escape.ts';
+import { pageHead } from './html-head.ts';
 import { relativeExpiry, STATUS_TEXT, usage } from './html-text.ts';
 import type { ServerEntry, SubscriptionDocument } from './model.ts';
 import { placeholderServers } from './placeholder.ts';
@@ -37,19 +38,7 @@ export function renderHtmlPage(doc: SubscriptionDocument, opts: HtmlPageOptions)
   const lang = opts.locale && /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/.test(opts.locale) ? opts.locale : 'en';
   const title = doc.title.trim() || 'Subscription';
   return [
-    '<!doctype html>',
-    `<html lang="${h(lang)}">`,
-    '<head>',
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="robots" content="noindex, nofollow">',
-    '<meta name="referrer" content="no-referrer">',
-    '<meta name="color-scheme" content="light dark">',
-    `<title>${h(title)}</title>`,
-    `<style>${PAGE_CSS}</style>`,
-    '</head>',
-    '<body>',
-    '<main>',
+    ...pageHead(lang, title),
     headerSection(doc, title),
     usageSection(doc),
     expirySection(doc, opts.now),

@@ -2,7 +2,6 @@ import {
   CheckoutInput,
   dispatchEvents,
   getPayment,
-  JOBS,
   listPayments,
   type MailMessage,
   type PortalCtx,
@@ -12,35 +11,25 @@ import {
   startCheckout,
   withActor,
 } from '@svc/domain';
-import { createDomainTestbed, type DomainTestbed, fixtures, until } from '@svc/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtures, until } from '@svc/testkit';
+import { describe, expect, it } from 'vitest';
 import { actorOf } from '../admins/an-owner.ts';
+import { mailTestbed } from '../support.ts';
 
 // Issue 28 item 5: a manual payment waits for an admin, and nobody but this event tells one
 // that it exists. Its deadline (billing.manual_max_days, 3 days here) is its expires_at.
 const DAY_MS = 86_400_000;
-let bed: DomainTestbed;
-const mails: MailMessage[] = [];
-let stopMail: () => Promise<void>;
-beforeAll(async () => {
-  bed = await createDomainTestbed({ env: { SVC_BILLING_MANUAL_MAX_DAYS: '3', SVC_PUBLIC_BASE_URL: 'https://cp.example.com' } });
-  stopMail = await bed.deps.jobs.consume(JOBS.mailSend, async (m) => {
-    mails.push(m);
-  });
-});
-afterAll(async () => {
-  await stopMail?.();
-  await bed?.close();
-});
+const t = mailTestbed({ SVC_BILLING_MANUAL_MAX_DAYS: '3' });
+const { mails } = t;
 
 async function manualCheckout(opts: { key?: string; extend?: boolean } = {}) {
-  const make = fixtures(bed.ctx());
+  const make = fixtures(t.bed.ctx());
   const client = await make.client();
-  await bed.deps.db.updateTable('clients').set({ email_verified_at: bed.clock.now() }).where('id', '=', client.id).execute();
+  await t.bed.deps.db.updateTable('clients').set({ email_verified_at: t.bed.clock.now() }).where('id', '=', client.id).execute();
   const plan = await make.plan({ name: 'Monthly', price: 1250, currency: 'EUR' });
   const provider = await make.paymentProvider({ name: 'Bank transfer', enabled: true });
   const subscription = opts.extend ? await make.subscription({ client_id: client.id }) : undefined;
-  const portal = withActor(bed.deps, { type: 'client', id: client.id }) as PortalCtx;
+  const portal = withActor(t.bed.deps, { type: 'client', id: client.id }) as PortalCtx;
   const input = parseInput(CheckoutInput, {
     plan_id: plan.id,
     provider_id: provider.id,
@@ -52,7 +41,7 @@ async function manualCheckout(opts: { key?: string; extend?: boolean } = {}) {
 }
 
 const awaitingEvents = (paymentId: string) =>
-  bed.deps.db
+  t.bed.deps.db
     .selectFrom('events')
     .selectAll()
     .where('type', '=', 'payment.awaiting_confirmation')
@@ -97,11 +86,11 @@ describe('a manual checkout raises payment.awaiting_confirmation', () => {
   });
 
   it('owners are mailed about it by default (notify.email_events): what to do, and the links to do it', async () => {
-    const owner = await fixtures(bed.ctx()).admin({ role: 'owner' });
-    const viewer = await fixtures(bed.ctx()).admin({ role: 'viewer' });
-    expect(bed.deps.config.notify.email_events).toContain('payment.awaiting_confirmation');
+    const owner = await fixtures(t.bed.ctx()).admin({ role: 'owner' });
+    const viewer = await fixtures(t.bed.ctx()).admin({ role: 'viewer' });
+    expect(t.bed.deps.config.notify.email_events).toContain('payment.awaiting_confirmation');
     const { client, checkout } = await manualCheckout();
-    await dispatchEvents(bed.deps);
+    await dispatchEvents(t.bed.deps);
     const ours = () =>
       mails.find(
         (m) => m.to === owner.email && m.category === 'event:payment.awaiting_confirmation' && m.text.includes(checkout.payment_id),
@@ -122,27 +111,27 @@ describe('a manual checkout raises payment.awaiting_confirmation', () => {
 describe("the admin payment views show the client's email and the manual deadline", () => {
   it('list, get and a manual settle answer client_email and expires_at', async () => {
     const { client, checkout } = await manualCheckout();
-    const listed = await listPayments(bed.ctx(), { limit: 10, client_id: client.id });
+    const listed = await listPayments(t.bed.ctx(), { limit: 10, client_id: client.id });
     expect(listed.items).toEqual([
       expect.objectContaining({ id: checkout.payment_id, client_email: client.email, expires_at: checkout.expires_at }),
     ]);
-    expect(await getPayment(bed.ctx(), checkout.payment_id)).toMatchObject({
+    expect(await getPayment(t.bed.ctx(), checkout.payment_id)).toMatchObject({
       client_id: client.id,
       client_email: client.email,
       expires_at: checkout.expires_at,
     });
-    const owner = await fixtures(bed.ctx()).admin({ role: 'owner' });
-    const canceled = await settleManualPayment(bed.ctx(actorOf(owner)), checkout.payment_id, 'cancel');
+    const owner = await fixtures(t.bed.ctx()).admin({ role: 'owner' });
+    const canceled = await settleManualPayment(t.bed.ctx(actorOf(owner)), checkout.payment_id, 'cancel');
     expect(canceled).toMatchObject({ status: 'canceled', client_email: client.email });
   });
 
   it('the list pages by id across the join with clients (no repeats, no gaps)', async () => {
     for (let i = 0; i < 3; i++) await manualCheckout();
-    const all = (await listPayments(bed.ctx(), { limit: 200 })).items.map((p) => p.id);
+    const all = (await listPayments(t.bed.ctx(), { limit: 200 })).items.map((p) => p.id);
     const walked: string[] = [];
     let cursor: string | undefined;
     for (;;) {
-      const page = await listPayments(bed.ctx(), { limit: 2, ...(cursor ? { cursor } : {}) });
+      const page = await listPayments(t.bed.ctx(), { limit: 2, ...(cursor ? { cursor } : {}) });
       walked.push(...page.items.map((p) => p.id));
       if (!page.next_cursor) break;
       cursor = page.next_cursor;
@@ -156,9 +145,9 @@ describe('expires_at is the deadline the worker keeps', () => {
   it('still pending just before it; expired unconfirmed at it', async () => {
     const { checkout } = await manualCheckout();
     const at = new Date(checkout.expires_at as string).getTime();
-    bed.clock.set(new Date(at - 1000));
-    expect(await recheckPayment(bed.system(), checkout.payment_id)).toBe('pending');
-    bed.clock.set(new Date(at));
-    expect(await recheckPayment(bed.system(), checkout.payment_id)).toBe('expired');
+    t.bed.clock.set(new Date(at - 1000));
+    expect(await recheckPayment(t.bed.system(), checkout.payment_id)).toBe('pending');
+    t.bed.clock.set(new Date(at));
+    expect(await recheckPayment(t.bed.system(), checkout.payment_id)).toBe('expired');
   });
 });
