@@ -19,6 +19,11 @@ trap stop EXIT
 for _ in $(seq 1 300); do
   if answer=$(curl -sf "http://127.0.0.1:$http_port/api/v1/auth/methods" 2>/dev/null); then
     if grep -q '"setup_required":true' <<<"$answer" && grep -q 'setup_token' "$log"; then
+      # The address the line names ends at a page a person can use (the browsable API until the panel).
+      if ! curl -sfL "http://127.0.0.1:$http_port/" | grep -qi '<html'; then
+        echo "the start line's address is not a page: GET / answered $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/")" >&2
+        exit 1
+      fi
       echo "the start line serves on :$http_port (gRPC :$grpc_port): $answer"
       exit 0
     fi

@@ -92,6 +92,12 @@ describe.skipIf(onPostgresPass)('the svc bundle (node dist/main.js, no tsx)', ()
     expect(((await me.json()) as { email: string }).email).toBe(EMAIL);
   });
 
+  it('sends a person who opens the root to the browsable admin API', async () => {
+    const res = await fetch(`${url}/`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/api/v1/docs');
+  });
+
   it('serves the API docs pages and their Swagger UI files from the app’s own node_modules', async () => {
     for (const base of ['/api/v1/docs', '/portal/v1/docs']) {
       expect((await fetch(`${url}${base}`)).status, base).toBe(200);

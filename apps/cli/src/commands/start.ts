@@ -21,6 +21,9 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   });
   const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => {
+    // A person who opens the address the start line names lands on the browsable admin API
+    // (setup included, "Try it out") until the web panel takes this place (issue 30).
+    root.get('/', (c) => c.redirect('/api/v1/docs', 302));
     root.route('/', createAdminApi());
     root.route('/', portal.routes);
     registerPaymentWebhooks(root);
