@@ -143,6 +143,23 @@ describe('PATCH, DELETE, rotate-secret; roles (spec 5.4)', () => {
     expect((await s.api.get('/api/v1/webhooks')).status).toBe(401);
   });
 
+  it("a viewer's read and list carry the URL as the audit log keeps it (no query token); an owner's and an admin's carry it whole", async () => {
+    const url = 'https://hooks.example.com/in/svc?token=rcv-s3cr3t&tenant=7';
+    const { id } = (await create({ url })).body;
+    const viewerRead = await s.api.get(`/api/v1/webhooks/${id}`, { token: viewerToken });
+    expect(viewerRead.status).toBe(200);
+    expect(viewerRead.body.url).toBe('https://hooks.example.com/in/svc?…');
+    const viewerList = await s.api.get('/api/v1/webhooks?limit=200', { token: viewerToken });
+    expect(viewerList.body.items.find((w: { id: string }) => w.id === id).url).toBe('https://hooks.example.com/in/svc?…');
+    expect(viewerRead.text + viewerList.text).not.toContain('rcv-s3cr3t');
+    for (const t of [token, adminToken]) {
+      const read = await s.api.get(`/api/v1/webhooks/${id}`, { token: t });
+      expect(read.body).toEqual({ ...viewerRead.body, url });
+      const list = await s.api.get('/api/v1/webhooks?limit=200', { token: t });
+      expect(list.body.items.find((w: { id: string }) => w.id === id).url).toBe(url);
+    }
+  });
+
   it('the list pages with a cursor, oldest first', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await create(hook)).body.id);

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { listWebhookDeliveries } from '@svc/domain';
-import { type AppEnv, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
+import { type AppEnv, actorContext, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
 import { IdParam, json, problem } from '../../schemas.ts';
 import { WebhookDeliverySchema, WebhookDeliveryStatus } from './schemas.ts';
 
@@ -19,5 +19,5 @@ export const route = defineRoute({
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
   app.openapi(route, async (c) =>
-    c.json(signedPage(c, await listWebhookDeliveries(c.get('deps'), c.req.valid('param').id, c.req.valid('query'))), 200),
+    c.json(signedPage(c, await listWebhookDeliveries(actorContext(c), c.req.valid('param').id, c.req.valid('query'))), 200),
   );
