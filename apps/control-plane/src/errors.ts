@@ -10,6 +10,7 @@ const STATUS: Record<DomainError['type'], Status> = {
   'rate-limited': Status.RESOURCE_EXHAUSTED,
   unprocessable: Status.FAILED_PRECONDITION,
   unavailable: Status.UNAVAILABLE,
+  'bad-gateway': Status.UNAVAILABLE,
   timeout: Status.DEADLINE_EXCEEDED,
 };
 

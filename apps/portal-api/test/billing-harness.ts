@@ -24,6 +24,8 @@ export interface BillingServer {
   stripeDown: boolean;
   /** Stripe takes this long to create a Checkout Session (racing requests arrive meanwhile). */
   stripeDelayMs: number;
+  /** While set, Stripe answers a new Checkout Session with this existing one (another payment's). */
+  stripeAnswersWith: string | null;
   /** The worker's payment jobs (process-event, sweep every 50 ms); null until startWorker. */
   worker: WorkerService | null;
   startWorker(): Promise<void>;
@@ -44,6 +46,7 @@ export async function startBilling(env: Record<string, string> = {}): Promise<Bi
     if (req.method === 'POST' && req.path === '/v1/checkout/sessions') {
       if (server.stripeDown) return { status: 500, json: { error: { type: 'api_error', message: 'down for the test' } } };
       if (server.stripeDelayMs > 0) await new Promise((r) => setTimeout(r, server.stripeDelayMs));
+      if (server.stripeAnswersWith) return { status: 200, json: sessions.get(server.stripeAnswersWith) };
       const form = Object.fromEntries(new URLSearchParams(req.body));
       const id = `cs_test_${++n}_${Math.random().toString(36).slice(2, 8)}`;
       const session = {
@@ -92,6 +95,7 @@ export async function startBilling(env: Record<string, string> = {}): Promise<Bi
     sessions,
     stripeDown: false,
     stripeDelayMs: 0,
+    stripeAnswersWith: null,
     worker: null,
     async startWorker() {
       server.worker = createWorker(p.s.runtime, { only: [JOBS.paymentsProcessEvent, JOBS.paymentsSweep], paymentsEveryMs: 50 });
@@ -183,14 +187,15 @@ export async function manualProvider(b: BillingServer): Promise<{ id: string }> 
 export const checkout = (b: BillingServer, token: string, key: string | null, body: Record<string, unknown>) =>
   b.p.s.api.post('/portal/v1/checkout', body, { token, headers: key === null ? {} : { 'idempotency-key': key } });
 
-/** A Stripe event about a session, signed by the real `stripe` package at the server's (fake) clock. */
+/** A Stripe event about a session, signed by the real `stripe` package at the server's (fake) clock, or `skewSeconds` off it. */
 export function stripeEvent(
   b: BillingServer,
   type: string,
   object: Record<string, unknown>,
   id = `evt_${Math.random().toString(36).slice(2, 12)}`,
+  skewSeconds = 0,
 ) {
-  const at = Math.floor(b.p.s.clock.now().getTime() / 1000);
+  const at = Math.floor(b.p.s.clock.now().getTime() / 1000) + skewSeconds;
   const payload = JSON.stringify({ id, object: 'event', type, created: at, data: { object }, api_version: '2026-10-28.endive' });
   const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_WEBHOOK_SECRET, timestamp: at });
   return { id, payload, header };

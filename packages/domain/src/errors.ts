@@ -12,6 +12,7 @@ export type ErrorType =
   | 'unprocessable'
   | 'rate-limited'
   | 'unavailable'
+  | 'bad-gateway'
   | 'timeout';
 
 export class DomainError extends Error {
@@ -78,6 +79,15 @@ export class UnavailableError extends DomainError {
     readonly retryAfterSeconds?: number,
   ) {
     super('unavailable', message);
+  }
+}
+/**
+ * Another system we called answered, with something we cannot use (502): a payment provider
+ * handing back the checkout of another payment. Not the caller's fault, nothing was written.
+ */
+export class BadGatewayError extends DomainError {
+  constructor(message: string) {
+    super('bad-gateway', message);
   }
 }
 /** Something we waited on (an agent's answer) did not come in time. */

@@ -37,6 +37,7 @@ const TITLES: Record<ProblemSlug, [number, string]> = {
   'unsupported-media-type': [415, 'Unsupported media type'],
   'rate-limited': [429, 'Too many requests'],
   internal: [500, 'Internal error'],
+  'bad-gateway': [502, 'Bad gateway'],
   unavailable: [503, 'Service unavailable'],
   timeout: [504, 'Gateway timeout'],
 };

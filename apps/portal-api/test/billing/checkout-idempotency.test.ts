@@ -221,6 +221,32 @@ describe('POST /portal/v1/checkout: what may be bought', () => {
     expect(await paymentsOf(c.id)).toHaveLength(1);
   });
 
+  it("Stripe answering with another payment's session: a 502 problem, nothing stored; the same key later gets this payment's own", async () => {
+    const other = await customer(b);
+    const taken = await checkout(b, other.token, randomUUID(), { plan_id: planA.id, provider_id: provider.id });
+    expect(taken.status, taken.text).toBe(201);
+    const c = await customer(b);
+    const key = randomUUID();
+    const body = { plan_id: planA.id, provider_id: provider.id };
+    b.stripeAnswersWith = sessionOf(b, taken.body.payment_id).id;
+    const failed = await checkout(b, c.token, key, body).finally(() => {
+      b.stripeAnswersWith = null;
+    });
+    expect(failed.status).toBe(502);
+    expect(failed.headers.get('content-type')).toBe('application/problem+json');
+    expect(failed.body).toMatchObject({ type: 'urn:svc:problem:bad-gateway', status: 502 });
+    expect(failed.body.detail).toContain('another payment');
+    const [row] = await paymentsOf(c.id);
+    expect(row).toMatchObject({ status: 'pending', provider_payment_id: null, checkout_url: null, checkout_started_at: null });
+    const [theirs] = await paymentsOf(other.id);
+    expect(theirs?.checkout_url).toBe(taken.body.checkout_url);
+    const retried = await checkout(b, c.token, key, body);
+    expect(retried.status, retried.text).toBe(201);
+    expect(retried.body.payment_id).toBe(row?.id);
+    expect(retried.body.checkout_url).not.toBe(taken.body.checkout_url);
+    expect(await paymentsOf(c.id)).toHaveLength(1);
+  });
+
   it('a client token is needed: none is 401, an admin token is refused before any business logic', async () => {
     const none = await b.p.s.api.post(
       '/portal/v1/checkout',

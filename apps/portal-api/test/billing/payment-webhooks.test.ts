@@ -177,6 +177,51 @@ describe('payment webhooks: success', () => {
   });
 });
 
+describe('payment webhooks: an event applies to the payment both its ids name, with the amount paid', () => {
+  /** Stripe reports this session object as it is (not the stand-in's copy). */
+  const report = async (object: Record<string, unknown>, type = 'checkout.session.completed') => {
+    const e = stripeEvent(b, type, object);
+    const res = await postWebhook(b, provider.id, e.payload, { 'stripe-signature': e.header });
+    expect(res.body?.received, JSON.stringify(res.body)).toBe('stored');
+    return e.id;
+  };
+  const outcomeOf = async (eventId: string) => {
+    const read = () => db().selectFrom('payment_events').select('outcome').where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    await until(`event ${eventId} processed`, async () => (await read()).outcome !== null);
+    return (await read()).outcome;
+  };
+
+  it("an event naming our payment and another checkout's session is not applied; nor one with the session and not our id", async () => {
+    const a = await pendingCheckout();
+    const other = await pendingCheckout();
+    const crossed = await report({ ...paySession(b, other.session.id), metadata: { payment_id: a.paymentId } });
+    expect(await outcomeOf(crossed)).toBe('ids-mismatch');
+    const anonymous = await report({ ...paySession(b, a.session.id), metadata: {}, client_reference_id: null });
+    expect(await outcomeOf(anonymous)).toBe('ids-mismatch');
+    expect((await paymentRow(a.paymentId)).status).toBe('pending');
+    expect((await paymentRow(other.paymentId)).status).toBe('pending');
+    expect(await subscriptionsOf(a.client.id)).toEqual([]);
+    const audit = await db()
+      .selectFrom('audit_log')
+      .select('details')
+      .where('entity_id', '=', a.paymentId)
+      .where('action', '=', 'payment.mismatch')
+      .execute();
+    expect(audit.map((e) => (e.details as { reason: string }).reason)).toEqual(['ids', 'ids']);
+  });
+
+  it('a success without the amount or the currency is not applied (outcome incomplete); with them it is', async () => {
+    const { client, paymentId, session } = await pendingCheckout();
+    const paid = paySession(b, session.id);
+    expect(await outcomeOf(await report({ ...paid, amount_total: null }))).toBe('incomplete');
+    expect(await outcomeOf(await report({ ...paid, currency: null }, 'checkout.session.async_payment_succeeded'))).toBe('incomplete');
+    expect((await paymentRow(paymentId)).status).toBe('pending');
+    expect(await subscriptionsOf(client.id)).toEqual([]);
+    await sendPaid(paid);
+    await settled(paymentId, 'succeeded');
+  });
+});
+
 describe('payment webhooks: failure', () => {
   it('an asynchronous payment that failed ends failed, audited with its source; no subscription is made', async () => {
     const { client, paymentId, session } = await pendingCheckout();
@@ -218,6 +263,30 @@ describe('payment webhooks: forged and broken', () => {
     expect(stale.status).toBe(400);
     expect(await eventCount()).toBe(before);
     expect((await paymentRow(paymentId)).status).toBe('pending');
+  });
+
+  it('a Stripe-Signature dated 10 minutes ahead of our clock or 10 minutes back is 400 and stores nothing; 4 minutes either way is accepted', async () => {
+    const { paymentId, session } = await pendingCheckout();
+    const paid = paySession(b, session.id);
+    const before = await eventCount();
+    for (const [skew, reason] of [
+      [600, 'future'],
+      [-600, 'stale'],
+      [301, 'future'],
+    ] as const) {
+      const e = stripeEvent(b, 'checkout.session.completed', paid, undefined, skew);
+      const res = await postWebhook(b, provider.id, e.payload, { 'stripe-signature': e.header });
+      expect(res.status, `${skew} s`).toBe(400);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.body.errors.webhook).toBe(reason);
+    }
+    expect(await eventCount()).toBe(before);
+    expect((await paymentRow(paymentId)).status).toBe('pending');
+    const back = stripeEvent(b, 'checkout.session.completed', paid, undefined, -240);
+    expect((await postWebhook(b, provider.id, back.payload, { 'stripe-signature': back.header })).body.received).toBe('stored');
+    const ahead = stripeEvent(b, 'checkout.session.async_payment_succeeded', paid, undefined, 240);
+    expect((await postWebhook(b, provider.id, ahead.payload, { 'stripe-signature': ahead.header })).body.received).toBe('stored');
+    await settled(paymentId, 'succeeded');
   });
 
   it('an unknown or disabled provider is 404; a body over the limit is 413; nothing stored', async () => {

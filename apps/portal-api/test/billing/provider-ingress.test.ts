@@ -156,6 +156,51 @@ describe('CryptoBot through the ingress', () => {
   });
 });
 
+/** The outcome the worker gave a stored event, once it is processed. */
+async function outcomeOf(providerId: string, eventId: string) {
+  const read = () =>
+    db()
+      .selectFrom('payment_events')
+      .select('outcome')
+      .where('provider_id', '=', providerId)
+      .where('event_id', '=', eventId)
+      .executeTakeFirstOrThrow();
+  await until(`event ${eventId} processed`, async () => (await read()).outcome !== null);
+  return (await read()).outcome;
+}
+
+describe('CryptoBot: an update applies to the payment both its ids name, with the amount paid', () => {
+  const paidUpdate = (updateId: number, invoice: Record<string, unknown>) => {
+    const body = JSON.stringify({
+      update_id: updateId,
+      update_type: 'invoice_paid',
+      request_date: new Date().toISOString(),
+      payload: invoice,
+    });
+    return postWebhook(b, cryptoProvider.id, body, { 'crypto-pay-api-signature': cryptoSign(CRYPTO_TOKEN, body) });
+  };
+
+  it("an invoice_paid naming our payment with another invoice's id, or paid in crypto (no fiat amount), is not applied", async () => {
+    const { payment } = await buy(usd.id, cryptoProvider.id);
+    const invoice = {
+      invoice_id: Number(payment.provider_payment_id),
+      status: 'paid',
+      currency_type: 'fiat',
+      fiat: 'USD',
+      amount: '4.99',
+      payload: payment.id,
+      paid_at: new Date().toISOString(),
+    };
+    const base = Number(payment.provider_payment_id) * 10;
+    expect((await paidUpdate(base + 1, { ...invoice, invoice_id: 999_999 })).body.received).toBe('stored');
+    expect(await outcomeOf(cryptoProvider.id, String(base + 1))).toBe('ids-mismatch');
+    const { fiat: _fiat, ...inCrypto } = invoice;
+    expect((await paidUpdate(base + 2, { ...inCrypto, currency_type: 'crypto', asset: 'USDT' })).body.received).toBe('stored');
+    expect(await outcomeOf(cryptoProvider.id, String(base + 2))).toBe('incomplete');
+    expect((await paymentRow(payment.id)).status).toBe('pending');
+  });
+});
+
 describe('YooKassa through the ingress', () => {
   const notify = (providerId: string, event: string, id: string) =>
     postWebhook(b, providerId, JSON.stringify({ type: 'notification', event, object: { id, status: 'succeeded', paid: true } }), {});
@@ -179,6 +224,21 @@ describe('YooKassa through the ingress', () => {
     expect(real.body.received).toBe('stored');
     await until('the yookassa payment succeeded', async () => (await paymentRow(payment.id)).status === 'succeeded');
     expect(await db().selectFrom('subscriptions').select('id').where('client_id', '=', client.id).execute()).toHaveLength(1);
+  });
+
+  it('a succeeded YooKassa payment whose metadata names another of our payments is not applied to it (ids-mismatch)', async () => {
+    const { payment } = await buy(rub.id, ykProvider.id);
+    const elsewhere = randomUUID();
+    ykPayments.set(elsewhere, {
+      ...ykPayments.get(payment.provider_payment_id as string),
+      id: elsewhere,
+      status: 'succeeded',
+      paid: true,
+    });
+    const res = await notify(ykProvider.id, 'payment.succeeded', elsewhere);
+    expect(res.body.received).toBe('stored');
+    expect(await outcomeOf(ykProvider.id, `${elsewhere}:succeeded`)).toBe('ids-mismatch');
+    expect((await paymentRow(payment.id)).status).toBe('pending');
   });
 
   it('a notification from an address outside the allow-list is 400 and stored nowhere, whatever it says', async () => {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { stripeAdapter } from '@svc/domain';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import Stripe from 'stripe';
@@ -178,6 +179,18 @@ describe('Stripe webhooks', () => {
       'bad-signature',
     ],
     ['a stale timestamp (over 300 s)', () => signed(paid(), { timestamp: nowSeconds - 301 }), 'stale'],
+    ['a timestamp over 300 s ahead of our clock', () => signed(paid(), { timestamp: nowSeconds + 301 }), 'future'],
+    ['a timestamp 10 minutes ahead', () => signed(paid(), { timestamp: nowSeconds + 600 }), 'future'],
+    [
+      // The package signs and checks "NaN.<body>" for t=abc and never bounds its age: a valid HMAC of it is still refused.
+      'a timestamp that is not a number',
+      () => {
+        const payload = JSON.stringify(paid());
+        const v1 = createHmac('sha256', WEBHOOK_SECRET).update(`NaN.${payload}`).digest('hex');
+        return { rawBody: Buffer.from(payload), headers: { 'stripe-signature': `t=abc,v1=${v1}` }, sourceIp: '203.0.113.5' };
+      },
+      'bad-signature',
+    ],
     [
       'a tampered body',
       () => ({ ...signed(paid()), rawBody: Buffer.from(JSON.stringify({ ...paid(), id: 'evt_other' })) }),
@@ -194,8 +207,9 @@ describe('Stripe webhooks', () => {
     expect(err.message).not.toContain(WEBHOOK_SECRET);
   });
 
-  it('a timestamp within the tolerance is accepted (299 s old)', async () => {
+  it('a timestamp within the tolerance is accepted, either way (299 s old, 299 s ahead)', async () => {
     await expect(adapter().verifyWebhook(signed(paid(), { timestamp: nowSeconds - 299 }))).resolves.toMatchObject({ type: 'payment' });
+    await expect(adapter().verifyWebhook(signed(paid(), { timestamp: nowSeconds + 299 }))).resolves.toMatchObject({ type: 'payment' });
   });
 });
 

@@ -1,7 +1,8 @@
 import type { PaymentProviderRow, PaymentRow } from '@svc/db';
-import { NotFoundError } from '../errors.ts';
+import { BadGatewayError, NotFoundError } from '../errors.ts';
 import { recordEvent } from '../events/record-event.ts';
 import type { PortalCtx } from '../portal/portal-subscriptions.ts';
+import { isUniqueViolation } from '../shared/db-errors.ts';
 import { publicBaseUrl } from '../shared/public-url.ts';
 import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
 import { type CheckoutView, checkoutView } from './checkout-view.ts';
@@ -68,6 +69,10 @@ export async function makeProviderCheckout(ctx: PortalCtx, row: PaymentRow, emai
       if (manual && stored?.expires_at)
         await awaitingConfirmation(uow, stored, stored.expires_at, { email, plan: plan.name, provider }, now);
       return stored;
+    }).catch((err: unknown) => {
+      if (isUniqueViolation(err, 'payments_provider_payment'))
+        throw anotherPaymentsCheckout(ctx, row, provider, result.provider_payment_id);
+      throw err;
     });
     // Another request finished first (it took over from this one): its answer is the answer.
     return checkoutView(done ?? (await ctx.db.selectFrom('payments').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()));
@@ -81,6 +86,23 @@ export async function makeProviderCheckout(ctx: PortalCtx, row: PaymentRow, emai
       .catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The provider answered with the id of a checkout another payment of ours already holds (unique
+ * per provider): nothing is stored, the payment stays without a checkout (the caller clears its
+ * claim), and the payer gets a 502: the same Idempotency-Key asks the provider again, and a
+ * checkout never stored fails after UNCREATED_CHECKOUT_MS like any other. Logged as an error:
+ * a provider (or a proxy before it) that mixes up checkouts is for the operator to look at.
+ */
+function anotherPaymentsCheckout(ctx: PortalCtx, row: PaymentRow, provider: PaymentProviderRow, providerPaymentId: string) {
+  ctx.log.error(
+    { payment_id: row.id, provider_id: provider.id, provider_payment_id: providerPaymentId.slice(0, 255) },
+    "the payment provider answered a checkout with the id of another payment's checkout; nothing stored",
+  );
+  return new BadGatewayError(
+    `${provider.name.slice(0, 80)} answered with a checkout that belongs to another payment; nothing was stored: retry with the same Idempotency-Key later, or use another payment method`,
+  );
 }
 
 /** What an owner needs to act on a manual payment: who pays, what for, how much, by when. */

@@ -53,7 +53,8 @@ export const checkoutRequestHash = (input: CheckoutInput): string =>
  *   request is still creating it, this one waits for it (or takes over from one that died).
  * - Same key, another body: 422, nothing changes. Another client's key is another checkout.
  * - A provider that fails: 503/504 and the payment stays without a checkout; the same key
- *   tries again.
+ *   tries again. A provider that answers with another payment's checkout: 502, the same
+ *   (makeProviderCheckout).
  * - New checkouts per client are limited (rate_limits.checkout, 429); replays are not counted.
  */
 export async function startCheckout(

@@ -12,5 +12,6 @@ export * from './process-payment-event.ts';
 export * from './provider-port.ts';
 export * from './recheck-payments.ts';
 export * from './recheck-schedule.ts';
+export * from './reported-payment.ts';
 export * from './revenue.ts';
 export * from './settle-payment.ts';

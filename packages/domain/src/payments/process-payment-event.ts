@@ -2,6 +2,7 @@ import type { ProviderPaymentStatus } from '../billing/providers/port.ts';
 import { PROVIDER_PAYMENT_STATUSES } from '../billing/providers/port.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { idsDisagree, namesPayment } from './reported-payment.ts';
 import { settlePayment } from './settle-payment.ts';
 
 /** An event still unprocessed this long after it was stored lost its job (a crash): the sweep takes it. */
@@ -12,37 +13,37 @@ export const STRANDED_EVENT_MS = 30_000;
  * whose job was lost). Idempotent: the event row is locked and processed once (processed_at);
  * the payment it names is locked and settled by the one rule (settlePayment), so a replayed,
  * duplicated or out-of-order event changes nothing it should not. The payment is found by our
- * id carried through the provider (metadata / payload) and must belong to the event's
- * provider, else by the provider's payment id. Returns the outcome, or null when the event was
- * already processed (or is gone).
+ * id carried through the provider (metadata / payload), else by the provider's payment id, among
+ * the event's provider's payments; it is settled only when the event names it by both ids
+ * (namesPayment), else the event's outcome is `ids-mismatch` and an audit entry says what was
+ * expected. Returns the outcome, or null when the event was already processed (or is gone).
  */
 export async function processPaymentEvent(ctx: DomainContext, id: string): Promise<string | null> {
   return unitOfWork(ctx, async (uow) => {
     const trx = uow.db;
     const ev = await trx.selectFrom('payment_events').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!ev || ev.processed_at !== null) return null;
-    let payment = ev.payment_id
-      ? await trx
-          .selectFrom('payments')
-          .selectAll()
-          .where('id', '=', ev.payment_id)
-          .where('provider_id', '=', ev.provider_id)
-          .forUpdate()
-          .executeTakeFirst()
-      : undefined;
-    payment ??= await trx
-      .selectFrom('payments')
-      .selectAll()
-      .where('provider_id', '=', ev.provider_id)
-      .where('provider_payment_id', '=', ev.provider_payment_id)
-      .forUpdate()
-      .executeTakeFirst();
+    const ofProvider = () => trx.selectFrom('payments').selectAll().where('provider_id', '=', ev.provider_id);
+    let payment = ev.payment_id ? await ofProvider().where('id', '=', ev.payment_id).forUpdate().executeTakeFirst() : undefined;
+    payment ??= await ofProvider().where('provider_payment_id', '=', ev.provider_payment_id).forUpdate().executeTakeFirst();
     let outcome: string;
     if (!payment) {
       outcome = 'unknown-payment';
       ctx.log.warn(
         { provider_id: ev.provider_id, event_id: ev.event_id },
         'payment webhook about a payment this installation does not know',
+      );
+    } else if (!namesPayment(payment, ev)) {
+      outcome = 'ids-mismatch';
+      uow.audit({
+        action: 'payment.mismatch',
+        entity_type: 'payment',
+        entity_id: payment.id,
+        details: { source: 'webhook', event_id: ev.event_id, ...idsDisagree(payment, ev) },
+      });
+      ctx.log.warn(
+        { payment_id: payment.id, provider_id: ev.provider_id, event_id: ev.event_id },
+        "payment webhook names our payment and another checkout's id (or one without ours); left as it is",
       );
     } else if (!(PROVIDER_PAYMENT_STATUSES as string[]).includes(ev.status)) {
       outcome = 'unknown-status';

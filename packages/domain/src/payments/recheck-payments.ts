@@ -3,6 +3,7 @@ import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { providerPort } from './provider-port.ts';
 import { nextRecheckAt } from './recheck-schedule.ts';
+import { idsDisagree, namesPayment } from './reported-payment.ts';
 import { type ReportedPaymentState, settlePayment } from './settle-payment.ts';
 
 const HOUR_MS = 3600_000;
@@ -32,7 +33,8 @@ export interface RecheckResult {
  * a lock, settled by what the provider says; still pending and past its deadline, it expires
  * (after that last read: a payment made at the last moment is not lost, and a success reported
  * later still applies); otherwise its next read is scheduled with backoff. A checkout never
- * created within UNCREATED_CHECKOUT_MS fails. A read that fails is no news.
+ * created within UNCREATED_CHECKOUT_MS fails. A read that fails is no news, and so is one that
+ * does not name the payment by both ids (namesPayment).
  */
 export async function recheckDuePayments(ctx: DomainContext, limit = 50): Promise<RecheckResult> {
   const now = ctx.clock.now();
@@ -71,7 +73,12 @@ export async function recheckPayment(ctx: DomainContext, id: string): Promise<'s
       const port = providerPort(ctx, provider);
       if (port.canFetchPayment) {
         const state = await port.fetchPayment(row.provider_payment_id);
-        reported = { status: state.status, amount: state.amount, currency: state.currency };
+        if (namesPayment(row, state)) reported = { status: state.status, amount: state.amount, currency: state.currency };
+        else
+          ctx.log.warn(
+            { payment_id: id, provider_id: provider.id, reported: idsDisagree(row, state).reported },
+            "the provider's re-read names another payment; taken as no news",
+          );
       }
     } catch (err) {
       ctx.log.warn({ err, payment_id: id, provider_id: provider.id }, 'pending payment not re-read from its provider; tried again later');

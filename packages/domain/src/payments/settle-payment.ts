@@ -23,10 +23,14 @@ export interface ReportedPaymentState {
 /**
  * What settling did: `applied` (the status moved; the plan's effect applied or taken back with
  * it), `unchanged` (the same state again, or a stale one: replays and out-of-order reports
- * land here), `mismatch` (a success for another amount or currency than the payment's: nothing
- * changes, an audit entry says so).
+ * land here), `mismatch` (a success for another amount or currency than the payment's),
+ * `incomplete` (a provider's success that does not say its amount and currency). On the last
+ * two nothing changes and an audit entry `payment.mismatch` says what was expected and reported.
  */
-export type SettleOutcome = 'applied' | 'unchanged' | 'mismatch';
+export type SettleOutcome = 'applied' | 'unchanged' | 'mismatch' | 'incomplete';
+
+/** Who reports for a provider: their word on a success must carry the amount and currency paid. */
+const PROVIDER_SOURCES: ReadonlySet<SettleSource> = new Set(['webhook', 're-read']);
 
 /**
  * The one step that moves a payment's status, whoever reports it. `payment` must be locked
@@ -46,26 +50,26 @@ export async function settlePayment(
   const t = paymentTransition(payment.status, reported.status);
   if (!t) return { outcome: 'unchanged', payment };
   const amount = Number(payment.amount);
-  if (
-    t.effect === 'apply' &&
-    ((reported.amount !== undefined && reported.amount !== amount) ||
-      (reported.currency !== undefined && reported.currency.toUpperCase() !== payment.currency))
-  ) {
+  const refused = t.effect === 'apply' ? amountRefusal(payment, reported, source) : null;
+  if (refused) {
     uow.audit({
       action: 'payment.mismatch',
       entity_type: 'payment',
       entity_id: payment.id,
       details: {
         source,
+        reason: refused === 'incomplete' ? 'no amount' : 'amount',
         expected: { amount, currency: payment.currency },
         reported: { amount: reported.amount ?? null, currency: reported.currency ?? null },
       },
     });
     ctx.log.warn(
-      { payment_id: payment.id, expected: amount, reported: reported.amount, currency: reported.currency },
-      'payment reported as paid with another amount or currency; left as it is',
+      { payment_id: payment.id, expected: amount, reported: reported.amount, currency: reported.currency, source },
+      refused === 'incomplete'
+        ? 'payment reported as paid without its amount or currency; left as it is'
+        : 'payment reported as paid with another amount or currency; left as it is',
     );
-    return { outcome: 'mismatch', payment };
+    return { outcome: refused, payment };
   }
 
   const plan = await trx.selectFrom('plans').selectAll().where('id', '=', payment.plan_id).executeTakeFirstOrThrow();
@@ -148,6 +152,18 @@ export async function settlePayment(
     );
   }
   return { outcome: 'applied', payment: row };
+}
+
+/**
+ * Why a success may not apply the plan, or null: an amount or currency that differs from the
+ * payment's, whoever reports it; from a provider (webhook, re-read), also one that does not say
+ * them (an admin confirming a manual payment has seen the money and reports none).
+ */
+function amountRefusal(payment: PaymentRow, reported: ReportedPaymentState, source: SettleSource): 'mismatch' | 'incomplete' | null {
+  if (PROVIDER_SOURCES.has(source) && (reported.amount === undefined || reported.currency === undefined)) return 'incomplete';
+  if (reported.amount !== undefined && reported.amount !== Number(payment.amount)) return 'mismatch';
+  if (reported.currency !== undefined && reported.currency.toUpperCase() !== payment.currency) return 'mismatch';
+  return null;
 }
 
 function defaultReason(status: string, source: SettleSource): string | null {

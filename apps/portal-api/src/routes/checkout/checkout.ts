@@ -48,6 +48,7 @@ export const route = defineRoute({
     201: json(CheckoutSchema, 'The checkout: go to checkout_url (or follow instructions)'),
     400: problem('No Idempotency-Key, or an invalid body (plan not on sale, payment method not enabled, not your subscription)'),
     422: problem('The Idempotency-Key was used with another body'),
+    502: problem("The payment provider answered with another payment's checkout: nothing was stored; retry with the same key later"),
     503: problem('The payment provider cannot be reached; retry with the same key'),
   },
 });

@@ -10,6 +10,7 @@ export * from './provider-errors.ts';
 export * from './registry.ts';
 export * from './source-cidrs.ts';
 export * from './stripe-adapter.ts';
+export * from './stripe-signature-time.ts';
 export * from './stripe-status.ts';
 export * from './yookassa-adapter.ts';
 export * from './yookassa-sources.ts';

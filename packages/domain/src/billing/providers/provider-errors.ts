@@ -5,6 +5,7 @@ export type WebhookRefusal =
   | 'missing-signature'
   | 'bad-signature'
   | 'stale'
+  | 'future'
   | 'malformed'
   | 'source-not-allowed'
   | 'unknown-payment';

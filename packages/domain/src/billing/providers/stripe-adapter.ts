@@ -13,6 +13,7 @@ import {
   type WebhookRequest,
 } from './port.ts';
 import { callFailure, providerSays, refusedByProvider, WebhookRefusedError } from './provider-errors.ts';
+import { STRIPE_SIGNATURE_TOLERANCE_SECONDS, stripeTimestampRefusal } from './stripe-signature-time.ts';
 import { STRIPE_EVENT_STATES, stripeMapStatus, stripeSessionState } from './stripe-status.ts';
 import { boundedBody, headerValue, isoTime, isRecord, textField } from './webhook-input.ts';
 
@@ -21,8 +22,6 @@ export interface StripeSettings {
   webhook_secret: string;
 }
 
-/** Seconds a Stripe-Signature timestamp may be old (Stripe's own default). */
-export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300;
 const SESSION_ID = /^cs_[A-Za-z0-9_]{1,250}$/;
 const NAME = 'Stripe';
 
@@ -30,7 +29,8 @@ const NAME = 'Stripe';
  * Stripe through the official `stripe` package: a Checkout Session (mode payment, the price
  * inline, our payment id in metadata, client_reference_id and the payment intent's metadata)
  * created with the Idempotency-Key; webhooks verified by `stripe.webhooks.constructEvent`
- * (HMAC of the raw body under the endpoint secret, timestamp tolerance 300 s); re-reads of the
+ * (HMAC of the raw body under the endpoint secret), its timestamp within 300 s of our clock either
+ * way (stripeTimestampRefusal: the package bounds only the past); re-reads of the
  * session with its payment intent and latest charge expanded.
  */
 export function stripeAdapter(settings: StripeSettings, deps: ProviderAdapterDeps = {}): PaymentProviderPort {
@@ -114,6 +114,8 @@ export function stripeAdapter(settings: StripeSettings, deps: ProviderAdapterDep
           ? new WebhookRefusedError(NAME, 'stale', `the signature timestamp is older than ${STRIPE_SIGNATURE_TOLERANCE_SECONDS} s`)
           : new WebhookRefusedError(NAME, 'bad-signature', 'the Stripe-Signature does not match the body');
       }
+      const skewed = stripeTimestampRefusal(signature, deps.now?.() ?? new Date(), NAME);
+      if (skewed) throw skewed;
       return stripeEvent(event, sessionOfIntent);
     },
 
