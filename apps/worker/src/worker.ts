@@ -46,6 +46,11 @@ export interface WorkerOptions {
   certificatesEveryMs?: number;
   /** How often issuance asks the authoritative DNS servers whether a TXT value shows (default 2 s). */
   dnsPollMs?: number;
+  /**
+   * ACME limits (defaults in the domain: 30 s per request, 2 minutes per registration, an
+   * issuance a minute less than its claim's stale age); tests shorten them.
+   */
+  acme?: { requestTimeoutMs?: number; registrationDeadlineMs?: number; issuanceDeadlineMs?: number };
   /** Take (and schedule) only these jobs; default every job. Workers split by kind of work, or a test that reads the mails itself. */
   only?: readonly JobName[];
 }
@@ -73,7 +78,8 @@ export interface WorkerOptions {
  *   was lost (processStrandedPaymentEvents), then pending payments due a re-read from their
  *   provider, expired past their deadline (recheckDuePayments).
  * - `acme.register-account` {id}: an ACME account registered with its CA (registerAcmeAccount;
- *   a refusal is kept on the account and the job retried).
+ *   a refusal is kept on the account and the job retried), two at once: an attempt gives up at its
+ *   deadline, and one CA that never answers holds one slot at most that long.
  * - `certificates.issue` {id}: one attempt to issue or renew an ACME certificate over DNS-01, if
  *   it is due (issueAcmeCertificate; a failure is recorded on the certificate and retried after
  *   a backoff, not by the queue);
@@ -187,16 +193,28 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
         }),
       );
       stops.push(
-        await jobs.consume(JOBS.acmeRegisterAccount, async ({ id }) => {
-          const account = await registerAcmeAccount(ctx, id);
-          if (account.registered) rt.log.info({ acme_account_id: id }, 'ACME account registered');
-        }),
+        await jobs.consume(
+          JOBS.acmeRegisterAccount,
+          async ({ id }) => {
+            const account = await registerAcmeAccount(ctx, id, {
+              deadlineMs: opts.acme?.registrationDeadlineMs,
+              requestTimeoutMs: opts.acme?.requestTimeoutMs,
+            });
+            if (account.registered) rt.log.info({ acme_account_id: id }, 'ACME account registered');
+          },
+          { concurrency: 2 },
+        ),
       );
       stops.push(
         await jobs.consume(
           JOBS.certificatesIssue,
           async ({ id }) => {
-            const outcome = await issueAcmeCertificate(ctx, id, { pollMs: opts.dnsPollMs });
+            const outcome = await issueAcmeCertificate(ctx, id, {
+              pollMs: opts.dnsPollMs,
+              deadlineMs: opts.acme?.issuanceDeadlineMs,
+              registrationDeadlineMs: opts.acme?.registrationDeadlineMs,
+              requestTimeoutMs: opts.acme?.requestTimeoutMs,
+            });
             if (outcome !== 'not due') rt.log.info({ certificate_id: id, outcome }, 'ACME certificate attempt done');
           },
           { concurrency: 2 },

@@ -93,6 +93,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_ACME_CLOUDFLARE_API_URL', ['acme', 'dns_api_base_urls', 'cloudflare'], 'str'],
   ['SVC_ACME_ROUTE53_API_URL', ['acme', 'dns_api_base_urls', 'route53'], 'str'],
   ['SVC_ACME_DIGITALOCEAN_API_URL', ['acme', 'dns_api_base_urls', 'digitalocean'], 'str'],
+  ['SVC_OUTBOUND_ALLOW_PRIVATE_NETWORKS', ['outbound', 'allow_private_networks'], 'bool'],
   ['SVC_BILLING_RETURN_URL', ['billing', 'return_url'], 'str'],
   ['SVC_BILLING_STRIPE_API_URL', ['billing', 'api_base_urls', 'stripe'], 'str'],
   ['SVC_BILLING_CRYPTOBOT_API_URL', ['billing', 'api_base_urls', 'cryptobot'], 'str'],

@@ -327,6 +327,17 @@ export const configSchema = z.object({
         .default({}),
     })
     .default({ propagation_timeout_seconds: 300, dns_api_base_urls: {} }),
+  /** Where the server may connect on an admin's word (docs/threat-model.md, "Outbound calls"). */
+  outbound: z
+    .object({
+      /**
+       * Loopback and private networks as destinations of webhooks, ACME directories, DNS
+       * providers, OAuth providers and payment APIs. Unset: the owner's installation setting
+       * decides (PATCH /api/v1/settings/outbound, off by default); set, it overrides that setting.
+       */
+      allow_private_networks: z.boolean().optional(),
+    })
+    .default({}),
   /** Checkout, provider webhooks and re-reads (docs/payments.md). */
   billing: z
     .object({

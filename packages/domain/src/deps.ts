@@ -11,6 +11,7 @@ import type { MessageBus } from './shared/bus.ts';
 import type { Clock } from './shared/clock.ts';
 import type { DomainDeps } from './shared/context.ts';
 import type { JobQueue } from './shared/jobs.ts';
+import type { OutboundPort } from './shared/outbound.ts';
 import { createSealer } from './shared/sealed.ts';
 
 /**
@@ -27,6 +28,7 @@ export async function createDomainDeps(opts: {
   jobs: JobQueue;
   installationKey: Buffer;
   metrics: Metrics;
+  outbound: OutboundPort;
 }): Promise<DomainDeps> {
   await bindInstallationKey(opts.db, opts.installationKey, opts.clock);
   const tokens = await createTokenService({
@@ -46,5 +48,6 @@ export async function createDomainDeps(opts: {
     adminAccess: await createAdminAccessCache(opts),
     secrets: createSealer(opts.installationKey),
     metrics: opts.metrics,
+    outbound: opts.outbound,
   };
 }

@@ -13,6 +13,8 @@ export interface OutboundRequest {
   timeoutMs?: number;
   /** Answers larger than this are refused (`too-large`); default 1 MiB. */
   maxBytes?: number;
+  /** Keep the first maxBytes of a larger answer instead of refusing it (an excerpt is all the caller reads). */
+  truncate?: boolean;
   /**
    * Redirects followed (GET and HEAD only, same origin only); default 0: a 3xx is the answer.
    * Above 0, a redirect to another origin or one too many is a `redirect` failure.
@@ -112,31 +114,33 @@ async function exchange(
   };
   const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
   return new Promise<OutboundAnswer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
     const fail = (err: unknown) => {
       if (isOutboundError(err)) reject(err);
       else if (signal.aborted) reject(abortedError());
       else reject(new OutboundError('unreachable', (err as { code?: string })?.code ?? (err as Error)?.message ?? String(err)));
     };
     const onAnswer = (res: IncomingMessage) => {
+      const done = () =>
+        resolve({ status: res.statusCode ?? 0, headers: joined(res.headers), body: Buffer.concat(chunks), url: url.toString() });
       const declared = Number(res.headers['content-length'] ?? '0');
-      if (declared > maxBytes) {
+      if (declared > maxBytes && !req.truncate) {
         res.destroy();
         return fail(new OutboundError('too-large', `an answer of ${declared} bytes`));
       }
-      const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > maxBytes) {
           res.destroy();
-          return fail(new OutboundError('too-large', `an answer over ${maxBytes} bytes`));
+          if (!req.truncate) return fail(new OutboundError('too-large', `an answer over ${maxBytes} bytes`));
+          chunks.push(chunk.subarray(0, chunk.length - (size - maxBytes)));
+          return done();
         }
         chunks.push(chunk);
       });
       res.on('error', fail);
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: joined(res.headers), body: Buffer.concat(chunks), url: url.toString() }),
-      );
+      res.on('end', done);
     };
     const r = (https ? httpsRequest : httpRequest)(options, onAnswer);
     r.on('error', fail);

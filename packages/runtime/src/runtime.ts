@@ -1,8 +1,17 @@
 import { createSharedState, type SharedStateAdapters } from '@svc/bus';
 import type { Config } from '@svc/config';
 import { connectDatabase, type DatabaseHandle, migrateToLatest } from '@svc/db';
-import { type Clock, createDomainDeps, type DomainDeps, loadInstallationKey, type Mailer, systemClock } from '@svc/domain';
+import {
+  allowPrivateNetworks,
+  type Clock,
+  createDomainDeps,
+  type DomainDeps,
+  loadInstallationKey,
+  type Mailer,
+  systemClock,
+} from '@svc/domain';
 import { type AppName, createMetrics, type Metrics } from '@svc/metrics';
+import { createOutboundClient, type HostLookup } from '@svc/outbound';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.ts';
 import { createMailer } from './mail/create-mailer.ts';
@@ -33,6 +42,8 @@ export interface RuntimeOptions {
   app?: AppName;
   /** An existing registry (tests run two runtimes into one); default a new one for this process. */
   metrics?: Metrics;
+  /** How the outbound client resolves names; the system resolver by default (tests: a resolver stand-in). */
+  outboundLookup?: HostLookup;
 }
 
 /**
@@ -75,6 +86,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       jobs: shared.jobs,
       installationKey,
       metrics,
+      // The owner's setting (or the configuration's override) is read before each connection.
+      outbound: createOutboundClient({
+        policy: async () => ({ allowPrivateNetworks: await allowPrivateNetworks({ db: database.db, config }) }),
+        lookup: opts.outboundLookup,
+      }),
     });
     const mailer = createMailer(config, { clock, log });
     closers.unshift(() => mailer.close());

@@ -13,6 +13,7 @@ import {
   xmlUnescape,
 } from '@svc/domain';
 import type { BindServer } from './bind-server.ts';
+import { testOutbound } from './outbound.ts';
 
 /**
  * Local stand-ins for the hosted DNS APIs DNS-01 uses (Cloudflare v4, Route 53 2013-04-01,
@@ -107,7 +108,7 @@ const bindAt = (bind: BindServer): DnsProviderPort =>
   dnsProviderPort(
     'rfc2136',
     { server: '127.0.0.1', port: String(bind.port), key_name: bind.keyName, key_secret: bind.secret, zone: bind.zone },
-    { now: () => new Date() },
+    { now: () => new Date(), outbound: testOutbound() },
   );
 
 const sameSecret = (given: string | undefined, want: string) =>

@@ -46,6 +46,8 @@ export async function createDomainTestbed(
     SVC_DATA_DIR: '/nonexistent-svc-test-data',
     SVC_LOG_LEVEL: 'warn',
     SVC_INSTALLATION_KEY: randomBytes(32).toString('base64'),
+    // Stand-ins listen on 127.0.0.1 (see test-server.ts); the outbound policy's own tests set '' (unset).
+    SVC_OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...opts.env,
   });

@@ -33,6 +33,7 @@ export {
   startEchoServer,
   streamThroughProxy,
 } from './http-through-proxy.ts';
+export { testOutbound } from './outbound.ts';
 export {
   type PrivatePostgres,
   type PrivateRedis,

@@ -59,6 +59,9 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
     SVC_HTTP_PORT: '0',
     SVC_LOG_LEVEL: 'info',
     SVC_INSTALLATION_KEY: opts.installationKey ?? randomBytes(32).toString('base64'),
+    // The stand-ins (webhook receivers, pebble, BIND, OAuth, DNS and payment APIs) listen on
+    // 127.0.0.1: the suites allow private networks; the outbound policy's own tests set '' (unset).
+    SVC_OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...opts.env,
   };

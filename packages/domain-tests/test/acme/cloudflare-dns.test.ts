@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import { type DnsProviderPort, dnsProviderPort, visibleAtNameservers } from '@svc/domain';
+import { testOutbound } from '@svc/testkit';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type CloudflareStandIn, startCloudflareStandIn } from '@svc/testkit/dns-api-stand-ins';
 import { downAddress, startStandIn } from '@svc/testkit/provider-stand-in';
@@ -24,7 +25,11 @@ afterAll(async () => {
 
 const toBind = async () => '127.0.0.1';
 const port = (token = TOKEN, apiBase = cf.base): DnsProviderPort =>
-  dnsProviderPort('cloudflare', { api_token: token }, { now: () => new Date(), apiBase, nameserverPort: bind.port, resolveHost: toBind });
+  dnsProviderPort(
+    'cloudflare',
+    { api_token: token },
+    { now: () => new Date(), outbound: testOutbound(), apiBase, nameserverPort: bind.port, resolveHost: toBind },
+  );
 const atBind = async (name: string) => {
   const r = new Resolver({ timeout: 1000, tries: 1 });
   r.setServers([`127.0.0.1:${bind.port}`]);
@@ -147,7 +152,11 @@ describe('Cloudflare DNS-01 adapter: hostile or broken answers', () => {
     const api = await startStandIn();
     api.handle(() => answer);
     try {
-      return await dnsProviderPort('cloudflare', { api_token: TOKEN }, { now: () => new Date(), apiBase: api.base })
+      return await dnsProviderPort(
+        'cloudflare',
+        { api_token: TOKEN },
+        { now: () => new Date(), outbound: testOutbound(), apiBase: api.base },
+      )
         .addTxt('_acme-challenge.example.com', 'v')
         .catch((e) => e);
     } finally {
@@ -178,14 +187,19 @@ describe('Cloudflare DNS-01 adapter: hostile or broken answers', () => {
     expect(err.message).toContain('[redacted]');
   });
 
-  it('an API that is not there is an UnavailableError', async () => {
-    const err = await dnsProviderPort('cloudflare', { api_token: TOKEN }, { now: () => new Date(), apiBase: await downAddress() })
+  it('an API that is not there is an UnavailableError saying "not reachable", never the connection-level detail', async () => {
+    const err = await dnsProviderPort(
+      'cloudflare',
+      { api_token: TOKEN },
+      { now: () => new Date(), outbound: testOutbound(), apiBase: await downAddress() },
+    )
       .addTxt('_acme-challenge.example.com', 'v')
       .catch((e) => e);
-    expect(err).toMatchObject({ type: 'unavailable', message: expect.stringMatching(/Cloudflare cannot be reached.*ECONNREFUSED/) });
+    expect(err).toMatchObject({ type: 'unavailable', message: expect.stringMatching(/^Cloudflare \(.*\): not reachable$/) });
+    expect(err.message).not.toMatch(/ECONNREFUSED|refused|closed/i);
   });
 
   it('a provider without its credential is not configured, said so', () => {
-    expect(() => dnsProviderPort('cloudflare', {}, { now: () => new Date() })).toThrow(/api_token is not set/);
+    expect(() => dnsProviderPort('cloudflare', {}, { now: () => new Date(), outbound: testOutbound() })).toThrow(/api_token is not set/);
   });
 });

@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import { type DnsProviderPort, dnsProviderPort, relativeName } from '@svc/domain';
+import { testOutbound } from '@svc/testkit';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type DigitalOceanStandIn, startDigitalOceanStandIn } from '@svc/testkit/dns-api-stand-ins';
 import { startStandIn } from '@svc/testkit/provider-stand-in';
@@ -27,7 +28,7 @@ const port = (token = TOKEN): DnsProviderPort =>
   dnsProviderPort(
     'digitalocean',
     { api_token: token },
-    { now: () => new Date(), apiBase: api.base, nameserverPort: bind.port, resolveHost: toBind },
+    { now: () => new Date(), outbound: testOutbound(), apiBase: api.base, nameserverPort: bind.port, resolveHost: toBind },
   );
 const atBind = async (name: string) => {
   const r = new Resolver({ timeout: 1000, tries: 1 });
@@ -114,7 +115,11 @@ describe('DigitalOcean DNS-01 adapter: hostile or broken answers', () => {
     const stand = await startStandIn();
     stand.handle(() => answer);
     try {
-      return await dnsProviderPort('digitalocean', { api_token: TOKEN }, { now: () => new Date(), apiBase: stand.base })
+      return await dnsProviderPort(
+        'digitalocean',
+        { api_token: TOKEN },
+        { now: () => new Date(), outbound: testOutbound(), apiBase: stand.base },
+      )
         .addTxt('_acme-challenge.example.com', 'v')
         .catch((e) => e);
     } finally {

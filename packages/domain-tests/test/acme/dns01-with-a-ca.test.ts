@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { Agent, get } from 'node:https';
 import { type DnsProviderPort, dnsProviderPort } from '@svc/domain';
-import { until } from '@svc/testkit';
+import { testOutbound, until } from '@svc/testkit';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type PebbleServer, pebbleAvailable, startPebble } from '@svc/testkit/pebble-server';
 import acme from 'acme-client';
@@ -30,7 +30,7 @@ beforeAll(async () => {
   dns = dnsProviderPort(
     'rfc2136',
     { server: '127.0.0.1', port: String(bind.port), key_name: bind.keyName, key_secret: bind.secret },
-    { now: () => new Date() },
+    { now: () => new Date(), outbound: testOutbound() },
   );
 }, 60_000);
 afterAll(async () => {

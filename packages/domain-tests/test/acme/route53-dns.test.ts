@@ -9,6 +9,7 @@ import {
   xmlElements,
   xmlText,
 } from '@svc/domain';
+import { testOutbound } from '@svc/testkit';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type Route53StandIn, startRoute53StandIn } from '@svc/testkit/dns-api-stand-ins';
 import { startStandIn } from '@svc/testkit/provider-stand-in';
@@ -39,7 +40,7 @@ const port = (credentials: Record<string, string> = {}): DnsProviderPort =>
   dnsProviderPort(
     'route53',
     { access_key_id: KEY_ID, secret_access_key: SECRET, region: 'eu-west-1', ...credentials },
-    { now: () => new Date(), apiBase: r53.base, nameserverPort: bind.port, resolveHost: toBind },
+    { now: () => new Date(), outbound: testOutbound(), apiBase: r53.base, nameserverPort: bind.port, resolveHost: toBind },
   );
 const atBind = async (name: string) => {
   const r = new Resolver({ timeout: 1000, tries: 1 });
@@ -158,7 +159,7 @@ describe('Route 53 DNS-01 adapter: hostile or broken answers', () => {
       return await dnsProviderPort(
         'route53',
         { access_key_id: KEY_ID, secret_access_key: SECRET, hosted_zone_id: 'Z123' },
-        { now: () => new Date(), apiBase: api.base },
+        { now: () => new Date(), outbound: testOutbound(), apiBase: api.base },
       )
         .addTxt('_acme-challenge.example.com', 'v')
         .catch((e) => e);
@@ -201,7 +202,7 @@ describe('Route 53 DNS-01 adapter: hostile or broken answers', () => {
       const err = await dnsProviderPort(
         'route53',
         { access_key_id: KEY_ID, secret_access_key: SECRET, hosted_zone_id: 'Z1' },
-        { now: () => new Date(), apiBase: api.base },
+        { now: () => new Date(), outbound: testOutbound(), apiBase: api.base },
       )
         .addTxt('_acme-challenge.example.com', 'v')
         .catch((e) => e);

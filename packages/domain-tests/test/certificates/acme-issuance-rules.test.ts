@@ -78,7 +78,7 @@ describe('attempts', () => {
     expect(outcomes.sort()).toEqual(['failed', 'not due']);
     const row = await rowOf(id);
     expect(row).toMatchObject({ status: 'failed', failed_attempts: 1, issuing_since: null, cert_pem: null });
-    expect(row.last_error).toMatch(/cannot be reached/);
+    expect(row.last_error).toMatch(/: not reachable$/);
     expect((row.next_attempt_at as Date).getTime() - t.bed.clock.now().getTime()).toBe(HOUR);
     expect((await statsOverview(t.bed.deps, {})).certificates.failing).toBeGreaterThan(0);
     // Not due again before its backoff.

@@ -1,82 +1,205 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
-import { Agent, get } from 'node:https';
-import { rootCertificates } from 'node:tls';
 import acme from 'acme-client';
-import { UnavailableError } from '../errors.ts';
+import { isDomainError, TimeoutError, UnavailableError } from '../errors.ts';
+import { type OutboundFailure, type OutboundPort, outboundFailure, outboundReason } from '../shared/outbound.ts';
 
 /**
  * The ACME protocol is acme-client's (MIT; the issue asks for a maintained library, not our own
  * protocol code). What this module adds around it:
- * - trust: the system's roots plus acme.extra_ca_file for every ACME request (acme-client has
- *   one axios instance per process: an interceptor puts our agent on each request);
- * - clear errors: acme-client turns a TLS or connection failure into an unhelpful TypeError
- *   after a minute of retries, so the directory is fetched by us first and its failure named;
- * - no retries of its own on an unreachable CA (the worker's job is retried instead).
+ * - every request acme-client makes (the directory, newNonce, newAccount, newOrder, every
+ *   authorization, challenge, finalize and certificate URL, Location headers followed) goes
+ *   through the outbound client: the destination policy after resolution, https only (an http
+ *   URL is refused before any request), redirects only within the origin (3 at most), a time
+ *   limit and a size limit per request, and the system's roots plus acme.extra_ca_file;
+ * - a deadline per session (one registration, one issuance): past it, the request in flight
+ *   is cut, no other is made, and the session fails with a clear error;
+ * - clear errors: acme-client turns a failed connection into a TypeError; the outbound
+ *   failure behind it is named instead, in words that map no port ("not reachable");
+ * - no retries of its own (the worker's job, or the issuance backoff, tries again).
  */
 
-let agent: Agent | undefined;
-let agentCa: string | undefined;
+/** One request to the CA, from its first byte to the last of the answer. */
+export const ACME_REQUEST_TIMEOUT_MS = 30_000;
+/** Largest answer read from a CA (a directory, an order, a certificate chain). */
+export const ACME_MAX_ANSWER_BYTES = 1024 * 1024;
+/** Same-origin redirects followed on a GET. */
+const ACME_REDIRECTS = 3;
 
-/** The HTTPS agent for ACME requests: the system's roots and the extra CA file, if any. */
-export function acmeAgent(extraCaFile: string | undefined): Agent {
-  const key = extraCaFile ?? '';
-  if (agent && agentCa === key) return agent;
-  const extra = extraCaFile ? readFileSync(extraCaFile, 'utf8') : '';
-  agent = new Agent({ ca: extra ? [...rootCertificates, extra] : [...rootCertificates], keepAlive: true });
-  agentCa = key;
-  return agent;
+interface AcmeCall {
+  outbound: OutboundPort;
+  extraCa: string | undefined;
+  requestTimeoutMs: number;
+  signal: AbortSignal;
+  /** The first outbound failure of the session: what acme-client's own error hides. */
+  failure?: OutboundFailure | undefined;
 }
 
-let intercepting = false;
-/** Makes acme-client's requests go through `current()`, the agent of the latest client made (installed once per process). */
-function useAgent(current: () => Agent | undefined): void {
-  if (intercepting) return;
-  intercepting = true;
+// Which session a request of acme-client's one, process-wide axios instance belongs to.
+const sessions = new AsyncLocalStorage<AcmeCall>();
+
+let installed = false;
+/** Routes acme-client's requests made inside a session through the outbound client (installed once per process). */
+function routeThroughOutbound(): void {
+  if (installed) return;
+  installed = true;
   const settings = (acme.axios.defaults as unknown as { acmeSettings?: { retryMaxAttempts?: number } }).acmeSettings;
   if (settings) settings.retryMaxAttempts = 0;
   acme.axios.interceptors.request.use((cfg) => {
-    // A request that already carries an agent (set by whoever made it) keeps it.
-    const a = current();
-    if (a && !cfg.httpsAgent) cfg.httpsAgent = a;
+    const call = sessions.getStore();
+    if (call) cfg.adapter = (config) => sendThrough(call, config as unknown as AxiosLikeConfig) as never;
     return cfg;
   });
 }
 
-/** GETs the directory with our agent: a TLS, DNS or connection failure becomes an UnavailableError naming it. */
-export function fetchDirectory(url: string, a: Agent, timeoutMs = 10_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = get(url, { agent: a, timeout: timeoutMs }, (res) => {
-      res.resume();
-      if (res.statusCode === 200) resolve();
-      else reject(new UnavailableError(`the ACME directory ${url} answered HTTP ${res.statusCode}`));
+interface AxiosLikeConfig {
+  url?: string;
+  method?: string;
+  data?: unknown;
+  headers?: { toJSON?: () => Record<string, unknown> } & Record<string, unknown>;
+  responseType?: string;
+  validateStatus?: ((status: number) => boolean) | null;
+}
+
+/** axios's adapter contract: an answer, or an error carrying `config` (and `response` for a status validateStatus refused). */
+async function sendThrough(call: AcmeCall, config: AxiosLikeConfig): Promise<unknown> {
+  const method = (config.method ?? 'get').toUpperCase();
+  const rawHeaders = config.headers?.toJSON ? config.headers.toJSON() : (config.headers ?? {});
+  const headers = Object.fromEntries(
+    Object.entries(rawHeaders).filter((e): e is [string, string | number] => typeof e[1] === 'string' || typeof e[1] === 'number'),
+  );
+  const body = typeof config.data === 'string' || config.data instanceof Uint8Array ? config.data : undefined;
+  let answer: Awaited<ReturnType<OutboundPort['request']>>;
+  try {
+    answer = await call.outbound.request({
+      url: acme.axios.getUri(config as never),
+      method,
+      headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, String(v)])),
+      ...(body !== undefined ? { body } : {}),
+      httpsOnly: true,
+      redirects: method === 'GET' || method === 'HEAD' ? ACME_REDIRECTS : 0,
+      timeoutMs: call.requestTimeoutMs,
+      maxBytes: ACME_MAX_ANSWER_BYTES,
+      extraCa: call.extraCa,
+      signal: call.signal,
     });
-    req.on('timeout', () => req.destroy(new Error('no answer in time')));
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      reject(new UnavailableError(`the ACME directory ${url} cannot be reached: ${err.code ?? err.message}`)),
-    );
+  } catch (err) {
+    call.failure ??= outboundFailure(err);
+    throw Object.assign(new Error('the ACME request failed'), { config, code: 'ERR_OUTBOUND' });
+  }
+  const response = {
+    data: config.responseType === 'arraybuffer' ? answer.body : answer.body.toString('utf8'),
+    status: answer.status,
+    statusText: '',
+    headers: answer.headers,
+    config,
+    request: {},
+  };
+  if (!config.validateStatus || config.validateStatus(answer.status)) return response;
+  throw Object.assign(new Error(`Request failed with status code ${answer.status}`), {
+    config,
+    response,
+    code: answer.status >= 500 ? 'ERR_BAD_RESPONSE' : 'ERR_BAD_REQUEST',
   });
 }
 
-export interface AcmeClientOptions {
+export interface AcmeSessionOptions {
+  outbound: OutboundPort;
   directoryUrl: string;
   accountKeyPem: string;
   accountUrl?: string | undefined;
   eab?: { kid: string; hmac_key: string } | undefined;
   extraCaFile?: string | undefined;
+  /** The whole session (a registration, an issuance) gives up after this long. */
+  deadlineMs: number;
+  requestTimeoutMs?: number | undefined;
 }
 
-/** An acme-client Client for one account, after the directory answered through our agent. */
-export async function acmeClient(o: AcmeClientOptions): Promise<acme.Client> {
-  const a = acmeAgent(o.extraCaFile);
-  // The agent of this client's trust (the latest made): not the first caller's, whose CA file may be another's.
-  useAgent(() => agent);
-  await fetchDirectory(o.directoryUrl, a);
-  return new acme.Client({
-    directoryUrl: o.directoryUrl,
-    accountKey: o.accountKeyPem,
-    ...(o.accountUrl ? { accountUrl: o.accountUrl } : {}),
-    ...(o.eab ? { externalAccountBinding: { kid: o.eab.kid, hmacKey: o.eab.hmac_key } } : {}),
+/** URLs a directory must name as https (RFC 8555 7.1.1); `meta` holds no endpoint. */
+const DIRECTORY_RESOURCES = ['newNonce', 'newAccount', 'newOrder', 'newAuthz', 'revokeCert', 'keyChange', 'renewalInfo'];
+
+/**
+ * Runs `work` with an acme-client Client for one account, every request of it through the
+ * outbound client, within `deadlineMs`. The directory is read first: an answer that is not a
+ * directory, or one naming a resource that is not https, ends the session before any request is
+ * made there. An outbound failure becomes an UnavailableError naming the CA and the rule; the
+ * deadline a TimeoutError (`signal` tells the work's own waits to stop); anything else (the CA's
+ * refusals) is rethrown for the caller to word.
+ */
+export async function acmeSession<T>(o: AcmeSessionOptions, work: (client: acme.Client, signal: AbortSignal) => Promise<T>): Promise<T> {
+  routeThroughOutbound();
+  const controller = new AbortController();
+  const call: AcmeCall = {
+    outbound: o.outbound,
+    extraCa: o.extraCaFile ? readFileSync(o.extraCaFile, 'utf8') : undefined,
+    requestTimeoutMs: o.requestTimeoutMs ?? ACME_REQUEST_TIMEOUT_MS,
+    signal: controller.signal,
+  };
+  const seconds = Math.round(o.deadlineMs / 1000);
+  const expired = () => new TimeoutError(`gave up after ${seconds} s: the ACME CA (${o.directoryUrl}) did not finish in time`);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(expired());
+    }, o.deadlineMs);
   });
+  const session = sessions.run(call, async () => {
+    await checkDirectory(call, o.directoryUrl);
+    const client = new acme.Client({
+      directoryUrl: o.directoryUrl,
+      accountKey: o.accountKeyPem,
+      ...(o.accountUrl ? { accountUrl: o.accountUrl } : {}),
+      ...(o.eab ? { externalAccountBinding: { kid: o.eab.kid, hmacKey: o.eab.hmac_key } } : {}),
+    });
+    return work(client, controller.signal);
+  });
+  try {
+    return await Promise.race([session, deadline]);
+  } catch (err) {
+    if (controller.signal.aborted) throw expired();
+    if (isDomainError(err)) throw err;
+    if (call.failure) throw new UnavailableError(`the ACME CA (${o.directoryUrl}): ${outboundReason(call.failure)}`, 30);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+    session.catch(() => {}); // cut off by the deadline: its late failure is the deadline's
+  }
+}
+
+async function checkDirectory(call: AcmeCall, url: string): Promise<void> {
+  let answer: Awaited<ReturnType<OutboundPort['request']>>;
+  try {
+    answer = await call.outbound.request({
+      url,
+      httpsOnly: true,
+      redirects: ACME_REDIRECTS,
+      timeoutMs: call.requestTimeoutMs,
+      maxBytes: ACME_MAX_ANSWER_BYTES,
+      extraCa: call.extraCa,
+      signal: call.signal,
+      headers: { accept: 'application/json' },
+    });
+  } catch (err) {
+    call.failure ??= outboundFailure(err);
+    throw err;
+  }
+  if (answer.status !== 200) throw new UnavailableError(`the ACME directory ${url} answered HTTP ${answer.status}`);
+  let directory: Record<string, unknown>;
+  try {
+    directory = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    throw new UnavailableError(`the ACME directory ${url} did not answer a directory (not JSON)`);
+  }
+  if (typeof directory !== 'object' || directory === null || typeof directory.newNonce !== 'string')
+    throw new UnavailableError(`the ACME directory ${url} did not answer a directory (no newNonce)`);
+  for (const resource of DIRECTORY_RESOURCES) {
+    const value = directory[resource];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !URL.canParse(value) || new URL(value).protocol !== 'https:')
+      throw new UnavailableError(`the ACME directory ${url} names ${resource} at a URL that is not https: refused, no request made to it`);
+  }
 }
 
 /** A new account key: ECDSA P-256, PEM. */

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CertificateRow } from '@svc/db';
-import { acmeClient, caSays, orderCertificate } from '../acme/acme-protocol.ts';
+import { acmeSession, caSays, orderCertificate } from '../acme/acme-protocol.ts';
 import type { DnsProviderPort } from '../acme/dns/dns-provider-port.ts';
 import { registerAcmeAccount } from '../acme/register-acme-account.ts';
 import { storedDnsProviderPort } from '../acme/stored-dns-provider.ts';
@@ -11,14 +11,27 @@ import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { dueForIssuance } from './issuance-due.ts';
 import { parseCertificateMaterial } from './pem.ts';
-import { nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
+import { claimStaleMs, nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
 
 export type IssueOutcome = 'issued' | 'renewed' | 'failed' | 'not due';
 
 export interface IssueOptions {
   /** How often the authoritative servers are asked whether a TXT value shows (default 2 s). */
-  pollMs?: number;
+  pollMs?: number | undefined;
+  /** The whole attempt (registration included) gives up after this long; default issuanceDeadlineMs. */
+  deadlineMs?: number | undefined;
+  /** The account's registration, when it runs first, gives up after this long (within the attempt's deadline). */
+  registrationDeadlineMs?: number | undefined;
+  /** Per request to the CA; default ACME_REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs?: number | undefined;
 }
+
+/**
+ * How long one attempt may take: a minute less than the age at which its claim is taken over
+ * (claimStaleMs), so an attempt is over, and its slot free, before another worker could start
+ * the same order; the propagation wait is inside it.
+ */
+export const issuanceDeadlineMs = (propagationTimeoutSeconds: number): number => claimStaleMs(propagationTimeoutSeconds) - 60_000;
 
 /**
  * The worker's `certificates.issue` {id}: one attempt to issue (or renew) an ACME certificate
@@ -33,7 +46,10 @@ export interface IssueOptions {
  *    revision; a failure: the error kept in last_error, the next attempt after a backoff, and
  *    the material that was serving left as it was (a failed renewal changes no node).
  * Both are audited and announced (certificate.issued / certificate.issue_failed). A failure is
- * recorded, not thrown: the retry is the backoff's (a CA limits failed validations).
+ * recorded, not thrown: the retry is the backoff's (a CA limits failed validations). Every
+ * request to the CA and the DNS provider goes through the outbound client (the destination
+ * policy; docs/certificates.md), and the attempt gives up at its deadline (issuanceDeadlineMs)
+ * with that as its error, freeing its slot.
  */
 export async function issueAcmeCertificate(ctx: DomainContext, id: string, opts: IssueOptions = {}): Promise<IssueOutcome> {
   const claimedAt = ctx.clock.now();
@@ -61,37 +77,56 @@ export async function issueAcmeCertificate(ctx: DomainContext, id: string, opts:
 
 async function order(ctx: DomainContext, row: CertificateRow, opts: IssueOptions): Promise<{ chainPem: string; keyPem: string }> {
   if (!row.acme_account_id || !row.dns_provider_id) throw new UnavailableError('the certificate names no ACME account or DNS provider');
-  await registerAcmeAccount(ctx, row.acme_account_id);
+  const deadline = Date.now() + (opts.deadlineMs ?? issuanceDeadlineMs(ctx.config.acme.propagation_timeout_seconds));
+  const left = () => Math.max(1, deadline - Date.now());
+  await registerAcmeAccount(ctx, row.acme_account_id, {
+    deadlineMs: Math.min(left(), opts.registrationDeadlineMs ?? Number.POSITIVE_INFINITY),
+    requestTimeoutMs: opts.requestTimeoutMs,
+  });
   const account = await ctx.db.selectFrom('acme_accounts').selectAll().where('id', '=', row.acme_account_id).executeTakeFirst();
   const provider = await ctx.db.selectFrom('dns_providers').selectAll().where('id', '=', row.dns_provider_id).executeTakeFirst();
   if (!account?.account_key_enc || !account.account_url) throw new UnavailableError('the ACME account is not registered');
   if (!provider) throw new UnavailableError('the DNS provider no longer exists');
   // TSIG and API signatures carry the wall-clock time the server checks, not the business clock.
   const dns = storedDnsProviderPort(ctx, provider, () => new Date());
-  const client = await acmeClient({
-    directoryUrl: account.directory_url,
-    accountKeyPem: ctx.secrets.open(account.account_key_enc),
-    accountUrl: account.account_url,
-    extraCaFile: ctx.config.acme.extra_ca_file,
-  });
   const waitMs = ctx.config.acme.propagation_timeout_seconds * 1000;
-  return orderCertificate(client, row.domains as string[], {
-    publish: async (fqdn, value) => {
-      await dns.addTxt(fqdn, value);
-      await visible(dns, fqdn, value, waitMs, opts.pollMs ?? 2000);
+  return acmeSession(
+    {
+      outbound: ctx.outbound,
+      directoryUrl: account.directory_url,
+      accountKeyPem: ctx.secrets.open(account.account_key_enc),
+      accountUrl: account.account_url,
+      extraCaFile: ctx.config.acme.extra_ca_file,
+      deadlineMs: left(),
+      requestTimeoutMs: opts.requestTimeoutMs,
     },
-    unpublish: async (fqdn, value) => {
-      await dns.removeTxt(fqdn, value).catch((err: unknown) => {
-        ctx.log.warn({ err, certificate_id: row.id, record: fqdn }, 'DNS-01 value not removed; remove it by hand');
-      });
-    },
-  });
+    (client, signal) =>
+      orderCertificate(client, row.domains as string[], {
+        publish: async (fqdn, value) => {
+          await dns.addTxt(fqdn, value);
+          await visible(dns, fqdn, value, waitMs, opts.pollMs ?? 2000, signal);
+        },
+        unpublish: async (fqdn, value) => {
+          await dns.removeTxt(fqdn, value).catch((err: unknown) => {
+            ctx.log.warn({ err, certificate_id: row.id, record: fqdn }, 'DNS-01 value not removed; remove it by hand');
+          });
+        },
+      }),
+  );
 }
 
-/** Waits until the zone's authoritative servers show `value` at `fqdn` (where the CA will look). */
-async function visible(dns: DnsProviderPort, fqdn: string, value: string, waitMs: number, pollMs: number): Promise<void> {
+/** Waits until the zone's authoritative servers show `value` at `fqdn` (where the CA will look), or the attempt is given up. */
+async function visible(
+  dns: DnsProviderPort,
+  fqdn: string,
+  value: string,
+  waitMs: number,
+  pollMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   const deadline = Date.now() + waitMs;
   while (!(await dns.isVisible(fqdn, value))) {
+    if (signal.aborted) throw new TimeoutError('the attempt was given up at its deadline');
     if (Date.now() > deadline)
       throw new TimeoutError(
         `the TXT value at ${fqdn} did not show at the authoritative DNS servers within ${Math.round(waitMs / 1000)} s`,

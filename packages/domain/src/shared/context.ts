@@ -9,6 +9,7 @@ import type { TokenService } from '../auth/tokens.ts';
 import type { MessageBus } from './bus.ts';
 import type { Clock } from './clock.ts';
 import type { JobQueue } from './jobs.ts';
+import type { OutboundPort } from './outbound.ts';
 import type { Sealer } from './sealed.ts';
 
 /** Who is acting, and from where; written to the audit log with every change. */
@@ -42,6 +43,8 @@ export interface DomainDeps {
   secrets: Sealer;
   /** This process's Prometheus instruments (@svc/metrics; recorded by the transports and the worker). */
   metrics: Metrics;
+  /** Every connection to a destination an admin or the configuration named, under the destination policy. */
+  outbound: OutboundPort;
 }
 
 export interface DomainContext extends DomainDeps {

@@ -1,5 +1,6 @@
 import type { DomainDeps } from '../shared/context.ts';
 import { JOBS } from '../shared/jobs.ts';
+import { outboundFailure, outboundReason } from '../shared/outbound.ts';
 import { WEBHOOK_TEST_EVENT } from './webhook-envelope.ts';
 import { SIGNATURE_HEADER, signWebhook } from './webhook-signature.ts';
 
@@ -16,18 +17,21 @@ const LEASE_MS = 60_000;
 const EXCERPT_BYTES = 256;
 const ERROR_MAX = 500;
 
-type Deps = Pick<DomainDeps, 'db' | 'clock' | 'log' | 'secrets'>;
+type Deps = Pick<DomainDeps, 'db' | 'clock' | 'log' | 'secrets' | 'outbound'>;
 
 export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed' | 'not-due';
 
 /**
  * One attempt of one delivery (the `webhooks.deliver` job), if it is still pending and due:
  * claims it (attempts + 1, not due again for a lease, in one UPDATE: two workers never both
- * send an attempt), POSTs the envelope signed under the endpoint's secret, no redirects
- * followed, 10 s timeout, and writes the outcome: a 2xx is success; anything else is tried
- * again after the backoff, or failed after the last attempt. Only a short, bounded excerpt of
- * the response is kept. Deliveries are at least once: a worker dying after the POST but before
- * the write sends that attempt again after the lease.
+ * send an attempt), POSTs the envelope signed under the endpoint's secret through the outbound
+ * client (the destination policy: docs/notifications.md, "Where deliveries may go"; no
+ * redirects followed, 10 s timeout), and writes the outcome: a 2xx is success; anything else is
+ * tried again after the backoff, or failed after the last attempt. Only a short, bounded excerpt
+ * of the response is kept; a call that got no answer keeps the policy's reason ("not
+ * reachable", "the destination is refused: ..."), never the connection-level detail. Deliveries
+ * are at least once: a worker dying after the POST but before the write sends that attempt again
+ * after the lease.
  */
 export async function deliverWebhook(deps: Deps, id: string, opts: { timeoutMs?: number } = {}): Promise<DeliveryOutcome> {
   const now = deps.clock.now();
@@ -48,16 +52,19 @@ export async function deliverWebhook(deps: Deps, id: string, opts: { timeoutMs?:
 
   let status: number | null = null;
   let error: string | null = null;
+  let detail: string | undefined;
   if (!endpoint) return 'not-due'; // deleted meanwhile: its deliveries went with it
   const disabled = !endpoint.enabled && claimed.event_type !== WEBHOOK_TEST_EVENT;
   if (disabled) {
     error = 'the endpoint is disabled';
   } else {
     try {
-      const res = await fetch(endpoint.url, {
+      const res = await deps.outbound.request({
+        url: endpoint.url,
         method: 'POST',
-        redirect: 'manual',
-        signal: AbortSignal.timeout(opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
+        timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+        maxBytes: EXCERPT_BYTES,
+        truncate: true,
         headers: {
           'content-type': 'application/json',
           'user-agent': 'svc-webhooks/1',
@@ -70,10 +77,13 @@ export async function deliverWebhook(deps: Deps, id: string, opts: { timeoutMs?:
         body: claimed.body,
       });
       status = res.status;
-      const excerpt = await readExcerpt(res);
+      const excerpt = printable(new TextDecoder('utf-8', { fatal: false }).decode(res.body)).trim();
       if (status < 200 || status > 299) error = bounded(`HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`);
     } catch (err) {
-      error = bounded(describeFetchError(err));
+      // The reason alone: the connection-level detail (refused, reset, silent) maps ports, so only the log has it.
+      const failure = outboundFailure(err);
+      error = failure ? outboundReason(failure) : 'not sent (unexpected error)';
+      detail = failure ? failure.detail : String((err as Error)?.message ?? err);
     }
   }
 
@@ -97,7 +107,7 @@ export async function deliverWebhook(deps: Deps, id: string, opts: { timeoutMs?:
     .execute();
   if (!succeeded)
     deps.log.warn(
-      { delivery: id, webhook: claimed.endpoint_id, attempt: claimed.attempts, status, error, final },
+      { delivery: id, webhook: claimed.endpoint_id, attempt: claimed.attempts, status, error, detail, final },
       final ? 'webhook delivery failed for good' : 'webhook delivery failed; retried later',
     );
   return succeeded ? 'succeeded' : final ? 'failed' : 'retrying';
@@ -120,34 +130,6 @@ export async function enqueueDueWebhookDeliveries(deps: Pick<DomainDeps, 'db' | 
   // One waiting job per delivery and attempt: sweeps that run while the queue is behind add no copies.
   for (const { id, attempts } of due) await deps.jobs.enqueue(JOBS.webhooksDeliver, { id }, { id: `${id}.${attempts}` });
   return due.length;
-}
-
-async function readExcerpt(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < EXCERPT_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // A body cut off is still an answer; the status decides.
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  const bytes = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES);
-  return printable(new TextDecoder('utf-8', { fatal: false }).decode(bytes)).trim();
-}
-
-function describeFetchError(err: unknown): string {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
-  const cause = e?.cause?.code ?? e?.cause?.message;
-  return printable(cause ? `${e.message}: ${cause}` : String(e?.message ?? err));
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point

@@ -1,10 +1,14 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '@svc/http';
+import * as getOutbound from './get-outbound.ts';
 import * as getSubscriptionLink from './get-subscription-link.ts';
+import * as updateOutbound from './update-outbound.ts';
 import * as updateSubscriptionLink from './update-subscription-link.ts';
 
 /** Registers this resource's routes, one file per operation. */
 export function register(app: OpenAPIHono<AppEnv>): void {
   getSubscriptionLink.register(app);
   updateSubscriptionLink.register(app);
+  getOutbound.register(app);
+  updateOutbound.register(app);
 }

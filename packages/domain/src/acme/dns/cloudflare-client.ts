@@ -50,7 +50,7 @@ export function cloudflareDnsPort(credentials: Readonly<Record<string, string>>,
 
   /** One call, its JSON envelope read: `success` and `errors` are what Cloudflare says. */
   const call = async (step: string, method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown): Promise<Envelope> => {
-    const answer = await callDnsApi({
+    const answer = await callDnsApi(deps.outbound, {
       provider: PROVIDER,
       step,
       method,

@@ -39,7 +39,7 @@ export function digitalOceanDnsPort(credentials: Readonly<Record<string, string>
   const base = `${(deps.apiBase ?? DIGITALOCEAN_API).replace(/\/$/, '')}/v2`;
 
   const call = (step: string, method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown): Promise<DnsApiAnswer> =>
-    callDnsApi({
+    callDnsApi(deps.outbound, {
       provider: PROVIDER,
       step,
       method,

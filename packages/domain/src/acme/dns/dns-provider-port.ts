@@ -1,8 +1,9 @@
 import { UnavailableError } from '../../errors.ts';
+import { outboundFailure, outboundReason } from '../../shared/outbound.ts';
 import { cloudflareDnsPort } from './cloudflare-client.ts';
 import { digitalOceanDnsPort } from './digitalocean-client.ts';
 import type { HostedDnsDeps } from './hosted-dns-api.ts';
-import { type Rfc2136Settings, txtVisibleAt, updateTxt, zoneAt } from './rfc2136-client.ts';
+import { type Rfc2136Settings, serverUnreachable, txtVisibleAt, updateTxt, zoneAt } from './rfc2136-client.ts';
 import type { TsigAlgorithm } from './rfc2136-message.ts';
 import { route53DnsPort } from './route53-client.ts';
 
@@ -37,25 +38,49 @@ export function rfc2136Settings(credentials: Readonly<Record<string, string>>): 
 }
 
 /**
- * What a port needs besides its credentials: the clock, and (tests) where the hosted APIs and
- * the zones' name servers are reached.
+ * What a port needs besides its credentials: the clock, the outbound client (every API call and
+ * DNS exchange under the destination policy), and (tests) where the zones' name servers are reached.
  */
 export type DnsProviderDeps = HostedDnsDeps;
 
 /** The port of a stored DNS provider, its credentials opened. */
 export function dnsProviderPort(kind: string, credentials: Readonly<Record<string, string>>, deps: DnsProviderDeps): DnsProviderPort {
-  if (kind === 'rfc2136') {
-    const s = rfc2136Settings(credentials);
-    return {
-      kind,
-      addTxt: async (fqdn, value) =>
-        updateTxt(s, await zoneAt(s, fqdn), [{ op: 'add', name: fqdn, value, ttl: CHALLENGE_TTL_SECONDS }], deps.now),
-      removeTxt: async (fqdn, value) => updateTxt(s, await zoneAt(s, fqdn), [{ op: 'delete', name: fqdn, value }], deps.now),
-      isVisible: (fqdn, value) => txtVisibleAt(s, fqdn, value),
-    };
-  }
+  if (kind === 'rfc2136') return rfc2136Port(rfc2136Settings(credentials), deps);
   if (kind === 'cloudflare') return cloudflareDnsPort(credentials, deps);
   if (kind === 'route53') return route53DnsPort(credentials, deps);
   if (kind === 'digitalocean') return digitalOceanDnsPort(credentials, deps);
   throw new UnavailableError(`DNS provider kind ${kind} cannot change records`);
+}
+
+/**
+ * RFC 2136: the configured server resolved once per operation by the outbound client and checked
+ * against the destination policy; the exchange goes to that address. A refused destination says
+ * which rule refused it; a name with no address reads like any server that does not answer.
+ */
+function rfc2136Port(s: Rfc2136Settings, deps: DnsProviderDeps): DnsProviderPort {
+  const pinned = async (): Promise<Rfc2136Settings> => {
+    const startedAt = Date.now();
+    try {
+      return { ...s, server: (await deps.outbound.pin(s.server)).address, name: s.server };
+    } catch (err) {
+      const failure = outboundFailure(err);
+      if (failure?.reason === 'refused') throw new UnavailableError(`the DNS server ${s.server}:${s.port}: ${outboundReason(failure)}`);
+      return serverUnreachable(s, startedAt);
+    }
+  };
+  return {
+    kind: 'rfc2136',
+    addTxt: async (fqdn, value) => {
+      const at = await pinned();
+      await updateTxt(at, await zoneAt(at, fqdn), [{ op: 'add', name: fqdn, value, ttl: CHALLENGE_TTL_SECONDS }], deps.now);
+    },
+    removeTxt: async (fqdn, value) => {
+      const at = await pinned();
+      await updateTxt(at, await zoneAt(at, fqdn), [{ op: 'delete', name: fqdn, value }], deps.now);
+    },
+    isVisible: async (fqdn, value) => {
+      const at = await pinned().catch(() => undefined);
+      return at !== undefined && txtVisibleAt(at, fqdn, value);
+    },
+  };
 }

@@ -1,16 +1,19 @@
 import { redact } from '../../billing/providers/provider-errors.ts';
 import { UnavailableError } from '../../errors.ts';
+import { type OutboundPort, outboundFailure, outboundReason } from '../../shared/outbound.ts';
 
 /**
  * What the adapters of the hosted DNS APIs (Cloudflare, Route 53, DigitalOcean) share: how an
- * API is called (a time limit, no redirects, the answer read up to a size limit), how what a
+ * API is called (through the outbound client: the destination policy, a time limit, no
+ * redirects, the answer read up to a size limit), how what a
  * provider said becomes an error message (printable, bounded, never a secret), and the walk up
  * a name's parents to the zone the account holds.
  */
 
-/** The clock, and the seams the tests use: a stand-in API, a name server on a high port. */
+/** The clock, the outbound client, and the seams the tests use: a stand-in API, a name server on a high port. */
 export interface HostedDnsDeps {
   now: () => Date;
+  outbound: Pick<OutboundPort, 'request' | 'pin'>;
   /** The API's origin (`http://127.0.0.1:4567` in tests); the provider's own otherwise. */
   apiBase?: string | undefined;
   /** The port the zone's name servers answer on; 53 otherwise. */
@@ -54,59 +57,26 @@ export const providerText = (text: string, secrets: readonly string[], max = 300
   redact(text.slice(0, 4 * max).replace(/[^\x20-\x7e]/g, '?'), secrets).slice(0, max);
 
 /**
- * One call. It never throws anything but UnavailableError: unreachable, no answer in time, an
- * answer over the limit. Any status comes back (the caller reads the provider's refusal).
+ * One call. It never throws anything but UnavailableError: refused by the destination policy,
+ * unreachable (one reason whatever the connection did: the log has the detail), an answer over
+ * the limit. Any status comes back (the caller reads the provider's refusal).
  */
-export async function callDnsApi(req: DnsApiRequest): Promise<DnsApiAnswer> {
-  const fail = (why: string) =>
-    new UnavailableError(providerText(`${req.provider} cannot be reached (${req.step}): ${why}`, req.secrets), 30);
-  let res: Response;
+export async function callDnsApi(outbound: Pick<OutboundPort, 'request'>, req: DnsApiRequest): Promise<DnsApiAnswer> {
   try {
-    res = await fetch(req.url, {
+    const res = await outbound.request({
+      url: req.url,
       method: req.method,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(DNS_API_TIMEOUT_MS),
-      headers: { 'user-agent': 'svc-control-plane', ...req.headers },
+      timeoutMs: DNS_API_TIMEOUT_MS,
+      maxBytes: DNS_API_MAX_BYTES,
+      headers: req.headers,
       ...(req.body !== undefined ? { body: req.body } : {}),
     });
+    return { status: res.status, text: res.body.toString('utf8') };
   } catch (err) {
-    throw fail(failureReason(err));
+    const failure = outboundFailure(err);
+    const why = failure ? outboundReason(failure) : 'the call failed';
+    throw new UnavailableError(providerText(`${req.provider} (${req.step}): ${why}`, req.secrets), 30);
   }
-  try {
-    return { status: res.status, text: await readBounded(res) };
-  } catch (err) {
-    throw fail(failureReason(err));
-  }
-}
-
-function failureReason(err: unknown): string {
-  const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${DNS_API_TIMEOUT_MS / 1000} s`;
-  if (e?.message === 'answer too large') return `an answer larger than ${DNS_API_MAX_BYTES} bytes`;
-  const code = e?.cause?.code ?? e?.code;
-  return typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code) ? code : 'the connection failed';
-}
-
-async function readBounded(res: Response): Promise<string> {
-  if (!res.body) return '';
-  if (Number(res.headers.get('content-length') ?? '0') > DNS_API_MAX_BYTES) {
-    await res.body.cancel();
-    throw new Error('answer too large');
-  }
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > DNS_API_MAX_BYTES) {
-      await reader.cancel();
-      throw new Error('answer too large');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The provider answered, but refused or said something we cannot use: its words, bounded. */

@@ -50,7 +50,15 @@ export function route53DnsPort(credentials: Readonly<Record<string, string>>, de
   const call = async (step: string, method: 'GET' | 'POST', path: string, body = '') => {
     const url = new URL(`${origin}${V}${path}`);
     const headers = sigV4Headers(method, url, body, method === 'POST' ? { 'content-type': 'application/xml' } : {}, key, deps.now());
-    const answer = await callDnsApi({ provider: PROVIDER, step, method, url: url.href, headers, body: body || undefined, secrets });
+    const answer = await callDnsApi(deps.outbound, {
+      provider: PROVIDER,
+      step,
+      method,
+      url: url.href,
+      headers,
+      body: body || undefined,
+      secrets,
+    });
     if (answer.status >= 200 && answer.status < 300) return { ok: true as const, xml: answer.text };
     const { code, message } = parseRoute53Error(answer.text);
     const said = providerText(code ? `${code}: ${message}` : message, secrets);
