@@ -4,11 +4,13 @@ import { startTestServer, type TestServer } from '@svc/testkit';
 import { type OidcTestProvider, startOidcTestProvider } from '@svc/testkit/oidc-test-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPortalApi } from '../src/index.ts';
+import { Browser } from './oauth-browser.ts';
 
 // OAuth sign-in on both surfaces (spec 4.3, 4.6, 5.6, 5.9, 7.2) against a real OpenID
 // provider (oidc-provider on 127.0.0.1, PKCE required), driven through its login and consent
 // like a browser. The public base URL is a name only: the provider redirects there, and the
-// test hands the callback's query to the server under test.
+// test hands the callback's query to the server under test, from the browser (cookie jar) that
+// started the sign-in (the callback requires its binding cookie; oauth-browser-binding.test.ts).
 const BASE = 'https://panel.example.test';
 const OWNER = { email: 'owner@example.com', password: 'owner-password-1' };
 
@@ -59,9 +61,9 @@ async function start(env: Record<string, string> = {}, config: Record<string, un
 
 const prefix = (surface: 'admin' | 'portal') => (surface === 'admin' ? '/api/v1' : '/portal/v1');
 
-/** GET .../redirect without following: the provider URL. */
-async function redirectTo(s: TestServer, surface: 'admin' | 'portal', provider = 'test'): Promise<Response> {
-  return fetch(`${s.url}${prefix(surface)}/auth/oauth/${provider}/redirect`, { redirect: 'manual' });
+/** GET .../redirect without following, as browser `b` (it keeps the binding cookie): the provider URL. */
+async function redirectTo(s: TestServer, surface: 'admin' | 'portal', provider = 'test', b = new Browser()): Promise<Response> {
+  return b.open(s.url, `${prefix(surface)}/auth/oauth/${provider}/redirect`);
 }
 
 /** The provider's redirect back to the callback (after logging `subject` in), as a path+query on the server. */
@@ -71,9 +73,10 @@ async function authorizeAt(authorizationUrl: string, subject: string): Promise<s
 }
 
 async function signIn(s: TestServer, surface: 'admin' | 'portal', subject: string, provider = 'test') {
-  const res = await redirectTo(s, surface, provider);
+  const b = new Browser();
+  const res = await redirectTo(s, surface, provider, b);
   expect(res.status).toBe(302);
-  return s.api.get(await authorizeAt(res.headers.get('location') as string, subject));
+  return b.get(s.api, await authorizeAt(res.headers.get('location') as string, subject));
 }
 
 const account = (sub: string, email: string | null, verified: boolean) => idp.accounts.set(sub, { email, email_verified: verified });
@@ -159,30 +162,32 @@ describe('admin surface (auth.oauth)', () => {
   });
 
   it('state reused, unknown, or from the other surface: refused', async () => {
-    const start = await redirectTo(s, 'admin');
+    const b = new Browser();
+    const start = await redirectTo(s, 'admin', 'test', b);
     const callback = await authorizeAt(start.headers.get('location') as string, 'owner-sub');
-    expect((await s.api.get(callback)).status).toBe(200);
-    const again = await s.api.get(callback);
+    expect((await b.get(s.api, callback)).status).toBe(200);
+    const again = await b.get(s.api, callback);
     expect(again.status).toBe(401);
     expect(again.body.reason).toBe('state_invalid');
     const unknown = await s.api.get(`/api/v1/auth/oauth/test/callback?code=abc&state=${'x'.repeat(43)}`);
     expect(unknown.status).toBe(401);
-    const portalStart = await redirectTo(s, 'portal');
+    const portalStart = await redirectTo(s, 'portal', 'test', b);
     const portalCallback = await authorizeAt(portalStart.headers.get('location') as string, 'owner-sub');
-    const crossed = await s.api.get(portalCallback.replace('/portal/v1/', '/api/v1/'));
+    const crossed = await b.get(s.api, portalCallback.replace('/portal/v1/', '/api/v1/'));
     expect(crossed.status).toBe(401);
     expect(crossed.body.reason).toBe('state_invalid');
   });
 
   it('the PKCE verifier is what the provider checks: a wrong stored verifier makes the exchange fail', async () => {
-    const start = await redirectTo(s, 'admin');
+    const b = new Browser();
+    const start = await redirectTo(s, 'admin', 'test', b);
     const callback = await authorizeAt(start.headers.get('location') as string, 'owner-sub');
     await s.deps.db
       .updateTable('oauth_requests')
       .set({ code_verifier: 'w'.repeat(43) })
       .where('used_at', 'is', null)
       .execute();
-    const res = await s.api.get(callback);
+    const res = await b.get(s.api, callback);
     expect(res.status).toBe(401);
     expect(res.body.reason).toBe('provider_refused');
     expect(res.body.detail).toMatch(/invalid_grant/);
@@ -201,9 +206,10 @@ describe('admin surface (auth.oauth)', () => {
   it('linking from settings needs no email match; identities are listed and unlinked; the last way in stays', async () => {
     const token = (await signIn(s, 'admin', 'owner-sub')).body.access_token;
     account('owner-other-sub', 'someone-else@example.com', false);
-    const link = await s.api.post('/api/v1/auth/oauth/other/link', undefined, { token });
+    const b = new Browser();
+    const link = await b.post(s.api, '/api/v1/auth/oauth/other/link', undefined, { token });
     expect(link.status).toBe(200);
-    const linked = await s.api.get(await authorizeAt(link.body.authorization_url, 'owner-other-sub'));
+    const linked = await b.get(s.api, await authorizeAt(link.body.authorization_url, 'owner-other-sub'));
     expect(linked.status, linked.text).toBe(200);
     expect(linked.body.linked).toMatchObject({ provider: 'other', email: 'someone-else@example.com' });
     const viaOther = await signIn(s, 'admin', 'owner-other-sub', 'other');
@@ -222,9 +228,10 @@ describe('admin surface (auth.oauth)', () => {
     account('second-sub', 'second@example.com', true);
     const secondToken = (await signIn(s, 'admin', 'second-sub')).body.access_token;
     // The second admin (a viewer: any role links) tries to link the owner's identity.
-    const theirs = await s.api.post('/api/v1/auth/oauth/test/link', undefined, { token: secondToken });
+    const b = new Browser();
+    const theirs = await b.post(s.api, '/api/v1/auth/oauth/test/link', undefined, { token: secondToken });
     expect(theirs.status).toBe(200);
-    const res = await s.api.get(await authorizeAt(theirs.body.authorization_url, 'owner-sub'));
+    const res = await b.get(s.api, await authorizeAt(theirs.body.authorization_url, 'owner-sub'));
     expect(res.status).toBe(409);
     expect(res.body.detail).toMatch(/another administrator/);
   });
@@ -250,9 +257,10 @@ describe('the return URL (auth.oauth_return_url / portal_auth.oauth_return_url)'
   it('redirects to the front end with the token pair, or the error, in the URL fragment', async () => {
     const s = await start({ SVC_AUTH_OAUTH_RETURN_URL: 'https://app.example.test/signed-in' });
     account('owner-sub', OWNER.email, true);
-    const start1 = await redirectTo(s, 'admin');
+    const b = new Browser();
+    const start1 = await redirectTo(s, 'admin', 'test', b);
     const callback = await authorizeAt(start1.headers.get('location') as string, 'owner-sub');
-    const ok = await fetch(`${s.url}${callback}`, { redirect: 'manual' });
+    const ok = await b.open(s.url, callback);
     expect(ok.status).toBe(302);
     const to = new URL(ok.headers.get('location') as string);
     expect(to.origin + to.pathname).toBe('https://app.example.test/signed-in');
@@ -260,7 +268,7 @@ describe('the return URL (auth.oauth_return_url / portal_auth.oauth_return_url)'
     const pair = Object.fromEntries(new URLSearchParams(to.hash.slice(1)));
     expect(pair).toMatchObject({ token_type: 'Bearer', expires_in: '900' });
     expect((await s.api.get('/api/v1/auth/me', { token: pair.access_token })).body.email).toBe(OWNER.email);
-    const reused = await fetch(`${s.url}${callback}`, { redirect: 'manual' });
+    const reused = await b.open(s.url, callback);
     const error = Object.fromEntries(new URLSearchParams(new URL(reused.headers.get('location') as string).hash.slice(1)));
     expect(error).toMatchObject({ error: 'unauthenticated', reason: 'state_invalid' });
   });
@@ -272,9 +280,10 @@ describe('hostile callbacks', () => {
     expect((await s.api.get(`/api/v1/auth/oauth/test/callback?code=a&state=${'s'.repeat(5000)}`)).status).toBe(400);
     expect((await s.api.get(`/api/v1/auth/oauth/test/callback?code=${'c'.repeat(5000)}&state=s`)).status).toBe(400);
     expect((await s.api.get('/api/v1/auth/oauth/test/callback?code=a')).status).toBe(400);
-    const start1 = await redirectTo(s, 'admin');
+    const b = new Browser();
+    const start1 = await redirectTo(s, 'admin', 'test', b);
     const state = new URL(start1.headers.get('location') as string).searchParams.get('state') as string;
-    const denied = await s.api.get(`/api/v1/auth/oauth/test/callback?error=access_denied&state=${state}`);
+    const denied = await b.get(s.api, `/api/v1/auth/oauth/test/callback?error=access_denied&state=${state}`);
     expect(denied.status).toBe(401);
     expect(denied.body).toMatchObject({ reason: 'provider_refused' });
     expect(denied.body.detail).toMatch(/access_denied/);
@@ -327,9 +336,10 @@ describe('portal surface (portal_auth.oauth, registration by mode)', () => {
     // Linking from settings on the portal (no email match needed), then unlinking: a client keeps the magic link.
     const token = (await signIn(s, 'portal', 'carol-sub')).body.access_token;
     account('carol-other', 'carol.private@example.net', false);
-    const link = await s.api.post('/portal/v1/auth/oauth/other/link', undefined, { token });
+    const b = new Browser();
+    const link = await b.post(s.api, '/portal/v1/auth/oauth/other/link', undefined, { token });
     expect(link.status).toBe(200);
-    const linked = await s.api.get(await authorizeAt(link.body.authorization_url, 'carol-other'));
+    const linked = await b.get(s.api, await authorizeAt(link.body.authorization_url, 'carol-other'));
     expect(linked.status, linked.text).toBe(200);
     expect(linked.body.linked).toMatchObject({ provider: 'other', email: 'carol.private@example.net' });
     expect((await signIn(s, 'portal', 'carol-other', 'other')).status).toBe(200);

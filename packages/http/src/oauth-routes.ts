@@ -7,12 +7,14 @@ import {
   isDomainError,
   listIdentities,
   OAuthCallbackQuery,
+  oauthBrowserCookie,
   oauthReturnLocation,
   oauthReturnUrl,
   startOAuth,
   unlinkIdentity,
 } from '@svc/domain';
 import type { Context } from 'hono';
+import { setCookie } from 'hono/cookie';
 import type { RouteAuth } from './auth.ts';
 import { requestMeta } from './context.ts';
 import type { AppEnv } from './env.ts';
@@ -41,6 +43,32 @@ const LinkStartedSchema = z.object({ authorization_url: z.string() }).openapi('O
 const LinkedSchema = z.object({ linked: OAuthIdentitySchema }).openapi('OAuthLinked');
 const IdentitiesSchema = z.object({ items: z.array(OAuthIdentitySchema) }).openapi('OAuthIdentities');
 
+/**
+ * Sets (or, with '', clears) the cookie binding an OAuth request to this browser; its
+ * attributes are the domain's (browser-binding.ts).
+ */
+function bindingCookie(c: Context<AppEnv>, surface: 'admin' | 'client', provider: string, value: string): void {
+  const cookie = oauthBrowserCookie(c.get('deps').config, surface, provider);
+  setCookie(c, cookie.name, value, {
+    path: cookie.path,
+    httpOnly: true,
+    secure: cookie.secure,
+    sameSite: 'Lax',
+    maxAge: value ? cookie.maxAgeSeconds : 0,
+  });
+}
+
+/** Every value the browser sent under the binding cookie's name (a name set twice comes twice). */
+function bindingKeys(c: Context<AppEnv>, surface: 'admin' | 'client', provider: string): string[] {
+  const { name } = oauthBrowserCookie(c.get('deps').config, surface, provider);
+  const keys: string[] = [];
+  for (const pair of (c.req.header('cookie') ?? '').split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0 && pair.slice(0, eq).trim() === name) keys.push(pair.slice(eq + 1).trim());
+  }
+  return keys;
+}
+
 export interface OAuthRouteOptions {
   surface: 'admin' | 'client';
   /** Who may link, list and unlink (the surface's signed-in subjects). */
@@ -63,11 +91,15 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     path: '/auth/oauth/{provider}/redirect',
     gate,
     tags: [o.tag],
-    summary: "Redirect (302) to the provider's consent screen; 404 when the provider is not configured",
+    summary:
+      "Redirect (302) to the provider's consent screen, setting the cookie that binds the sign-in to this browser (the callback requires it); 404 when the provider is not configured",
     auth: null,
     request: { params: ProviderParam },
     responses: {
-      302: { description: 'To the provider (Location)' },
+      302: {
+        description:
+          'To the provider (Location); Set-Cookie binds the request to this browser (HttpOnly, SameSite=Lax, the callback path only)',
+      },
       404: { description: 'Provider not configured' },
       503: { description: 'The provider cannot be reached' },
       504: { description: 'The provider did not answer in time' },
@@ -75,8 +107,9 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
   });
   app.openapi(redirect, (async (c: any) => {
     const { provider } = c.req.valid('param');
-    const url = await startOAuth(c.get('deps'), surface, provider, requestMeta(c));
-    return c.redirect(url.toString(), 302);
+    const started = await startOAuth(c.get('deps'), surface, provider, requestMeta(c));
+    bindingCookie(c, surface, provider, started.browserKey);
+    return c.redirect(started.url.toString(), 302);
   }) as never);
 
   const callback = defineRoute({
@@ -85,16 +118,19 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     gate,
     tags: [o.tag],
     summary:
-      'Complete OAuth: sign in (token pair), register (portal, by registration mode) or link (started from settings). With oauth_return_url configured: 302 there with the answer in the URL fragment',
+      'Complete OAuth in the browser that started it (its binding cookie is required, then cleared): sign in (token pair), register (portal, by registration mode) or link (started from settings; only while that session is live, and for it when a token is shown). With oauth_return_url configured: 302 there with the answer in the URL fragment',
     auth: null,
     request: { params: ProviderParam, query: OAuthCallbackQuery },
     responses: {
       200: json(z.union([TokenPairSchema, LinkedSchema]), 'Token pair (sign-in) or the linked identity (from settings)'),
       302: { description: 'To oauth_return_url, the answer in the fragment' },
-      401: { description: 'State unknown, used, expired or of the other surface; the provider refused; its answer failed validation' },
+      401: {
+        description:
+          "State unknown, used, expired or of the other surface; another browser (no binding cookie, or another browser's); the linking session ended; the provider refused; its answer failed validation",
+      },
       403: {
         description:
-          'Sign-in refused (reason): unverified email for an automatic link, no such admin, registration closed, pending approval',
+          "Sign-in refused (reason): unverified email for an automatic link, no such admin, registration closed, pending approval; a link completed with another session's token",
       },
       404: { description: 'Provider not configured' },
       409: { description: 'Identity linked to someone else' },
@@ -106,8 +142,11 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     const { provider } = c.req.valid('param');
     const deps = c.get('deps');
     const returnUrl = oauthReturnUrl(deps.config, surface);
+    const browser = { keys: bindingKeys(c, surface, provider), authorization: c.req.header('authorization') };
+    // Whatever the outcome: the request it bound is spent.
+    bindingCookie(c, surface, provider, '');
     try {
-      const outcome = await completeOAuth(deps, surface, provider, c.req.valid('query'), requestMeta(c));
+      const outcome = await completeOAuth(deps, surface, provider, c.req.valid('query'), requestMeta(c), browser);
       if (returnUrl) return c.redirect(oauthReturnLocation(returnUrl, { ok: outcome }), 302);
       return outcome.kind === 'session' ? c.json(outcome.pair, 200) : c.json({ linked: outcome.identity }, 200);
     } catch (err) {
@@ -125,7 +164,10 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     auth: o.auth,
     request: { params: ProviderParam },
     responses: {
-      200: json(LinkStartedSchema, 'Open authorization_url in the browser'),
+      200: json(
+        LinkStartedSchema,
+        'Open authorization_url in this browser: Set-Cookie binds the link to it (a front end on another origin calls with credentials)',
+      ),
       404: { description: 'Provider not configured' },
       503: { description: 'The provider cannot be reached' },
       504: { description: 'The provider did not answer in time' },
@@ -133,8 +175,10 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
   });
   app.openapi(link, (async (c: any) => {
     const { provider } = c.req.valid('param');
-    const url = await startOAuth(c.get('deps'), surface, provider, requestMeta(c), c.get('auth').sub);
-    return c.json({ authorization_url: url.toString() }, 200);
+    const { sub, sid } = c.get('auth');
+    const started = await startOAuth(c.get('deps'), surface, provider, requestMeta(c), { subjectId: sub, sessionId: sid });
+    bindingCookie(c, surface, provider, started.browserKey);
+    return c.json({ authorization_url: started.url.toString() }, 200);
   }) as never);
 
   const list = defineRoute({

@@ -57,3 +57,30 @@ export function encodeHostileSegment(text: string): string {
   }
   return out;
 }
+
+/**
+ * Emails a provider (or a form) may hand over that must never become an account's address
+ * (issue 29 item 5): markup, header injection, lists and groups, display names, spaces,
+ * quoted and commented local parts, address literals, letters that fold onto ASCII (the Kelvin
+ * sign lower-cases to 'k'; fullwidth letters NFKC-fold), invisible characters, over-long.
+ */
+export const MALFORMED_EMAILS = [
+  '<img src=x onerror=alert(1)>@example.com',
+  '"><script>alert(1)</script>@example.com',
+  'mallory@example.com\r\nbcc: everyone@example.com',
+  'mallory@example.com\nbcc:everyone@example.com',
+  'mallory@example.com, carol@example.com',
+  'friends: mallory@example.com, carol@example.com;',
+  'Mallory <mallory@example.com>',
+  'mallory smith@example.com',
+  '"mallory smith"@example.com',
+  'mallory(comment)@example.com',
+  'mallory@[127.0.0.1]',
+  'mallory@localhost',
+  '\u212Aarol@example.com',
+  'ｍallory@example.com',
+  'mallory@exa\u0307mple.com',
+  'mallory\u200b@example.com',
+  `${'m'.repeat(250)}@example.com`,
+  'mallory@@example.com',
+] as const;

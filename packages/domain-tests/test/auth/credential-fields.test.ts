@@ -2,13 +2,16 @@ import {
   CreateAdminInput,
   CreateClientInput,
   Email,
+  MagicLinkRequestInput,
   NewPassword,
   PasswordLoginInput,
   parseInput,
+  RegisterInput,
   ResetAdminPasswordInput,
   SetupInput,
   UpdateAdminInput,
 } from '@svc/domain';
+import { MALFORMED_EMAILS } from '@svc/testkit/hostile-text';
 import { describe, expect, it } from 'vitest';
 import { inputErrors } from '../support.ts';
 
@@ -25,6 +28,28 @@ describe('one email rule for every surface', () => {
     expect(inputErrors(SetupInput, { token: 't', email: `${'a'.repeat(250)}@example.com`, password: 'password-1' })).toEqual({
       email: 'must be at most 254 characters',
     });
+  });
+
+  it('checks the address before lower-casing: the Kelvin sign (U+212A, which lower-cases to k) and every other non-ASCII letter are refused, never folded onto an ASCII address', () => {
+    for (const email of ['\u212Aarol@example.com', 'carol@\u212Aexample.com', '\u0130nci@example.com', 'ｍallory@example.com']) {
+      expect(Email.safeParse(email).success, email).toBe(false);
+      const surfaces: Array<[Parameters<typeof parseInput>[0], Record<string, unknown>]> = [
+        [RegisterInput, { password: 'a long password' }],
+        [MagicLinkRequestInput, {}],
+        [CreateClientInput, {}],
+        [CreateAdminInput, { role: 'viewer' }],
+      ];
+      for (const [schema, rest] of surfaces)
+        expect(inputErrors(schema, { ...rest, email }), email).toEqual({ email: 'must be an email address' });
+    }
+    expect(Email.parse('KAROL@EXAMPLE.COM')).toBe('karol@example.com');
+  });
+
+  it('takes exactly one address: markup, header lines, lists, display names, spaces, quotes and address literals are refused', () => {
+    for (const email of MALFORMED_EMAILS) {
+      expect(Email.safeParse(email).success, JSON.stringify(email)).toBe(false);
+      expect(inputErrors(RegisterInput, { email, password: 'a long password' }), JSON.stringify(email)).toHaveProperty('email');
+    }
   });
 
   it("a client's email follows the same rule", () => {

@@ -15,13 +15,21 @@ export const PASSWORD_MAX_LENGTH = 1024;
  */
 export const emailKey = (email: string): string => email.trim().toLowerCase();
 
-/** An email address as every surface accepts it: trimmed, lower-cased (see emailKey), at most 254 characters. */
+/**
+ * An email address as every surface accepts it (forms, the admin API, OAuth profiles): one
+ * ASCII address (letters, digits and `_'+-.` before the `@`, a dotted name after it; an
+ * internationalized domain in its xn-- form), trimmed, at most 254 characters, then lower-cased
+ * (see emailKey). Checked before lower-casing: Unicode folds some letters onto ASCII (the
+ * Kelvin sign U+212A lower-cases to 'k'), so an address checked after folding could land on
+ * another customer's. No display names, lists, spaces, quotes or line breaks: a value that
+ * reaches a mail header is exactly one address.
+ */
 export const Email = z
   .string()
   .trim()
-  .toLowerCase()
   .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
   .email('must be an email address')
+  .toLowerCase()
   .meta({ example: 'ops@example.com' });
 
 /**

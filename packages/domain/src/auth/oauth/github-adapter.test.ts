@@ -96,6 +96,19 @@ describe('GitHub adapter', () => {
 
   it('the API does not answer: a timeout problem (504) once the time limit of the call passes', async () => {
     await expect(exchange(adapter(`${base}/hang/user`, 1))).rejects.toMatchObject({ name: 'DomainError', type: 'timeout' });
+  it('a verified primary email the Email rule refuses (markup, a bcc line, a list, a space, the Kelvin sign) is no email, not verified', async () => {
+    for (const email of [
+      '<b>octo</b>@example.com',
+      'octo@example.com\r\nbcc: everyone@example.com',
+      'octo@example.com, carol@example.com',
+      'octo cat@example.com',
+      '\u212Aarol@example.com',
+    ]) {
+      emails = [{ email, primary: true, verified: true }];
+      expect(await exchange(), JSON.stringify(email)).toEqual({ provider_user_id: '4242', email: null, email_verified: false });
+    }
+  });
+
   });
 
   it('the API not reachable: an unavailable problem, not a crash', async () => {

@@ -1,3 +1,4 @@
+export * from './browser-binding.ts';
 export { githubProfile } from './github-adapter.ts';
 export * from './identity-view.ts';
 export * from './link-identity.ts';

@@ -1,28 +1,31 @@
 import type { OAuthSurface } from '@svc/db';
-import { ConflictError, NotFoundError, UnauthenticatedError } from '../../errors.ts';
+import { ConflictError, DomainError, NotFoundError, UnauthenticatedError } from '../../errors.ts';
 import { anonymous, type DomainDeps } from '../../shared/context.ts';
 import { unitOfWork } from '../../shared/unit-of-work.ts';
 import type { RequestMeta } from '../sessions.ts';
 import { identityTable, insertIdentity, linkedProviderUser } from './identity-records.ts';
 import { type IdentityView, identityView } from './identity-view.ts';
-import type { OAuthProfile } from './provider.ts';
+import { checkedProfile, type OAuthProfile } from './provider.ts';
 import { surfaceProviders } from './registry.ts';
 
 const subjectType = (surface: OAuthSurface) => (surface === 'admin' ? 'admin' : 'client') as 'admin' | 'client';
 
 /**
  * Spec 5.6 rule 4, from settings: the signed-in subject who started the request gets the
- * identity, whatever its email (they proved both sides). An identity of someone else, or a
- * second identity of one provider for the same subject: 409.
+ * identity, whatever its email (they proved both sides), and only while the session it asked
+ * in is live (signed out, ended or expired since: 401 `link_session_ended`, nothing linked).
+ * An identity of someone else, or a second identity of one provider for the same subject: 409.
  */
 export async function linkFromSettings(
   deps: DomainDeps,
   surface: OAuthSurface,
   provider: string,
-  subjectId: string,
-  profile: OAuthProfile,
+  link: { subjectId: string; sessionId: string | null },
+  given: OAuthProfile,
   meta: RequestMeta,
 ): Promise<IdentityView> {
+  const { subjectId } = link;
+  const profile = checkedProfile(given);
   const type = subjectType(surface);
   return unitOfWork({ ...deps, actor: { ...anonymous(meta.ip, meta.userAgent), type, id: subjectId } }, async (uow) => {
     const trx = uow.db;
@@ -32,6 +35,22 @@ export async function linkFromSettings(
         ? await trx.selectFrom('admins').select('id').where('id', '=', subjectId).forUpdate().executeTakeFirst()
         : await trx.selectFrom('clients').select('id').where('id', '=', subjectId).forUpdate().executeTakeFirst();
     if (!exists) throw new UnauthenticatedError('the account that started linking no longer exists');
+    const session = link.sessionId
+      ? await trx
+          .selectFrom('sessions')
+          .select('id')
+          .where('id', '=', link.sessionId)
+          .where('subject_type', '=', type)
+          .where('subject_id', '=', subjectId)
+          .where('revoked_at', 'is', null)
+          .where('expires_at', '>', now)
+          .executeTakeFirst()
+      : undefined;
+    if (!session) {
+      throw new DomainError('unauthenticated', 'the session that asked for this link has ended; sign in and link again', undefined, {
+        reason: 'link_session_ended',
+      });
+    }
     const { table, owner } = identityTable(surface);
     const current = (await trx
       .selectFrom(table)

@@ -5,10 +5,12 @@ import { DomainError, isDomainError, ValidationError } from '../../errors.ts';
 import { anonymous, type DomainDeps } from '../../shared/context.ts';
 import { enforceRateLimit } from '../rate-limit.ts';
 import type { RequestMeta, TokenPair } from '../sessions.ts';
+import { browserMatches } from './browser-binding.ts';
 import type { IdentityView } from './identity-view.ts';
 import { linkFromSettings } from './link-identity.ts';
 import { consumeOAuthRequest, oauthRedirectUri } from './oauth-requests.ts';
 import type { OAuthProfile } from './provider.ts';
+import { providerErrorCode, providerRefusal } from './provider-errors.ts';
 import { providerOf } from './registry.ts';
 import { type Refusal, signInWithProfile } from './sign-in-with-profile.ts';
 
@@ -24,12 +26,21 @@ export type OAuthCallbackQuery = z.output<typeof OAuthCallbackQuery>;
 
 export type OAuthOutcome = { kind: 'session'; pair: TokenPair } | { kind: 'linked'; identity: IdentityView };
 
+/** What the browser brought to the callback besides the query. */
+export interface CallbackBrowser {
+  /** The values of the surface's binding cookie it sent (browser-binding.ts); none: another browser. */
+  keys: readonly string[];
+  /** Its Authorization header, when a front end forwarding the query sent one. */
+  authorization?: string | undefined;
+}
+
 /**
  * The callback of either surface (spec 5.6): the state is taken once (unknown, used, expired
- * or of the other surface: refused), the code exchanged with the PKCE verifier for a profile,
- * then either the identity is linked to the subject who started from settings, or the user
- * signs in (or registers, on the portal) by the rules of sign-in-with-profile.ts. Every
- * failure is audited with its reason.
+ * or of the other surface: refused), the browser must be the one that started it (its cookie,
+ * browser-binding.ts), the code exchanged with the PKCE verifier for a profile, then either the
+ * identity is linked to the subject who started from settings (only while that session is
+ * live, and only for it when the caller shows a token), or the user signs in (or registers, on
+ * the portal) by the rules of sign-in-with-profile.ts. Every failure is audited with its reason.
  */
 export async function completeOAuth(
   deps: DomainDeps,
@@ -37,6 +48,7 @@ export async function completeOAuth(
   provider: string,
   query: OAuthCallbackQuery,
   meta: RequestMeta,
+  browser: CallbackBrowser,
 ): Promise<OAuthOutcome> {
   const adapter = providerOf(deps.config, surface, provider);
   await enforceRateLimit(deps, 'oauth', deps.config.rate_limits.oauth, { ip: meta.ip });
@@ -69,19 +81,28 @@ export async function completeOAuth(
       'state_invalid',
     );
   }
-  if (query.error) {
+  if (!browserMatches(request.browser_hash, browser.keys)) {
     return fail(
       new DomainError(
         'unauthenticated',
-        `the OAuth provider ${provider} answered ${query.error}${query.error_description ? `: ${query.error_description.slice(0, 200)}` : ''}`,
+        'this sign-in was started in another browser, or this browser did not keep its cookie; start again in this browser',
         undefined,
-        {
-          reason: 'provider_refused',
-        },
+        { reason: 'browser_mismatch' },
       ),
-      'provider_refused',
-      { details: { error: query.error } },
+      'browser_mismatch',
     );
+  }
+  if (request.link_subject_id && browser.authorization !== undefined) {
+    const other = await otherSession(deps, surface, browser.authorization, request);
+    if (other) return fail(other, 'link_session_mismatch', { entity_type: subjectType(surface), entity_id: request.link_subject_id });
+  }
+  if (query.error) {
+    // The provider's words (or whoever crafted the query) go to the log, never to the answer.
+    deps.log.info(
+      { surface, provider, error: query.error, error_description: query.error_description },
+      'the OAuth provider answered the callback with an error',
+    );
+    return fail(providerRefusal(provider, query.error), 'provider_refused', { details: { error: providerErrorCode(query.error) } });
   }
   if (!query.code) return fail(new ValidationError('the callback has no code', { code: 'required' }), 'code_missing');
 
@@ -105,7 +126,14 @@ export async function completeOAuth(
   }
 
   if (request.link_subject_id) {
-    return { kind: 'linked', identity: await linkFromSettings(deps, surface, provider, request.link_subject_id, profile, meta) };
+    const link = { subjectId: request.link_subject_id, sessionId: request.link_session_id };
+    try {
+      return { kind: 'linked', identity: await linkFromSettings(deps, surface, provider, link, profile, meta) };
+    } catch (err) {
+      const reason = isDomainError(err) ? err.extra?.reason : undefined;
+      if (typeof reason !== 'string') throw err;
+      return fail(err as DomainError, reason, { entity_type: subjectType(surface), entity_id: link.subjectId });
+    }
   }
 
   const outcome = await signInWithProfile(deps, surface, provider, profile, meta);
@@ -118,3 +146,29 @@ export async function completeOAuth(
 }
 
 const refusalError = (r: Refusal): DomainError => new DomainError(r.status, r.message, undefined, { reason: r.reason });
+
+const subjectType = (surface: OAuthSurface) => (surface === 'admin' ? 'admin' : 'client');
+
+/**
+ * A link completes only in the session that asked for it: a front end that forwards the query
+ * with a token must show that session's (another session, another subject or a token that does
+ * not verify: refused, nothing linked). Null when it is that session.
+ */
+async function otherSession(
+  deps: DomainDeps,
+  surface: OAuthSurface,
+  authorization: string,
+  request: { link_subject_id: string | null; link_session_id: string | null },
+): Promise<DomainError | null> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  const claims = m ? await deps.tokens.verifyAccess(m[1] as string, surface).catch(() => null) : null;
+  if (claims && claims.sub === request.link_subject_id && claims.sid === request.link_session_id) return null;
+  return new DomainError(
+    'forbidden',
+    'this link was asked for in another session; start it again from the account you are signed in to',
+    undefined,
+    {
+      reason: 'link_session_mismatch',
+    },
+  );
+}

@@ -17,18 +17,32 @@ export function oauthRedirectUri(config: Pick<Config, 'http'>, surface: OAuthSur
   return `${publicBaseUrl(config)}${prefix}/auth/oauth/${encodeURIComponent(provider)}/callback`;
 }
 
+/** Who links an identity from settings: the signed-in subject and the session it asked in. */
+export interface LinkRequester {
+  subjectId: string;
+  sessionId: string;
+}
+
+/** The provider's consent URL, and the value for the starting browser's cookie (browser-binding.ts). */
+export interface OAuthStarted {
+  url: URL;
+  browserKey: string;
+}
+
 /**
  * Starts an authorization: 32 random bytes of state (only its SHA-256 is stored), a PKCE
- * verifier (S256) and a nonce, kept 10 minutes for one callback; answers the provider's
- * consent URL. `linkSubjectId`: a signed-in subject linking an identity from settings.
+ * verifier (S256) and a nonce, kept 10 minutes for one callback, bound to the starting browser
+ * by 32 more random bytes (its cookie; only the SHA-256 is stored); answers the provider's
+ * consent URL and that value. `link`: a signed-in subject linking an identity from settings.
  */
 export async function startOAuth(
   deps: DomainDeps,
   surface: OAuthSurface,
   provider: string,
   meta: RequestMeta,
-  linkSubjectId: string | null = null,
-): Promise<URL> {
+  link: LinkRequester | null = null,
+): Promise<OAuthStarted> {
+  const linkSubjectId = link?.subjectId ?? null;
   const adapter = providerOf(deps.config, surface, provider);
   const limits = deps.config.rate_limits.oauth;
   await enforceRateLimit(deps, 'oauth', limits, { ip: meta.ip, subject: linkSubjectId ? `${surface}:${linkSubjectId}` : null });
@@ -44,6 +58,7 @@ export async function startOAuth(
     redirectUri,
   });
   const now = deps.clock.now();
+  const browserKey = randomToken(32);
   await deps.db
     .insertInto('oauth_requests')
     .values({
@@ -54,11 +69,13 @@ export async function startOAuth(
       nonce,
       link_subject_id: linkSubjectId,
       created_at: now,
+      link_session_id: link?.sessionId ?? null,
+      browser_hash: sha256Hex(browserKey),
       expires_at: new Date(now.getTime() + OAUTH_REQUEST_TTL_SECONDS * 1000),
       used_at: null,
     })
     .execute();
-  return url;
+  return { url, browserKey };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { Email } from '../credential-fields.ts';
+
 /**
  * The OAuth provider port (spec 5.6): two operations, one adapter per kind of provider
  * (generic OpenID Connect, Google, GitHub). The registry (registry.ts) fills it from
@@ -7,7 +9,7 @@
 /** Spec 2.2 "OAuth profile (internal)". */
 export interface OAuthProfile {
   provider_user_id: string;
-  /** Lowercased; null when the provider gave none. */
+  /** By the Email rule (normalEmail), lower-cased; null when the provider gave none or one the rule refuses. */
   email: string | null;
   /** True only when the provider says so explicitly. */
   email_verified: boolean;
@@ -47,5 +49,21 @@ export const PROVIDER_TIMEOUT_SECONDS = 10;
 /** `email_verified` counts only when it is true (some providers send the string "true"). */
 export const isVerified = (v: unknown): boolean => v === true || v === 'true';
 
-export const normalEmail = (v: unknown): string | null =>
-  typeof v === 'string' && v.includes('@') && v.length <= 320 ? v.trim().toLowerCase() : null;
+/**
+ * A provider's email by the one Email rule of every surface (credential-fields.ts: one ASCII
+ * address, checked before lower-casing); anything else (markup, a list, a header line, a
+ * Unicode look-alike) counts as no email, the path a provider that gives none takes.
+ */
+export function normalEmail(v: unknown): string | null {
+  const parsed = Email.safeParse(v);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * The profile as the sign-in and link verbs use it, whatever adapter made it: the email by
+ * normalEmail, and email_verified only for an email that passed.
+ */
+export function checkedProfile(p: OAuthProfile): OAuthProfile {
+  const email = normalEmail(p.email);
+  return { provider_user_id: p.provider_user_id, email, email_verified: email !== null && p.email_verified === true };
+}
