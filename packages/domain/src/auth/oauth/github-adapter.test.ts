@@ -94,8 +94,6 @@ describe('GitHub adapter', () => {
     expect(await exchange()).toEqual({ provider_user_id: '4242', email: null, email_verified: false });
   });
 
-  it('the API does not answer: a timeout problem (504) once the time limit of the call passes', async () => {
-    await expect(exchange(adapter(`${base}/hang/user`, 1))).rejects.toMatchObject({ name: 'DomainError', type: 'timeout' });
   it('a verified primary email the Email rule refuses (markup, a bcc line, a list, a space, the Kelvin sign) is no email, not verified', async () => {
     for (const email of [
       '<b>octo</b>@example.com',
@@ -109,6 +107,8 @@ describe('GitHub adapter', () => {
     }
   });
 
+  it('the API does not answer: a timeout problem (504) once the time limit of the call passes', async () => {
+    await expect(exchange(adapter(`${base}/hang/user`, 1))).rejects.toMatchObject({ name: 'DomainError', type: 'timeout' });
   });
 
   it('the API not reachable: an unavailable problem, not a crash', async () => {
