@@ -406,11 +406,12 @@ export const configSchema = z.object({
   rate_limits: z
     .object({
       /**
-       * Admin sign-in (docs/architecture.md, "Sign-in budgets"): per_ip counts every attempt of
-       * an address, whatever the account; per_subject counts attempts per account *and* address,
-       * so a stranger spends only their own budget; per_account counts attempts on an account
-       * from addresses that never signed in to it (a many-address guesser), which addresses the
-       * account signed in from before do not spend and are not refused by.
+       * Password sign-in on both surfaces, each with its own counters (docs/architecture.md,
+       * "Sign-in budgets"; docs/portal.md): per_ip counts every attempt of an address, whatever
+       * the account; per_subject counts attempts per account *and* address, so a stranger spends
+       * only their own budget; per_account counts attempts on an account from addresses that
+       * never signed in to it (a many-address guesser), which addresses the account signed in
+       * from before do not spend and are not refused by (a customer's: by password or magic link).
        */
       login: z
         .object({

@@ -16,6 +16,14 @@ export interface ClientsTable {
 }
 export type ClientRow = Selectable<ClientsTable>;
 
+/** Addresses a client signed in from (password or magic link): they are not refused by the account-wide budget. */
+export interface ClientKnownAddressesTable {
+  client_id: string;
+  /** SHA-256 of the address key (IPv4, or IPv6 /64). */
+  address_hash: string;
+  last_success_at: Date;
+}
+
 export type SubscriptionStatus = 'active' | 'limited' | 'expired' | 'disabled';
 export type Renewal = 'no_reset' | 'day' | 'week' | 'month';
 

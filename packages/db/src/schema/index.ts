@@ -9,7 +9,13 @@ import type {
   PlanAccessGroupsTable,
   PlansTable,
 } from './billing.ts';
-import type { ClientsTable, SubscriptionAccessGroupsTable, SubscriptionsTable, UsageHourlyTable } from './customers.ts';
+import type {
+  ClientKnownAddressesTable,
+  ClientsTable,
+  SubscriptionAccessGroupsTable,
+  SubscriptionsTable,
+  UsageHourlyTable,
+} from './customers.ts';
 import type {
   AccessGroupInboundsTable,
   AccessGroupsTable,
@@ -69,6 +75,7 @@ export interface Database {
   acme_accounts: AcmeAccountsTable;
   settings: SettingsTable;
   magic_link_tokens: MagicLinkTokensTable;
+  client_known_addresses: ClientKnownAddressesTable;
   admin_oauth_identities: AdminOAuthIdentitiesTable;
   client_oauth_identities: ClientOAuthIdentitiesTable;
   oauth_requests: OAuthRequestsTable;

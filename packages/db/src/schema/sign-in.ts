@@ -7,6 +7,11 @@ export interface MagicLinkTokensTable {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
+  /**
+   * A password registration's confirmation link only: the Argon2id hash chosen at registration,
+   * applied when this link is what confirms the email (docs/portal.md); null on every other link.
+   */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Spec 2.2 admin_oauth_identity: a provider's user linked to an admin. */
@@ -42,10 +47,6 @@ export interface OAuthRequestsTable {
   nonce: string;
   /** Set when a signed-in subject links an identity from settings. */
   link_subject_id: string | null;
-  /** The session that asked for the link (the callback links only while it is live). */
-  link_session_id: string | null;
-  /** SHA-256 of the random value in the starting browser's cookie; null only for requests from before it existed. */
-  browser_hash: string | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;

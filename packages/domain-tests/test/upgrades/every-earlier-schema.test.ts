@@ -65,6 +65,8 @@ const [IB_VLESS, IB_SS, IB_CHAINED] = [id('inb', 1), id('inb', 2), id('inb', 3)]
 const GROUP = id('agr', 1);
 const CHAIN = id('chn', 1); // edge-a -> hop-b -> hop-c
 const CLIENT = id('cli', 1);
+/** Self-registered with a password, email not confirmed yet (2026-11-29T1400 takes the password away). */
+const REGISTRANT = id('cli', 2);
 const SUB = id('sub', 1);
 const SUB_TOKEN = Buffer.alloc(32, 7).toString('base64url');
 const PLAN = id('pln', 1);
@@ -358,6 +360,16 @@ const STEPS: Record<string, Step> = {
   '2026-11-24T0900-portal-sign-in': {
     async seed(db) {
       await put(db, 'magic_link_tokens', { token_hash: sha256Hex('magic'), client_id: CLIENT, created_at: T0, expires_at: hour(11) });
+      await db.updateTable('clients').set({ password_hash: '$argon2id$customer' }).where('id', '=', CLIENT).execute();
+      await put(db, 'clients', {
+        id: REGISTRANT,
+        email: 'registrant@example.com',
+        password_hash: '$argon2id$chosen-at-registration',
+        email_verified_at: null,
+        status: 'active',
+        created_at: T0,
+        updated_at: T0,
+      });
       await put(db, 'admin_oauth_identities', {
         provider: 'github',
         provider_user_id: '42',
@@ -497,26 +509,25 @@ const STEPS: Record<string, Step> = {
       await db.updateTable('nodes').set({ compiled_engine_version: '4.34.0' }).where('id', '=', NODE_C).execute();
     },
   },
-  '2026-11-29T1300-oauth-browser-binding': {
+  '2026-11-29T1400-client-sign-in-hardening': {
     async check(db) {
-      // A request started before binding existed binds no browser (its callback is refused).
-      expect(await one(db, 'oauth_requests', { state_hash: sha256Hex('state') })).toMatchObject({
-        browser_hash: null,
-        link_session_id: null,
-      });
+      // A password never becomes a client's before the email is confirmed: an unconfirmed one's goes.
+      expect((await one(db, 'clients', { id: REGISTRANT })).password_hash).toBeNull();
+      expect((await one(db, 'clients', { id: CLIENT })).password_hash).toBe('$argon2id$customer');
+      expect((await one(db, 'magic_link_tokens', { token_hash: sha256Hex('magic') })).password_hash).toBeNull();
     },
     async seed(db) {
-      await put(db, 'oauth_requests', {
-        state_hash: sha256Hex('bound state'),
-        surface: 'admin',
-        provider: 'github',
-        code_verifier: 'verifier',
-        nonce: 'nonce',
-        link_subject_id: ADMIN,
-        link_session_id: id('ses', 1),
-        browser_hash: sha256Hex('browser key'),
+      await put(db, 'magic_link_tokens', {
+        token_hash: sha256Hex('confirmation'),
+        client_id: REGISTRANT,
         created_at: T0,
         expires_at: hour(11),
+        password_hash: '$argon2id$chosen-at-registration',
+      });
+      await put(db, 'client_known_addresses', {
+        client_id: CLIENT,
+        address_hash: sha256Hex('client-known-address:192.0.2.1'),
+        last_success_at: T0,
       });
     },
   },

@@ -27,6 +27,11 @@ export interface RegistrationAnswer {
  * (pending in mode application, active in mode open) and a magic link mailed as the
  * confirmation; unconfirmed records are deleted after 24 h (sign-in cleanup). Every attempt is
  * audited, refused ones (409, 429) included.
+ *
+ * The password is not the client's yet: its hash rides on the confirmation link and becomes the
+ * password only when that link confirms the email (confirm-client-email.ts). Whoever registers
+ * an address that is not theirs sets nothing the mailbox's owner did not accept, and a sign-in
+ * link or a provider that confirms the address instead leaves no password behind.
  */
 export async function registerWithPassword(deps: DomainDeps, input: RegisterInput, meta: RequestMeta): Promise<RegistrationAnswer> {
   assertPasswordRegistrationOpen(deps.config);
@@ -35,8 +40,8 @@ export async function registerWithPassword(deps: DomainDeps, input: RegisterInpu
     await enforceRateLimit(deps, 'register', deps.config.rate_limits.register, { ip: meta.ip, subject: `client:${input.email}` });
     const hash = await deps.passwords.hash(input.password);
     return await unitOfWork({ ...deps, actor }, async (uow) => {
-      const row = await registerClient(uow, deps, { email: input.email, passwordHash: hash, method: 'password', emailVerified: false });
-      await issueMagicLink(uow, deps, row, 'confirm');
+      const row = await registerClient(uow, deps, { email: input.email, method: 'password', emailVerified: false });
+      await issueMagicLink(uow, deps, row, 'confirm', hash);
       const status = row.status === 'pending' ? 'pending' : 'active';
       return {
         id: row.id,
@@ -45,8 +50,8 @@ export async function registerWithPassword(deps: DomainDeps, input: RegisterInpu
         email_verified: false,
         next:
           status === 'pending'
-            ? 'confirm your email with the link we sent; an administrator then approves the registration'
-            : 'confirm your email with the link we sent; the link signs you in',
+            ? 'confirm your email with the link we sent (it also makes your password yours); an administrator then approves the registration'
+            : 'confirm your email with the link we sent (it also makes your password yours); the link signs you in',
       };
     });
   } catch (err) {

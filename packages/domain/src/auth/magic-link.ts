@@ -3,12 +3,14 @@ import { formatDuration } from '@svc/format';
 import { z } from 'zod';
 import { recordAudit } from '../audit/record-audit.ts';
 import { clientMaySignIn } from '../clients/client-status.ts';
+import { confirmClientEmail } from '../clients/confirm-client-email.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { queueMailAfterCommit } from '../notifications/queue-mail.ts';
 import { anonymous, type DomainDeps } from '../shared/context.ts';
 import { publicBaseUrl } from '../shared/public-url.ts';
 import { randomToken, sha256Hex } from '../shared/secrets.ts';
 import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
+import { rememberClientAddress } from './client-known-addresses.ts';
 import { clientSignInRefusal } from './client-sign-in-refusal.ts';
 import { Email } from './credential-fields.ts';
 import { addressKey, enforceRateLimit, spendBudget } from './rate-limit.ts';
@@ -37,13 +39,16 @@ export type MagicLinkPurpose = 'sign_in' | 'confirm';
 
 /**
  * A new one-time token for this client (only its SHA-256 stored), mailed after the unit commits.
- * `confirm`: the mail of a password registration (spec 3.1 rule 2); `sign_in`: a requested link.
+ * `confirm`: the mail of a password registration (spec 3.1 rule 2), carrying the hash of the
+ * password chosen at registration, which only this link sets, and only if it is what confirms
+ * the email (confirm-client-email.ts); `sign_in`: a requested link, which never sets a password.
  */
 export async function issueMagicLink(
   uow: UnitOfWork,
   deps: Pick<DomainDeps, 'config' | 'clock'>,
   client: { id: string; email: string },
   purpose: MagicLinkPurpose,
+  registrationPasswordHash: string | null = null,
 ): Promise<void> {
   const token = randomToken(32);
   const now = deps.clock.now();
@@ -55,6 +60,7 @@ export async function issueMagicLink(
       created_at: now,
       expires_at: new Date(now.getTime() + MAGIC_LINK_TTL_MS),
       used_at: null,
+      password_hash: purpose === 'confirm' ? registrationPasswordHash : null,
     })
     .execute();
   const url = magicLinkUrl(deps.config, token);
@@ -66,7 +72,7 @@ export async function issueMagicLink(
           to: client.email,
           category: 'registration_confirmation',
           subject: 'Confirm your email',
-          text: `Confirm your email address and sign in:\n\n${url}\n\nThe link works once, for ${lasts}. If you did not register, ignore this mail.\n`,
+          text: `Confirm your email address and sign in:\n\n${url}\n\nThe link works once, for ${lasts}. Using it also makes the password chosen at registration yours: use it only if you registered. If you did not, ignore this mail: nothing is set, and the registration is deleted within a day.\n`,
         }
       : {
           to: client.email,
@@ -135,9 +141,11 @@ type Redeemed =
 
 /**
  * POST /portal/v1/auth/callback (spec 3.3, 5.7): a token that is known, unused and not expired
- * is used up (once, even when two callbacks race); its first use confirms the email; then, if
- * the client may sign in (rule 1), the one session-issuing step. A confirmed email stays
- * confirmed when sign-in is refused (pending: waiting for approval).
+ * is used up (once, even when two callbacks race); its first use confirms the email
+ * (confirmClientEmail: the password becomes the registration's if this is its confirmation
+ * link, else none); then, if the client may sign in (rule 1), the one session-issuing step,
+ * which remembers the address as the client's. A confirmed email stays confirmed when sign-in
+ * is refused (pending: waiting for approval).
  */
 export async function redeemMagicLink(deps: DomainDeps, input: MagicLinkCallbackInput, meta: RequestMeta): Promise<TokenPair> {
   await enforceRateLimit(deps, 'magic_link', deps.config.rate_limits.magic_link, { ip: meta.ip });
@@ -149,7 +157,7 @@ export async function redeemMagicLink(deps: DomainDeps, input: MagicLinkCallback
     const row = await trx
       .selectFrom('magic_link_tokens as t')
       .innerJoin('clients as c', 'c.id', 't.client_id')
-      .select(['t.client_id', 't.used_at', 't.expires_at', 'c.status', 'c.email_verified_at'])
+      .select(['t.client_id', 't.used_at', 't.expires_at', 't.password_hash', 'c.status', 'c.email_verified_at'])
       .where('t.token_hash', '=', hash)
       .forUpdate()
       .executeTakeFirst();
@@ -163,14 +171,13 @@ export async function redeemMagicLink(deps: DomainDeps, input: MagicLinkCallback
       .where('used_at', 'is', null)
       .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) return { invalid: 'used', clientId: row.client_id };
-    let verifiedAt = row.email_verified_at;
-    if (!verifiedAt) {
-      verifiedAt = now;
-      await trx.updateTable('clients').set({ email_verified_at: now, updated_at: now }).where('id', '=', row.client_id).execute();
-      uow.audit({ action: 'client.email_confirmed', entity_type: 'client', entity_id: row.client_id, details: { method: 'magic_link' } });
-    }
+    const verifiedAt = await confirmClientEmail(uow, row.client_id, now, {
+      method: 'magic_link',
+      registrationPasswordHash: row.password_hash,
+    });
     const client = { status: row.status, email_verified_at: verifiedAt };
     if (!clientMaySignIn(client)) return { refused: { status: row.status, clientId: row.client_id, error: clientSignInRefusal(client) } };
+    await rememberClientAddress(trx, row.client_id, meta.ip, now);
     const pair = await issueSession(deps, trx, { type: 'client', id: row.client_id }, 'magic_link', meta);
     uow.audit(
       { action: 'auth.login', entity_type: 'client', entity_id: row.client_id, details: { surface: 'portal', method: 'magic_link' } },

@@ -2,6 +2,7 @@ export { approveClient, rejectClient } from './change-client-status.ts';
 export * from './client-fields.ts';
 export * from './client-status.ts';
 export * from './client-view.ts';
+export * from './confirm-client-email.ts';
 export * from './create-client.ts';
 export * from './delete-client.ts';
 export * from './read-clients.ts';

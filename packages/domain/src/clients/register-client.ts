@@ -11,8 +11,6 @@ import { CLIENT_EMAIL_TAKEN } from './client-view.ts';
 export interface Registration {
   /** Lower-cased (ClientEmail). */
   email: string;
-  /** Argon2id hash, or null (OAuth registration). */
-  passwordHash: string | null;
   /** `password` or `oauth:<provider>`. */
   method: string;
   /** The provider said email_verified (OAuth): the email counts as confirmed at once (spec 3.1). */
@@ -29,6 +27,10 @@ export interface Registration {
  *   email confirmed (rule 1), which a verified OAuth email already is;
  * - either mode: the event client.registered (spec 6) with the mode, so owners are told of
  *   every new customer (docs/notifications.md).
+ * - never a password: a password registration's waits on its confirmation link, so whoever
+ *   registers an address that is not theirs owns nothing once its owner confirms it another way
+ *   (docs/portal.md, "A password only with a confirmed email"); a second registration of an
+ *   unconfirmed email is the same 409, so it can neither replace nor add one.
  * The attempt is audited as the anonymous caller's (the unit's actor).
  */
 export async function registerClient(uow: UnitOfWork, deps: Pick<DomainDeps, 'config' | 'clock'>, r: Registration): Promise<ClientRow> {
@@ -44,7 +46,9 @@ export async function registerClient(uow: UnitOfWork, deps: Pick<DomainDeps, 'co
     .values({
       id: newId('cli', now.getTime()),
       email: r.email,
-      password_hash: r.passwordHash,
+      // Never a password here: a password registration's waits on its confirmation link
+      // (client-registration.ts), so an unconfirmed record has none to keep (pre-hijacking).
+      password_hash: null,
       email_verified_at: emailVerified || r.emailVerified ? now : null,
       status,
       note: null,

@@ -1,12 +1,13 @@
 import type { OAuthSurface } from '@svc/db';
 import { clientMaySignIn } from '../../clients/client-status.ts';
+import { confirmClientEmail } from '../../clients/confirm-client-email.ts';
 import { registerClient } from '../../clients/register-client.ts';
 import { anonymous, type DomainDeps } from '../../shared/context.ts';
 import { type UnitOfWork, unitOfWork } from '../../shared/unit-of-work.ts';
 import { clientSignInRefusal } from '../client-sign-in-refusal.ts';
 import { issueSession, type RequestMeta, type TokenPair } from '../sessions.ts';
 import { insertIdentity, linkedProviderUser } from './identity-records.ts';
-import { checkedProfile, type OAuthProfile } from './provider.ts';
+import type { OAuthProfile } from './provider.ts';
 
 /** Why a sign-in was refused: the problem's status, a stable reason, a sentence for the user. */
 export interface Refusal {
@@ -36,8 +37,6 @@ type Outcome = { pair: TokenPair } | { refused: Refusal };
  *    refused until approved), open makes an active client with a verified email and signs in;
  *    both record the event client.registered with the mode. An unverified provider email never registers (the address
  *    would be squatted unconfirmed): the user registers by email instead.
- * The profile's email passes the one Email rule first (checkedProfile): one that fails counts
- * as none, so it never becomes an account's email or links by lookalike.
  * A client signs in only when clientMaySignIn (spec 3.1 rule 1), whatever the method.
  * A refusal is returned, not thrown, so what was written before it (a pending registration)
  * is committed; the caller audits it.
@@ -46,10 +45,9 @@ export async function signInWithProfile(
   deps: DomainDeps,
   surface: OAuthSurface,
   provider: string,
-  given: OAuthProfile,
+  profile: OAuthProfile,
   meta: RequestMeta,
 ): Promise<Outcome> {
-  const profile = checkedProfile(given);
   const method = `oauth:${provider}`;
   return unitOfWork({ ...deps, actor: anonymous(meta.ip, meta.userAgent) }, async (uow) => {
     const now = deps.clock.now();
@@ -195,12 +193,9 @@ async function clientOf(
       now,
       usedNow: true,
     });
-    // The provider vouches for the address: it confirms the email as a magic link would (spec 3.1).
-    let verifiedAt = existing.email_verified_at;
-    if (!verifiedAt) {
-      verifiedAt = now;
-      await trx.updateTable('clients').set({ email_verified_at: now, updated_at: now }).where('id', '=', existing.id).execute();
-    }
+    // The provider vouches for the address: it confirms the email as a magic link would (spec 3.1),
+    // and keeps no password set before (pre-hijacking, confirm-client-email.ts).
+    const verifiedAt = await confirmClientEmail(uow, existing.id, now, { method: `oauth:${provider}` });
     uow.audit(
       {
         action: 'auth.oauth_linked',
@@ -241,7 +236,7 @@ async function registerClientByOAuth(
 ): Promise<ClientState> {
   const email = profile.email as string;
   const method = `oauth:${provider}`;
-  const row = await registerClient(uow, deps, { email, passwordHash: null, method, emailVerified: true });
+  const row = await registerClient(uow, deps, { email, method, emailVerified: true });
   await insertIdentity(uow.db, 'client', {
     provider,
     providerUserId: profile.provider_user_id,
