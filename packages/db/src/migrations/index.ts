@@ -16,6 +16,7 @@ import * as acmeRegistration from './2026-11-24T1200-acme-registration.ts';
 import * as certificateExpiry from './2026-11-24T1300-certificate-expiry.ts';
 import * as acmeIssuance from './2026-11-24T1400-acme-issuance.ts';
 import * as nodeApplyFailures from './2026-11-28T1700-node-apply-failures.ts';
+import * as oauthBrowserBinding from './2026-11-29T1300-oauth-browser-binding.ts';
 import * as clientSignInHardening from './2026-11-29T1400-client-sign-in-hardening.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
@@ -37,5 +38,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T1300-certificate-expiry': certificateExpiry,
   '2026-11-24T1400-acme-issuance': acmeIssuance,
   '2026-11-28T1700-node-apply-failures': nodeApplyFailures,
+  '2026-11-29T1300-oauth-browser-binding': oauthBrowserBinding,
   '2026-11-29T1400-client-sign-in-hardening': clientSignInHardening,
 };

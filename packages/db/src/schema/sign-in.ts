@@ -47,6 +47,10 @@ export interface OAuthRequestsTable {
   nonce: string;
   /** Set when a signed-in subject links an identity from settings. */
   link_subject_id: string | null;
+  /** The session that asked for the link (the callback links only while it is live). */
+  link_session_id: string | null;
+  /** SHA-256 of the random value in the starting browser's cookie; null only for requests from before it existed. */
+  browser_hash: string | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;

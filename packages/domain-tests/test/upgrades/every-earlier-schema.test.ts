@@ -509,6 +509,29 @@ const STEPS: Record<string, Step> = {
       await db.updateTable('nodes').set({ compiled_engine_version: '4.34.0' }).where('id', '=', NODE_C).execute();
     },
   },
+  '2026-11-29T1300-oauth-browser-binding': {
+    async check(db) {
+      // A request started before binding existed binds no browser (its callback is refused).
+      expect(await one(db, 'oauth_requests', { state_hash: sha256Hex('state') })).toMatchObject({
+        browser_hash: null,
+        link_session_id: null,
+      });
+    },
+    async seed(db) {
+      await put(db, 'oauth_requests', {
+        state_hash: sha256Hex('bound state'),
+        surface: 'admin',
+        provider: 'github',
+        code_verifier: 'verifier',
+        nonce: 'nonce',
+        link_subject_id: ADMIN,
+        link_session_id: id('ses', 1),
+        browser_hash: sha256Hex('browser key'),
+        created_at: T0,
+        expires_at: hour(11),
+      });
+    },
+  },
   '2026-11-29T1400-client-sign-in-hardening': {
     async check(db) {
       // A password never becomes a client's before the email is confirmed: an unconfirmed one's goes.

@@ -7,7 +7,7 @@ import { type UnitOfWork, unitOfWork } from '../../shared/unit-of-work.ts';
 import { clientSignInRefusal } from '../client-sign-in-refusal.ts';
 import { issueSession, type RequestMeta, type TokenPair } from '../sessions.ts';
 import { insertIdentity, linkedProviderUser } from './identity-records.ts';
-import type { OAuthProfile } from './provider.ts';
+import { checkedProfile, type OAuthProfile } from './provider.ts';
 
 /** Why a sign-in was refused: the problem's status, a stable reason, a sentence for the user. */
 export interface Refusal {
@@ -37,6 +37,8 @@ type Outcome = { pair: TokenPair } | { refused: Refusal };
  *    refused until approved), open makes an active client with a verified email and signs in;
  *    both record the event client.registered with the mode. An unverified provider email never registers (the address
  *    would be squatted unconfirmed): the user registers by email instead.
+ * The profile's email passes the one Email rule first (checkedProfile): one that fails counts
+ * as none, so it never becomes an account's email or links by lookalike.
  * A client signs in only when clientMaySignIn (spec 3.1 rule 1), whatever the method.
  * A refusal is returned, not thrown, so what was written before it (a pending registration)
  * is committed; the caller audits it.
@@ -45,9 +47,10 @@ export async function signInWithProfile(
   deps: DomainDeps,
   surface: OAuthSurface,
   provider: string,
-  profile: OAuthProfile,
+  given: OAuthProfile,
   meta: RequestMeta,
 ): Promise<Outcome> {
+  const profile = checkedProfile(given);
   const method = `oauth:${provider}`;
   return unitOfWork({ ...deps, actor: anonymous(meta.ip, meta.userAgent) }, async (uow) => {
     const now = deps.clock.now();
