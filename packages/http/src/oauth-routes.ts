@@ -164,10 +164,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     auth: o.auth,
     request: { params: ProviderParam },
     responses: {
-      200: json(
-        LinkStartedSchema,
-        'Open authorization_url in this browser: Set-Cookie binds the link to it (a front end on another origin calls with credentials)',
-      ),
+      200: json(LinkStartedSchema, 'Open authorization_url in this browser: Set-Cookie binds the link to it'),
       404: { description: 'Provider not configured' },
       503: { description: 'The provider cannot be reached' },
       504: { description: 'The provider did not answer in time' },
