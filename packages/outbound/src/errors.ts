@@ -21,6 +21,12 @@ export class OutboundError extends Error {
     readonly detail: string,
     /** `refused`: the class of the address that was refused. */
     readonly addressClass?: AddressClass,
+    /**
+     * `unreachable` because no answer came in time. For callers whose destinations the
+     * configuration names (a payment API's 504); never for text an admin reads about a
+     * destination an admin named, where it would tell silent ports from closed ones.
+     */
+    readonly timedOut = false,
   ) {
     super(`${reason}: ${detail}`);
   }

@@ -15,7 +15,9 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 /**
  * The outbound client with fetch's shape, for libraries that take a fetch: same policy, pinning
  * and limits as outboundRequest; redirects are never followed (the 3xx is the answer, as with
- * redirect: 'manual'); the answer is read whole (bounded) before the Response is made.
+ * redirect: 'manual'); the answer is read whole (bounded) before the Response is made. Failures
+ * look like fetch's (a TypeError, the OutboundError as its cause), so libraries handle them as
+ * they handle a network error.
  */
 export function outboundFetch(deps: RequestDeps, defaults: FetchDefaults = {}): FetchLike {
   return async (input, init = {}) => {
@@ -31,7 +33,14 @@ export function outboundFetch(deps: RequestDeps, defaults: FetchDefaults = {}): 
       ...defaults,
       signal: init.signal ?? request?.signal ?? undefined,
     };
-    const answer: OutboundAnswer = await outboundRequest(deps, req);
+    let answer: OutboundAnswer;
+    try {
+      answer = await outboundRequest(deps, req);
+    } catch (err) {
+      // As fetch fails: the caller's abort reason, else a TypeError whose cause says why.
+      if (req.signal?.aborted) throw req.signal.reason;
+      throw new TypeError('fetch failed', { cause: err });
+    }
     const response = new Response(NULL_BODY.has(answer.status) ? null : new Uint8Array(answer.body), {
       status: answer.status,
       headers: answer.headers,

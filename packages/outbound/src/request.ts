@@ -92,7 +92,7 @@ async function exchange(
   const stopped = () => signal.reason?.name === 'TimeoutError' && !req.signal?.aborted;
   const abortedError = () =>
     stopped()
-      ? new OutboundError('unreachable', `no answer within ${timeoutMs / 1000} s`)
+      ? new OutboundError('unreachable', `no answer within ${timeoutMs / 1000} s`, undefined, true)
       : new OutboundError('aborted', 'the caller gave up');
   if (signal.aborted) throw abortedError();
   const pinned = await untilAborted(pinDestination(url.hostname, await deps.policy(), deps.lookup), signal, abortedError);

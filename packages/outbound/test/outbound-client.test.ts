@@ -212,8 +212,12 @@ describe("fetch's shape for libraries", () => {
     const res = await fetch(`http://127.0.0.1:${port}/f`, { method: 'POST', body: new URLSearchParams({ a: '1' }) });
     expect([res.status, await res.text()]).toEqual([200, 'ok']);
     expect(hits.at(-1)).toBe(`POST 127.0.0.1:${port} /f`);
-    const refused = await failure(allowing(false).fetch()(`http://127.0.0.1:${port}/f`));
-    expect(refused.reason).toBe('refused');
+    // As fetch fails: a TypeError, the outbound failure as its cause.
+    const refused = await allowing(false)
+      .fetch()(`http://127.0.0.1:${port}/f`)
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TypeError);
+    expect((refused as TypeError).cause).toMatchObject({ name: 'OutboundError', reason: 'refused' });
   });
 });
 

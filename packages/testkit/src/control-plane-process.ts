@@ -79,6 +79,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       SVC_LOG_LEVEL: 'info',
       // A test reads a link right after changing what it serves.
       SVC_SUB_CACHE_SECONDS: '0',
+      // Webhook receivers and provider stand-ins listen on 127.0.0.1 (test-server.ts says why).
+      SVC_OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
       ...(database?.url ? { DATABASE_URL: database.url } : {}),
       ...opts.env,
     };

@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { CRYPTOBOT_API, CRYPTOBOT_STATUS_TABLE, cryptobotAdapter, paymentProviderAdapter } from '@svc/domain';
+import { testOutbound } from '@svc/testkit';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -16,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const adapter = (baseUrl = api.base, timeoutMs?: number) =>
-  cryptobotAdapter({ api_token: TOKEN, network: 'testnet' }, { baseUrl, timeoutMs });
+  cryptobotAdapter({ api_token: TOKEN, network: 'testnet' }, { outbound: testOutbound(), baseUrl, timeoutMs });
 
 const sign = (token: string, body: string) => createHmac('sha256', createHash('sha256').update(token).digest()).update(body).digest('hex');
 
@@ -191,7 +192,7 @@ describe('CryptoBot statuses and re-read', () => {
   });
 
   it('API down: unavailable; API silent: timeout; neither names the token', async () => {
-    const down = await cryptobotAdapter({ api_token: TOKEN }, { baseUrl: await downAddress('/api') })
+    const down = await cryptobotAdapter({ api_token: TOKEN }, { outbound: testOutbound(), baseUrl: await downAddress('/api') })
       .fetchPayment('1')
       .catch((e) => e);
     expect(down).toMatchObject({ name: 'DomainError', type: 'unavailable' });

@@ -7,6 +7,7 @@ import {
   WEBHOOK_MAX_BYTES,
   yookassaAdapter,
 } from '@svc/domain';
+import { testOutbound } from '@svc/testkit';
 import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import fc from 'fast-check';
 import Stripe from 'stripe';
@@ -29,9 +30,15 @@ beforeAll(async () => {
       : { status: 404, json: { type: 'error', code: 'not_found' } },
   );
   adapters = {
-    stripe: stripeAdapter({ secret_key: 'sk_test_hostile', webhook_secret: STRIPE_SECRET }, { baseUrl: api.base }),
-    cryptobot: cryptobotAdapter({ api_token: CRYPTO_TOKEN }, { baseUrl: api.base }),
-    yookassa: yookassaAdapter({ shop_id: '1', secret_key: 'test_hostile', allowed_source_cidrs: 'any' }, { baseUrl: `${api.base}/v3` }),
+    stripe: stripeAdapter(
+      { secret_key: 'sk_test_hostile', webhook_secret: STRIPE_SECRET },
+      { outbound: testOutbound(), baseUrl: api.base },
+    ),
+    cryptobot: cryptobotAdapter({ api_token: CRYPTO_TOKEN }, { outbound: testOutbound(), baseUrl: api.base }),
+    yookassa: yookassaAdapter(
+      { shop_id: '1', secret_key: 'test_hostile', allowed_source_cidrs: 'any' },
+      { outbound: testOutbound(), baseUrl: `${api.base}/v3` },
+    ),
   };
 });
 afterAll(() => api.close());

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { stripeAdapter } from '@svc/domain';
+import { testOutbound } from '@svc/testkit';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,10 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const adapter = (baseUrl = api.base, timeoutMs?: number) =>
-  stripeAdapter({ secret_key: SECRET_KEY, webhook_secret: WEBHOOK_SECRET }, { baseUrl, timeoutMs, now: () => NOW });
+  stripeAdapter(
+    { secret_key: SECRET_KEY, webhook_secret: WEBHOOK_SECRET },
+    { outbound: testOutbound(), baseUrl, timeoutMs, now: () => NOW },
+  );
 
 const session = (over: Record<string, unknown> = {}) => ({
   id: 'cs_test_a1',

@@ -1,4 +1,5 @@
 import { paymentProviderAdapter, YOOKASSA_SOURCE_CIDRS, yookassaAdapter } from '@svc/domain';
+import { testOutbound } from '@svc/testkit';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -17,7 +18,10 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const adapter = (allowed?: string) =>
-  yookassaAdapter({ shop_id: SHOP, secret_key: KEY, allowed_source_cidrs: allowed }, { baseUrl: api.base, timeoutMs: 2000 });
+  yookassaAdapter(
+    { shop_id: SHOP, secret_key: KEY, allowed_source_cidrs: allowed },
+    { outbound: testOutbound(), baseUrl: api.base, timeoutMs: 2000 },
+  );
 
 const payment = (over: Record<string, unknown> = {}) => ({
   id: PID,
@@ -210,12 +214,12 @@ describe('YooKassa notifications: source address allow-list', () => {
 
 describe('YooKassa outbound failures', () => {
   it('API down: unavailable; API silent: timeout (also while verifying a notification); neither names the key', async () => {
-    const down = await yookassaAdapter({ shop_id: SHOP, secret_key: KEY }, { baseUrl: await downAddress('/v3') })
+    const down = await yookassaAdapter({ shop_id: SHOP, secret_key: KEY }, { outbound: testOutbound(), baseUrl: await downAddress('/v3') })
       .fetchPayment(PID)
       .catch((e) => e);
     expect(down).toMatchObject({ name: 'DomainError', type: 'unavailable' });
     api.handle(() => 'silent');
-    const slow = yookassaAdapter({ shop_id: SHOP, secret_key: KEY }, { baseUrl: api.base, timeoutMs: 300 });
+    const slow = yookassaAdapter({ shop_id: SHOP, secret_key: KEY }, { outbound: testOutbound(), baseUrl: api.base, timeoutMs: 300 });
     const silent = await slow.verifyWebhook(notification('payment.succeeded', payment())).catch((e) => e);
     expect(silent).toMatchObject({ name: 'DomainError', type: 'timeout' });
     for (const e of [down, silent]) expect(e.message).not.toContain(KEY);

@@ -6,13 +6,17 @@ import { NotFoundError } from '../errors.ts';
 import type { DomainDeps } from '../shared/context.ts';
 
 /**
- * The port of a stored provider, its secrets opened with the installation key. The API base
- * URL comes from billing.api_base_urls when set (a proxy, or a test's stand-in), else the
- * adapter's own.
+ * The port of a stored provider, its secrets opened with the installation key, its calls
+ * through the outbound client. The API base URL comes from billing.api_base_urls when set (a
+ * proxy, or a test's stand-in), else the adapter's own.
  */
-export function providerPort(deps: Pick<DomainDeps, 'config' | 'secrets' | 'clock'>, row: PaymentProviderRow): PaymentProviderPort {
+export function providerPort(
+  deps: Pick<DomainDeps, 'config' | 'secrets' | 'clock' | 'outbound'>,
+  row: PaymentProviderRow,
+): PaymentProviderPort {
   const urls = deps.config.billing.api_base_urls as Record<string, string | undefined>;
   return paymentProviderAdapter(row.kind, row.config as Record<string, unknown>, openProviderSecrets(deps.secrets, row.secrets_enc), {
+    outbound: deps.outbound,
     baseUrl: urls[row.kind],
     now: () => deps.clock.now(),
   });

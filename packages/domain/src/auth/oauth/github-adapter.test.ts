@@ -50,6 +50,8 @@ const adapter = (userinfo = `${base}/api/user`, timeoutSeconds?: number) =>
     authorizationEndpoint: `${base}/login/oauth/authorize`,
     tokenEndpoint: `${base}/login/oauth/access_token`,
     userinfoEndpoint: userinfo,
+    // The adapter's own logic under test: the outbound client (the runtime's) is proven elsewhere.
+    fetch: globalThis.fetch,
   });
 
 async function exchange(a = adapter()) {

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { DomainError } from '../../errors.ts';
+import type { OutboundFetch } from '../../shared/outbound.ts';
 import { isLoopbackHttp } from './oidc-adapter.ts';
 import {
   type AuthorizationRequest,
@@ -29,6 +30,8 @@ export interface GithubAdapterOptions {
   scopes?: string[] | undefined;
   /** Per outbound call; default PROVIDER_TIMEOUT_SECONDS. */
   timeoutSeconds?: number;
+  /** Every request (token, user, emails) goes through the outbound client: the destination policy. */
+  fetch: OutboundFetch;
 }
 
 interface GithubEmail {
@@ -56,6 +59,7 @@ export function githubAdapter(o: GithubAdapterOptions): OAuthProviderAdapter {
   );
   const timeout = o.timeoutSeconds ?? PROVIDER_TIMEOUT_SECONDS;
   config.timeout = timeout;
+  config[oidc.customFetch] = o.fetch;
   if ([endpoints.authorization, endpoints.token].some(isLoopbackHttp)) oidc.allowInsecureRequests(config);
   const scopes = o.scopes ?? GITHUB_DEFAULTS.scopes;
 
@@ -83,8 +87,8 @@ export function githubAdapter(o: GithubAdapterOptions): OAuthProviderAdapter {
       } catch (err) {
         throw providerFailure(o.name, 'exchange', err);
       }
-      const user = (await githubGet(o.name, endpoints.user, accessToken, timeout)) as { id?: unknown };
-      const emails = await githubGet(o.name, `${endpoints.user}/emails`, accessToken, timeout);
+      const user = (await githubGet(o.fetch, o.name, endpoints.user, accessToken, timeout)) as { id?: unknown };
+      const emails = await githubGet(o.fetch, o.name, `${endpoints.user}/emails`, accessToken, timeout);
       return githubProfile(o.name, user, emails);
     },
   };
@@ -103,7 +107,7 @@ export function githubProfile(provider: string, user: { id?: unknown }, emails: 
   return { provider_user_id: id, email, email_verified: email !== null && primary?.verified === true };
 }
 
-async function githubGet(provider: string, url: string, token: string, timeoutSeconds: number): Promise<unknown> {
+async function githubGet(fetch: OutboundFetch, provider: string, url: string, token: string, timeoutSeconds: number): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(url, {

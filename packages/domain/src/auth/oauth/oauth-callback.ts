@@ -50,7 +50,7 @@ export async function completeOAuth(
   meta: RequestMeta,
   browser: CallbackBrowser,
 ): Promise<OAuthOutcome> {
-  const adapter = providerOf(deps.config, surface, provider);
+  const adapter = providerOf(deps, surface, provider);
   await enforceRateLimit(deps, 'oauth', deps.config.rate_limits.oauth, { ip: meta.ip });
   const method = `oauth:${provider}`;
   const fail = async (err: DomainError, reason: string, more: Record<string, unknown> = {}): Promise<never> => {

@@ -43,7 +43,7 @@ export async function startOAuth(
   link: LinkRequester | null = null,
 ): Promise<OAuthStarted> {
   const linkSubjectId = link?.subjectId ?? null;
-  const adapter = providerOf(deps.config, surface, provider);
+  const adapter = providerOf(deps, surface, provider);
   const limits = deps.config.rate_limits.oauth;
   await enforceRateLimit(deps, 'oauth', limits, { ip: meta.ip, subject: linkSubjectId ? `${surface}:${linkSubjectId}` : null });
   const state = randomToken(32);

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { DomainError } from '../../errors.ts';
+import type { OutboundFetch } from '../../shared/outbound.ts';
 import {
   type AuthorizationRequest,
   type CodeExchange,
@@ -24,6 +25,8 @@ export interface OidcAdapterOptions {
   scopes: string[];
   /** Per outbound call; default PROVIDER_TIMEOUT_SECONDS. */
   timeoutSeconds?: number;
+  /** Every request (discovery, token, userinfo, keys) goes through the outbound client: the destination policy. */
+  fetch: OutboundFetch;
 }
 
 /**
@@ -72,12 +75,14 @@ export function oidcAdapter(o: OidcAdapterOptions): OAuthProviderAdapter {
         config = await oidc.discovery(new URL(o.issuer as string), o.clientId, o.clientSecret, undefined, {
           execute,
           timeout: o.timeoutSeconds ?? PROVIDER_TIMEOUT_SECONDS,
+          [oidc.customFetch]: o.fetch,
         });
       } catch (err) {
         throw providerFailure(o.name, 'discovery', err);
       }
     }
     config.timeout = o.timeoutSeconds ?? PROVIDER_TIMEOUT_SECONDS;
+    config[oidc.customFetch] = o.fetch;
     return config;
   }
   function configured(): Promise<oidc.Configuration> {

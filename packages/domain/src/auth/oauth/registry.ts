@@ -1,6 +1,8 @@
 import type { Config, OAuthProviderConfig } from '@svc/config';
 import type { OAuthSurface } from '@svc/db';
 import { NotFoundError } from '../../errors.ts';
+import type { DomainDeps } from '../../shared/context.ts';
+import type { OutboundFetch } from '../../shared/outbound.ts';
 import { githubAdapter } from './github-adapter.ts';
 import { oidcAdapter } from './oidc-adapter.ts';
 import type { OAuthProviderAdapter } from './provider.ts';
@@ -15,10 +17,11 @@ export const surfaceProviders = (config: Config, surface: OAuthSurface): Record<
 /**
  * The adapter for a configured provider, by name: `github` is GitHub, `google` is Google's
  * OpenID Connect (issuer https://accounts.google.com unless overridden), any other name is a
- * generic OpenID Connect provider (issuer, or explicit endpoints).
+ * generic OpenID Connect provider (issuer, or explicit endpoints). Its requests go through
+ * `fetch`, the outbound client's (the destination policy applies to configured endpoints too).
  */
-export function adapterFor(name: string, p: OAuthProviderConfig): OAuthProviderAdapter {
-  const base = { name, clientId: p.client_id, clientSecret: p.client_secret };
+export function adapterFor(name: string, p: OAuthProviderConfig, fetch: OutboundFetch): OAuthProviderAdapter {
+  const base = { name, clientId: p.client_id, clientSecret: p.client_secret, fetch };
   const endpoints = {
     authorizationEndpoint: p.authorization_endpoint,
     tokenEndpoint: p.token_endpoint,
@@ -34,8 +37,8 @@ export function adapterFor(name: string, p: OAuthProviderConfig): OAuthProviderA
 const registries = new WeakMap<object, Map<string, OAuthProviderAdapter>>();
 
 /** Spec 5.9 rule 1: an unconfigured provider's routes are 404, as if they did not exist. */
-export function providerOf(config: Config, surface: OAuthSurface, name: string): OAuthProviderAdapter {
-  const providers = surfaceProviders(config, surface);
+export function providerOf(deps: Pick<DomainDeps, 'config' | 'outbound'>, surface: OAuthSurface, name: string): OAuthProviderAdapter {
+  const providers = surfaceProviders(deps.config, surface);
   if (!Object.hasOwn(providers, name)) throw new NotFoundError('route');
   let registry = registries.get(providers);
   if (!registry) {
@@ -44,7 +47,7 @@ export function providerOf(config: Config, surface: OAuthSurface, name: string):
   }
   let adapter = registry.get(name);
   if (!adapter) {
-    adapter = adapterFor(name, providers[name] as OAuthProviderConfig);
+    adapter = adapterFor(name, providers[name] as OAuthProviderConfig, deps.outbound.fetch());
     registry.set(name, adapter);
   }
   return adapter;

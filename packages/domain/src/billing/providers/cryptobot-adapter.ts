@@ -45,7 +45,7 @@ export function cryptobotAdapter(settings: CryptobotSettings, deps: ProviderAdap
 
   async function api(method: string, step: string, init: { json?: unknown; query?: Record<string, string> }): Promise<unknown> {
     const query = init.query ? `?${new URLSearchParams(init.query)}` : '';
-    const { status, body } = await callProvider({
+    const { status, body } = await callProvider(deps.outbound, {
       provider: NAME,
       step,
       method: init.json === undefined ? 'GET' : 'POST',

@@ -1,3 +1,5 @@
+import type { OutboundPort } from '../../shared/outbound.ts';
+
 /**
  * The payment-provider port: what checkout, the webhook ingress and the worker ask of a
  * provider, whatever its kind. Each kind (stripe, cryptobot, yookassa, manual) implements it
@@ -114,6 +116,12 @@ export interface PaymentProviderPort {
 
 /** What adapters take from their caller besides the provider's settings. */
 export interface ProviderAdapterDeps {
+  /**
+   * Every call to the provider's API goes through the outbound client (the destination policy
+   * applies to billing.api_base_urls too). Without it an adapter can be made (webhook checks) but
+   * refuses to call out: there is no other way out.
+   */
+  outbound?: Pick<OutboundPort, 'request' | 'fetch'> | undefined;
   /** The provider API's base URL (tests point it at a local stand-in); default: the provider's. */
   baseUrl?: string | undefined;
   /** Per outbound call; default PROVIDER_CALL_TIMEOUT_MS. */

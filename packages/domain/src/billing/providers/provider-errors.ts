@@ -1,4 +1,5 @@
 import { type DomainError, isDomainError, TimeoutError, UnavailableError, ValidationError } from '../../errors.ts';
+import { outboundFailure, outboundReason } from '../../shared/outbound.ts';
 
 export type WebhookRefusal =
   | 'too-large'
@@ -48,11 +49,18 @@ export const providerSays = (v: unknown, max = 120): string | null =>
 
 /**
  * What a failed outbound call means for the caller: no answer in time -> TimeoutError (504);
- * unreachable, a broken answer, or a refusal of ours by the provider (bad key, 4xx) ->
- * UnavailableError (503): none of these is the payer's fault, and none is a 500.
+ * unreachable, refused by the destination policy, a broken answer, or a refusal of ours by the
+ * provider (bad key, 4xx) -> UnavailableError (503): none of these is the payer's fault, and
+ * none is a 500.
  */
 export function callFailure(provider: string, step: string, err: unknown, secrets: readonly string[]): DomainError {
   if (isDomainError(err)) return err;
+  // Through the outbound client: its reason, never the connection-level detail. The API base is
+  // the configuration's (not an admin's), so a timeout may still be told apart as a 504.
+  const outbound = outboundFailure(err);
+  if (outbound?.timedOut) return new TimeoutError(`${provider} did not answer in time (${step}); try again later`);
+  if (outbound?.reason === 'unreachable') return new UnavailableError(`${provider} cannot be reached (${step}); try again later`, 30);
+  if (outbound) return new UnavailableError(`${provider} (${step}): ${outboundReason(outbound)}`, 30);
   const e = err as { name?: string; code?: string; cause?: { code?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'ETIMEDOUT' || e?.cause?.code === 'ETIMEDOUT') {
     return new TimeoutError(`${provider} did not answer in time (${step}); try again later`);

@@ -1,4 +1,5 @@
 import { NotFoundError, UnavailableError } from '../../errors.ts';
+import type { OutboundPort } from '../../shared/outbound.ts';
 import { PROVIDER_ANSWER_MAX_BYTES, PROVIDER_CALL_TIMEOUT_MS } from './port.ts';
 import { callFailure, providerSays, redact, refusedByProvider } from './provider-errors.ts';
 
@@ -25,18 +26,29 @@ export interface ProviderAnswer {
   body: unknown;
 }
 
+/** The outbound client an adapter was given; an adapter made without one (webhook checks) has no way out. */
+export function outboundOf(
+  provider: string,
+  outbound: Pick<OutboundPort, 'request' | 'fetch'> | undefined,
+): Pick<OutboundPort, 'request' | 'fetch'> {
+  if (!outbound) throw new UnavailableError(`${provider}: this adapter was made without the outbound client and cannot call out`);
+  return outbound;
+}
+
 /**
- * One JSON call to a provider's API: a time limit, no redirects followed, the answer read up
- * to a size limit and parsed; failures mapped to domain errors that name the provider and the
- * step but never a secret. Any non-2xx is UnavailableError (a 404 NotFoundError when asked).
+ * One JSON call to a provider's API through the outbound client: the destination policy, a time
+ * limit, no redirects followed, the answer read up to a size limit and parsed; failures mapped
+ * to domain errors that name the provider and the step but never a secret. Any non-2xx is
+ * UnavailableError (a 404 NotFoundError when asked).
  */
-export async function callProvider(call: ProviderCall): Promise<ProviderAnswer> {
-  let res: Response;
+export async function callProvider(outbound: Pick<OutboundPort, 'request'> | undefined, call: ProviderCall): Promise<ProviderAnswer> {
+  let res: Awaited<ReturnType<OutboundPort['request']>>;
   try {
-    res = await fetch(call.url, {
+    res = await outboundOf(call.provider, outbound as Pick<OutboundPort, 'request' | 'fetch'>).request({
+      url: call.url,
       method: call.method,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(call.timeoutMs ?? PROVIDER_CALL_TIMEOUT_MS),
+      timeoutMs: call.timeoutMs ?? PROVIDER_CALL_TIMEOUT_MS,
+      maxBytes: PROVIDER_ANSWER_MAX_BYTES,
       headers: {
         accept: 'application/json',
         'user-agent': 'svc-control-plane',
@@ -48,45 +60,18 @@ export async function callProvider(call: ProviderCall): Promise<ProviderAnswer> 
   } catch (err) {
     throw callFailure(call.provider, call.step, err, call.secrets);
   }
-  let text: string;
-  try {
-    text = await readBounded(res, PROVIDER_ANSWER_MAX_BYTES);
-  } catch (err) {
-    throw callFailure(call.provider, call.step, err, call.secrets);
-  }
+  const text = res.body.toString('utf8');
+  const ok = res.status >= 200 && res.status < 300;
   let body: unknown = null;
   try {
     body = text.length > 0 ? JSON.parse(text) : null;
   } catch {
-    if (res.ok) throw new UnavailableError(`${call.provider} answered with something that is not JSON (${call.step})`, 30);
+    if (ok) throw new UnavailableError(`${call.provider} answered with something that is not JSON (${call.step})`, 30);
   }
   if (res.status === 404 && call.notFoundIsMissing) throw new NotFoundError(`${call.provider} payment`);
-  if (!res.ok) {
+  if (!ok) {
     const said = providerSays(call.errorText?.(body));
     throw refusedByProvider(call.provider, call.step, res.status, said ? redact(said, call.secrets) : null, call.secrets);
   }
   return { status: res.status, body };
-}
-
-async function readBounded(res: Response, max: number): Promise<string> {
-  if (!res.body) return '';
-  const declared = Number(res.headers.get('content-length') ?? '0');
-  if (declared > max) {
-    await res.body.cancel();
-    throw new TypeError('answer too large');
-  }
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw new TypeError('answer too large');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -6,6 +6,7 @@ import {
   type CheckoutRequest,
   type CheckoutResult,
   type PaymentProviderPort,
+  PROVIDER_ANSWER_MAX_BYTES,
   PROVIDER_CALL_TIMEOUT_MS,
   type ProviderAdapterDeps,
   type ProviderPaymentState,
@@ -13,6 +14,7 @@ import {
   type WebhookRequest,
 } from './port.ts';
 import { callFailure, providerSays, refusedByProvider, WebhookRefusedError } from './provider-errors.ts';
+import { outboundOf } from './provider-http.ts';
 import { STRIPE_SIGNATURE_TOLERANCE_SECONDS, stripeTimestampRefusal } from './stripe-signature-time.ts';
 import { STRIPE_EVENT_STATES, stripeMapStatus, stripeSessionState } from './stripe-status.ts';
 import { boundedBody, headerValue, isoTime, isRecord, textField } from './webhook-input.ts';
@@ -35,8 +37,13 @@ const NAME = 'Stripe';
  */
 export function stripeAdapter(settings: StripeSettings, deps: ProviderAdapterDeps = {}): PaymentProviderPort {
   const secrets = [settings.secret_key, settings.webhook_secret];
+  const timeout = deps.timeoutMs ?? PROVIDER_CALL_TIMEOUT_MS;
   const stripe = new Stripe(settings.secret_key, {
-    timeout: deps.timeoutMs ?? PROVIDER_CALL_TIMEOUT_MS,
+    timeout,
+    // Through the outbound client (the destination policy); Stripe's own time limit comes first.
+    httpClient: Stripe.createFetchHttpClient((input, init) =>
+      outboundOf(NAME, deps.outbound).fetch({ timeoutMs: timeout + 5_000, maxBytes: PROVIDER_ANSWER_MAX_BYTES })(input, init),
+    ),
     // A retry would double the wait past the time limit; the caller (checkout with its
     // Idempotency-Key, the worker's re-read) tries again instead.
     maxNetworkRetries: 0,

@@ -50,7 +50,7 @@ export function yookassaAdapter(settings: YookassaSettings, deps: ProviderAdapte
 
   async function fetchPayment(providerPaymentId: string): Promise<ProviderPaymentState> {
     if (!PAYMENT_ID.test(providerPaymentId)) throw new NotFoundError('YooKassa payment', providerPaymentId.slice(0, 80));
-    const { body } = await callProvider({
+    const { body } = await callProvider(deps.outbound, {
       provider: NAME,
       step: 'read payment',
       method: 'GET',
@@ -77,7 +77,7 @@ export function yookassaAdapter(settings: YookassaSettings, deps: ProviderAdapte
 
     async createCheckout(req: CheckoutRequest): Promise<CheckoutResult> {
       assertMoney(req.amount, req.currency);
-      const { body } = await callProvider({
+      const { body } = await callProvider(deps.outbound, {
         provider: NAME,
         step: 'create payment',
         method: 'POST',
