@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { asciiLowerCase } from '../shared/ascii-case.ts';
 
 /** Fields of a certificate that create and update share. */
 
@@ -31,7 +32,7 @@ export const AcmeDomains = z
       .string()
       .min(1)
       .max(253)
-      .transform((d) => d.trim().toLowerCase().replace(/\.$/, ''))
+      .transform((d) => asciiLowerCase(d.trim()).replace(/\.$/, ''))
       .refine(isAcmeName, 'must be a DNS name (example.com) or a wildcard (*.example.com)'),
   )
   .min(1)

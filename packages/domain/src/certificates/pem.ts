@@ -1,6 +1,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { ValidationError } from '../errors.ts';
 import { isDomainName } from '../inbound-profiles/stream.ts';
+import { asciiLowerCase } from '../shared/ascii-case.ts';
 
 export interface ParsedCertificate {
   /** The chain as given, normalised to PEM blocks joined by newlines. */
@@ -60,7 +61,7 @@ export function parseCertificateMaterial(
   const sanDns = dnsNames(leaf.subjectAltName);
   let names: string[];
   if (domains !== undefined && domains.length > 0) {
-    names = [...new Set(domains.map((d) => d.trim().toLowerCase()))];
+    names = [...new Set(domains.map((d) => asciiLowerCase(d.trim())))];
     const errors: Record<string, string> = {};
     names.forEach((d, i) => {
       if (!isDomainName(d)) errors[`domains.${i}`] = 'must be a host name (a leading *. allowed)';
@@ -87,7 +88,7 @@ function dnsNames(san: string | undefined): string[] {
   const out: string[] = [];
   for (const part of san.split(/,\s*/)) {
     const m = /^DNS:(.+)$/.exec(part.trim());
-    if (m?.[1]) out.push(m[1].toLowerCase());
+    if (m?.[1]) out.push(asciiLowerCase(m[1]));
   }
   return [...new Set(out)];
 }
@@ -97,7 +98,7 @@ function commonName(subject: string): string[] {
     .split('\n')
     .map((l) => /^CN=(.+)$/.exec(l)?.[1])
     .find(Boolean);
-  return cn && isDomainName(cn) ? [cn.toLowerCase()] : [];
+  return cn && isDomainName(cn) ? [asciiLowerCase(cn)] : [];
 }
 
 function covers(leaf: X509Certificate, sanDns: string[], domain: string): boolean {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
+import { asciiLowerCase } from '../shared/ascii-case.ts';
 import { labelName } from '../shared/fields.ts';
 import { normalizedBy } from '../shared/input.ts';
 
@@ -22,7 +23,7 @@ export function normalizeNodeAddress(address: string, field = 'address'): string
   }
   if (isIP(a) === 4) return a;
   if (isIP(a) === 6) return a.toLowerCase();
-  a = a.toLowerCase().replace(/\.$/, '');
+  a = asciiLowerCase(a).replace(/\.$/, '');
   if (a.length === 0 || a.length > 253) throw invalid('must be a DNS name (at most 253 characters) or an IP address');
   const labels = a.split('.');
   if (!labels.every((l) => LABEL.test(l)))
