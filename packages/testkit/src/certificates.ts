@@ -59,6 +59,8 @@ export function selfSignedCertificate(opts: SelfSignedCertificateOptions = {}): 
 export function caSignedCertificate(
   cn: string,
   days = 90,
+  /** IP addresses the leaf names besides `cn` (a server reached by address). */
+  ipAddresses: readonly string[] = [],
 ): { cert_pem: string; key_pem: string; leaf: string; ca: string; ca_key_pem: string } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-chain-'));
   try {
@@ -94,7 +96,7 @@ export function caSignedCertificate(
       '-subj',
       `/CN=${cn}`,
     );
-    writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=DNS:${cn}\n`);
+    writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${[`DNS:${cn}`, ...ipAddresses.map((ip) => `IP:${ip}`)].join(',')}\n`);
     ssl(
       'x509',
       '-req',

@@ -34,7 +34,7 @@ export async function startPebble(opts: {
 }): Promise<PebbleServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-pebble-'));
   // pebble's HTTPS listener, under a CA of our own (the package ships no test certificates).
-  const tls = caSignedCertificate('localhost', 2);
+  const tls = caSignedCertificate('localhost', 2, ['127.0.0.1']);
   writeFileSync(join(dir, 'cert.pem'), tls.cert_pem);
   writeFileSync(join(dir, 'key.pem'), tls.key_pem);
   const [port, mgmt] = [await freePort(), await freePort()];

@@ -32,7 +32,7 @@ describe('ACME accounts: what an account is', () => {
       registration_error: null,
       created_at: expect.stringMatching(/Z$/),
     });
-    expect(await getAcmeAccount(bed.deps, created.id)).toEqual(created);
+    expect(await getAcmeAccount(bed.ctx(), created.id)).toEqual(created);
     expect((await create({ email: 'certs@example.com', directory_url: STAGING })).directory_url).toBe(STAGING);
   });
 
@@ -43,7 +43,7 @@ describe('ACME accounts: what an account is', () => {
       .set({ account_url: 'https://acme.example/acct/1', account_key_enc: bed.deps.secrets.seal('PRIVATE-KEY-PEM') })
       .where('id', '=', id)
       .execute();
-    const view = await getAcmeAccount(bed.deps, id);
+    const view = await getAcmeAccount(bed.ctx(), id);
     expect(view.registered).toBe(true);
     expect(JSON.stringify(view)).not.toContain('acct/1');
     expect(view).not.toHaveProperty('account_key_enc');
@@ -76,7 +76,7 @@ describe('ACME accounts: delete and audit', () => {
   it('an unused account is deleted; one certificates are issued through is refused, naming them, and stays', async () => {
     const free = await fixtures(bed.ctx()).acmeAccount();
     await deleteAcmeAccount(bed.ctx(), free.id);
-    expect(await refusal(getAcmeAccount(bed.deps, free.id))).toMatchObject({ type: 'not-found' });
+    expect(await refusal(getAcmeAccount(bed.ctx(), free.id))).toMatchObject({ type: 'not-found' });
     expect(await refusal(deleteAcmeAccount(bed.ctx(), free.id))).toMatchObject({ type: 'not-found' });
 
     const used = await fixtures(bed.ctx()).acmeAccount();
@@ -87,7 +87,7 @@ describe('ACME accounts: delete and audit', () => {
     const blocked = await refusal(deleteAcmeAccount(bed.ctx(), used.id));
     expect(blocked).toMatchObject({ type: 'conflict', extra: { blocked_by: { certificates: certs.sort() } } });
     expect(blocked?.message).toMatch(/2 certificates/);
-    expect((await getAcmeAccount(bed.deps, used.id)).id).toBe(used.id);
+    expect((await getAcmeAccount(bed.ctx(), used.id)).id).toBe(used.id);
   });
 
   it('create and delete are audited with the acting admin, the email and the directory', async () => {

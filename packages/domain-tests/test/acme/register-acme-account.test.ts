@@ -44,7 +44,7 @@ describe.skipIf(!HAVE)('registering ACME accounts with their CA (pebble)', () =>
     expect(row.account_url).toMatch(/^https:\/\/localhost:\d+\/my-account\//);
     expect(row.account_key_enc).not.toContain('PRIVATE KEY');
     expect(bed.deps.secrets.open(row.account_key_enc as string)).toContain('BEGIN');
-    expect(JSON.stringify(await getAcmeAccount(bed.deps, id))).not.toContain(row.account_url as string);
+    expect(JSON.stringify(await getAcmeAccount(bed.ctx(), id))).not.toContain(row.account_url as string);
     expect(await registerAcmeAccount(bed.ctx(), id)).toEqual(view);
     const audit = await bed.deps.db.selectFrom('audit_log').select('action').where('entity_id', '=', id).execute();
     expect(audit.map((a) => a.action)).toEqual(['acme_account.created', 'acme_account.registered']);
@@ -63,7 +63,7 @@ describe.skipIf(!HAVE)('registering ACME accounts with their CA (pebble)', () =>
   it('External Account Binding: without it the CA refuses and says why; with it the account is registered and the binding dropped', async () => {
     const without = await create({ email: 'eab@example.com', directory_url: eabPebble.directoryUrl });
     await expect(registerAcmeAccount(bed.ctx(), without.id)).rejects.toThrow();
-    expect((await getAcmeAccount(bed.deps, without.id)).registration_error).toMatch(/externalAccountBinding|external account/i);
+    expect((await getAcmeAccount(bed.ctx(), without.id)).registration_error).toMatch(/externalAccountBinding|external account/i);
     const withEab = await create({
       email: 'eab2@example.com',
       directory_url: eabPebble.directoryUrl,
@@ -78,7 +78,7 @@ describe.skipIf(!HAVE)('registering ACME accounts with their CA (pebble)', () =>
   it('a directory that cannot be reached is a registration error naming it as "not reachable" (no connection-level detail), nothing registered', async () => {
     const { id } = await create({ email: 'down@example.com', directory_url: 'https://127.0.0.1:9/dir' });
     await expect(registerAcmeAccount(bed.ctx(), id)).rejects.toMatchObject({ type: 'unavailable' });
-    expect((await getAcmeAccount(bed.deps, id)).registration_error).toBe('the ACME CA (https://127.0.0.1:9/dir): not reachable');
+    expect((await getAcmeAccount(bed.ctx(), id)).registration_error).toBe('the ACME CA (https://127.0.0.1:9/dir): not reachable');
     expect((await rowOf(id)).account_url).toBeNull();
   });
 });

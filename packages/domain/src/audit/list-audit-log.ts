@@ -1,5 +1,6 @@
 import type { ActorType, AuditLogRow } from '@svc/db';
-import type { DomainContext } from '../shared/context.ts';
+import { mayReadOutboundAnswers, OUTBOUND_ANSWER_HIDDEN } from '../acme/answer-visibility.ts';
+import type { Actor, DomainContext } from '../shared/context.ts';
 import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 
 export interface AuditFilter extends PageRequest {
@@ -34,6 +35,17 @@ export const auditView = (r: AuditLogRow): AuditView => ({
   details: r.details,
 });
 
+/** Entries whose details.error is what a CA or DNS provider (a destination an admin named) said. */
+const OUTBOUND_ANSWER_ACTIONS = new Set(['certificate.issue_failed']);
+
+/** The entry as `actor` reads it: a viewer does not read the words of a CA or DNS provider (answer-visibility.ts). */
+function readView(actor: Actor, r: AuditLogRow): AuditView {
+  const view = auditView(r);
+  if (!OUTBOUND_ANSWER_ACTIONS.has(view.action) || !view.details || !('error' in view.details) || mayReadOutboundAnswers(actor))
+    return view;
+  return { ...view, details: { ...view.details, error: OUTBOUND_ANSWER_HIDDEN } };
+}
+
 /** Newest first; `from` inclusive, `to` exclusive. */
 export async function listAuditLog(ctx: DomainContext, f: AuditFilter): Promise<Page<AuditView>> {
   let q = ctx.db.selectFrom('audit_log').selectAll();
@@ -43,5 +55,5 @@ export async function listAuditLog(ctx: DomainContext, f: AuditFilter): Promise<
   if (f.from) q = q.where('at', '>=', f.from);
   if (f.to) q = q.where('at', '<', f.to);
   const rows = await keysetRows(q, f, { newest: true });
-  return toPage(rows, f.limit, auditView);
+  return toPage(rows, f.limit, (r) => readView(ctx.actor, r));
 }

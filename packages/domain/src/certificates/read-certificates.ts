@@ -1,7 +1,14 @@
+import { visibleError } from '../acme/answer-visibility.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
 import { type CertificateView, certificateView } from './certificate.ts';
+
+/** The certificate as `actor` reads it: a viewer does not read the last error's words (the CA's, the DNS provider's). */
+const readView = (actor: DomainContext['actor'], r: Parameters<typeof certificateView>[0]): CertificateView => {
+  const view = certificateView(r);
+  return { ...view, last_error: visibleError(actor, view.last_error) };
+};
 
 export interface CertificateFilter extends PageRequest {
   kind?: 'uploaded' | 'acme' | undefined;
@@ -9,16 +16,16 @@ export interface CertificateFilter extends PageRequest {
 }
 
 /** Oldest first, by id. */
-export async function listCertificates(ctx: Pick<DomainContext, 'db'>, f: CertificateFilter): Promise<Page<CertificateView>> {
+export async function listCertificates(ctx: Pick<DomainContext, 'db' | 'actor'>, f: CertificateFilter): Promise<Page<CertificateView>> {
   let q = ctx.db.selectFrom('certificates').selectAll();
   if (f.kind) q = q.where('kind', '=', f.kind);
   if (f.status) q = q.where('status', '=', f.status);
   const rows = await keysetRows(q, f);
-  return toPage(rows, f.limit, certificateView);
+  return toPage(rows, f.limit, (r) => readView(ctx.actor, r));
 }
 
-export async function getCertificate(ctx: Pick<DomainContext, 'db'>, id: string): Promise<CertificateView> {
+export async function getCertificate(ctx: Pick<DomainContext, 'db' | 'actor'>, id: string): Promise<CertificateView> {
   const row = await ctx.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('certificate', id);
-  return certificateView(row);
+  return readView(ctx.actor, row);
 }

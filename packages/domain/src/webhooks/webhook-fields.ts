@@ -8,8 +8,9 @@ export const WEBHOOK_URL_MAX = 2048;
 /**
  * Where deliveries go: an absolute http(s) URL with a host, no user:password (the signature
  * authenticates us; credentials in URLs end up in logs), no fragment, at most 2,048
- * characters. Private and loopback addresses are allowed: only admins register endpoints, and
- * a receiver next to the control plane is a normal setup.
+ * characters. Where it may point is decided at each delivery, after the name is resolved, by the
+ * outbound policy (docs/notifications.md, "Where deliveries may go"): link-local and metadata
+ * addresses never, loopback and private networks when the owner allows them.
  */
 export function webhookUrlProblem(raw: string): string | undefined {
   if (raw.length > WEBHOOK_URL_MAX) return `must be at most ${WEBHOOK_URL_MAX} characters`;

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { listAcmeAccounts } from '@svc/domain';
-import { type AppEnv, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
+import { type AppEnv, actorContext, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
 import { json } from '../../schemas.ts';
 import { AcmeAccountSchema } from './schemas.ts';
 
@@ -18,4 +18,4 @@ export const route = defineRoute({
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(signedPage(c, await listAcmeAccounts(c.get('deps'), c.req.valid('query'))), 200));
+  app.openapi(route, async (c) => c.json(signedPage(c, await listAcmeAccounts(actorContext(c), c.req.valid('query'))), 200));

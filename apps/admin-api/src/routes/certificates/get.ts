@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { getCertificate } from '@svc/domain';
-import { type AppEnv, defineRoute, READERS } from '@svc/http';
+import { type AppEnv, actorContext, defineRoute, READERS } from '@svc/http';
 import { IdParam, json, problem } from '../../schemas.ts';
 import { CertificateSchema } from './schemas.ts';
 
@@ -15,4 +15,4 @@ export const route = defineRoute({
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(await getCertificate(c.get('deps'), c.req.valid('param').id), 200));
+  app.openapi(route, async (c) => c.json(await getCertificate(actorContext(c), c.req.valid('param').id), 200));

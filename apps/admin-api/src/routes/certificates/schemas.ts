@@ -16,7 +16,10 @@ export const CertificateSchema = z
     has_key: z.boolean().openapi({ description: 'the key is write-only' }),
     acme_account_id: z.string().nullable(),
     dns_provider_id: z.string().nullable(),
-    last_error: z.string().nullable().openapi({ description: 'why the last issuance or renewal failed; null after a success' }),
+    last_error: z.string().nullable().openapi({
+      description:
+        "why the last issuance or renewal failed (the rule that refused a destination, 'not reachable', the CA's or DNS provider's words); null after a success. Viewers read 'failed (owners and admins read why)'",
+    }),
     issuing: z.boolean().openapi({ description: 'acme: a worker is ordering it now' }),
     next_attempt_at: Timestamp.nullable().openapi({ description: 'acme: the next issuance, retry or renewal (30 days before expiry)' }),
     last_attempt_at: Timestamp.nullable(),
