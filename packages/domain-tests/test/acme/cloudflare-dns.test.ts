@@ -115,18 +115,30 @@ describe.skipIf(!HAVE_BIND)('Cloudflare DNS-01 adapter (stand-in API over BIND)'
     await dns.addTxt(name, 'everywhere');
     const ns = cf.nameservers;
     expect(ns).toHaveLength(2);
-    const reach = (ns2: string) => ({ nameserverPort: bind.port, resolveHost: async (h: string) => (h === ns[1] ? ns2 : '127.0.0.1') });
+    const reach = (ns2: string) => ({
+      outbound: testOutbound(),
+      nameserverPort: bind.port,
+      resolveHost: async (h: string) => (h === ns[1] ? ns2 : '127.0.0.1'),
+    });
     expect(await visibleAtNameservers(ns, name, 'everywhere', reach('127.0.0.1'))).toBe(true);
     // The second name server is somewhere that does not answer: not visible.
     expect(await visibleAtNameservers(ns, name, 'everywhere', reach('127.0.0.2'))).toBe(false);
     // Or it cannot be resolved at all.
     const unresolved = {
+      outbound: testOutbound(),
       nameserverPort: bind.port,
       resolveHost: async (h: string) => (h === ns[1] ? Promise.reject(new Error('ENOTFOUND')) : '127.0.0.1'),
     };
     expect(await visibleAtNameservers(ns, name, 'everywhere', unresolved)).toBe(false);
-    // Without a resolveHost seam a name server's name is looked up with node:dns.
-    expect(await visibleAtNameservers(['localhost'], name, 'everywhere', { nameserverPort: bind.port })).toBe(true);
+    // Without a resolveHost seam a name server's name is resolved by the outbound client, under its policy.
+    expect(await visibleAtNameservers(['localhost'], name, 'everywhere', { outbound: testOutbound(), nameserverPort: bind.port })).toBe(
+      true,
+    );
+    const strict = testOutbound({ allowPrivateNetworks: false });
+    expect(await visibleAtNameservers(['localhost'], name, 'everywhere', { outbound: strict, nameserverPort: bind.port })).toBe(false);
+    // A seam's address is checked too: a delegation to a metadata address is never asked.
+    const metadata = { outbound: testOutbound(), nameserverPort: bind.port, resolveHost: async () => '169.254.169.254' };
+    expect(await visibleAtNameservers(['ns.example.com'], name, 'everywhere', metadata)).toBe(false);
     expect(await visibleAtNameservers([], name, 'everywhere', reach('127.0.0.1'))).toBe(false);
     expect(await visibleAtNameservers(['not a host!'], name, 'everywhere', reach('127.0.0.1'))).toBe(false);
     await dns.removeTxt(name, 'everywhere');

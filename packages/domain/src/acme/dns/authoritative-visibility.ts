@@ -1,17 +1,22 @@
-import { lookup, Resolver } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import type { OutboundPort } from '../../shared/outbound.ts';
 
 /**
  * Whether a TXT value is visible where the CA will look: at the zone's own authoritative name
  * servers (as the provider's API names them), each asked directly, never through a caching
  * resolver (which may hold the answer from before the change for its TTL). The CA may ask any
- * of them, so the value is visible only when every one answers it.
+ * of them, so the value is visible only when every one answers it. A name server's address is
+ * the outbound client's (the destination policy: a zone delegated to a metadata or, unless
+ * allowed, a private address is never asked, and reads as not visible).
  */
 
 export interface NameserverReach {
+  /** Resolves and checks each name server's address. */
+  outbound: Pick<OutboundPort, 'pin'>;
   /** The port the name servers answer on; 53 otherwise. */
   nameserverPort?: number | undefined;
-  /** A name server's host name to an address; node:dns lookup otherwise. */
+  /** A name server's host name to an address (tests); the outbound client's resolution otherwise. The address is checked either way. */
   resolveHost?: ((host: string) => Promise<string>) | undefined;
 }
 
@@ -24,15 +29,6 @@ const LABEL = /^[A-Za-z0-9_-]{1,63}$/;
 export function isHostName(host: string): boolean {
   const name = host.replace(/\.$/, '');
   return name.length > 0 && name.length <= 253 && name.split('.').every((l) => LABEL.test(l));
-}
-
-/** An address of `host`, IPv4 first (a server without an IPv6 route would never reach an AAAA). */
-async function lookupHost(host: string): Promise<string> {
-  if (isIP(host)) return host;
-  const all = await lookup(host, { all: true });
-  const chosen = all.find((a) => a.family === 4) ?? all[0];
-  if (!chosen) throw new Error(`${host} has no address`);
-  return chosen.address;
 }
 
 /** Whether `value` is among the TXT values of `fqdn` at the server `ip`:`port`. */
@@ -60,12 +56,13 @@ export async function visibleAtNameservers(
 ): Promise<boolean> {
   if (nameservers.length === 0 || nameservers.length > MAX_NAMESERVERS || !nameservers.every(isHostName)) return false;
   const port = reach.nameserverPort ?? 53;
-  const resolveHost = reach.resolveHost ?? lookupHost;
+  // The outbound client resolves IPv4 first: a server without an IPv6 route would never reach an AAAA.
+  const resolveHost = reach.resolveHost ?? (async (host: string) => (await reach.outbound.pin(host)).address);
   const answers = await Promise.all(
     nameservers.map(async (ns) => {
       let ip: string;
       try {
-        ip = await resolveHost(ns.replace(/\.$/, ''));
+        ip = (await reach.outbound.pin(await resolveHost(ns.replace(/\.$/, '')))).address;
       } catch {
         return false;
       }
