@@ -50,6 +50,8 @@ export interface OutboundFailure extends Error {
   /** Connection-level detail: for the log only, never an API answer. */
   detail: string;
   addressClass?: string | undefined;
+  /** No answer in time: for destinations the configuration names only (a payment API's 504), never in text about an admin's. */
+  timedOut?: boolean;
 }
 
 /** The outbound failure behind `err`, also when a library wrapped it (cause chain). */
