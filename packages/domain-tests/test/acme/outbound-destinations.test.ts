@@ -4,17 +4,21 @@ import { join } from 'node:path';
 import {
   CheckDnsProviderInput,
   CreateAcmeAccountInput,
+  CreateCertificateInput,
   CreateDnsProviderInput,
   checkDnsProvider,
   createAcmeAccount,
+  createCertificate,
   createDnsProvider,
   getAcmeAccount,
+  issueAcmeCertificate,
   PRIVATE_NETWORKS_SETTING,
   parseInput,
   registerAcmeAccount,
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed } from '@svc/testkit';
 import { type AcmeDirectoryStandIn, startAcmeDirectoryStandIn } from '@svc/testkit/acme-directory-stand-in';
+import acme from 'acme-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // ACME directories and DNS servers under the outbound policy (issue 29.2; docs/certificates.md,
@@ -110,6 +114,48 @@ describe('ACME directories under the outbound policy', () => {
     expect(error).toBe(`gave up after 2 s: the ACME CA (${dir.base}/tarpit/directory) did not finish in time`);
     expect(ms).toBeLessThan(4000);
     expect(dir.seen).toContain('HEAD /tarpit/nonce');
+  });
+
+  it('an issuance whose CA stops answering after the account was registered gives up at its deadline: failed, the slot free, the deadline as the error', async () => {
+    await allowPrivate(true);
+    const directoryUrl = `${dir.base}/tarpit/directory`;
+    const { id: accountId } = await createAcmeAccount(
+      bed.ctx(),
+      parseInput(CreateAcmeAccountInput, { email: `a${++n}@example.com`, directory_url: directoryUrl }),
+    );
+    // As if registered earlier: the order is what stalls (its nonce never comes).
+    const key = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString();
+    await bed.deps.db
+      .updateTable('acme_accounts')
+      .set({ account_key_enc: bed.deps.secrets.seal(key), account_url: `${dir.base}/tarpit/account/1`, registered_at: new Date() })
+      .where('id', '=', accountId)
+      .execute();
+    const { id: providerId } = await createDnsProvider(
+      bed.ctx(),
+      parseInput(CreateDnsProviderInput, {
+        kind: 'rfc2136',
+        name: `rfc2136 ${++n}`,
+        credentials: { server: '127.0.0.1', port: '1', key_name: 'k', key_secret: Buffer.alloc(32, 1).toString('base64') },
+      }),
+    );
+    const cert = await createCertificate(
+      bed.ctx(),
+      parseInput(CreateCertificateInput, {
+        kind: 'acme',
+        acme_account_id: accountId,
+        dns_provider_id: providerId,
+        domains: ['stalled.example.com'],
+      }),
+    );
+    const started = Date.now();
+    expect(await issueAcmeCertificate(bed.system(), cert.id, { deadlineMs: 1500, requestTimeoutMs: 30_000 })).toBe('failed');
+    expect(Date.now() - started).toBeLessThan(4000);
+    const row = await bed.deps.db.selectFrom('certificates').selectAll().where('id', '=', cert.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      status: 'failed',
+      issuing_since: null,
+      last_error: `gave up after 2 s: the ACME CA (${directoryUrl}) did not finish in time`,
+    });
   });
 
   it('a directory that never answers: each request has its time limit, and the error says "not reachable"', async () => {

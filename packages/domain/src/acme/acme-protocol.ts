@@ -112,6 +112,8 @@ export interface AcmeSessionOptions {
   extraCaFile?: string | undefined;
   /** The whole session (a registration, an issuance) gives up after this long. */
   deadlineMs: number;
+  /** The job's deadline as its error states it, when the session has only what is left of it; deadlineMs otherwise. */
+  statedDeadlineMs?: number | undefined;
   requestTimeoutMs?: number | undefined;
 }
 
@@ -135,7 +137,7 @@ export async function acmeSession<T>(o: AcmeSessionOptions, work: (client: acme.
     requestTimeoutMs: o.requestTimeoutMs ?? ACME_REQUEST_TIMEOUT_MS,
     signal: controller.signal,
   };
-  const seconds = Math.round(o.deadlineMs / 1000);
+  const seconds = Math.round((o.statedDeadlineMs ?? o.deadlineMs) / 1000);
   const expired = () => new TimeoutError(`gave up after ${seconds} s: the ACME CA (${o.directoryUrl}) did not finish in time`);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {

@@ -10,6 +10,8 @@ export const ACME_REGISTRATION_DEADLINE_MS = 120_000;
 export interface RegisterOptions {
   /** Default ACME_REGISTRATION_DEADLINE_MS. */
   deadlineMs?: number | undefined;
+  /** The deadline the error states, when deadlineMs is what is left of a longer job's. */
+  statedDeadlineMs?: number | undefined;
   /** Per request to the CA; default ACME_REQUEST_TIMEOUT_MS. */
   requestTimeoutMs?: number | undefined;
 }
@@ -50,6 +52,7 @@ export async function registerAcmeAccount(ctx: DomainContext, id: string, opts: 
         eab,
         extraCaFile: ctx.config.acme.extra_ca_file,
         deadlineMs: opts.deadlineMs ?? ACME_REGISTRATION_DEADLINE_MS,
+        statedDeadlineMs: opts.statedDeadlineMs,
         requestTimeoutMs: opts.requestTimeoutMs,
       },
       async (client) => {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CertificateRow } from '@svc/db';
 import { acmeSession, caSays, orderCertificate } from '../acme/acme-protocol.ts';
 import type { DnsProviderPort } from '../acme/dns/dns-provider-port.ts';
-import { registerAcmeAccount } from '../acme/register-acme-account.ts';
+import { ACME_REGISTRATION_DEADLINE_MS, registerAcmeAccount } from '../acme/register-acme-account.ts';
 import { storedDnsProviderPort } from '../acme/stored-dns-provider.ts';
 import { isDomainError, TimeoutError, UnavailableError } from '../errors.ts';
 import { recordEvent } from '../events/record-event.ts';
@@ -77,12 +77,18 @@ export async function issueAcmeCertificate(ctx: DomainContext, id: string, opts:
 
 async function order(ctx: DomainContext, row: CertificateRow, opts: IssueOptions): Promise<{ chainPem: string; keyPem: string }> {
   if (!row.acme_account_id || !row.dns_provider_id) throw new UnavailableError('the certificate names no ACME account or DNS provider');
-  const deadline = Date.now() + (opts.deadlineMs ?? issuanceDeadlineMs(ctx.config.acme.propagation_timeout_seconds));
+  const total = opts.deadlineMs ?? issuanceDeadlineMs(ctx.config.acme.propagation_timeout_seconds);
+  const deadline = Date.now() + total;
   const left = () => Math.max(1, deadline - Date.now());
-  await registerAcmeAccount(ctx, row.acme_account_id, {
-    deadlineMs: Math.min(left(), opts.registrationDeadlineMs ?? Number.POSITIVE_INFINITY),
-    requestTimeoutMs: opts.requestTimeoutMs,
-  });
+  // The registration's own deadline, or what is left of the attempt's when that comes first.
+  const registration = opts.registrationDeadlineMs ?? ACME_REGISTRATION_DEADLINE_MS;
+  await registerAcmeAccount(
+    ctx,
+    row.acme_account_id,
+    registration < left()
+      ? { deadlineMs: registration, requestTimeoutMs: opts.requestTimeoutMs }
+      : { deadlineMs: left(), statedDeadlineMs: total, requestTimeoutMs: opts.requestTimeoutMs },
+  );
   const account = await ctx.db.selectFrom('acme_accounts').selectAll().where('id', '=', row.acme_account_id).executeTakeFirst();
   const provider = await ctx.db.selectFrom('dns_providers').selectAll().where('id', '=', row.dns_provider_id).executeTakeFirst();
   if (!account?.account_key_enc || !account.account_url) throw new UnavailableError('the ACME account is not registered');
@@ -98,6 +104,7 @@ async function order(ctx: DomainContext, row: CertificateRow, opts: IssueOptions
       accountUrl: account.account_url,
       extraCaFile: ctx.config.acme.extra_ca_file,
       deadlineMs: left(),
+      statedDeadlineMs: total,
       requestTimeoutMs: opts.requestTimeoutMs,
     },
     (client, signal) =>
