@@ -57,7 +57,12 @@ export async function outboundRequest(deps: RequestDeps, req: OutboundRequest): 
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
   const method = (req.method ?? 'GET').toUpperCase();
-  let url = new URL(req.url);
+  let url: URL;
+  try {
+    url = new URL(req.url);
+  } catch {
+    throw new OutboundError('refused', 'not a URL');
+  }
   const origin = url.origin;
   for (let redirects = 0; ; redirects++) {
     const answer = await exchange(deps, req, url, method, signal, timeoutMs);
