@@ -1,3 +1,4 @@
+import { cookiesOf } from '@svc/testkit';
 import { type OidcTestProvider, startOidcTestProvider } from '@svc/testkit/oidc-test-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalTestServer, startPortal } from './harness.ts';
@@ -129,15 +130,52 @@ describe('account pre-hijacking: the stranger’s password is refused once the v
     expect((await strangerSignsIn(open, email)).status).toBe(401);
   });
 
-  it('the registrant’s own confirmation link makes their password work (what a customer who registers expects)', async () => {
+  it('the registrant’s own confirmation link, in the browser that registered, makes their password work (what a customer who registers expects)', async () => {
     const { p, mail } = open;
     const email = unique('registrant');
     const password = 'my own long password';
-    expect((await p.s.api.post('/portal/v1/auth/register', { email, password }, VICTIM)).status).toBe(201);
+    const reg = await p.s.api.post('/portal/v1/auth/register', { email, password }, VICTIM);
+    expect(reg.status).toBe(201);
+    const cookie = cookiesOf(reg);
+    expect(reg.headers.getSetCookie()[0]).toMatch(
+      /^__Secure-svc_registration=[A-Za-z0-9_-]{43}; Max-Age=900; Path=\/portal\/v1\/auth\/callback; HttpOnly; Secure; SameSite=Lax$/,
+    );
     await settle();
     const text = mail.mails.find((m) => m.to === email)?.text ?? '';
-    expect(text).toContain('makes the password chosen at registration yours');
-    expect((await p.s.api.post('/portal/v1/auth/callback', { token: await mail.tokenFor(email) }, VICTIM)).status).toBe(200);
+    expect(text).toContain('Open it in the browser you registered in');
+    const confirmed = await p.s.api.post(
+      '/portal/v1/auth/callback',
+      { token: await mail.tokenFor(email) },
+      { headers: { ...VICTIM.headers, cookie } },
+    );
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.headers.getSetCookie()[0]).toMatch(/^__Secure-svc_registration=; Max-Age=0;/);
     expect((await p.s.api.post('/portal/v1/auth/login', { email, password }, VICTIM)).status).toBe(200);
+  });
+
+  it('the victim clicks the stranger’s registration link in their own mailbox and browser: signed in without the stranger’s password, which stays refused', async () => {
+    const { p, mail } = open;
+    const email = unique('clicker');
+    const id = await strangerRegisters(open, email);
+    await settle();
+    // The victim's browser never held the stranger's cookie (another registration's is no better).
+    const other = await p.s.api.post('/portal/v1/auth/register', { email: unique('other'), password: 'another long password' }, VICTIM);
+    const victim = await p.s.api.post(
+      '/portal/v1/auth/callback',
+      { token: await mail.tokenFor(email) },
+      { headers: { ...VICTIM.headers, cookie: cookiesOf(other) } },
+    );
+    expect(victim.status, victim.text).toBe(200);
+    expect((await strangerSignsIn(open, email)).status).toBe(401);
+    const me = await p.s.api.get('/portal/v1/me', { token: victim.body.access_token });
+    expect(me.body.client).toMatchObject({ id, email, has_password: false });
+    // Signed in by the link moments ago, the victim chooses their own password.
+    const set = await p.s.api.put(
+      '/portal/v1/me/password',
+      { password: 'the victim’s own password' },
+      { token: victim.body.access_token, ...VICTIM },
+    );
+    expect(set.status, set.text).toBeLessThan(300);
+    expect((await p.s.api.post('/portal/v1/auth/login', { email, password: 'the victim’s own password' }, VICTIM)).status).toBe(200);
   });
 });

@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ControlPlane, startControlPlane } from '@svc/testkit';
+import { type ControlPlane, cookiesOf, startControlPlane } from '@svc/testkit';
 import { type SmtpReceiver, startSmtpReceiver } from '@svc/testkit/smtp-receiver';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -55,10 +55,11 @@ describe('the portal over SMTP (svc start, mode application)', () => {
     expect(`${link.origin}${link.pathname}`).toBe(`${cp.http}/portal/v1/auth/magic-link`);
     expect((await fetch(link)).status).toBe(200);
 
+    // The browser that registered: its registration cookie goes back with the link's callback.
     const callback = (token: string) =>
       fetch(`${cp.http}/portal/v1/auth/callback`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', cookie: cookiesOf(reg) },
         body: JSON.stringify({ token }),
       });
     const waiting = await callback(tokenOf(link));

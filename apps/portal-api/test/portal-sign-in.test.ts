@@ -1,4 +1,4 @@
-import { login, OWNER } from '@svc/testkit';
+import { cookiesOf, login, OWNER } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalTestServer, startPortal } from './harness.ts';
 import { captureMail, type MailCapture, settle } from './mail-capture.ts';
@@ -88,7 +88,8 @@ describe('registration mode (spec 5.8, 7.2)', () => {
 
     // The link confirms the email (first use), but a pending client may not sign in.
     const token = await mail.tokenFor(email);
-    const confirmed = await p.s.api.post('/portal/v1/auth/callback', { token });
+    // In the browser that registered (its cookie): the password chosen at registration becomes the client's.
+    const confirmed = await p.s.api.post('/portal/v1/auth/callback', { token }, { headers: { cookie: cookiesOf(reg) } });
     expect(confirmed.status).toBe(403);
     expect(confirmed.body.detail).toContain('approval');
     const row = await p.s.deps.db.selectFrom('clients').selectAll().where('id', '=', reg.body.id).executeTakeFirstOrThrow();
@@ -128,7 +129,11 @@ describe('registration mode (spec 5.8, 7.2)', () => {
     expect(early.status).toBe(403);
     expect(early.body.detail).toContain('confirm your email');
     await settle();
-    const pair = await p.s.api.post('/portal/v1/auth/callback', { token: await mail.tokenFor(email) });
+    const pair = await p.s.api.post(
+      '/portal/v1/auth/callback',
+      { token: await mail.tokenFor(email) },
+      { headers: { cookie: cookiesOf(reg) } },
+    );
     expect(pair.status, pair.text).toBe(200);
     expect((await p.s.api.get('/portal/v1/me', { token: pair.body.access_token })).body.client.email_verified_at).not.toBeNull();
     expect((await p.s.api.post('/portal/v1/auth/login', { email, password: PASSWORD })).status).toBe(200);

@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => bed.close());
 
 const register = async (email: string) =>
-  registerWithPassword(bed.deps, RegisterInput.parse({ email, password: 'a long password' }), { ip: '192.0.2.1' });
+  registerWithPassword(bed.deps, RegisterInput.parse({ email, password: 'a long password' }), { ip: '192.0.2.1' }).then((r) => r.answer);
 const exists = async (id: string) =>
   (await bed.deps.db.selectFrom('clients').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 

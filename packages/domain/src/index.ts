@@ -22,6 +22,7 @@ export * from './auth/client-sign-in-refusal.ts';
 export * from './auth/credential-fields.ts';
 export * from './auth/jwt-verify.ts';
 export * from './auth/magic-link.ts';
+export * from './auth/registration-browser.ts';
 export * from './auth/methods.ts';
 export * from './auth/oauth/index.ts';
 export * from './auth/password-hasher.ts';

@@ -1,5 +1,6 @@
 export { createApp, createRouter, validationHook } from './app.ts';
 export { OWNERS, READERS, type RouteAuth, requireAuth, WRITERS } from './auth.ts';
+export { type BindingCookie, cookieValues, setBindingCookie } from './binding-cookie.ts';
 export { limitBody } from './body-limit.ts';
 export { actorContext, requestMeta } from './context.ts';
 export { DOCS_CSP, registerDocsUi } from './docs-ui.ts';

@@ -14,8 +14,8 @@ import {
   unlinkIdentity,
 } from '@svc/domain';
 import type { Context } from 'hono';
-import { setCookie } from 'hono/cookie';
 import type { RouteAuth } from './auth.ts';
+import { cookieValues, setBindingCookie } from './binding-cookie.ts';
 import { requestMeta } from './context.ts';
 import type { AppEnv } from './env.ts';
 import { defineRoute } from './route.ts';
@@ -47,27 +47,12 @@ const IdentitiesSchema = z.object({ items: z.array(OAuthIdentitySchema) }).opena
  * Sets (or, with '', clears) the cookie binding an OAuth request to this browser; its
  * attributes are the domain's (browser-binding.ts).
  */
-function bindingCookie(c: Context<AppEnv>, surface: 'admin' | 'client', provider: string, value: string): void {
-  const cookie = oauthBrowserCookie(c.get('deps').config, surface, provider);
-  setCookie(c, cookie.name, value, {
-    path: cookie.path,
-    httpOnly: true,
-    secure: cookie.secure,
-    sameSite: 'Lax',
-    maxAge: value ? cookie.maxAgeSeconds : 0,
-  });
-}
+const bindingCookie = (c: Context<AppEnv>, surface: 'admin' | 'client', provider: string, value: string): void =>
+  setBindingCookie(c, oauthBrowserCookie(c.get('deps').config, surface, provider), value);
 
 /** Every value the browser sent under the binding cookie's name (a name set twice comes twice). */
-function bindingKeys(c: Context<AppEnv>, surface: 'admin' | 'client', provider: string): string[] {
-  const { name } = oauthBrowserCookie(c.get('deps').config, surface, provider);
-  const keys: string[] = [];
-  for (const pair of (c.req.header('cookie') ?? '').split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq > 0 && pair.slice(0, eq).trim() === name) keys.push(pair.slice(eq + 1).trim());
-  }
-  return keys;
-}
+const bindingKeys = (c: Context<AppEnv>, surface: 'admin' | 'client', provider: string): string[] =>
+  cookieValues(c, oauthBrowserCookie(c.get('deps').config, surface, provider).name);
 
 export interface OAuthRouteOptions {
   surface: 'admin' | 'client';

@@ -104,3 +104,10 @@ export function oversizedPost(url: string, body: string | Buffer, headers: Recor
     req.end(body);
   });
 }
+
+/** The cookies an answer set, as a browser sends them back (`name=value; …`); '' when none. */
+export const cookiesOf = (res: { headers: Headers }): string =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');

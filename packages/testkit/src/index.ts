@@ -23,7 +23,7 @@ export {
   type SubscriptionUsage,
   subscriptionUsage,
 } from './fleet-over-rest.ts';
-export { type ApiClient, type ApiResponse, createApiClient, oversizedPost, pageAll } from './http-client.ts';
+export { type ApiClient, type ApiResponse, cookiesOf, createApiClient, oversizedPost, pageAll } from './http-client.ts';
 export {
   type EchoServer,
   httpGetThroughProxy,

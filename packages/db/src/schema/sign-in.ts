@@ -12,6 +12,11 @@ export interface MagicLinkTokensTable {
    * applied when this link is what confirms the email (docs/portal.md); null on every other link.
    */
   password_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * With password_hash: the SHA-256 of the random value the registering browser keeps in its
+   * cookie; the password is applied only when that browser redeems the link.
+   */
+  browser_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Spec 2.2 admin_oauth_identity: a provider's user linked to an admin. */

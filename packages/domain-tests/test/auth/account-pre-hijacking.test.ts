@@ -49,25 +49,39 @@ describe('account pre-hijacking: a password set before the email was confirmed i
     expect(confirmed.map((a) => a.details)).toEqual([{ method: 'magic_link', password: 'none' }]);
   });
 
-  it('the registration’s own confirmation link sets the password chosen at registration; before it, the password only says “confirm first”', async () => {
+  it('the registration’s own confirmation link, in the browser that registered, sets the password chosen at registration; before it, the password only says “confirm first”', async () => {
     const me = email('registrant');
     const reg = await p.register(me, OWNERS_PASSWORD);
     expect(await passwordOf(reg.id)).toBeNull();
     const early = await outcome(p.login(me, OWNERS_PASSWORD));
     expect(early).toBe('forbidden'); // rule 1: right password, email unconfirmed
     expect(await outcome(p.login(me, 'not the password'))).toBe('unauthenticated');
-    await p.redeem(await p.tokenOf(me, 'registration_confirmation'));
+    await p.redeem(await p.tokenOf(me, 'registration_confirmation'), undefined, [reg.browserKey]);
     expect(await passwordOf(reg.id)).not.toBeNull();
     expect(await outcome(p.login(me, OWNERS_PASSWORD))).toBe('ok');
   });
 
   it('a second registration of an unconfirmed email is 409 and changes nothing: the first registrant’s link sets their password, not the second’s', async () => {
     const me = email('first');
-    await p.register(me, OWNERS_PASSWORD);
+    const reg = await p.register(me, OWNERS_PASSWORD);
     expect(await outcome(p.register(me, STRANGERS_PASSWORD, STRANGER))).toBe('conflict');
-    await p.redeem(await p.tokenOf(me, 'registration_confirmation'));
+    await p.redeem(await p.tokenOf(me, 'registration_confirmation'), undefined, [reg.browserKey]);
     expect(await outcome(p.login(me, OWNERS_PASSWORD))).toBe('ok');
     expect(await outcome(p.login(me, STRANGERS_PASSWORD, STRANGER))).toBe('unauthenticated');
+  });
+
+  it('the victim clicks the stranger’s registration link in their own mailbox and browser: confirmed and signed in, without the stranger’s password', async () => {
+    const victim = email('clicker');
+    const reg = await p.register(victim, STRANGERS_PASSWORD, STRANGER);
+    // The victim's browser never held the stranger's registration cookie; another browser's key is no better.
+    const other = await p.register(email('other'), OWNERS_PASSWORD);
+    const pair = await p.redeem(await p.tokenOf(victim, 'registration_confirmation'), undefined, [other.browserKey]);
+    expect(pair.access_token).toEqual(expect.any(String));
+    expect(await passwordOf(reg.id)).toBeNull();
+    expect(await outcome(p.login(victim, STRANGERS_PASSWORD, STRANGER))).toBe('unauthenticated');
+    // Signed in by the link moments ago, the victim chooses their own password.
+    await p.setPassword(pair, { password: OWNERS_PASSWORD });
+    expect(await outcome(p.login(victim, OWNERS_PASSWORD))).toBe('ok');
   });
 
   it('a registration whose link expired has no password at all: the password is refused like a wrong one, and a sign-in link confirms without one', async () => {

@@ -26,12 +26,14 @@ import { type MailTestbed, mailTestbed } from '../support.ts';
 export interface PortalBed extends MailTestbed {
   /** The deps the verbs run with (the testbed's unless `deps` was given). */
   deps(): DomainDeps;
-  register(email: string, password: string, ip?: string): Promise<{ id: string }>;
+  /** A registration, with the value the registering browser keeps in its cookie. */
+  register(email: string, password: string, ip?: string): Promise<{ id: string; browserKey: string }>;
   /** The token of the newest mail of `category` to `email` (waits for one newer than `after` mails). */
   tokenOf(email: string, category: 'registration_confirmation' | 'magic_link', after?: number): Promise<string>;
   /** Asks for a sign-in link and answers its token. */
   requestLink(email: string, ip?: string): Promise<string>;
-  redeem(token: string, ip?: string): Promise<TokenPair>;
+  /** Redeems a link; `browserKeys`: what the browser sends under the registration cookie. */
+  redeem(token: string, ip?: string, browserKeys?: readonly string[]): Promise<TokenPair>;
   login(email: string, password: string, ip?: string): Promise<TokenPair>;
   /** The client's context behind a token pair (its session id too), as a portal route builds it. */
   asClient(pair: TokenPair, ip?: string): Promise<{ ctx: PortalCtx; sid: string }>;
@@ -56,14 +58,18 @@ export function portalBed(env: Record<string, string>, withDeps?: (deps: DomainD
     mails: t.mails,
     mailTo: t.mailTo,
     deps,
-    register: (email, password, ip = ME) => registerWithPassword(deps(), parseInput(RegisterInput, { email, password }), { ip }),
+    register: async (email, password, ip = ME) => {
+      const { answer, browserKey } = await registerWithPassword(deps(), parseInput(RegisterInput, { email, password }), { ip });
+      return { ...answer, browserKey };
+    },
     tokenOf,
     async requestLink(email, ip = ME) {
       const before = t.mails.filter((m) => m.to === email && m.category === 'magic_link').length;
       await (await requestMagicLink(deps(), parseInput(MagicLinkRequestInput, { email }), { ip })).background;
       return tokenOf(email, 'magic_link', before);
     },
-    redeem: (token, ip = ME) => redeemMagicLink(deps(), parseInput(MagicLinkCallbackInput, { token }), { ip }),
+    redeem: (token, ip = ME, browserKeys = []) =>
+      redeemMagicLink(deps(), parseInput(MagicLinkCallbackInput, { token }), { ip }, browserKeys),
     login: (email, password, ip = ME) => loginClientWithPassword(deps(), parseInput(PasswordLoginInput, { email, password }), { ip }),
     async asClient(pair, ip = ME) {
       // Read, not verified: tests move the clock, and the route checked the token already.

@@ -54,7 +54,7 @@ const registered = (m: Mode, address: string) =>
 const register = (m: Mode, address: string) =>
   registerWithPassword(m.bed.deps, parseInput(RegisterInput, { email: address, password: 'a long customer password' }), {
     ip: '192.0.2.1',
-  });
+  }).then((r) => r.answer);
 
 /** The owner's mail about `address`, after the worker's events.dispatch ran. */
 async function ownersMail(m: Mode, address: string): Promise<MailMessage> {

@@ -554,6 +554,22 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-11-29T1500-registration-browser': {
+    async check(db) {
+      // A confirmation link issued before binds no browser: it confirms without a password.
+      expect(await one(db, 'magic_link_tokens', { token_hash: sha256Hex('confirmation') })).toMatchObject({ browser_hash: null });
+    },
+    async seed(db) {
+      await put(db, 'magic_link_tokens', {
+        token_hash: sha256Hex('bound confirmation'),
+        client_id: REGISTRANT,
+        created_at: T0,
+        expires_at: hour(11),
+        password_hash: '$argon2id$chosen-in-this-browser',
+        browser_hash: sha256Hex('registering browser'),
+      });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

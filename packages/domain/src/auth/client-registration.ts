@@ -4,6 +4,7 @@ import { ClientEmail, ClientPassword } from '../clients/client-fields.ts';
 import { registerClient } from '../clients/register-client.ts';
 import { isDomainError } from '../errors.ts';
 import { anonymous, type DomainDeps } from '../shared/context.ts';
+import { randomToken, sha256Hex } from '../shared/secrets.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { issueMagicLink } from './magic-link.ts';
 import { assertPasswordRegistrationOpen } from './portal-methods.ts';
@@ -12,6 +13,12 @@ import type { RequestMeta } from './sessions.ts';
 
 export const RegisterInput = z.object({ email: ClientEmail, password: ClientPassword }).strict().brand<'RegisterInput'>();
 export type RegisterInput = z.output<typeof RegisterInput>;
+
+/** The answer, and the value the registering browser keeps (its cookie: registrationBrowserCookie). */
+export interface Registered {
+  answer: RegistrationAnswer;
+  browserKey: string;
+}
 
 export interface RegistrationAnswer {
   id: string;
@@ -29,11 +36,12 @@ export interface RegistrationAnswer {
  * audited, refused ones (409, 429) included.
  *
  * The password is not the client's yet: its hash rides on the confirmation link and becomes the
- * password only when that link confirms the email (confirm-client-email.ts). Whoever registers
+ * password only when that link confirms the email in the browser that registered (its cookie,
+ * registration-browser.ts; confirm-client-email.ts). Whoever registers
  * an address that is not theirs sets nothing the mailbox's owner did not accept, and a sign-in
  * link or a provider that confirms the address instead leaves no password behind.
  */
-export async function registerWithPassword(deps: DomainDeps, input: RegisterInput, meta: RequestMeta): Promise<RegistrationAnswer> {
+export async function registerWithPassword(deps: DomainDeps, input: RegisterInput, meta: RequestMeta): Promise<Registered> {
   assertPasswordRegistrationOpen(deps.config);
   const actor = anonymous(meta.ip, meta.userAgent);
   try {
@@ -41,18 +49,18 @@ export async function registerWithPassword(deps: DomainDeps, input: RegisterInpu
     const hash = await deps.passwords.hash(input.password);
     return await unitOfWork({ ...deps, actor }, async (uow) => {
       const row = await registerClient(uow, deps, { email: input.email, method: 'password', emailVerified: false });
-      await issueMagicLink(uow, deps, row, 'confirm', hash);
+      const browserKey = randomToken(32);
+      await issueMagicLink(uow, deps, row, 'confirm', { passwordHash: hash, browserHash: sha256Hex(browserKey) });
       const status = row.status === 'pending' ? 'pending' : 'active';
-      return {
+      const confirm = 'confirm your email with the link we sent, in this browser (there it also makes your password yours)';
+      const answer: RegistrationAnswer = {
         id: row.id,
         email: row.email,
         status,
         email_verified: false,
-        next:
-          status === 'pending'
-            ? 'confirm your email with the link we sent (it also makes your password yours); an administrator then approves the registration'
-            : 'confirm your email with the link we sent (it also makes your password yours); the link signs you in',
+        next: status === 'pending' ? `${confirm}; an administrator then approves the registration` : `${confirm}; the link signs you in`,
       };
+      return { answer, browserKey };
     });
   } catch (err) {
     if (isDomainError(err) && err.type !== 'not-found') {

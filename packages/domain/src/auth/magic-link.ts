@@ -13,6 +13,7 @@ import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
 import { rememberClientAddress } from './client-known-addresses.ts';
 import { clientSignInRefusal } from './client-sign-in-refusal.ts';
 import { Email } from './credential-fields.ts';
+import { browserMatches } from './oauth/browser-binding.ts';
 import { addressKey, enforceRateLimit, spendBudget } from './rate-limit.ts';
 import { issueSession, type RequestMeta, type TokenPair } from './sessions.ts';
 
@@ -37,21 +38,30 @@ export function magicLinkUrl(config: Config, token: string): string {
 
 export type MagicLinkPurpose = 'sign_in' | 'confirm';
 
+/** What a password registration's confirmation link carries: the chosen password and the registering browser. */
+export interface RegistrationSecrets {
+  passwordHash: string;
+  /** SHA-256 of the value in the registering browser's cookie (registration-browser.ts). */
+  browserHash: string;
+}
+
 /**
  * A new one-time token for this client (only its SHA-256 stored), mailed after the unit commits.
  * `confirm`: the mail of a password registration (spec 3.1 rule 2), carrying the hash of the
- * password chosen at registration, which only this link sets, and only if it is what confirms
- * the email (confirm-client-email.ts); `sign_in`: a requested link, which never sets a password.
+ * password chosen at registration, which only this link sets, only in the browser that
+ * registered, and only if it is what confirms the email (confirm-client-email.ts); `sign_in`: a
+ * requested link, which never sets a password.
  */
 export async function issueMagicLink(
   uow: UnitOfWork,
   deps: Pick<DomainDeps, 'config' | 'clock'>,
   client: { id: string; email: string },
   purpose: MagicLinkPurpose,
-  registrationPasswordHash: string | null = null,
+  registration: RegistrationSecrets | null = null,
 ): Promise<void> {
   const token = randomToken(32);
   const now = deps.clock.now();
+  const secrets = purpose === 'confirm' ? registration : null;
   await uow.db
     .insertInto('magic_link_tokens')
     .values({
@@ -60,7 +70,8 @@ export async function issueMagicLink(
       created_at: now,
       expires_at: new Date(now.getTime() + MAGIC_LINK_TTL_MS),
       used_at: null,
-      password_hash: purpose === 'confirm' ? registrationPasswordHash : null,
+      password_hash: secrets?.passwordHash ?? null,
+      browser_hash: secrets?.browserHash ?? null,
     })
     .execute();
   const url = magicLinkUrl(deps.config, token);
@@ -72,7 +83,7 @@ export async function issueMagicLink(
           to: client.email,
           category: 'registration_confirmation',
           subject: 'Confirm your email',
-          text: `Confirm your email address and sign in:\n\n${url}\n\nThe link works once, for ${lasts}. Using it also makes the password chosen at registration yours: use it only if you registered. If you did not, ignore this mail: nothing is set, and the registration is deleted within a day.\n`,
+          text: `Confirm your email address and sign in:\n\n${url}\n\nThe link works once, for ${lasts}. Open it in the browser you registered in and the password you chose there is yours; opened anywhere else it signs you in without a password, and you choose one in your account. If you did not register, ignore this mail: nothing is set, and the registration is deleted within a day.\n`,
         }
       : {
           to: client.email,
@@ -143,11 +154,17 @@ type Redeemed =
  * POST /portal/v1/auth/callback (spec 3.3, 5.7): a token that is known, unused and not expired
  * is used up (once, even when two callbacks race); its first use confirms the email
  * (confirmClientEmail: the password becomes the registration's if this is its confirmation
- * link, else none); then, if the client may sign in (rule 1), the one session-issuing step,
+ * link redeemed in the browser that registered, else none); then, if the client may sign in (rule 1), the one session-issuing step,
  * which remembers the address as the client's. A confirmed email stays confirmed when sign-in
  * is refused (pending: waiting for approval).
  */
-export async function redeemMagicLink(deps: DomainDeps, input: MagicLinkCallbackInput, meta: RequestMeta): Promise<TokenPair> {
+export async function redeemMagicLink(
+  deps: DomainDeps,
+  input: MagicLinkCallbackInput,
+  meta: RequestMeta,
+  /** The values the browser sent under the registration cookie (registrationBrowserCookie). */
+  browserKeys: readonly string[] = [],
+): Promise<TokenPair> {
   await enforceRateLimit(deps, 'magic_link', deps.config.rate_limits.magic_link, { ip: meta.ip });
   const hash = sha256Hex(input.token);
   const actor = anonymous(meta.ip, meta.userAgent);
@@ -157,7 +174,7 @@ export async function redeemMagicLink(deps: DomainDeps, input: MagicLinkCallback
     const row = await trx
       .selectFrom('magic_link_tokens as t')
       .innerJoin('clients as c', 'c.id', 't.client_id')
-      .select(['t.client_id', 't.used_at', 't.expires_at', 't.password_hash', 'c.status', 'c.email_verified_at'])
+      .select(['t.client_id', 't.used_at', 't.expires_at', 't.password_hash', 't.browser_hash', 'c.status', 'c.email_verified_at'])
       .where('t.token_hash', '=', hash)
       .forUpdate()
       .executeTakeFirst();
@@ -171,9 +188,11 @@ export async function redeemMagicLink(deps: DomainDeps, input: MagicLinkCallback
       .where('used_at', 'is', null)
       .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) return { invalid: 'used', clientId: row.client_id };
+    // The registration's password only in the browser that registered (registration-browser.ts).
+    const sameBrowser = row.password_hash !== null && browserMatches(row.browser_hash, browserKeys);
     const verifiedAt = await confirmClientEmail(uow, row.client_id, now, {
       method: 'magic_link',
-      registrationPasswordHash: row.password_hash,
+      registrationPasswordHash: sameBrowser ? row.password_hash : null,
     });
     const client = { status: row.status, email_verified_at: verifiedAt };
     if (!clientMaySignIn(client)) return { refused: { status: row.status, clientId: row.client_id, error: clientSignInRefusal(client) } };

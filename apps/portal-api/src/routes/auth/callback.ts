@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { MagicLinkCallbackInput, redeemMagicLink } from '@svc/domain';
-import { type AppEnv, body, defineRoute, json, openapi, requestMeta, TokenPairSchema } from '@svc/http';
+import { MagicLinkCallbackInput, redeemMagicLink, registrationBrowserCookie } from '@svc/domain';
+import { type AppEnv, body, cookieValues, defineRoute, json, openapi, requestMeta, setBindingCookie, TokenPairSchema } from '@svc/http';
 
 export const CallbackBody = openapi(MagicLinkCallbackInput, 'MagicLinkCallback');
 
@@ -9,6 +9,8 @@ export const route = defineRoute({
   path: '/auth/callback',
   tags: ['auth'],
   summary: 'Exchange a magic-link token for a token pair; its first use confirms the email',
+  description:
+    "A password registration's confirmation link sets the password chosen at registration only when the browser that registered redeems it (its registration cookie, cleared here); anywhere else it confirms and signs in without a password.",
   auth: null,
   request: body(CallbackBody),
   responses: {
@@ -19,4 +21,10 @@ export const route = defineRoute({
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(await redeemMagicLink(c.get('deps'), c.req.valid('json'), requestMeta(c)), 200));
+  app.openapi(route, async (c) => {
+    const deps = c.get('deps');
+    const cookie = registrationBrowserCookie(deps.config);
+    const keys = cookieValues(c, cookie.name);
+    if (keys.length > 0) setBindingCookie(c, cookie, '');
+    return c.json(await redeemMagicLink(deps, c.req.valid('json'), requestMeta(c), keys), 200);
+  });

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { assertPasswordRegistrationOpen, RegisterInput, registerWithPassword } from '@svc/domain';
-import { type AppEnv, body, defineRoute, json, openapi, requestMeta } from '@svc/http';
+import { assertPasswordRegistrationOpen, RegisterInput, registerWithPassword, registrationBrowserCookie } from '@svc/domain';
+import { type AppEnv, body, defineRoute, json, openapi, requestMeta, setBindingCookie } from '@svc/http';
 
 export const RegisterBody = openapi(RegisterInput, 'RegisterRequest');
 
@@ -26,11 +26,19 @@ export const route = defineRoute({
   gate: (deps) => assertPasswordRegistrationOpen(deps.config),
   request: body(RegisterBody),
   responses: {
-    201: json(RegistrationSchema, 'Registered; confirm the email'),
+    201: json(
+      RegistrationSchema,
+      'Registered; confirm the email. Set-Cookie binds the registration to this browser (HttpOnly, SameSite=Lax, the callback path only): the confirmation link sets the chosen password only when this browser redeems it',
+    ),
     404: { description: 'Registration is closed (or portal password sign-in is off)' },
     409: { description: 'A client with this email exists (whatever its status, rejected included)' },
   },
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(await registerWithPassword(c.get('deps'), c.req.valid('json'), requestMeta(c)), 201));
+  app.openapi(route, async (c) => {
+    const deps = c.get('deps');
+    const { answer, browserKey } = await registerWithPassword(deps, c.req.valid('json'), requestMeta(c));
+    setBindingCookie(c, registrationBrowserCookie(deps.config), browserKey);
+    return c.json(answer, 201);
+  });
