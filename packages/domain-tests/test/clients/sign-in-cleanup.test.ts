@@ -22,7 +22,9 @@ beforeAll(async () => {
 afterAll(() => bed.close());
 
 const register = async (email: string) =>
-  registerWithPassword(bed.deps, parseInput(RegisterInput, { email, password: 'a long password' }), { ip: '192.0.2.7' }).then((r) => r.answer);
+  registerWithPassword(bed.deps, parseInput(RegisterInput, { email, password: 'a long password' }), { ip: '192.0.2.7' }).then(
+    (r) => r.answer,
+  );
 const statusOf = async (id: string) =>
   (await bed.deps.db.selectFrom('clients').select('status').where('id', '=', id).executeTakeFirst())?.status ?? 'deleted';
 
