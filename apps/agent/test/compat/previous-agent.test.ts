@@ -56,7 +56,7 @@ beforeAll(async () => {
   cp = await startControlPlane();
   fleet = await createFleetForProtocols(cp.api, { node: { address: '127.0.0.1' }, ports: { 'vmess-tcp': await freePort() } });
   stateDir = await mkdtemp(join(tmpdir(), 'svc-agent-previous-'));
-  await enrollAgent(built.main, stateDir, fleet.enroll);
+  await enrollAgent(built.main, stateDir, fleet.enroll, { joined: true });
   agent = spawnApp(built.main, agentEnv(stateDir), ['run']);
 }, 120_000);
 

@@ -95,14 +95,24 @@ async function running(cp: ControlPlane, fleet: Loop['fleet'], stateDir: string,
   return loop;
 }
 
-/** `svc-agent enroll` of the agent at `entry` (source or a build) with the node's token; throws with its output when it fails. */
-export async function enrollAgent(entry: string, stateDir: string, token: EnrollTokenAnswer): Promise<void> {
+/**
+ * `svc-agent enroll` of the agent at `entry` (source or a build) with the node's token; throws
+ * with its output when it fails. `--token T` as the panel prints it; `joined` passes
+ * `--token=T`, for the 0.1.x agent, which took a token starting with '-' (one in 64) for an
+ * option (fixed in 0.2.0, 482d1e2).
+ */
+export async function enrollAgent(
+  entry: string,
+  stateDir: string,
+  token: EnrollTokenAnswer,
+  opts: { joined?: boolean } = {},
+): Promise<void> {
+  const tokenArgs = opts.joined ? [`--token=${token.token}`] : ['--token', token.token];
   const enroll = spawnApp(entry, agentEnv(stateDir), [
     'enroll',
     '--server',
     token.grpc_endpoint,
-    '--token',
-    token.token,
+    ...tokenArgs,
     '--ca-sha256',
     token.ca_cert_sha256,
   ]);
