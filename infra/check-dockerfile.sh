@@ -26,6 +26,8 @@ target_of() { case "$1" in cli) echo svc ;; agent) echo agent ;; *) echo "$1" ;;
 stage() { awk -v t="$2" '$1 == "FROM" { inside = ($NF == t) } inside' "$1"; }
 for dir in apps/*/; do
   app=$(basename "$dir")
+  # Web apps are static files served by admin-api and svc (SVC_ADMIN_WEB_DIR), not deployables.
+  [ -f "$dir/vite.config.ts" ] && continue
   file=infra/Dockerfile
   [ "$app" = agent ] && file=infra/agent/Dockerfile
   t=$(target_of "$app")

@@ -48,6 +48,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_PUBLIC_BASE_URL', ['http', 'public_base_url'], 'str'],
   ['SVC_TRUST_PROXY', ['http', 'trust_proxy'], 'bool'],
   ['SVC_SUB_CACHE_SECONDS', ['http', 'sub_cache_seconds'], 'int'],
+  ['SVC_ADMIN_WEB_DIR', ['http', 'admin_web_dir'], 'str'],
   ['SVC_GRPC_HOST', ['grpc', 'host'], 'str'],
   ['SVC_GRPC_PORT', ['grpc', 'port'], 'int'],
   ['SVC_GRPC_PUBLIC_HOSTS', ['grpc', 'public_hosts'], 'list'],

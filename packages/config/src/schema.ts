@@ -47,6 +47,11 @@ export const configSchema = z.object({
        * the cached answers at once (bus); this bounds only how stale the usage figures get.
        */
       sub_cache_seconds: z.number().int().min(0).max(3600).default(30),
+      /**
+       * The built admin panel (apps/admin-web's dist/), served at /admin/. Default: the
+       * workspace's own build; the images set it to the copy they carry.
+       */
+      admin_web_dir: z.string().min(1).optional(),
     })
     .default({ host: '0.0.0.0', port: 8080, trust_proxy: false, body_limit_bytes: 1024 * 1024, sub_cache_seconds: 30 }),
   /** The agent gateway (apps/control-plane): one TLS port for Enroll and the mTLS Sync stream. */

@@ -27,6 +27,7 @@ export * from './auth/oauth/index.ts';
 export * from './auth/password-hasher.ts';
 export * from './auth/portal-methods.ts';
 export * from './auth/rate-limit.ts';
+export * from './auth/refresh-cookie.ts';
 export * from './auth/registration-browser.ts';
 export * from './auth/sessions.ts';
 export * from './auth/sign-in-cleanup.ts';

@@ -17,3 +17,12 @@ export { textRuleOnJsonBody, textRuleOnUrlAndHeaders } from './request-text.ts';
 export { defineRoute, ProblemSchema } from './route.ts';
 export { body, IdParam, json, problem, TokenPairSchema } from './schemas.ts';
 export { createHttpService, type HttpService } from './server.ts';
+export {
+  answerTokens,
+  clearRefreshCookie,
+  refreshTokenFromCookie,
+  SessionModeQuery,
+  SessionTokensSchema,
+  wantsCookieSession,
+} from './session-cookie.ts';
+export { publicPrefixOf, registerWebApp, WEB_APP_CSP, type WebAppOptions } from './web-app.ts';

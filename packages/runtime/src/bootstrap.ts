@@ -14,9 +14,10 @@ export async function prepareBootstrap(rt: Runtime): Promise<{ token: string | n
     announce(baseUrl) {
       if (!token) return;
       const setupUrl = baseUrl ? `${baseUrl}/api/v1/setup` : undefined;
+      const panelUrl = baseUrl ? `${baseUrl}/admin/` : undefined;
       rt.log.warn(
-        { setup_token: token, ...(setupUrl ? { setup_url: setupUrl } : {}) },
-        `bootstrap mode: no admin exists. setup_token=${token} - POST it with an email and password to /api/v1/setup (or run: svc admin create --email E --role owner)`,
+        { setup_token: token, ...(setupUrl ? { setup_url: setupUrl, panel_url: panelUrl } : {}) },
+        `bootstrap mode: no admin exists. setup_token=${token} - open ${panelUrl ?? 'the panel at /admin/'} and enter it with the owner's email and password (or POST them to /api/v1/setup, or run: svc admin create --email E --role owner)`,
       );
     },
   };

@@ -25,6 +25,11 @@ export interface ControlPlaneOptions {
   env?: Record<string, string>;
   /** The owner created at setup. */
   owner?: { email: string; password: string };
+  /**
+   * Leave the installation in bootstrap mode (no setup): a test that sets it up another way (the
+   * admin panel's setup screen) reads `setupToken`; `api` signs in as `owner` once that is done.
+   */
+  skipSetup?: boolean;
 }
 
 /** An admin API client that sends the owner's token with every call and signs in again on a 401 (expiry, restart). */
@@ -41,6 +46,8 @@ export interface ControlPlane {
   /** What the child runs with (beside the operator environment). */
   env: Record<string, string>;
   api: OwnerApi;
+  /** The setup token the first start logged. */
+  setupToken: string;
   /** The running child (a new one after restart()). */
   readonly process: AppProcess;
   /** SIGKILL, no clean-up: the data directory keeps whatever the kill left. */
@@ -94,11 +101,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     const first = await boot();
     const tokenLine = JSON.parse(await first.waitForLine((l) => l.includes('"setup_token"'), 'the setup_token line', START_TIMEOUT_MS));
-    const anonymous = createApiClient(http);
-    const setup = await anonymous.post('/api/v1/setup', { token: tokenLine.setup_token, ...owner });
-    if (setup.status !== 201) throw new Error(`POST /api/v1/setup: ${setup.status} ${setup.text}`);
     const api = ownerApi(http, owner);
-    await api.token();
+    if (!opts.skipSetup) {
+      const anonymous = createApiClient(http);
+      const setup = await anonymous.post('/api/v1/setup', { token: tokenLine.setup_token, ...owner });
+      if (setup.status !== 201) throw new Error(`POST /api/v1/setup: ${setup.status} ${setup.text}`);
+      await api.token();
+    }
 
     return {
       http,
@@ -108,6 +117,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       dataDir,
       env,
       api,
+      setupToken: tokenLine.setup_token as string,
       get process() {
         return child as AppProcess;
       },

@@ -1,7 +1,7 @@
-import { createAdminApi } from '@svc/admin-api';
+import { ADMIN_WEB_PATH, createAdminApi, registerAdminWeb } from '@svc/admin-api';
 import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
-import { createHttpService } from '@svc/http';
+import { createHttpService, publicPrefixOf } from '@svc/http';
 import { createPortalApi } from '@svc/portal-api';
 import { createRuntime, listenLine, prepareBootstrap, startMetricsListener } from '@svc/runtime';
 import { createWorker, registerPaymentWebhooks } from '@svc/worker';
@@ -21,10 +21,10 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   });
   const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => {
-    // A person who opens the address the start line names lands on the browsable admin API
-    // (setup included, "Try it out") until the web panel takes this place (issue 30).
-    root.get('/', (c) => c.redirect('/api/v1/docs', 302));
+    // A person who opens the address the start line names lands on the admin panel (setup first).
+    root.get('/', (c) => c.redirect(`${publicPrefixOf(rt.config.http.public_base_url)}${ADMIN_WEB_PATH}/`, 302));
     root.route('/', createAdminApi());
+    registerAdminWeb(root, rt.config);
     root.route('/', portal.routes);
     registerPaymentWebhooks(root);
   });

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { assertAdminMethodEnabled, loginAdminWithPassword, PasswordLoginInput } from '@svc/domain';
-import { type AppEnv, defineRoute, openapi, requestMeta } from '@svc/http';
-import { body, json, TokenPairSchema } from '../../schemas.ts';
+import { type AppEnv, answerTokens, defineRoute, openapi, requestMeta, SessionModeQuery, SessionTokensSchema } from '@svc/http';
+import { body, json } from '../../schemas.ts';
 
 export const LoginBody = openapi(PasswordLoginInput, 'LoginRequest');
 
@@ -12,9 +12,9 @@ export const route = defineRoute({
   summary: 'Sign in with email and password (404 when auth.password_login is off)',
   auth: null,
   gate: (deps) => assertAdminMethodEnabled(deps.config, 'password'),
-  request: body(LoginBody),
+  request: { ...body(LoginBody), query: SessionModeQuery },
   responses: {
-    200: json(TokenPairSchema, 'Token pair'),
+    200: json(SessionTokensSchema, 'Token pair (with ?session=cookie: the refresh token in its cookie)'),
     401: { description: 'Wrong email or password' },
     404: { description: 'Password sign-in is switched off' },
   },
@@ -23,5 +23,5 @@ export const route = defineRoute({
 export const register = (app: OpenAPIHono<AppEnv>) =>
   app.openapi(route, async (c) => {
     const pair = await loginAdminWithPassword(c.get('deps'), c.req.valid('json'), requestMeta(c));
-    return c.json(pair, 200);
+    return c.json(answerTokens(c, 'admin', pair), 200);
   });

@@ -1,9 +1,30 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { RefreshInput, refreshSession } from '@svc/domain';
-import { type AppEnv, defineRoute, openapi, requestMeta } from '@svc/http';
-import { body, json, TokenPairSchema } from '../../schemas.ts';
+import { z } from '@hono/zod-openapi';
+import { RefreshInput, refreshSession, UnauthenticatedError, ValidationError } from '@svc/domain';
+import {
+  type AppEnv,
+  answerTokens,
+  clearRefreshCookie,
+  defineRoute,
+  refreshTokenFromCookie,
+  requestMeta,
+  SessionModeQuery,
+  SessionTokensSchema,
+  wantsCookieSession,
+} from '@svc/http';
+import { body, json } from '../../schemas.ts';
 
-export const RefreshBody = openapi(RefreshInput, 'RefreshRequest');
+export const RefreshBody = z
+  .object({
+    refresh_token: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .openapi({ description: 'Required, except with ?session=cookie (then send {} and the cookie is read)' }),
+  })
+  .strict()
+  .openapi('RefreshRequest');
 
 export const route = defineRoute({
   method: 'post',
@@ -11,12 +32,27 @@ export const route = defineRoute({
   tags: ['auth'],
   summary: 'Rotate the refresh token; a used token presented again revokes every session of its admin',
   auth: null,
-  request: body(RefreshBody),
-  responses: { 200: json(TokenPairSchema, 'New token pair'), 401: { description: 'Unknown, used, expired or revoked' } },
+  request: { ...body(RefreshBody), query: SessionModeQuery },
+  responses: {
+    200: json(SessionTokensSchema, 'New token pair (with ?session=cookie: the new refresh token in its cookie)'),
+    401: { description: 'Unknown, used, expired or revoked' },
+  },
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
   app.openapi(route, async (c) => {
-    const pair = await refreshSession(c.get('deps'), 'admin', c.req.valid('json'), requestMeta(c));
-    return c.json(pair, 200);
+    const cookieMode = wantsCookieSession(c);
+    const token = c.req.valid('json').refresh_token ?? (cookieMode ? refreshTokenFromCookie(c, 'admin') : undefined);
+    if (!token) {
+      if (cookieMode) throw new UnauthenticatedError('no session cookie: sign in');
+      throw new ValidationError('the request body is invalid', { refresh_token: 'required' });
+    }
+    try {
+      const pair = await refreshSession(c.get('deps'), 'admin', RefreshInput.parse({ refresh_token: token }), requestMeta(c));
+      return c.json(answerTokens(c, 'admin', pair), 200);
+    } catch (err) {
+      // A cookie that no longer works is dropped, so the browser stops presenting it.
+      if (cookieMode && err instanceof UnauthenticatedError) clearRefreshCookie(c, 'admin');
+      throw err;
+    }
   });

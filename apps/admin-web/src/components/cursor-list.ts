@@ -1,0 +1,29 @@
+import { useInfiniteQuery } from '@tanstack/react-query';
+
+/**
+ * A list read page by page from a cursor route (spec 4.2: `limit`, `cursor` → `items`,
+ * `next_cursor`): every page fetched so far, flattened, and a function to fetch the next.
+ */
+export function useCursorList<T>(
+  key: readonly unknown[],
+  page: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>,
+  refetchInterval?: number,
+) {
+  const query = useInfiniteQuery({
+    queryKey: key,
+    queryFn: ({ pageParam }) => page(pageParam),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.next_cursor ?? undefined,
+    ...(refetchInterval ? { refetchInterval } : {}),
+  });
+  const rows = query.data?.pages.flatMap((p) => p.items) ?? [];
+  return {
+    rows,
+    loading: query.isPending || query.isFetchingNextPage,
+    error: query.error,
+    hasMore: query.hasNextPage,
+    loadMore: () => {
+      if (!query.isFetchingNextPage) void query.fetchNextPage();
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { Button, Center, Loader, Menu, NavLink, Stack, Text, useDirection } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { ColorSchemeControl, directionOf, LanguageMenu, Shell } from '@svc/web-ui';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, Outlet, useRouterState } from '@tanstack/react-router';
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { api, session, unwrap } from './api.ts';
+import { switchLocale } from './i18n.ts';
+import { type Me, MeContext } from './me.tsx';
+
+// Signed-out screens are their own chunks: a reload with a session never loads them.
+const SetupScreen = lazy(() => import('./screens/setup.tsx').then((m) => ({ default: m.SetupScreen })));
+const SignInScreen = lazy(() => import('./screens/sign-in.tsx').then((m) => ({ default: m.SignInScreen })));
+
+/** Sections of the panel, in the order of the navigation column. */
+const SECTIONS = [
+  { to: '/', key: 'nav.dashboard' },
+  { to: '/nodes', key: 'nav.nodes' },
+  { to: '/profiles', key: 'nav.profiles' },
+  { to: '/inbounds', key: 'nav.inbounds' },
+  { to: '/groups', key: 'nav.groups' },
+  { to: '/clients', key: 'nav.clients' },
+  { to: '/subscriptions', key: 'nav.subscriptions' },
+] as const;
+
+/**
+ * What a visitor sees first: the setup screen on a fresh installation, the sign-in screen without
+ * a session (a reload signs in silently through the refresh cookie), else the panel.
+ */
+export function Frame() {
+  const { t } = useTranslation();
+  const [resumed, setResumed] = useState<boolean | null>(null);
+  const [signedIn, setSignedIn] = useState(session.signedIn);
+  const methods = useQuery({ queryKey: ['auth-methods'], queryFn: () => unwrap(api.GET('/api/v1/auth/methods')), staleTime: 0 });
+  useEffect(() => session.onChange(setSignedIn), []);
+  useEffect(() => {
+    if (methods.data && !methods.data.setup_required && resumed === null) session.resume().then(setResumed);
+  }, [methods.data, resumed]);
+  const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), enabled: signedIn });
+
+  if (methods.isError) return <Failure message={t('frame.unreachable')} retry={() => methods.refetch()} />;
+  if (!methods.data) return <Busy />;
+  if (methods.data.setup_required && !signedIn) {
+    return (
+      <Suspense fallback={<Busy />}>
+        <SetupScreen onDone={() => methods.refetch()} />
+      </Suspense>
+    );
+  }
+  if (!signedIn) {
+    if (resumed === null) return <Busy />;
+    return (
+      <Suspense fallback={<Busy />}>
+        <SignInScreen methods={methods.data} />
+      </Suspense>
+    );
+  }
+  if (me.isError) return <Failure message={t('frame.unreachable')} retry={() => me.refetch()} />;
+  if (!me.data) return <Busy />;
+  return (
+    <MeContext.Provider value={me.data}>
+      <SignedIn me={me.data} />
+    </MeContext.Provider>
+  );
+}
+
+function SignedIn({ me }: { me: Me }) {
+  const { t } = useTranslation();
+  const path = useRouterState({ select: (s) => s.location.pathname });
+  const { setDirection } = useDirection();
+  const queryClient = useQueryClient();
+  const signOut = async () => {
+    await api.POST('/api/v1/auth/logout').catch(() => undefined);
+    session.clear();
+    queryClient.clear();
+  };
+  return (
+    <Shell
+      title={t('app.title')}
+      labels={{ menu: t('frame.menu'), skip: t('frame.skip') }}
+      nav={(close) =>
+        SECTIONS.map((s) => {
+          const active = s.to === '/' ? path === '/' : path === s.to || path.startsWith(`${s.to}/`);
+          return (
+            <NavLink
+              key={s.to}
+              component={Link}
+              to={s.to}
+              label={t(s.key)}
+              active={active}
+              aria-current={active ? 'page' : undefined}
+              onClick={close}
+            />
+          );
+        })
+      }
+      controls={
+        <>
+          <ColorSchemeControl
+            labels={{ legend: t('frame.theme'), light: t('frame.themeLight'), dark: t('frame.themeDark'), auto: t('frame.themeAuto') }}
+          />
+          <LanguageMenu label={t('frame.language')} onChange={(code) => switchLocale(code).then(() => setDirection(directionOf(code)))} />
+          <Menu position="bottom-end">
+            <Menu.Target>
+              <Button variant="default" size="xs" aria-label={t('frame.account', { email: me.email })}>
+                {t(`roles.${me.role}`)}
+              </Button>
+            </Menu.Target>
+            <Menu.Dropdown>
+              <Menu.Label>{me.email}</Menu.Label>
+              <Menu.Item onClick={() => signOut().then(() => notifications.show({ message: t('frame.signedOut') }))}>
+                {t('frame.signOut')}
+              </Menu.Item>
+            </Menu.Dropdown>
+          </Menu>
+        </>
+      }
+    >
+      <Suspense fallback={<Loader m="xl" aria-label={t('frame.loading')} />}>
+        <Outlet />
+      </Suspense>
+    </Shell>
+  );
+}
+
+export function Busy() {
+  const { t } = useTranslation();
+  return (
+    <Center h="100dvh">
+      <Loader aria-label={t('frame.loading')} />
+    </Center>
+  );
+}
+
+function Failure({ message, retry }: { message: string; retry: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <Center h="100dvh">
+      <Stack align="center">
+        <Text role="alert">{message}</Text>
+        <Button onClick={retry}>{t('common.retry')}</Button>
+      </Stack>
+    </Center>
+  );
+}

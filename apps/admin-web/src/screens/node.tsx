@@ -1,0 +1,225 @@
+import { Alert, Button, Card, Code, CopyButton, Grid, Group, Stack, Table, Tabs, Text, Title } from '@mantine/core';
+import { modals } from '@mantine/modals';
+import { notifications } from '@mantine/notifications';
+import type { AdminSchemas } from '@svc/api-client';
+import { formatBytes, formatDateTime, formatRelative } from '@svc/web-ui';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { api, unwrap } from '../api.ts';
+import { PageHeader } from '../components/page-header.tsx';
+import { ReadOnlyNote } from '../components/read-only-note.tsx';
+import { StatusBadge } from '../components/status-badge.tsx';
+import { useCan } from '../me.tsx';
+import { NodeLogTail } from './node-logs.tsx';
+import { Revision } from './nodes.tsx';
+
+type EnrollToken = AdminSchemas['NodeEnrollToken'];
+
+/** One node: state, last status, engine, the enrollment token with the commands to run, restart, the live log. */
+export function NodeScreen({ id }: { id: string }) {
+  const { t, i18n } = useTranslation();
+  const lng = i18n.language;
+  const can = useCan();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const node = useQuery({
+    queryKey: ['nodes', 'one', id],
+    queryFn: () => unwrap(api.GET('/api/v1/nodes/{id}', { params: { path: { id } } })),
+    refetchInterval: 10_000,
+  });
+  const [enroll, setEnroll] = useState<EnrollToken | null>(null);
+  const invalidate = () => queryClient.invalidateQueries({ queryKey: ['nodes'] });
+  const issue = useMutation({
+    mutationFn: () => unwrap(api.POST('/api/v1/nodes/{id}/enroll-token', { params: { path: { id } } })),
+    onSuccess: (tok) => {
+      setEnroll(tok);
+      void invalidate();
+    },
+  });
+  const restart = useMutation({
+    mutationFn: () => unwrap(api.POST('/api/v1/nodes/{id}/restart-xray', { params: { path: { id } } })),
+    onSuccess: () => notifications.show({ message: t('node.restartSent') }),
+    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+  });
+  const toggle = useMutation({
+    mutationFn: (admin_status: 'enabled' | 'disabled') =>
+      unwrap(api.PATCH('/api/v1/nodes/{id}', { params: { path: { id } }, body: { admin_status } })),
+    onSuccess: () => invalidate(),
+    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+  });
+  const remove = useMutation({
+    mutationFn: () => unwrap(api.DELETE('/api/v1/nodes/{id}', { params: { path: { id } } })),
+    onSuccess: () => {
+      void invalidate();
+      void navigate({ to: '/nodes' });
+    },
+    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+  });
+
+  if (node.isError) return <Alert color="red">{node.error.message}</Alert>;
+  const n = node.data;
+  if (!n) return null;
+  const status = n.status as null | Record<string, number | boolean>;
+  return (
+    <>
+      <PageHeader
+        title={n.name}
+        subtitle={n.address}
+        actions={
+          can.write && (
+            <>
+              <Button variant="default" onClick={() => issue.mutate()} loading={issue.isPending} data-testid="issue-enroll-token">
+                {n.enrolled ? t('node.reissueToken') : t('node.issueToken')}
+              </Button>
+              <Button variant="default" onClick={() => restart.mutate()} disabled={n.connectivity !== 'online'} loading={restart.isPending}>
+                {t('node.restartEngine')}
+              </Button>
+              <Button variant="default" onClick={() => toggle.mutate(n.admin_status === 'enabled' ? 'disabled' : 'enabled')}>
+                {n.admin_status === 'enabled' ? t('common.disable') : t('common.enable')}
+              </Button>
+              <Button
+                color="red"
+                variant="light"
+                onClick={() =>
+                  modals.openConfirmModal({
+                    title: t('node.deleteTitle', { name: n.name }),
+                    children: <Text size="sm">{t('node.deleteBody')}</Text>,
+                    labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
+                    confirmProps: { color: 'red' },
+                    onConfirm: () => remove.mutate(),
+                  })
+                }
+              >
+                {t('common.delete')}
+              </Button>
+            </>
+          )
+        }
+      />
+      <ReadOnlyNote />
+      {issue.isError && (
+        <Alert color="red" mb="md">
+          {issue.error.message}
+        </Alert>
+      )}
+      {enroll && <EnrollCommands token={enroll} />}
+      <Grid>
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <Card withBorder>
+            <Title order={3} size="h5" mb="sm">
+              {t('node.state')}
+            </Title>
+            <Table>
+              <Table.Tbody>
+                <Row label={t('nodes.connectivity')}>
+                  <Group gap={4}>
+                    <StatusBadge value={n.connectivity} />
+                    <StatusBadge value={n.admin_status} />
+                  </Group>
+                </Row>
+                <Row label={t('nodes.revision')}>
+                  <Revision node={n} />
+                </Row>
+                <Row label={t('node.lastSeen')}>{n.last_seen_at ? formatRelative(lng, n.last_seen_at) : '—'}</Row>
+                <Row label={t('node.enrolled')}>{n.enrolled ? t('common.yes') : t('common.no')}</Row>
+                <Row label={t('node.tokenExpires')}>{formatDateTime(lng, n.enroll_token_expires_at)}</Row>
+                <Row label={t('node.certificateExpires')}>{formatDateTime(lng, n.cert_not_after)}</Row>
+                {n.last_apply_error && (
+                  <Row label={t('node.lastApplyError')}>
+                    <Text size="sm" c="red" className="svc-mono">
+                      {n.last_apply_error}
+                    </Text>
+                  </Row>
+                )}
+              </Table.Tbody>
+            </Table>
+          </Card>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <Card withBorder>
+            <Title order={3} size="h5" mb="sm">
+              {t('node.system')}
+            </Title>
+            <Table>
+              <Table.Tbody>
+                <Row label={t('nodes.agent')}>
+                  {n.agent_version ?? '—'} {n.outdated_agent && <StatusBadge value="outdated" />}
+                </Row>
+                <Row label={t('node.engine')}>{n.engine.version ? `${n.engine.family} ${n.engine.version}` : '—'}</Row>
+                <Row label={t('node.host')}>{[n.hostname, n.os, n.arch].filter(Boolean).join(' · ') || '—'}</Row>
+                <Row label={t('node.cpu')}>{status ? `${Math.round(Number(status.cpu_percent ?? 0))} %` : '—'}</Row>
+                <Row label={t('node.memory')}>
+                  {status
+                    ? `${formatBytes(lng, Number(status.memory_used_bytes ?? 0))} / ${formatBytes(lng, Number(status.memory_total_bytes ?? 0))}`
+                    : '—'}
+                </Row>
+                <Row label={t('node.connections')}>{status ? String(status.connections ?? 0) : '—'}</Row>
+                <Row label={t('node.engineUptime')}>{status ? formatUptime(Number(status.xray_uptime_seconds ?? 0)) : '—'}</Row>
+                <Row label={t('node.statusAt')}>{n.last_status_at ? formatRelative(lng, n.last_status_at) : '—'}</Row>
+              </Table.Tbody>
+            </Table>
+          </Card>
+        </Grid.Col>
+      </Grid>
+      <Tabs defaultValue="logs" mt="md">
+        <Tabs.List>
+          <Tabs.Tab value="logs">{t('nodeLogs.title')}</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="logs" pt="sm">
+          <NodeLogTail nodeId={n.id} online={n.connectivity === 'online'} />
+        </Tabs.Panel>
+      </Tabs>
+    </>
+  );
+}
+
+function formatUptime(seconds: number): string {
+  const d = Math.floor(seconds / 86400);
+  const h = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return d > 0 ? `${d}d ${h}h` : h > 0 ? `${h}h ${m}m` : `${m}m`;
+}
+
+function Row({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <Table.Tr>
+      <Table.Th scope="row" w="40%">
+        {label}
+      </Table.Th>
+      <Table.Td>{children}</Table.Td>
+    </Table.Tr>
+  );
+}
+
+/** The token (shown once) and the exact commands to run on the server, with copy buttons. */
+function EnrollCommands({ token }: { token: EnrollToken }) {
+  const { t, i18n } = useTranslation();
+  const enrollLine = `npx -y pnpm@10.34.8 svc-agent enroll --server ${token.grpc_endpoint} --token ${token.token} --ca-sha256 ${token.ca_cert_sha256}`;
+  const runLine = 'npx -y pnpm@10.34.8 svc-agent run';
+  return (
+    <Alert color="brand" mb="md" title={t('node.enrollTitle')} data-testid="enroll-commands">
+      <Stack gap="xs">
+        <Text size="sm">{t('node.enrollIntro', { expires: formatDateTime(i18n.language, token.expires_at) })}</Text>
+        {[enrollLine, runLine].map((line) => (
+          <Group key={line} gap="xs" wrap="nowrap" align="flex-start">
+            <Code block dir="ltr" style={{ flex: 1 }} className="svc-mono">
+              {line}
+            </Code>
+            <CopyButton value={line}>
+              {({ copied, copy }) => (
+                <Button size="xs" variant="default" onClick={copy}>
+                  {copied ? t('common.copied') : t('common.copy')}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+        ))}
+        <Text size="xs" c="dimmed">
+          {t('node.enrollFoot')}
+        </Text>
+      </Stack>
+    </Alert>
+  );
+}

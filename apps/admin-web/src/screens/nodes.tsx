@@ -1,0 +1,214 @@
+import { Badge, Button, Group, Modal, Select, Stack, Text, TextInput, Tooltip } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import type { AdminSchemas } from '@svc/api-client';
+import { DataTable, formatBytes, formatRelative } from '@svc/web-ui';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { createColumnHelper } from '@tanstack/react-table';
+import { useMemo } from 'react';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { api, unwrap } from '../api.ts';
+import { AnchorLink } from '../components/anchor-link.tsx';
+import { useCursorList } from '../components/cursor-list.ts';
+import { showProblem } from '../components/form-errors.ts';
+import { PageHeader } from '../components/page-header.tsx';
+import { ReadOnlyNote } from '../components/read-only-note.tsx';
+import { StatusBadge } from '../components/status-badge.tsx';
+import { useCan } from '../me.tsx';
+
+export type Node = AdminSchemas['Node'];
+export interface NodesSearch {
+  connectivity?: 'online' | 'offline' | undefined;
+  admin_status?: 'enabled' | 'disabled' | undefined;
+}
+
+const col = createColumnHelper<Node>();
+
+/** Every node with its live connectivity, revisions, last status and agent version. */
+export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSearch: (s: NodesSearch) => void }) {
+  const { t, i18n } = useTranslation();
+  const can = useCan();
+  const navigate = useNavigate();
+  const list = useCursorList(['nodes', search], (cursor) =>
+    unwrap(api.GET('/api/v1/nodes', { params: { query: { ...search, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+  );
+  const [creating, create] = useDisclosure(false);
+  const columns = useMemo(
+    () => [
+      col.accessor('name', {
+        header: t('fields.name'),
+        cell: (c) => (
+          <AnchorLink to="/nodes/$id" params={{ id: c.row.original.id }} onClick={(e) => e.stopPropagation()}>
+            {c.getValue()}
+          </AnchorLink>
+        ),
+      }),
+      col.accessor('address', { header: t('nodes.address') }),
+      col.accessor('connectivity', {
+        header: t('nodes.connectivity'),
+        cell: (c) => (
+          <Group gap={4} wrap="nowrap">
+            <StatusBadge value={c.getValue()} />
+            {c.row.original.admin_status === 'disabled' && <StatusBadge value="disabled" />}
+          </Group>
+        ),
+      }),
+      col.display({ id: 'revision', header: t('nodes.revision'), cell: (c) => <Revision node={c.row.original} /> }),
+      col.display({
+        id: 'status',
+        header: t('nodes.lastStatus'),
+        cell: (c) => <StatusLine node={c.row.original} lng={i18n.language} />,
+      }),
+      col.accessor('agent_version', {
+        header: t('nodes.agent'),
+        cell: (c) => (
+          <Group gap={4} wrap="nowrap">
+            <Text size="sm">{c.getValue() ?? '—'}</Text>
+            {c.row.original.outdated_agent && (
+              <Badge color="orange" variant="light">
+                {t('nodes.outdated')}
+              </Badge>
+            )}
+          </Group>
+        ),
+      }),
+    ],
+    [t, i18n.language],
+  );
+  return (
+    <>
+      <PageHeader
+        title={t('nodes.title')}
+        actions={
+          can.write && (
+            <Button onClick={create.open} data-testid="create-node">
+              {t('nodes.create')}
+            </Button>
+          )
+        }
+      />
+      <ReadOnlyNote />
+      <Group mb="sm" gap="sm">
+        <Select
+          aria-label={t('nodes.connectivity')}
+          placeholder={t('nodes.connectivity')}
+          clearable
+          w={180}
+          value={search.connectivity ?? null}
+          onChange={(v) => setSearch({ ...search, connectivity: (v as NodesSearch['connectivity']) ?? undefined })}
+          data={['online', 'offline'].map((v) => ({ value: v, label: t(`status.${v}`) }))}
+        />
+        <Select
+          aria-label={t('nodes.adminStatus')}
+          placeholder={t('nodes.adminStatus')}
+          clearable
+          w={180}
+          value={search.admin_status ?? null}
+          onChange={(v) => setSearch({ ...search, admin_status: (v as NodesSearch['admin_status']) ?? undefined })}
+          data={['enabled', 'disabled'].map((v) => ({ value: v, label: t(`status.${v}`) }))}
+        />
+      </Group>
+      <DataTable
+        label={t('nodes.title')}
+        rows={list.rows}
+        columns={columns}
+        rowId={(n) => n.id}
+        loading={list.loading}
+        hasMore={list.hasMore}
+        loadMore={list.loadMore}
+        onRowClick={(n) => navigate({ to: '/nodes/$id', params: { id: n.id } })}
+        empty={t('nodes.empty')}
+        sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
+      />
+      <Modal opened={creating} onClose={create.close} title={t('nodes.create')}>
+        <CreateNodeForm onCreated={(n) => navigate({ to: '/nodes/$id', params: { id: n.id } })} />
+      </Modal>
+    </>
+  );
+}
+
+export function Revision({ node }: { node: Node }) {
+  const { t } = useTranslation();
+  const behind = node.applied_revision < node.desired_revision;
+  const label = t('nodes.revisionOf', { applied: node.applied_revision, desired: node.desired_revision });
+  if (node.apply_failed_revision != null) {
+    return (
+      <Tooltip label={node.last_apply_error ?? ''} multiline w={320}>
+        <Badge color="red" variant="light">
+          {t('nodes.applyFailed', { revision: node.apply_failed_revision })}
+        </Badge>
+      </Tooltip>
+    );
+  }
+  return (
+    <Text size="sm" c={behind ? 'orange' : undefined} data-testid="node-revision">
+      {label}
+    </Text>
+  );
+}
+
+export function StatusLine({ node, lng }: { node: Node; lng: string }) {
+  const { t } = useTranslation();
+  const s = node.status as null | { cpu_percent?: number; memory_used_bytes?: number; memory_total_bytes?: number; connections?: number };
+  if (!s || !node.last_status_at) return <Text size="sm">—</Text>;
+  return (
+    <Text size="sm">
+      {t('nodes.statusLine', {
+        cpu: Math.round(s.cpu_percent ?? 0),
+        memory: formatBytes(lng, s.memory_used_bytes ?? 0),
+        connections: s.connections ?? 0,
+        when: formatRelative(lng, node.last_status_at),
+      })}
+    </Text>
+  );
+}
+
+function CreateNodeForm({ onCreated }: { onCreated: (n: Node) => void }) {
+  const { t } = useTranslation();
+  const queryClient = useQueryClient();
+  const form = useForm<{ name: string; address: string }>({ defaultValues: { name: '', address: '' } });
+  const { errors, isSubmitting } = form.formState;
+  const create = useMutation({
+    mutationFn: (body: { name: string; address: string }) => unwrap(api.POST('/api/v1/nodes', { body })),
+    onSuccess: (n) => {
+      void queryClient.invalidateQueries({ queryKey: ['nodes'] });
+      onCreated(n);
+    },
+  });
+  const submit = form.handleSubmit(async (values) => {
+    try {
+      await create.mutateAsync(values);
+    } catch (err) {
+      const message = showProblem(err, form.setError, ['name', 'address']);
+      if (message) form.setError('root', { message });
+    }
+  });
+  return (
+    <form onSubmit={submit} noValidate>
+      <Stack>
+        <TextInput
+          label={t('fields.name')}
+          required
+          error={errors.name?.message}
+          {...form.register('name', { required: t('common.required') })}
+        />
+        <TextInput
+          label={t('nodes.address')}
+          description={t('nodes.addressHint')}
+          required
+          error={errors.address?.message}
+          {...form.register('address', { required: t('common.required') })}
+        />
+        {errors.root && (
+          <Text c="red" role="alert" size="sm">
+            {errors.root.message}
+          </Text>
+        )}
+        <Button type="submit" loading={isSubmitting}>
+          {t('common.create')}
+        </Button>
+      </Stack>
+    </form>
+  );
+}
