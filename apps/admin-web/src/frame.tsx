@@ -1,4 +1,4 @@
-import { Button, Center, Loader, Menu, NavLink, Stack, Text, useDirection } from '@mantine/core';
+import { Box, Button, Center, Loader, Menu, NavLink, Stack, Text, useDirection, useMantineColorScheme } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { ColorSchemeControl, directionOf, LanguageMenu, Shell } from '@svc/web-ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
@@ -6,6 +6,7 @@ import { Link, Outlet, useRouterState } from '@tanstack/react-router';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, session, unwrap } from './api.ts';
+import { startLiveEvents } from './events.ts';
 import { switchLocale } from './i18n.ts';
 import { type Me, MeContext } from './me.tsx';
 
@@ -69,6 +70,8 @@ function SignedIn({ me }: { me: Me }) {
   const { t } = useTranslation();
   const path = useRouterState({ select: (s) => s.location.pathname });
   const { setDirection } = useDirection();
+  const { colorScheme, setColorScheme } = useMantineColorScheme();
+  useEffect(() => startLiveEvents(), []);
   const queryClient = useQueryClient();
   const signOut = async () => {
     await api.POST('/api/v1/auth/logout').catch(() => undefined);
@@ -89,6 +92,7 @@ function SignedIn({ me }: { me: Me }) {
               to={s.to}
               label={t(s.key)}
               active={active}
+              variant="filled"
               aria-current={active ? 'page' : undefined}
               onClick={close}
             />
@@ -97,18 +101,30 @@ function SignedIn({ me }: { me: Me }) {
       }
       controls={
         <>
-          <ColorSchemeControl
-            labels={{ legend: t('frame.theme'), light: t('frame.themeLight'), dark: t('frame.themeDark'), auto: t('frame.themeAuto') }}
-          />
+          <Box visibleFrom="sm">
+            <ColorSchemeControl
+              labels={{ legend: t('frame.theme'), light: t('frame.themeLight'), dark: t('frame.themeDark'), auto: t('frame.themeAuto') }}
+            />
+          </Box>
           <LanguageMenu label={t('frame.language')} onChange={(code) => switchLocale(code).then(() => setDirection(directionOf(code)))} />
           <Menu position="bottom-end">
             <Menu.Target>
-              <Button variant="default" size="xs" aria-label={t('frame.account', { email: me.email })}>
+              <Button variant="default" size="xs" aria-label={`${t(`roles.${me.role}`)} · ${t('frame.account', { email: me.email })}`}>
                 {t(`roles.${me.role}`)}
               </Button>
             </Menu.Target>
             <Menu.Dropdown>
               <Menu.Label>{me.email}</Menu.Label>
+              {/* On a narrow screen the colour scheme is chosen here (the header has no room for it). */}
+              <Box hiddenFrom="sm">
+                <Menu.Label>{t('frame.theme')}</Menu.Label>
+                {(['light', 'dark', 'auto'] as const).map((scheme) => (
+                  <Menu.Item key={scheme} onClick={() => setColorScheme(scheme)} aria-current={colorScheme === scheme ? 'true' : undefined}>
+                    {t(`frame.theme${scheme[0]?.toUpperCase()}${scheme.slice(1)}`)}
+                  </Menu.Item>
+                ))}
+                <Menu.Divider />
+              </Box>
               <Menu.Item onClick={() => signOut().then(() => notifications.show({ message: t('frame.signedOut') }))}>
                 {t('frame.signOut')}
               </Menu.Item>

@@ -2,14 +2,14 @@ import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
 import './styles.css';
 import { DirectionProvider, MantineProvider } from '@mantine/core';
-import { ModalsProvider } from '@mantine/modals';
 import { Notifications } from '@mantine/notifications';
-import { directionOf, theme } from '@svc/web-ui';
+import { cssVariablesResolver, directionOf, theme } from '@svc/web-ui';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { RouterProvider } from '@tanstack/react-router';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { I18nextProvider } from 'react-i18next';
+import { DialogsProvider } from './components/dialog.tsx';
 import { startI18n } from './i18n.ts';
 import { queryClient } from './query.ts';
 import { router } from './router.tsx';
@@ -20,12 +20,12 @@ createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>
     <I18nextProvider i18n={i18n}>
       <DirectionProvider initialDirection={directionOf(i18n.language)} detectDirection>
-        <MantineProvider theme={theme} defaultColorScheme="auto">
+        <MantineProvider theme={theme} cssVariablesResolver={cssVariablesResolver} defaultColorScheme="auto">
           <Notifications position="top-center" />
           <QueryClientProvider client={queryClient}>
-            <ModalsProvider>
+            <DialogsProvider>
               <RouterProvider router={router} />
-            </ModalsProvider>
+            </DialogsProvider>
           </QueryClientProvider>
         </MantineProvider>
       </DirectionProvider>

@@ -51,6 +51,7 @@ export * from './inbounds/index.ts';
 export * from './installation/bootstrap.ts';
 export * from './installation/installation-key.ts';
 export * from './installation/outbound-settings.ts';
+export * from './live/admin-events.ts';
 export * from './nodes/index.ts';
 export * from './notifications/event-mails.ts';
 export * from './notifications/mailer.ts';

@@ -3,5 +3,5 @@ export { formatBytes, formatDate, formatDateTime, formatNumber, formatRelative }
 export { type CatalogLoader, changeLocale, directionOf, LOCALES, type LocaleCode, preferredLocale, setUpI18n } from './locales.ts';
 export { QrCode } from './qr-code.tsx';
 export { ColorSchemeControl, LanguageMenu, Shell } from './shell.tsx';
-export { theme } from './theme.ts';
+export { cssVariablesResolver, theme } from './theme.ts';
 export { UsageChart, type UsageSeries } from './usage-chart.tsx';

@@ -86,11 +86,10 @@ export function LanguageMenu({ onChange, label }: { onChange: (code: LocaleCode)
   return (
     <Menu position="bottom-end" withinPortal>
       <Menu.Target>
-        <ActionIcon variant="default" size="lg" aria-label={`${label}: ${current.name}`}>
-          <Text size="xs" fw={700} aria-hidden="true">
+        <ActionIcon variant="default" size="lg" aria-label={`${current.code.toUpperCase()} · ${label}: ${current.name}`}>
+          <Text size="xs" fw={700}>
             {current.code.toUpperCase()}
           </Text>
-          <VisuallyHidden>{label}</VisuallyHidden>
         </ActionIcon>
       </Menu.Target>
       <Menu.Dropdown>

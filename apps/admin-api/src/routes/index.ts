@@ -19,6 +19,7 @@ import * as certificatesFeature from './certificates/index.ts';
 import * as chainsFeature from './chains/index.ts';
 import * as clientsFeature from './clients/index.ts';
 import * as dns_providersFeature from './dns-providers/index.ts';
+import * as eventsFeature from './events/index.ts';
 import * as inbound_profilesFeature from './inbound-profiles/index.ts';
 import * as inboundsFeature from './inbounds/index.ts';
 import * as nodesFeature from './nodes/index.ts';
@@ -61,6 +62,7 @@ const routes = [
   acme_accountsFeature,
   settingsFeature,
   webhooksFeature,
+  eventsFeature,
 ];
 
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {

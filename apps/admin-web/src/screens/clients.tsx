@@ -1,4 +1,4 @@
-import { Alert, Anchor, Button, Group, Menu, Modal, PasswordInput, Select, Stack, Textarea, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Group, Menu, PasswordInput, Select, Stack, Textarea, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
 import type { AdminSchemas } from '@svc/api-client';
@@ -12,6 +12,7 @@ import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
+import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
@@ -153,17 +154,17 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
         empty={search.status === 'pending' ? t('clients.queueEmpty') : t('clients.empty')}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
-      <Modal opened={creating} onClose={create.close} title={t('clients.create')}>
+      <Dialog opened={creating} onClose={create.close} title={t('clients.create')}>
         <ClientForm
           onSaved={(c) => {
             create.close();
             if (c) void navigate({ to: '/subscriptions', search: { client_id: c.id, create: true } });
           }}
         />
-      </Modal>
-      <Modal opened={editing !== null} onClose={() => setEditing(null)} title={editing?.email ?? ''}>
+      </Dialog>
+      <Dialog opened={editing !== null} onClose={() => setEditing(null)} title={editing?.email ?? ''}>
         {editing && <ClientForm client={editing} readOnly={!can.write} onSaved={() => setEditing(null)} />}
-      </Modal>
+      </Dialog>
     </>
   );
 }

@@ -6,6 +6,7 @@ import { type ReactNode, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { PageHeader } from '../components/page-header.tsx';
+import { useFallbackInterval } from '../events.ts';
 
 const RANGES = { '24h': 1, '7d': 7, '30d': 30, '90d': 90 } as const;
 type Range = keyof typeof RANGES;
@@ -19,10 +20,11 @@ export function DashboardScreen() {
     const to = new Date();
     return { from: new Date(to.getTime() - RANGES[range] * 86_400_000).toISOString(), to: to.toISOString() };
   }, [range]);
+  const poll = useFallbackInterval(30_000);
   const stats = useQuery({
     queryKey: ['stats', range],
     queryFn: () => unwrap(api.GET('/api/v1/stats/overview', { params: { query: window } })),
-    refetchInterval: 30_000,
+    refetchInterval: poll,
   });
   const s = stats.data;
   return (

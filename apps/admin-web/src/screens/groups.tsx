@@ -1,4 +1,4 @@
-import { Alert, Anchor, Button, Group, Modal, MultiSelect, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Group, MultiSelect, Stack, Text, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
@@ -10,6 +10,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { nameOf, useInboundOptions, useNodeOptions } from '../components/lookups.ts';
 import { PageHeader } from '../components/page-header.tsx';
@@ -71,12 +72,12 @@ export function GroupsScreen() {
         empty={t('groups.empty')}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
-      <Modal opened={creating} onClose={create.close} title={t('groups.create')}>
+      <Dialog opened={creating} onClose={create.close} title={t('groups.create')}>
         <GroupForm onSaved={create.close} />
-      </Modal>
-      <Modal opened={editing !== null} onClose={() => setEditing(null)} title={t('groups.edit')}>
+      </Dialog>
+      <Dialog opened={editing !== null} onClose={() => setEditing(null)} title={t('groups.edit')}>
         {editing && <GroupForm group={editing} onSaved={() => setEditing(null)} />}
-      </Modal>
+      </Dialog>
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { Alert, Button, Group, Modal, NumberInput, Select, SimpleGrid, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Group, NumberInput, Select, SimpleGrid, Stack, Text, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
@@ -11,6 +11,7 @@ import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
+import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { nameOf, useNodeOptions, useProfileOptions } from '../components/lookups.ts';
 import { PageHeader } from '../components/page-header.tsx';
@@ -125,9 +126,9 @@ export function InboundsScreen({ search, setSearch }: { search: InboundsSearch; 
         empty={t('inbounds.empty')}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
-      <Modal opened={creating} onClose={create.close} title={t('inbounds.create')}>
+      <Dialog opened={creating} onClose={create.close} title={t('inbounds.create')}>
         <InboundForm nodeId={search.node_id} onSaved={create.close} />
-      </Modal>
+      </Dialog>
     </>
   );
 }

@@ -11,6 +11,7 @@ import { api, unwrap } from '../api.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
+import { useFallbackInterval } from '../events.ts';
 import { useCan } from '../me.tsx';
 import { NodeLogTail } from './node-logs.tsx';
 import { Revision } from './nodes.tsx';
@@ -24,10 +25,11 @@ export function NodeScreen({ id }: { id: string }) {
   const can = useCan();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
+  const poll = useFallbackInterval(10_000);
   const node = useQuery({
     queryKey: ['nodes', 'one', id],
     queryFn: () => unwrap(api.GET('/api/v1/nodes/{id}', { params: { path: { id } } })),
-    refetchInterval: 10_000,
+    refetchInterval: poll,
   });
   const [enroll, setEnroll] = useState<EnrollToken | null>(null);
   const invalidate = () => queryClient.invalidateQueries({ queryKey: ['nodes'] });

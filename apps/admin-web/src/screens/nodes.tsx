@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Modal, Select, Stack, Text, TextInput, Tooltip } from '@mantine/core';
+import { Badge, Button, Group, Select, Stack, Text, TextInput, Tooltip } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatBytes, formatRelative } from '@svc/web-ui';
@@ -11,10 +11,12 @@ import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
+import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
+import { useFallbackInterval } from '../events.ts';
 import { useCan } from '../me.tsx';
 
 export type Node = AdminSchemas['Node'];
@@ -30,8 +32,11 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
   const { t, i18n } = useTranslation();
   const can = useCan();
   const navigate = useNavigate();
-  const list = useCursorList(['nodes', search], (cursor) =>
-    unwrap(api.GET('/api/v1/nodes', { params: { query: { ...search, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+  const poll = useFallbackInterval(15_000);
+  const list = useCursorList(
+    ['nodes', search],
+    (cursor) => unwrap(api.GET('/api/v1/nodes', { params: { query: { ...search, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+    poll || undefined,
   );
   const [creating, create] = useDisclosure(false);
   const columns = useMemo(
@@ -65,11 +70,7 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
         cell: (c) => (
           <Group gap={4} wrap="nowrap">
             <Text size="sm">{c.getValue() ?? '—'}</Text>
-            {c.row.original.outdated_agent && (
-              <Badge color="orange" variant="light">
-                {t('nodes.outdated')}
-              </Badge>
-            )}
+            {c.row.original.outdated_agent && <StatusBadge value="outdated" />}
           </Group>
         ),
       }),
@@ -121,9 +122,9 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
         empty={t('nodes.empty')}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
-      <Modal opened={creating} onClose={create.close} title={t('nodes.create')}>
+      <Dialog opened={creating} onClose={create.close} title={t('nodes.create')}>
         <CreateNodeForm onCreated={(n) => navigate({ to: '/nodes/$id', params: { id: n.id } })} />
-      </Modal>
+      </Dialog>
     </>
   );
 }
@@ -135,14 +136,19 @@ export function Revision({ node }: { node: Node }) {
   if (node.apply_failed_revision != null) {
     return (
       <Tooltip label={node.last_apply_error ?? ''} multiline w={320}>
-        <Badge color="red" variant="light">
+        <Badge color="red" variant="dot">
           {t('nodes.applyFailed', { revision: node.apply_failed_revision })}
         </Badge>
       </Tooltip>
     );
   }
-  return (
-    <Text size="sm" c={behind ? 'orange' : undefined} data-testid="node-revision">
+  // Behind: the agent has not applied the latest revision yet (a dot says so; the words say how far).
+  return behind ? (
+    <Badge color="orange" variant="dot" data-testid="node-revision">
+      {label}
+    </Badge>
+  ) : (
+    <Text size="sm" data-testid="node-revision">
       {label}
     </Text>
   );

@@ -1,4 +1,4 @@
-import { Anchor, Badge, Button, Group, Modal, Text } from '@mantine/core';
+import { Anchor, Badge, Button, Group, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
@@ -7,6 +7,7 @@ import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { Dialog } from '../components/dialog.tsx';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { useCan } from '../me.tsx';
@@ -76,12 +77,12 @@ export function ProfilesScreen() {
         empty={t('profiles.empty')}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
-      <Modal opened={creating} onClose={create.close} title={t('profiles.create')} size="lg">
+      <Dialog opened={creating} onClose={create.close} title={t('profiles.create')} size="lg">
         <ProfileForm onSaved={create.close} />
-      </Modal>
-      <Modal opened={editing !== null} onClose={() => setEditing(null)} title={t('profiles.edit')} size="lg">
+      </Dialog>
+      <Dialog opened={editing !== null} onClose={() => setEditing(null)} title={t('profiles.edit')} size="lg">
         {editing && <ProfileForm profile={editing} onSaved={() => setEditing(null)} />}
-      </Modal>
+      </Dialog>
       <Group mt="xs">
         <Text size="xs" c="dimmed">
           {t('profiles.foot')}

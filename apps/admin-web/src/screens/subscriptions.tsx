@@ -1,4 +1,4 @@
-import { Alert, Button, Group, Modal, MultiSelect, Progress, Select, Stack, Text, Textarea, TextInput } from '@mantine/core';
+import { Alert, Button, Group, MultiSelect, Progress, Select, Stack, Text, Textarea, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatBytes, formatDate } from '@svc/web-ui';
@@ -12,6 +12,7 @@ import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
 import { GibInput } from '../components/bytes-input.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
+import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { useGroupOptions } from '../components/lookups.ts';
 import { PageHeader } from '../components/page-header.tsx';
@@ -117,7 +118,7 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
         empty={t('subscriptions.empty')}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
-      <Modal
+      <Dialog
         opened={creating}
         onClose={() => {
           create.close();
@@ -130,7 +131,7 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
           clientEmail={client.data?.email}
           onCreated={(s) => navigate({ to: '/subscriptions/$id', params: { id: s.id } })}
         />
-      </Modal>
+      </Dialog>
     </>
   );
 }

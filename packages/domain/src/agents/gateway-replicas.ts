@@ -57,6 +57,7 @@ export async function sweepDeadReplicas(deps: UnitOfWorkDeps, staleAfterMs: numb
           .where(sql<boolean>`id = any(${still}::text[])`)
           .executeTakeFirst();
         updated = Number(result.numUpdatedRows);
+        uow.nodeViewsChanged(still);
       }
     }
     await trx
@@ -86,6 +87,7 @@ export async function retireReplica(deps: UnitOfWorkDeps, replicaId: string): Pr
         .where(sql<boolean>`id = any(${ids}::text[])`)
         .where('stream_replica', '=', replicaId)
         .execute();
+      uow.nodeViewsChanged(ids);
     }
     await trx.deleteFrom('gateway_replicas').where('id', '=', replicaId).execute();
   });

@@ -63,6 +63,7 @@ export async function recordAppliedRevisions(
      where n.id = v.id and p.id = n.id
     returning n.id, n.name, n.applied_revision, p.apply_failed_revision as failed_revision,
               p.apply_failing_since as failing_since, n.apply_failed_revision is null as cleared`.execute(uow.db);
+      uow.nodeViewsChanged(rows.map((r) => r.id));
       const recovered: ApplyRecovery[] = [];
       for (const r of rows) {
         if (r.failed_revision === null || !r.cleared) continue;

@@ -67,6 +67,7 @@ export async function recordApplyFailure(
         })
         .where('id', '=', nodeId)
         .execute();
+      uow.nodeViewsChanged([nodeId]);
       const failure: ApplyFailure = {
         node_id: nodeId,
         name: row.name,

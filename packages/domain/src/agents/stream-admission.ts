@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { type DomainError, UnauthenticatedError, type UnprocessableError } from '../errors.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
+import { announceNodeViews } from '../live/admin-events.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
@@ -157,6 +158,7 @@ async function admitRound(
        and (n.cert_serial = v.serial or n.cert_previous_serial = v.serial)
        and not v.below_minimum
     returning n.id, n.name, n.desired_revision, n.agent_version, p.agent_version as prior_version`.execute(trx);
+      uow.nodeViewsChanged(r.rows.map((row) => row.id));
       for (const row of r.rows)
         if (row.agent_version !== null && agentBecameOutdated(row.prior_version, row.agent_version))
           await recordEvent(
@@ -225,13 +227,14 @@ function refusedByMinimum(o: StreamOpening, minimum: string | undefined): Domain
 }
 
 /** The stream ended: offline, unless a newer stream of the node took over meanwhile. */
-export async function closeAgentStream(deps: Pick<DomainDeps, 'db' | 'clock'>, ticket: StreamTicket): Promise<void> {
-  await deps.db
+export async function closeAgentStream(deps: Pick<DomainDeps, 'db' | 'clock' | 'bus' | 'log'>, ticket: StreamTicket): Promise<void> {
+  const result = await deps.db
     .updateTable('nodes')
     .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: deps.clock.now() })
     .where('id', '=', ticket.node_id)
     .where('stream_session', '=', ticket.session)
-    .execute();
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) > 0) await announceNodeViews(deps, [ticket.node_id]);
 }
 
 export interface StreamStanding {

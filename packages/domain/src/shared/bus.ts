@@ -35,4 +35,6 @@ export const TOPICS = {
   settingsChanged: 'settings.changed',
   /** { id }: this admin's role, password (token generation) or existence changed; per-request authorization caches drop it. */
   adminsChanged: 'admins.changed',
+  /** AdminLiveEvent (live/admin-events.ts): what the admin panel's event stream passes on. */
+  adminEvents: 'admin.events',
 } as const;

@@ -1,5 +1,6 @@
 import type { Db } from '@svc/db';
 import { type AuditEntry, insertAuditEntries, type PendingAudit } from '../audit/write-audit.ts';
+import { announceNodeViews } from '../live/admin-events.ts';
 import { TOPICS } from './bus.ts';
 import type { Actor, DomainDeps } from './context.ts';
 import { SYSTEM } from './context.ts';
@@ -45,8 +46,11 @@ export class UnitOfWork {
   readonly actor: Actor;
   readonly #deps: UnitOfWorkDeps;
   readonly #nodes = new Set<string>();
+  readonly #nodeViews = new Set<string>();
   #subscriptionLinks = false;
   readonly #audit: PendingAudit[] = [];
+  /** Entity types of the audit entries written: announced after commit (AdminLiveEvent 'changed'). */
+  readonly #written = new Set<string>();
   readonly #events: Array<{ topic: string; message: unknown }> = [];
   readonly #jobs: Array<{ name: JobName; data: unknown; id?: string | undefined }> = [];
   readonly #callbacks: Array<() => Promise<void> | void> = [];
@@ -65,6 +69,14 @@ export class UnitOfWork {
    */
   nodesChanged(nodeIds: Iterable<string>): void {
     for (const id of nodeIds) this.#nodes.add(id);
+  }
+
+  /**
+   * These nodes' views changed without a change to what they must run (connectivity, applied
+   * revision, an apply result): after commit the admin panel's event stream hears it.
+   */
+  nodeViewsChanged(nodeIds: Iterable<string>): void {
+    for (const id of nodeIds) this.#nodeViews.add(id);
   }
 
   /** What some subscription link shows changed (token, status, credentials, client): cached answers are dropped after commit. */
@@ -102,6 +114,7 @@ export class UnitOfWork {
 
   /** Writes what belongs inside the transaction (the audit entries). */
   async [BEFORE_COMMIT](): Promise<void> {
+    for (const a of this.#audit) if (a.entry.entity_type) this.#written.add(a.entry.entity_type);
     if (this.#audit.length > 0) await insertAuditEntries(this.db, this.#audit.splice(0));
   }
 
@@ -116,6 +129,12 @@ export class UnitOfWork {
     }
     for (const e of this.#events) {
       await bus.publish(e.topic, e.message).catch((err) => log.warn({ err, topic: e.topic }, 'event not published after commit'));
+    }
+    if (this.#nodeViews.size > 0) await announceNodeViews(this.#deps, [...this.#nodeViews]);
+    // Lists showing what was written are stale: the panel's event stream says which (admin-events.ts).
+    if (this.#written.size > 0) {
+      const event = { type: 'changed', entities: [...this.#written] };
+      await bus.publish(TOPICS.adminEvents, event).catch((err) => log.warn({ err }, 'admin live event not published'));
     }
     for (const j of this.#jobs) {
       void jobs
