@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '@svc/config';
 import { type AppEnv, publicPrefixOf, registerWebApp } from '@svc/http';
@@ -14,10 +16,19 @@ export function registerAdminWeb(root: Hono<AppEnv>, config: Config): void {
 }
 
 /**
- * http.admin_web_dir, else the workspace's apps/admin-web/dist: two levels up from this module,
- * whether it runs as source (apps/admin-api/src/web.ts) or inside an app's bundle
- * (apps/<app>/dist/main.js). The images set the directory explicitly.
+ * http.admin_web_dir, else the workspace's apps/admin-web/dist, found from this module upwards
+ * (apps/ is an ancestor both of this source file and of an app's bundle, apps/<app>/dist/main.js).
+ * The images set the directory explicitly.
  */
-function adminWebDir(config: Config): string {
-  return config.http.admin_web_dir ?? fileURLToPath(new URL('../../admin-web/dist/', import.meta.url));
+function adminWebDir(config: Config): string | null {
+  if (config.http.admin_web_dir) return config.http.admin_web_dir;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'admin-web', 'dist');
+    if (existsSync(join(candidate, 'index.html'))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return null;
 }

@@ -90,6 +90,8 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       'GET /api/v1/webhooks/{id}/deliveries',
       'POST /api/v1/webhooks/{id}/test',
       'POST /api/v1/webhooks/{id}/rotate-secret',
+      // Ours (issue 30.5): the admin panel's live stream.
+      'GET /api/v1/events',
     ];
     expect(ops.sort()).toEqual(expected.sort());
     for (const [p, item] of Object.entries(paths)) {
@@ -101,7 +103,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
         expect(ok.length, `${m} ${p}`).toBeGreaterThan(0);
         for (const [code, res] of ok)
           if (code !== '204' && code !== '302') {
-            const type = p.endsWith('/logs/stream') ? 'text/event-stream' : 'application/json';
+            const type = p.endsWith('/logs/stream') || p.endsWith('/events') ? 'text/event-stream' : 'application/json';
             expect(res.content?.[type]?.schema, `${m} ${p} ${code}`).toBeDefined();
           }
         if (p !== '/api/v1/auth/methods')

@@ -92,10 +92,16 @@ describe.skipIf(onPostgresPass)('the svc bundle (node dist/main.js, no tsx)', ()
     expect(((await me.json()) as { email: string }).email).toBe(EMAIL);
   });
 
-  it('sends a person who opens the root to the browsable admin API', async () => {
+  it('sends a person who opens the root to the admin panel, which the bundle serves from the workspace build', async () => {
     const res = await fetch(`${url}/`, { redirect: 'manual' });
     expect(res.status).toBe(302);
-    expect(res.headers.get('location')).toBe('/api/v1/docs');
+    expect(res.headers.get('location')).toBe('/admin/');
+    const page = await fetch(`${url}/admin/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const script = html.match(/<script type="module"[^>]* src="\.\/(assets\/[^"]+\.js)"/)?.[1];
+    expect(script, html).toBeTruthy();
+    expect((await fetch(`${url}/admin/${script}`)).status).toBe(200);
   });
 
   it('serves the API docs pages and their Swagger UI files from the app’s own node_modules', async () => {

@@ -104,8 +104,8 @@ export function registerWebApp(root: Hono<AppEnv>, options: WebAppOptions): void
     };
     if (gzip) headers['content-encoding'] = 'gzip';
     const body = gzip ? (file.gzip as Buffer) : file.body;
-    headers['content-length'] = String(body.length);
-    if (c.req.method === 'HEAD') return c.body(null, 200, headers);
+    // The server sets Content-Length from the body (a second one here would be a duplicate header).
+    if (c.req.method === 'HEAD') return c.body(null, 200, { ...headers, 'content-length': String(body.length) });
     return c.body(new Uint8Array(body), 200, headers);
   };
 

@@ -11,6 +11,8 @@ export interface EventStream {
   text: string;
   events: SseEvent[];
   waitFor(predicate: (events: SseEvent[]) => boolean, timeoutMs?: number): Promise<void>;
+  /** Settles when the server ends the stream (or close() aborts it). */
+  done: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function openEventStream(url: string, opts: { token?: string } = {}
       text: await res.text(),
       events,
       waitFor: async () => {},
+      done: Promise.resolve(),
       close: async () => {},
     };
   }
@@ -67,6 +70,7 @@ export async function openEventStream(url: string, opts: { token?: string } = {}
     headers: res.headers,
     text: '',
     events,
+    done: reading,
     waitFor(predicate, timeoutMs = 5000) {
       if (predicate(events)) return Promise.resolve();
       return new Promise((resolve, reject) => {
