@@ -1,7 +1,7 @@
 import { Badge, Button, Group, Select, Stack, Text, TextInput, Tooltip } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { AdminSchemas } from '@svc/api-client';
-import { DataTable, formatBytes, formatRelative } from '@svc/web-ui';
+import { DataTable, formatBytes, formatNumber, formatRelative } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { createColumnHelper } from '@tanstack/react-table';
@@ -130,9 +130,12 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
 }
 
 export function Revision({ node }: { node: Node }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const behind = node.applied_revision < node.desired_revision;
-  const label = t('nodes.revisionOf', { applied: node.applied_revision, desired: node.desired_revision });
+  const label = t('nodes.revisionOf', {
+    applied: formatNumber(i18n.language, node.applied_revision),
+    desired: formatNumber(i18n.language, node.desired_revision),
+  });
   if (node.apply_failed_revision != null) {
     return (
       <Tooltip label={node.last_apply_error ?? ''} multiline w={320}>

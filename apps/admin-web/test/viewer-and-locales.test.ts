@@ -1,0 +1,149 @@
+import { type ControlPlane, startControlPlane } from '@svc/testkit';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { CHROMIUM, launchBrowser, openPage, seriousViolations, shot } from './browser.ts';
+
+/**
+ * The panel for everyone (issue 30.3, 30.4, 30.7) in a real browser against `svc start`:
+ * sign-in through the screen with the session surviving a reload only through the HttpOnly
+ * cookie; a viewer sees every screen without a write action and is told why; Persian renders
+ * right to left; the language choice sticks. axe on every screen.
+ */
+
+const OWNER = { email: 'locales-owner@example.com', password: 'locales-owner-password-1' };
+const VIEWER = { email: 'viewer@example.com', password: 'viewer-password-1' };
+
+async function expectAccessible(page: Page, screen: string) {
+  const violations = await seriousViolations(page);
+  expect(violations, `${screen}: ${JSON.stringify(violations, null, 2)}`).toEqual([]);
+}
+
+async function signIn(page: Page, url: string, who: { email: string; password: string }) {
+  await page.goto(`${url}/admin/`);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByRole('textbox', { name: 'Password' }).fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () => {
+  let cp: ControlPlane;
+  let browser: Browser;
+  let subscriptionId: string;
+  beforeAll(async () => {
+    [cp, browser] = await Promise.all([startControlPlane({ owner: OWNER }), launchBrowser()]);
+    // Something on every screen, made through the API.
+    const api = cp.api;
+    const node = (await api.post('/api/v1/nodes', { name: 'edge-view', address: '127.0.0.1' })).body;
+    const profile = (
+      await api.post('/api/v1/inbound-profiles', {
+        name: 'vmess-ws',
+        protocol: 'vmess',
+        stream: { network: 'ws', security: 'none', ws: { path: '/ws' } },
+      })
+    ).body;
+    const inbound = (await api.post('/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port: 20443 })).body;
+    const group = (await api.post('/api/v1/access-groups', { name: 'all', inbound_ids: [inbound.id] })).body;
+    const client = (await api.post('/api/v1/clients', { email: 'someone@example.com' })).body;
+    subscriptionId = (await api.post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] })).body.id;
+    const viewer = await api.post('/api/v1/admins', { ...VIEWER, role: 'viewer' });
+    if (viewer.status !== 201) throw new Error(viewer.text);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await cp?.stop();
+  });
+
+  it('signs in through the screen; a reload signs in again silently, with no token a script can read', async () => {
+    const { page, errors } = await openPage(browser);
+    onTestFailed(() => shot(page, 'viewer-failed'));
+    await signIn(page, cp.http, OWNER);
+    await page.getByRole('heading', { level: 2, name: 'Dashboard' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { level: 2, name: 'Dashboard' }).waitFor();
+    const readable = (await page.evaluate(
+      'JSON.stringify({ cookie: document.cookie, local: Object.keys(localStorage).map((k) => localStorage.getItem(k)), session: Object.keys(sessionStorage).map((k) => sessionStorage.getItem(k)) })',
+    )) as string;
+    expect(readable).not.toMatch(/refresh|ey[A-Za-z0-9_-]{20,}\./);
+    const cookies = await page.context().cookies();
+    const refresh = cookies.find((c) => c.name === 'svc_admin_refresh');
+    expect(refresh).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/api/v1/auth/refresh' });
+    // Sign-out ends it: a reload shows the sign-in screen.
+    await page.getByRole('button', { name: /Owner/ }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await expectAccessible(page, 'sign-in');
+    expect(errors).toEqual([]);
+  });
+
+  it('shows a viewer every screen without a write action, and says why', async () => {
+    const { page, errors } = await openPage(browser);
+    onTestFailed(() => shot(page, 'viewer-failed'));
+    await signIn(page, cp.http, VIEWER);
+    await page.getByRole('heading', { level: 2, name: 'Dashboard' }).waitFor();
+    const screens: Array<[string, string, string]> = [
+      ['/admin/nodes', 'Nodes', 'edge-view'],
+      ['/admin/profiles', 'Inbound profiles', 'vmess-ws'],
+      ['/admin/inbounds', 'Inbounds', 'vmess-20443'],
+      ['/admin/groups', 'Access groups', 'all'],
+      ['/admin/clients', 'Clients', 'someone@example.com'],
+      [`/admin/subscriptions/${subscriptionId}`, 'Subscription', 'someone@example.com'],
+    ];
+    for (const [path, heading, row] of screens) {
+      await page.goto(`${cp.http}${path}`);
+      await page.getByRole('heading', { level: 2, name: heading }).waitFor();
+      await page.getByText(row, { exact: true }).first().waitFor();
+      await page.getByTestId('read-only-note').waitFor();
+      expect(await page.locator('[data-testid^="create-"]').count(), path).toBe(0);
+      for (const name of ['Delete', 'Rotate keys', 'Save', 'Enrollment token']) {
+        expect(await page.getByRole('button', { name, exact: true }).count(), `${path}: ${name}`).toBe(0);
+      }
+      await expectAccessible(page, `viewer ${path}`);
+    }
+    // A viewer is not shown the subscription link (it is full access); the page says so.
+    await page.getByText('Viewers do not see links').waitFor();
+    await shot(page, 'viewer-subscription');
+    expect(errors).toEqual([]);
+  });
+
+  it('renders Persian right to left, in Persian, and passes axe', async () => {
+    const { page, errors } = await openPage(browser, { locale: 'fa-IR' });
+    onTestFailed(() => shot(page, 'fa-failed'));
+    await page.goto(`${cp.http}/admin/`);
+    await page.getByRole('heading', { name: 'ورود' }).waitFor();
+    expect(await page.evaluate('[document.documentElement.dir, document.documentElement.lang].join(" ")')).toBe('rtl fa');
+    await page.getByLabel('ایمیل').fill(OWNER.email);
+    await page.getByRole('textbox', { name: 'گذرواژه' }).fill(OWNER.password);
+    await page.getByRole('button', { name: 'ورود' }).click();
+    await page.getByRole('heading', { level: 2, name: 'پیشخوان' }).waitFor();
+    await expectAccessible(page, 'fa dashboard');
+    await shot(page, 'fa-dashboard');
+    await page.goto(`${cp.http}/admin/nodes`);
+    await page.getByRole('heading', { level: 2, name: 'گره‌ها' }).waitFor();
+    await page.getByText('edge-view').waitFor();
+    // The navigation column sits on the right in a right-to-left page.
+    const nav = await page.getByRole('navigation').boundingBox();
+    expect((nav?.x ?? 0) + (nav?.width ?? 0)).toBeGreaterThan(1200);
+    await expectAccessible(page, 'fa nodes');
+    await shot(page, 'fa-nodes');
+    expect(errors).toEqual([]);
+  });
+
+  it('switches language from the menu and keeps the choice after a reload', async () => {
+    const { page } = await openPage(browser);
+    onTestFailed(() => shot(page, 'ru-failed'));
+    await signIn(page, cp.http, OWNER);
+    await page.getByRole('heading', { level: 2, name: 'Dashboard' }).waitFor();
+    await page.getByRole('button', { name: /Language/ }).click();
+    await page.getByRole('menuitem', { name: 'Русский' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Обзор' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { level: 2, name: 'Обзор' }).waitFor();
+    expect(await page.evaluate('document.documentElement.lang')).toBe('ru');
+    await page.getByRole('navigation').getByRole('link', { name: 'Подписки' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Подписки' }).waitFor();
+    await expectAccessible(page, 'ru subscriptions');
+  });
+});
