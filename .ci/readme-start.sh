@@ -19,12 +19,19 @@ trap stop EXIT
 for _ in $(seq 1 300); do
   if answer=$(curl -sf "http://127.0.0.1:$http_port/api/v1/auth/methods" 2>/dev/null); then
     if grep -q '"setup_required":true' <<<"$answer" && grep -q 'setup_token' "$log"; then
-      # The address the line names ends at a page a person can use (the browsable API until the panel).
-      if ! curl -sfL "http://127.0.0.1:$http_port/" | grep -qi '<html'; then
-        echo "the start line's address is not a page: GET / answered $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/")" >&2
+      # The address the line names ends at the admin panel (/ redirects to /admin/), whose page
+      # and first script are served.
+      landing=$(curl -sfL -o "$work/page.html" -w '%{url_effective}' "http://127.0.0.1:$http_port/" || true)
+      if [ "${landing##*/admin/}" != "" ] || ! grep -q '<div id="root">' "$work/page.html"; then
+        echo "the start line's address does not end at the admin panel: GET / led to '$landing'" >&2
         exit 1
       fi
-      echo "the start line serves on :$http_port (gRPC :$grpc_port): $answer"
+      script=$(grep -o 'src="\./assets/[^"]*\.js"' "$work/page.html" | head -1 | sed 's/^src="\.\///; s/"$//')
+      if [ -z "$script" ] || ! curl -sf -o /dev/null "http://127.0.0.1:$http_port/admin/$script"; then
+        echo "the admin panel's script ($script) is not served" >&2
+        exit 1
+      fi
+      echo "the start line serves on :$http_port (gRPC :$grpc_port), the panel at /admin/: $answer"
       exit 0
     fi
   fi
