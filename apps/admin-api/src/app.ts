@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { type AppEnv, createRouter, registerDocsUi } from '@svc/http';
+import { type AppEnv, createRouter, registerDocsUi, registerOpenApiDocument } from '@svc/http';
 import { registerRoutes } from './routes/index.ts';
 
 export const ADMIN_BASE = '/api/v1';
@@ -8,14 +8,14 @@ export const ADMIN_BASE = '/api/v1';
 export function createAdminApi(): OpenAPIHono<AppEnv> {
   const app = createRouter(ADMIN_BASE);
   registerRoutes(app);
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
+  registerOpenApiDocument(app, {
+    base: ADMIN_BASE,
+    refreshCookie: 'svc_admin_refresh',
     info: {
       title: 'svc admin API',
       version: '1',
       description: 'Admin surface of the node control plane. Errors are application/problem+json (RFC 9457).',
     },
-    servers: [{ url: '/' }],
   });
   registerDocsUi(app, { mountedAt: ADMIN_BASE, docsPath: '/docs', specUrl: `${ADMIN_BASE}/openapi.json`, title: 'svc admin API' });
   return app;

@@ -157,4 +157,27 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
     expect((await s.api.get('/api/v1/docs/assets/package.json')).status).toBe(404);
     expect((await s.api.get('/api/v1/docs/assets/..%2fpackage.json')).status).toBe(404);
   });
+
+  it('gives every operation a unique operationId and declares the security schemes its operations name (issue 30.8)', async () => {
+    const doc = (await s.api.get('/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { operationId?: string; security?: Array<Record<string, string[]>> }>>;
+      components: { securitySchemes: Record<string, { type: string; in?: string; name?: string; scheme?: string }> };
+    };
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    expect(
+      ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]+$/.test(id)),
+      JSON.stringify(ids),
+    ).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/api/v1/nodes']?.get?.operationId).toBe('listNodes');
+    expect(doc.paths['/api/v1/nodes/{id}']?.patch?.operationId).toBe('updateNode');
+    expect(doc.paths['/api/v1/subscriptions/{id}/usage']?.get?.operationId).toBe('getSubscriptionUsage');
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.refreshCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'svc_admin_refresh' });
+    const named = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).flatMap((op) => (op.security ?? []).flatMap((r) => Object.keys(r))),
+    );
+    for (const scheme of new Set(named)) expect(doc.components.securitySchemes, scheme).toHaveProperty(scheme);
+    expect(doc.paths['/api/v1/auth/refresh']?.post?.security).toEqual([{}, { refreshCookie: [] }]);
+  });
 });

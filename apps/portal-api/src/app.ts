@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { type AppEnv, createRouter, registerDocsUi } from '@svc/http';
+import { type AppEnv, createRouter, registerDocsUi, registerOpenApiDocument } from '@svc/http';
 import { registerCheckoutReturnPage } from './pages/checkout-return-page.ts';
 import { registerMagicLinkPage } from './pages/magic-link-page.ts';
 import { registerPortalRoutes } from './routes/index.ts';
@@ -44,15 +44,14 @@ function portalRouter(): OpenAPIHono<AppEnv> {
   registerPortalRoutes(app);
   registerMagicLinkPage(app, PORTAL_BASE);
   registerCheckoutReturnPage(app);
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
+  registerOpenApiDocument(app, {
+    base: PORTAL_BASE,
     info: {
       title: 'svc portal API',
       version: '1',
       description:
         'Customer surface of the node control plane: sign-in (magic link, password, OAuth), registration, the customer’s subscriptions, plans and payment methods. Errors are application/problem+json (RFC 9457).',
     },
-    servers: [{ url: '/' }],
   });
   registerDocsUi(app, { mountedAt: PORTAL_BASE, docsPath: '/docs', specUrl: `${PORTAL_BASE}/openapi.json`, title: 'svc portal API' });
   return app;

@@ -283,4 +283,22 @@ describe('GET /portal/v1/openapi.json', () => {
     expect(await docs.text()).toContain('/portal/v1/docs/init.js');
     expect(await (await fetch(`${p.s.url}/portal/v1/docs/init.js`)).text()).toContain('/portal/v1/openapi.json');
   });
+
+  it('gives every operation a unique operationId and declares the bearer scheme its operations name (issue 30.8)', async () => {
+    const doc = (await p.s.api.get('/portal/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { operationId?: string; security?: Array<Record<string, string[]>> }>>;
+      components: { securitySchemes: Record<string, { type: string; scheme?: string }> };
+    };
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    expect(
+      ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]+$/.test(id)),
+      JSON.stringify(ids),
+    ).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const named = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).flatMap((op) => (op.security ?? []).flatMap((r) => Object.keys(r))),
+    );
+    for (const scheme of new Set(named)) expect(doc.components.securitySchemes, scheme).toHaveProperty(scheme);
+  });
 });

@@ -9,6 +9,7 @@ export { mapError } from './errors.ts';
 export { withFastPath } from './fast-listener.ts';
 export { type FastPath, type FastRequest, type PreparedAnswer, prepareAnswer, prepareProblem } from './fast-path.ts';
 export { OAuthIdentitySchema, type OAuthRouteOptions, registerOAuthRoutes } from './oauth-routes.ts';
+export { registerOpenApiDocument, withOperationIds } from './openapi-document.ts';
 export { openapi } from './openapi-metadata.ts';
 export { pageOf, pageQuery, signedPage, verifyCursor } from './pagination.ts';
 export { type Problem, type ProblemSlug, problemBody, problemResponse, problemType } from './problem.ts';

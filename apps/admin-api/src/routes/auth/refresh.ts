@@ -32,6 +32,8 @@ export const route = defineRoute({
   tags: ['auth'],
   summary: 'Rotate the refresh token; a used token presented again revokes every session of its admin',
   auth: null,
+  // The refresh token in the body, or (?session=cookie) in the refresh cookie.
+  security: [{}, { refreshCookie: [] }],
   request: { ...body(RefreshBody), query: SessionModeQuery },
   responses: {
     200: json(SessionTokensSchema, 'New token pair (with ?session=cookie: the new refresh token in its cookie)'),
