@@ -1,11 +1,11 @@
 import { Box, Button, Center, Loader, Menu, NavLink, Stack, Text, useDirection, useMantineColorScheme } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
 import { ColorSchemeControl, directionOf, LanguageMenu, Shell } from '@svc/web-ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, session, unwrap } from './api.ts';
+import { notify } from './components/notify.ts';
 import { startLiveEvents } from './events.ts';
 import { switchLocale } from './i18n.ts';
 import { type Me, MeContext } from './me.tsx';
@@ -23,6 +23,11 @@ const SECTIONS = [
   { to: '/groups', key: 'nav.groups' },
   { to: '/clients', key: 'nav.clients' },
   { to: '/subscriptions', key: 'nav.subscriptions' },
+  { to: '/plans', key: 'nav.plans' },
+  { to: '/payments', key: 'nav.payments' },
+  { to: '/webhooks', key: 'nav.webhooks' },
+  { to: '/admins', key: 'nav.admins' },
+  { to: '/audit-log', key: 'nav.audit' },
 ] as const;
 
 /**
@@ -125,9 +130,7 @@ function SignedIn({ me }: { me: Me }) {
                 ))}
                 <Menu.Divider />
               </Box>
-              <Menu.Item onClick={() => signOut().then(() => notifications.show({ message: t('frame.signedOut') }))}>
-                {t('frame.signOut')}
-              </Menu.Item>
+              <Menu.Item onClick={() => signOut().then(() => notify(t('frame.signedOut')))}>{t('frame.signOut')}</Menu.Item>
             </Menu.Dropdown>
           </Menu>
         </>

@@ -15,4 +15,7 @@ export async function startI18n(): Promise<I18n> {
   instance = await setUpI18n(en, loader);
   return instance;
 }
+/** A string of the current language outside React (notifications). */
+export const translate = (key: string): string => instance?.t(key) ?? key;
+
 export const switchLocale = (code: LocaleCode) => (instance ? changeLocale(instance, loader, code) : Promise.resolve());

@@ -2,10 +2,12 @@ import { createRootRoute, createRoute, createRouter, useNavigate } from '@tansta
 import { lazy } from 'react';
 import { Frame } from './frame.tsx';
 import { ROUTER_BASE } from './paths.ts';
+import type { AuditSearch } from './screens/audit-log.tsx';
 import type { ClientsSearch } from './screens/clients.tsx';
 import type { InboundsSearch } from './screens/inbounds.tsx';
 import type { NodesSearch } from './screens/nodes.tsx';
 import { NotFoundScreen } from './screens/not-found.tsx';
+import type { PaymentsSearch } from './screens/payments.tsx';
 import type { SubscriptionsSearch } from './screens/subscriptions.tsx';
 
 // Each screen is its own chunk, fetched when first opened: the first load carries the frame only.
@@ -18,6 +20,11 @@ const NodesScreen = lazy(() => import('./screens/nodes.tsx').then((m) => ({ defa
 const ProfilesScreen = lazy(() => import('./screens/profiles.tsx').then((m) => ({ default: m.ProfilesScreen })));
 const SubscriptionScreen = lazy(() => import('./screens/subscription.tsx').then((m) => ({ default: m.SubscriptionScreen })));
 const SubscriptionsScreen = lazy(() => import('./screens/subscriptions.tsx').then((m) => ({ default: m.SubscriptionsScreen })));
+const AdminsScreen = lazy(() => import('./screens/admins.tsx').then((m) => ({ default: m.AdminsScreen })));
+const AuditLogScreen = lazy(() => import('./screens/audit-log.tsx').then((m) => ({ default: m.AuditLogScreen })));
+const PaymentsScreen = lazy(() => import('./screens/payments.tsx').then((m) => ({ default: m.PaymentsScreen })));
+const PlansScreen = lazy(() => import('./screens/plans.tsx').then((m) => ({ default: m.PlansScreen })));
+const WebhooksScreen = lazy(() => import('./screens/webhooks.tsx').then((m) => ({ default: m.WebhooksScreen })));
 
 // Filters live in the URL (a reload, a shared link or the back button keeps them). Each screen
 // reads only the values it knows; anything else in the query is dropped.
@@ -106,7 +113,53 @@ const subscription = createRoute({
   },
 });
 
-const routeTree = rootRoute.addChildren([dashboard, nodes, node, profiles, inbounds, groups, clients, subscriptions, subscription]);
+const plans = createRoute({ getParentRoute: () => rootRoute, path: '/plans', component: PlansScreen });
+
+const payments = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/payments',
+  validateSearch: (s: Record<string, unknown>): PaymentsSearch =>
+    strip({ status: oneOf('pending', 'succeeded', 'failed', 'expired', 'canceled', 'refunded')(s.status) }),
+  component: function Payments() {
+    const search = payments.useSearch();
+    const navigate = useNavigate({ from: '/payments' });
+    return <PaymentsScreen search={search} setSearch={(next) => navigate({ search: strip(next) })} />;
+  },
+});
+
+const webhooks = createRoute({ getParentRoute: () => rootRoute, path: '/webhooks', component: WebhooksScreen });
+
+const admins = createRoute({ getParentRoute: () => rootRoute, path: '/admins', component: AdminsScreen });
+
+const date = (v: unknown): string | undefined => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) ? v : undefined);
+const auditLog = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/audit-log',
+  validateSearch: (s: Record<string, unknown>): AuditSearch =>
+    strip({ actor_id: id(s.actor_id), entity_type: text(s.entity_type), entity_id: text(s.entity_id), from: date(s.from), to: date(s.to) }),
+  component: function AuditLog() {
+    const search = auditLog.useSearch();
+    const navigate = useNavigate({ from: '/audit-log' });
+    return <AuditLogScreen search={search} setSearch={(next) => navigate({ search: strip(next) })} />;
+  },
+});
+
+const routeTree = rootRoute.addChildren([
+  dashboard,
+  nodes,
+  node,
+  profiles,
+  inbounds,
+  groups,
+  clients,
+  subscriptions,
+  subscription,
+  plans,
+  payments,
+  webhooks,
+  admins,
+  auditLog,
+]);
 
 export const router = createRouter({ routeTree, basepath: ROUTER_BASE, defaultPreload: false, scrollRestoration: true });
 

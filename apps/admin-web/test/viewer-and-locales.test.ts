@@ -46,6 +46,14 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     const group = (await api.post('/api/v1/access-groups', { name: 'all', inbound_ids: [inbound.id] })).body;
     const client = (await api.post('/api/v1/clients', { email: 'someone@example.com' })).body;
     subscriptionId = (await api.post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] })).body.id;
+    const plan = await api.post('/api/v1/plans', {
+      name: 'Monthly 100 GiB',
+      price: 599,
+      currency: 'USD',
+      duration_days: 30,
+      access_group_ids: [group.id],
+    });
+    if (plan.status !== 201) throw new Error(plan.text);
     const viewer = await api.post('/api/v1/admins', { ...VIEWER, role: 'viewer' });
     if (viewer.status !== 201) throw new Error(viewer.text);
   }, 120_000);
@@ -83,19 +91,25 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     onTestFailed(() => shot(page, 'viewer-failed'));
     await signIn(page, cp.http, VIEWER);
     await page.getByRole('heading', { level: 2, name: 'Dashboard' }).waitFor();
-    const screens: Array<[string, string, string]> = [
+    // [path, heading, a text on it, whether it has write actions a viewer is told are missing]
+    const screens: Array<[string, string, string, boolean?]> = [
       ['/admin/nodes', 'Nodes', 'edge-view'],
       ['/admin/profiles', 'Inbound profiles', 'vmess-ws'],
       ['/admin/inbounds', 'Inbounds', 'vmess-20443'],
       ['/admin/groups', 'Access groups', 'all'],
       ['/admin/clients', 'Clients', 'someone@example.com'],
+      ['/admin/plans', 'Plans', 'Monthly 100 GiB'],
+      ['/admin/payments', 'Payments', 'No payments match.'],
+      ['/admin/webhooks', 'Webhooks', 'No webhooks yet.'],
+      ['/admin/audit-log', 'Audit log', 'subscription.created', false],
+      ['/admin/admins', 'Admins', 'Only owners see and manage admins. Ask an owner to change a role.'],
       [`/admin/subscriptions/${subscriptionId}`, 'Subscription', 'someone@example.com'],
     ];
-    for (const [path, heading, row] of screens) {
+    for (const [path, heading, row, writable = true] of screens) {
       await page.goto(`${cp.http}${path}`);
       await page.getByRole('heading', { level: 2, name: heading }).waitFor();
       await page.getByText(row, { exact: true }).first().waitFor();
-      await page.getByTestId('read-only-note').waitFor();
+      if (writable) await page.getByTestId('read-only-note').waitFor();
       expect(await page.locator('[data-testid^="create-"]').count(), path).toBe(0);
       for (const name of ['Delete', 'Rotate keys', 'Save', 'Enrollment token']) {
         expect(await page.getByRole('button', { name, exact: true }).count(), `${path}: ${name}`).toBe(0);
@@ -145,5 +159,54 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     await page.getByRole('navigation').getByRole('link', { name: 'Подписки' }).click();
     await page.getByRole('heading', { level: 2, name: 'Подписки' }).waitFor();
     await expectAccessible(page, 'ru subscriptions');
+  });
+
+  it('lets the owner add a plan, a webhook (its secret shown once) and an admin, and read the audit log of it', async () => {
+    const { page, errors } = await openPage(browser);
+    onTestFailed(() => shot(page, 'owner-screens-failed'));
+    await signIn(page, cp.http, OWNER);
+    await page.getByRole('heading', { level: 2, name: 'Dashboard' }).waitFor();
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Plans' }).click();
+    await page.getByTestId('create-plan').click();
+    const plan = page.getByRole('dialog');
+    await plan.getByLabel('Name').fill('Weekly');
+    await plan.getByRole('textbox', { name: 'Price' }).fill('1.99');
+    await plan.getByRole('textbox', { name: 'Duration' }).fill('7');
+    await expectAccessible(page, 'plan form');
+    await plan.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('button', { name: 'Weekly' }).waitFor();
+    await page.getByRole('cell', { name: '$1.99' }).waitFor();
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByTestId('create-webhook').click();
+    await page.getByRole('dialog').getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hook');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+    const secret = page.getByTestId('webhook-secret');
+    await secret.waitFor();
+    expect(((await secret.textContent()) ?? '').length).toBeGreaterThan(20);
+    await expectAccessible(page, 'webhooks with secret');
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await page.getByRole('dialog').getByText('webhook.test').first().waitFor();
+    await expectAccessible(page, 'webhook deliveries');
+    await page.keyboard.press('Escape');
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Admins' }).click();
+    await page.getByTestId('create-admin').click();
+    await page.getByRole('dialog').getByLabel('Email').fill('second-admin@example.com');
+    await page.getByRole('dialog').getByRole('textbox', { name: 'Password' }).fill('second-admin-password-1');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('button', { name: 'second-admin@example.com' }).waitFor();
+    await expectAccessible(page, 'admins');
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Audit log' }).click();
+    await page.getByLabel('Record type').first().click();
+    await page.getByRole('option', { name: 'plan', exact: true }).click();
+    await page.getByText('plan.created').first().waitFor();
+    expect(page.url()).toContain('entity_type=plan');
+    await expectAccessible(page, 'audit log');
+    await shot(page, 'owner-audit-log');
+    expect(errors).toEqual([]);
   });
 });

@@ -8,18 +8,20 @@ export function useCursorList<T>(
   key: readonly unknown[],
   page: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>,
   refetchInterval?: number,
+  enabled = true,
 ) {
   const query = useInfiniteQuery({
     queryKey: key,
     queryFn: ({ pageParam }) => page(pageParam),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.next_cursor ?? undefined,
+    enabled,
     ...(refetchInterval ? { refetchInterval } : {}),
   });
   const rows = query.data?.pages.flatMap((p) => p.items) ?? [];
   return {
     rows,
-    loading: query.isPending || query.isFetchingNextPage,
+    loading: (enabled && query.isPending) || query.isFetchingNextPage,
     error: query.error,
     hasMore: query.hasNextPage,
     loadMore: () => {

@@ -1,6 +1,5 @@
 import { Alert, Anchor, Button, Group, Menu, PasswordInput, Select, Stack, Textarea, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { notifications } from '@mantine/notifications';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -14,6 +13,7 @@ import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
+import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
@@ -45,7 +45,7 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
         ? unwrap(api.POST('/api/v1/clients/{id}/approve', { params: { path: { id } } }))
         : unwrap(api.POST('/api/v1/clients/{id}/reject', { params: { path: { id } } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['clients'] }),
-    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+    onError: (e) => notify(e.message, 'red'),
   });
   const columns = useMemo(
     () => [

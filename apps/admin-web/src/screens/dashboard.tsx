@@ -5,6 +5,7 @@ import { Link, type LinkProps } from '@tanstack/react-router';
 import { type ReactNode, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
+import { formatMoney } from '../components/money.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { useFallbackInterval } from '../events.ts';
 
@@ -89,17 +90,6 @@ export function DashboardScreen() {
       </SimpleGrid>
     </>
   );
-}
-
-/** Amounts are in minor units (cents): the currency's own digits decide the point. */
-function formatMoney(lng: string, minor: number, currency: string): string {
-  try {
-    const f = new Intl.NumberFormat(lng, { style: 'currency', currency });
-    const digits = f.resolvedOptions().maximumFractionDigits ?? 2;
-    return f.format(minor / 10 ** digits);
-  } catch {
-    return `${minor} ${currency}`;
-  }
 }
 
 function Tile({ title, value, link, children }: { title: string; value: ReactNode; link?: LinkProps; children?: ReactNode }) {

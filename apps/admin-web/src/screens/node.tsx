@@ -1,6 +1,5 @@
 import { Alert, Button, Card, Code, CopyButton, Grid, Group, Stack, Table, Tabs, Text, Title } from '@mantine/core';
 import { modals } from '@mantine/modals';
-import { notifications } from '@mantine/notifications';
 import type { AdminSchemas } from '@svc/api-client';
 import { formatBytes, formatDateTime, formatRelative } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -8,6 +7,7 @@ import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
+import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
@@ -42,14 +42,14 @@ export function NodeScreen({ id }: { id: string }) {
   });
   const restart = useMutation({
     mutationFn: () => unwrap(api.POST('/api/v1/nodes/{id}/restart-xray', { params: { path: { id } } })),
-    onSuccess: () => notifications.show({ message: t('node.restartSent') }),
-    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+    onSuccess: () => notify(t('node.restartSent')),
+    onError: (e) => notify(e.message, 'red'),
   });
   const toggle = useMutation({
     mutationFn: (admin_status: 'enabled' | 'disabled') =>
       unwrap(api.PATCH('/api/v1/nodes/{id}', { params: { path: { id } }, body: { admin_status } })),
     onSuccess: () => invalidate(),
-    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+    onError: (e) => notify(e.message, 'red'),
   });
   const remove = useMutation({
     mutationFn: () => unwrap(api.DELETE('/api/v1/nodes/{id}', { params: { path: { id } } })),
@@ -57,7 +57,7 @@ export function NodeScreen({ id }: { id: string }) {
       void invalidate();
       void navigate({ to: '/nodes' });
     },
-    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+    onError: (e) => notify(e.message, 'red'),
   });
 
   if (node.isError) return <Alert color="red">{node.error.message}</Alert>;

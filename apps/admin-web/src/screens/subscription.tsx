@@ -14,7 +14,6 @@ import {
   Title,
 } from '@mantine/core';
 import { modals } from '@mantine/modals';
-import { notifications } from '@mantine/notifications';
 import type { AdminSchemas } from '@svc/api-client';
 import { formatBytes, formatDateTime, QrCode, UsageChart } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -26,6 +25,7 @@ import { api, unwrap } from '../api.ts';
 import { GibInput } from '../components/bytes-input.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { useGroupOptions } from '../components/lookups.ts';
+import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
@@ -55,9 +55,9 @@ export function SubscriptionScreen({ id }: { id: string }) {
     mutationFn: () => unwrap(api.POST('/api/v1/subscriptions/{id}/rotate-credentials', { params: { path: { id } } })),
     onSuccess: () => {
       void invalidate();
-      notifications.show({ message: t('subscription.rotated') });
+      notify(t('subscription.rotated'));
     },
-    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+    onError: (e) => notify(e.message, 'red'),
   });
   const remove = useMutation({
     mutationFn: () => unwrap(api.DELETE('/api/v1/subscriptions/{id}', { params: { path: { id } } })),
@@ -65,7 +65,7 @@ export function SubscriptionScreen({ id }: { id: string }) {
       void invalidate();
       void navigate({ to: '/subscriptions' });
     },
-    onError: (e) => notifications.show({ color: 'red', message: e.message }),
+    onError: (e) => notify(e.message, 'red'),
   });
   if (sub.isError) return <Alert color="red">{sub.error.message}</Alert>;
   const s = sub.data;
@@ -214,7 +214,7 @@ function SubscriptionSettings({ s, readOnly }: { s: Subscription; readOnly: bool
         }),
       );
       await queryClient.invalidateQueries({ queryKey: ['subscriptions'] });
-      notifications.show({ message: t('common.saved') });
+      notify(t('common.saved'));
     } catch (err) {
       const message = showProblem(err, form.setError, [
         'traffic_limit_bytes',

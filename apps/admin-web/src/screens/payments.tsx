@@ -1,0 +1,154 @@
+import { Badge, Button, Group, Select, Text } from '@mantine/core';
+import { modals } from '@mantine/modals';
+import type { AdminSchemas } from '@svc/api-client';
+import { DataTable, formatDateTime } from '@svc/web-ui';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { createColumnHelper } from '@tanstack/react-table';
+import { useMemo } from 'react';
+import { useTranslation } from 'react-i18next';
+import { api, unwrap } from '../api.ts';
+import { AnchorLink } from '../components/anchor-link.tsx';
+import { useCursorList } from '../components/cursor-list.ts';
+import { formatMoney } from '../components/money.ts';
+import { notify } from '../components/notify.ts';
+import { PageHeader } from '../components/page-header.tsx';
+import { ReadOnlyNote } from '../components/read-only-note.tsx';
+import { useCan } from '../me.tsx';
+
+type Payment = AdminSchemas['Payment'];
+const col = createColumnHelper<Payment>();
+const STATUSES = ['pending', 'succeeded', 'failed', 'expired', 'canceled', 'refunded'] as const;
+const COLORS: Record<string, string> = {
+  pending: 'yellow',
+  succeeded: 'teal',
+  failed: 'red',
+  expired: 'gray',
+  canceled: 'gray',
+  refunded: 'orange',
+};
+
+export interface PaymentsSearch {
+  status?: Payment['status'] | undefined;
+}
+
+/** Payments, newest first; manual ones are confirmed, canceled or refunded here (docs/payments.md). */
+export function PaymentsScreen({ search, setSearch }: { search: PaymentsSearch; setSearch: (s: PaymentsSearch) => void }) {
+  const { t, i18n } = useTranslation();
+  const lng = i18n.language;
+  const can = useCan();
+  const queryClient = useQueryClient();
+  const list = useCursorList(['payments', search], (cursor) =>
+    unwrap(api.GET('/api/v1/payments', { params: { query: { ...search, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+  );
+  const providers = useQuery({
+    queryKey: ['payment-providers', 'options'],
+    queryFn: () => unwrap(api.GET('/api/v1/payment-providers', { params: { query: { limit: 200 } } })),
+    select: (p) => new Map(p.items.map((x) => [x.id, x])),
+  });
+  const settle = useMutation({
+    mutationFn: ({ id, action }: { id: string; action: 'confirm' | 'cancel' | 'refund' }) =>
+      action === 'confirm'
+        ? unwrap(api.POST('/api/v1/payments/{id}/confirm', { params: { path: { id } } }))
+        : action === 'cancel'
+          ? unwrap(api.POST('/api/v1/payments/{id}/cancel', { params: { path: { id } } }))
+          : unwrap(api.POST('/api/v1/payments/{id}/refund', { params: { path: { id } } })),
+    onSuccess: (p) => {
+      void queryClient.invalidateQueries({ queryKey: ['payments'] });
+      notify(t('payments.now', { status: t(`payments.statuses.${p.status}`) }));
+    },
+    onError: (e) => notify(e.message, 'red'),
+  });
+  const ask = (p: Payment, action: 'confirm' | 'cancel' | 'refund') =>
+    modals.openConfirmModal({
+      title: t(`payments.${action}Title`, { amount: formatMoney(lng, p.amount, p.currency), email: p.client_email }),
+      children: <Text size="sm">{t(`payments.${action}Body`)}</Text>,
+      labels: { confirm: t(`payments.${action}`), cancel: t('common.cancel') },
+      confirmProps: action === 'confirm' ? {} : { color: 'red' },
+      onConfirm: () => settle.mutate({ id: p.id, action }),
+    });
+  const columns = useMemo(
+    () => [
+      col.accessor('created_at', { header: t('fields.created'), cell: (c) => formatDateTime(lng, c.getValue()) }),
+      col.accessor('client_email', { header: t('fields.email') }),
+      col.accessor('amount', { header: t('payments.amount'), cell: (c) => formatMoney(lng, c.getValue(), c.row.original.currency) }),
+      col.accessor('status', {
+        header: t('fields.status'),
+        cell: (c) => (
+          <Badge variant="dot" color={COLORS[c.getValue()] ?? 'gray'}>
+            {t(`payments.statuses.${c.getValue()}`)}
+          </Badge>
+        ),
+      }),
+      col.accessor('provider_id', { header: t('payments.provider'), cell: (c) => providers.data?.get(c.getValue())?.name ?? c.getValue() }),
+      col.accessor('subscription_id', {
+        header: t('subscriptions.subscription'),
+        cell: (c) =>
+          c.getValue() ? (
+            <AnchorLink to="/subscriptions/$id" params={{ id: c.getValue() as string }} size="sm" className="svc-mono">
+              {c.getValue()}
+            </AnchorLink>
+          ) : (
+            '—'
+          ),
+      }),
+      col.display({
+        id: 'actions',
+        header: () => <span className="sr-only">{t('common.actions')}</span>,
+        cell: (c) => {
+          const p = c.row.original;
+          const manual = providers.data?.get(p.provider_id)?.kind === 'manual';
+          if (!can.write || !manual) return null;
+          return (
+            <Group gap={4} wrap="nowrap">
+              {p.status === 'pending' && (
+                <>
+                  <Button size="compact-xs" onClick={() => ask(p, 'confirm')}>
+                    {t('payments.confirm')}
+                  </Button>
+                  <Button size="compact-xs" variant="light" color="red" onClick={() => ask(p, 'cancel')}>
+                    {t('payments.cancel')}
+                  </Button>
+                </>
+              )}
+              {p.status === 'succeeded' && (
+                <Button size="compact-xs" variant="light" color="red" onClick={() => ask(p, 'refund')}>
+                  {t('payments.refund')}
+                </Button>
+              )}
+            </Group>
+          );
+        },
+      }),
+    ],
+    // biome-ignore lint/correctness/useExhaustiveDependencies: `ask` closes over what is listed
+    [t, lng, providers.data, can.write],
+  );
+  return (
+    <>
+      <PageHeader title={t('payments.title')} subtitle={t('payments.subtitle')} />
+      <ReadOnlyNote />
+      <Group mb="sm">
+        <Select
+          aria-label={t('fields.status')}
+          placeholder={t('fields.status')}
+          clearable
+          w={200}
+          value={search.status ?? null}
+          onChange={(v) => setSearch({ status: (v as Payment['status']) ?? undefined })}
+          data={STATUSES.map((s) => ({ value: s, label: t(`payments.statuses.${s}`) }))}
+        />
+      </Group>
+      <DataTable
+        label={t('payments.title')}
+        rows={list.rows}
+        columns={columns}
+        rowId={(p) => p.id}
+        loading={list.loading}
+        hasMore={list.hasMore}
+        loadMore={list.loadMore}
+        empty={t('payments.empty')}
+        sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
+      />
+    </>
+  );
+}
