@@ -82,6 +82,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       // Ours (the spec leaves the resource open; issue 6): what GET /sub/{token} answers.
       'GET /api/v1/settings/subscription-link',
       'PATCH /api/v1/settings/subscription-link',
+      'POST /api/v1/settings/subscription-link/preview',
       'GET /api/v1/settings/outbound',
       'PATCH /api/v1/settings/outbound',
       // Ours (issue 14): outbound event webhooks (docs/notifications.md).

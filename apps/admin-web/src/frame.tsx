@@ -28,6 +28,7 @@ const SECTIONS = [
   { to: '/webhooks', key: 'nav.webhooks' },
   { to: '/admins', key: 'nav.admins' },
   { to: '/audit-log', key: 'nav.audit' },
+  { to: '/settings', key: 'nav.settings' },
 ] as const;
 
 /**

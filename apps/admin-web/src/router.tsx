@@ -24,6 +24,7 @@ const AdminsScreen = lazy(() => import('./screens/admins.tsx').then((m) => ({ de
 const AuditLogScreen = lazy(() => import('./screens/audit-log.tsx').then((m) => ({ default: m.AuditLogScreen })));
 const PaymentsScreen = lazy(() => import('./screens/payments.tsx').then((m) => ({ default: m.PaymentsScreen })));
 const PlansScreen = lazy(() => import('./screens/plans.tsx').then((m) => ({ default: m.PlansScreen })));
+const SettingsScreen = lazy(() => import('./screens/settings.tsx').then((m) => ({ default: m.SettingsScreen })));
 const WebhooksScreen = lazy(() => import('./screens/webhooks.tsx').then((m) => ({ default: m.WebhooksScreen })));
 
 // Filters live in the URL (a reload, a shared link or the back button keeps them). Each screen
@@ -129,6 +130,8 @@ const payments = createRoute({
 
 const webhooks = createRoute({ getParentRoute: () => rootRoute, path: '/webhooks', component: WebhooksScreen });
 
+const settings = createRoute({ getParentRoute: () => rootRoute, path: '/settings', component: SettingsScreen });
+
 const admins = createRoute({ getParentRoute: () => rootRoute, path: '/admins', component: AdminsScreen });
 
 const date = (v: unknown): string | undefined => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) ? v : undefined);
@@ -159,6 +162,7 @@ const routeTree = rootRoute.addChildren([
   webhooks,
   admins,
   auditLog,
+  settings,
 ]);
 
 export const router = createRouter({ routeTree, basepath: ROUTER_BASE, defaultPreload: false, scrollRestoration: true });

@@ -103,6 +103,7 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
       ['/admin/webhooks', 'Webhooks', 'No webhooks yet.'],
       ['/admin/audit-log', 'Audit log', 'subscription.created', false],
       ['/admin/admins', 'Admins', 'Only owners see and manage admins. Ask an owner to change a role.'],
+      ['/admin/settings', 'Settings', 'Subscription links'],
       [`/admin/subscriptions/${subscriptionId}`, 'Subscription', 'someone@example.com'],
     ];
     for (const [path, heading, row, writable = true] of screens) {
@@ -111,7 +112,7 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
       await page.getByText(row, { exact: true }).first().waitFor();
       if (writable) await page.getByTestId('read-only-note').waitFor();
       expect(await page.locator('[data-testid^="create-"]').count(), path).toBe(0);
-      for (const name of ['Delete', 'Rotate keys', 'Save', 'Enrollment token']) {
+      for (const name of ['Delete', 'Rotate keys', 'Save', 'Enrollment token', 'Add a rule']) {
         expect(await page.getByRole('button', { name, exact: true }).count(), `${path}: ${name}`).toBe(0);
       }
       await expectAccessible(page, `viewer ${path}`);
@@ -199,6 +200,32 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
     await page.getByRole('button', { name: 'second-admin@example.com' }).waitFor();
     await expectAccessible(page, 'admins');
+
+    // Settings: the User-Agent tester answers under the rules as they stand in the form, saved or not.
+    await page.getByRole('navigation').getByRole('link', { name: 'Settings' }).click();
+    const tester = page.getByTestId('ua-tester');
+    await tester.getByLabel('User-Agent').fill('clash-verge/v2.2.3');
+    await expect.poll(() => tester.getByTestId('ua-result').textContent()).toBe('clash-metaby rule 1');
+    await tester.getByLabel('User-Agent').fill('curl/8.5.0');
+    await expect.poll(() => tester.getByTestId('ua-result').textContent()).toBe('base64no rule matched: the base64 list');
+    await page.getByRole('button', { name: 'Add a rule' }).click();
+    const rules = page.getByTestId('format-rule');
+    await rules
+      .last()
+      .getByRole('textbox', { name: /^Pattern/ })
+      .fill('^curl/');
+    await rules.last().getByLabel('Format').first().click();
+    await page.getByRole('option', { name: 'xray-json' }).click();
+    const n = await rules.count();
+    await expect.poll(() => tester.getByTestId('ua-result').textContent()).toBe(`xray-jsonby rule ${n}`);
+    await expectAccessible(page, 'settings');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect
+      .poll(
+        async () =>
+          ((await cp.api.get('/api/v1/settings/subscription-link')).body.format_rules as Array<{ user_agent: string }>).at(-1)?.user_agent,
+      )
+      .toBe('^curl/');
 
     await page.getByRole('navigation').getByRole('link', { name: 'Audit log' }).click();
     await page.getByLabel('Record type').first().click();

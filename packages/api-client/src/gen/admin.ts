@@ -1155,6 +1155,26 @@ export interface paths {
         patch: operations["patchSettingsSubscriptionLink"];
         trace?: never;
     };
+    "/api/v1/settings/subscription-link/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Which format GET /sub/{token} answers a User-Agent with, under the saved rules or rules being edited (nothing is saved)
+         * @description Scope: admin. Roles: owner, admin, viewer.
+         */
+        post: operations["postSettingsSubscriptionLinkPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/setup": {
         parameters: {
             query?: never;
@@ -2327,6 +2347,25 @@ export interface components {
             updated_at: string;
             /** @description traffic in the current renewal period */
             used_bytes: number;
+        };
+        SubscriptionFormatPreview: {
+            /** @enum {string} */
+            format: "base64" | "clash-meta" | "sing-box" | "xray-json" | "html";
+            /**
+             * @description rule: a rule matched; browser: the html page (Accept text/html, a Mozilla/ User-Agent); fallback: the base64 list
+             * @enum {string}
+             */
+            reason: "rule" | "browser" | "fallback";
+            /** @description the rule that matched (0-based), null when none did */
+            rule_index: number | null;
+        };
+        SubscriptionFormatPreviewRequest: {
+            /** @description the Accept header, if any (a browser gets the html page) */
+            accept?: string;
+            /** @description rules to try instead of the saved ones (not saved) */
+            format_rules?: components["schemas"]["SubFormatRule"][];
+            /** @description as an app sends it; only the first 512 characters are matched */
+            user_agent: string;
         };
         SubscriptionLink: {
             /**
@@ -8682,6 +8721,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SubscriptionLinkSettings"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSettingsSubscriptionLinkPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionFormatPreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description The format and why */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionFormatPreview"];
                 };
             };
             /** @description Invalid request (errors per field) */

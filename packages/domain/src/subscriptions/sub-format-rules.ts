@@ -45,12 +45,28 @@ export const SUB_FORMAT_PATTERN_MAX = 200;
 
 /** The format for one request. Bad patterns never match (they are refused when saved). */
 export function chooseSubFormat(rules: readonly SubFormatRule[], userAgent: string | undefined, accept: string | undefined): SubFormat {
+  return explainSubFormat(rules, userAgent, accept).format;
+}
+
+/** Why a request gets its format: the rule that matched (its index), a browser's page, or the fallback list. */
+export interface SubFormatChoice {
+  format: SubFormat;
+  rule_index: number | null;
+  reason: 'rule' | 'browser' | 'fallback';
+}
+
+/** chooseSubFormat with its reason, for the settings' User-Agent tester (the same decision, one place). */
+export function explainSubFormat(
+  rules: readonly SubFormatRule[],
+  userAgent: string | undefined,
+  accept: string | undefined,
+): SubFormatChoice {
   const ua = (userAgent ?? '').slice(0, USER_AGENT_MATCH_LIMIT);
-  for (const rule of rules) {
-    if (compiled(rule.user_agent)?.test(ua)) return rule.format;
+  for (const [i, rule] of rules.entries()) {
+    if (compiled(rule.user_agent)?.test(ua)) return { format: rule.format, rule_index: i, reason: 'rule' };
   }
-  if (prefersHtml(accept) && /^mozilla\//i.test(ua)) return 'html';
-  return 'base64';
+  if (prefersHtml(accept) && /^mozilla\//i.test(ua)) return { format: 'html', rule_index: null, reason: 'browser' };
+  return { format: 'base64', rule_index: null, reason: 'fallback' };
 }
 
 /**

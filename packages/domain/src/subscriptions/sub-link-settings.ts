@@ -3,7 +3,13 @@ import { assertActorIsOwner } from '../admins/actor-guard.ts';
 import { TOPICS } from '../shared/bus.ts';
 import type { DomainContext, DomainDeps } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { DEFAULT_SUB_FORMAT_RULES, SUB_FORMATS, subFormatPatternError } from './sub-format-rules.ts';
+import {
+  DEFAULT_SUB_FORMAT_RULES,
+  explainSubFormat,
+  SUB_FORMATS,
+  type SubFormatChoice,
+  subFormatPatternError,
+} from './sub-format-rules.ts';
 
 export const MAX_SUB_FORMAT_RULES = 50;
 
@@ -68,6 +74,28 @@ export const UpdateSubLinkSettingsInput = SubLinkSettingsFields.partial().strict
 export type UpdateSubLinkSettingsInput = z.output<typeof UpdateSubLinkSettingsInput>;
 
 export const SUB_LINK_SETTINGS_KEY = 'subscription_link';
+
+/**
+ * The settings' User-Agent tester: which format a request with this User-Agent (and Accept)
+ * gets, under the saved rules or under `format_rules` being edited (checked as a save checks
+ * them, nothing saved).
+ */
+export const PreviewSubFormatInput = z
+  .object({
+    user_agent: z.string().max(2048).meta({ description: 'as an app sends it; only the first 512 characters are matched' }),
+    accept: z.string().max(1024).optional().meta({ description: 'the Accept header, if any (a browser gets the html page)' }),
+    format_rules: SubLinkSettingsFields.shape.format_rules
+      .optional()
+      .meta({ description: 'rules to try instead of the saved ones (not saved)' }),
+  })
+  .strict()
+  .brand<'PreviewSubFormatInput'>();
+export type PreviewSubFormatInput = z.output<typeof PreviewSubFormatInput>;
+
+export async function previewSubFormat(ctx: DomainContext, input: PreviewSubFormatInput): Promise<SubFormatChoice> {
+  const rules = input.format_rules ?? (await getSubLinkSettings(ctx)).format_rules;
+  return explainSubFormat(rules, input.user_agent, input.accept);
+}
 
 export const DEFAULT_SUB_LINK_SETTINGS: SubLinkSettings = {
   format_rules: DEFAULT_SUB_FORMAT_RULES.map((r) => ({ ...r })),

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '@svc/http';
 import * as getOutbound from './get-outbound.ts';
 import * as getSubscriptionLink from './get-subscription-link.ts';
+import * as previewFormat from './preview-format.ts';
 import * as updateOutbound from './update-outbound.ts';
 import * as updateSubscriptionLink from './update-subscription-link.ts';
 
@@ -9,6 +10,7 @@ import * as updateSubscriptionLink from './update-subscription-link.ts';
 export function register(app: OpenAPIHono<AppEnv>): void {
   getSubscriptionLink.register(app);
   updateSubscriptionLink.register(app);
+  previewFormat.register(app);
   getOutbound.register(app);
   updateOutbound.register(app);
 }
