@@ -1,16 +1,4 @@
-import {
-  ActionIcon,
-  AppShell,
-  Burger,
-  Group,
-  Menu,
-  ScrollArea,
-  SegmentedControl,
-  Text,
-  Title,
-  useMantineColorScheme,
-  VisuallyHidden,
-} from '@mantine/core';
+import { ActionIcon, AppShell, Burger, Group, Menu, ScrollArea, SegmentedControl, Text, Title, useMantineColorScheme } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';

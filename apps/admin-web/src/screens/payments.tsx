@@ -120,7 +120,6 @@ export function PaymentsScreen({ search, setSearch }: { search: PaymentsSearch; 
         },
       }),
     ],
-    // biome-ignore lint/correctness/useExhaustiveDependencies: `ask` closes over what is listed
     [t, lng, providers.data, can.write],
   );
   return (

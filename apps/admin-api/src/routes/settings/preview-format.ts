@@ -9,11 +9,9 @@ export const PreviewSchema = z
   .object({
     format: z.enum(SUB_FORMATS),
     rule_index: z.number().int().nullable().openapi({ description: 'the rule that matched (0-based), null when none did' }),
-    reason: z
-      .enum(['rule', 'browser', 'fallback'])
-      .openapi({
-        description: 'rule: a rule matched; browser: the html page (Accept text/html, a Mozilla/ User-Agent); fallback: the base64 list',
-      }),
+    reason: z.enum(['rule', 'browser', 'fallback']).openapi({
+      description: 'rule: a rule matched; browser: the html page (Accept text/html, a Mozilla/ User-Agent); fallback: the base64 list',
+    }),
   })
   .openapi('SubscriptionFormatPreview');
 
