@@ -24,6 +24,11 @@ const AdminsScreen = lazy(() => import('./screens/admins.tsx').then((m) => ({ de
 const AuditLogScreen = lazy(() => import('./screens/audit-log.tsx').then((m) => ({ default: m.AuditLogScreen })));
 const PaymentsScreen = lazy(() => import('./screens/payments.tsx').then((m) => ({ default: m.PaymentsScreen })));
 const PlansScreen = lazy(() => import('./screens/plans.tsx').then((m) => ({ default: m.PlansScreen })));
+const CertificatesScreen = lazy(() => import('./screens/certificates.tsx').then((m) => ({ default: m.CertificatesScreen })));
+const DnsProvidersScreen = lazy(() => import('./screens/dns-providers.tsx').then((m) => ({ default: m.DnsProvidersScreen })));
+const AcmeAccountsScreen = lazy(() => import('./screens/acme-accounts.tsx').then((m) => ({ default: m.AcmeAccountsScreen })));
+const PaymentProvidersScreen = lazy(() => import('./screens/payment-providers.tsx').then((m) => ({ default: m.PaymentProvidersScreen })));
+const ChainsScreen = lazy(() => import('./screens/chains.tsx').then((m) => ({ default: m.ChainsScreen })));
 const SettingsScreen = lazy(() => import('./screens/settings.tsx').then((m) => ({ default: m.SettingsScreen })));
 const WebhooksScreen = lazy(() => import('./screens/webhooks.tsx').then((m) => ({ default: m.WebhooksScreen })));
 
@@ -130,6 +135,14 @@ const payments = createRoute({
 
 const webhooks = createRoute({ getParentRoute: () => rootRoute, path: '/webhooks', component: WebhooksScreen });
 
+const certificates = createRoute({ getParentRoute: () => rootRoute, path: '/certificates', component: CertificatesScreen });
+const dnsProviders = createRoute({ getParentRoute: () => rootRoute, path: '/dns-providers', component: DnsProvidersScreen });
+const acmeAccounts = createRoute({ getParentRoute: () => rootRoute, path: '/acme-accounts', component: AcmeAccountsScreen });
+
+const paymentProviders = createRoute({ getParentRoute: () => rootRoute, path: '/payment-providers', component: PaymentProvidersScreen });
+
+const chains = createRoute({ getParentRoute: () => rootRoute, path: '/chains', component: ChainsScreen });
+
 const settings = createRoute({ getParentRoute: () => rootRoute, path: '/settings', component: SettingsScreen });
 
 const admins = createRoute({ getParentRoute: () => rootRoute, path: '/admins', component: AdminsScreen });
@@ -163,6 +176,11 @@ const routeTree = rootRoute.addChildren([
   admins,
   auditLog,
   settings,
+  certificates,
+  dnsProviders,
+  acmeAccounts,
+  paymentProviders,
+  chains,
 ]);
 
 export const router = createRouter({ routeTree, basepath: ROUTER_BASE, defaultPreload: false, scrollRestoration: true });

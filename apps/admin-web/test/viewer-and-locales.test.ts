@@ -104,6 +104,11 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
       ['/admin/audit-log', 'Audit log', 'subscription.created', false],
       ['/admin/admins', 'Admins', 'Only owners see and manage admins. Ask an owner to change a role.'],
       ['/admin/settings', 'Settings', 'Subscription links'],
+      ['/admin/certificates', 'Certificates', 'No certificates yet.'],
+      ['/admin/dns-providers', 'DNS providers', 'No DNS providers yet.'],
+      ['/admin/acme-accounts', 'ACME accounts', 'No ACME accounts yet.'],
+      ['/admin/payment-providers', 'Payment providers', 'No payment providers yet.'],
+      ['/admin/chains', 'Chains', 'No chains yet.'],
       [`/admin/subscriptions/${subscriptionId}`, 'Subscription', 'someone@example.com'],
     ];
     for (const [path, heading, row, writable = true] of screens) {
@@ -200,6 +205,28 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
     await page.getByRole('button', { name: 'second-admin@example.com' }).waitFor();
     await expectAccessible(page, 'admins');
+
+    // A DNS provider (credentials write-only: the list names which are set), its check dialog, and the certificate form offering it.
+    await page.getByRole('navigation').getByRole('link', { name: 'DNS providers' }).click();
+    await page.getByTestId('create-dns-provider').click();
+    await page.getByRole('dialog').getByLabel('Name').fill('cf');
+    await page.getByRole('dialog').getByLabel('api_token').fill('not-a-real-token');
+    await expectAccessible(page, 'dns provider form');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('cell', { name: 'api_token', exact: true }).waitFor();
+    expect(await page.getByText('not-a-real-token').count()).toBe(0);
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await page.getByRole('dialog').getByLabel('Domain').waitFor();
+    await expectAccessible(page, 'dns check');
+    await page.keyboard.press('Escape');
+    await page.getByRole('navigation').getByRole('link', { name: 'Certificates' }).click();
+    await page.getByTestId('create-certificate').click();
+    await page.getByRole('dialog').getByRole('radio', { name: 'ACME' }).click({ force: true });
+    await page.getByRole('dialog').getByLabel('DNS provider').first().click();
+    await page.getByRole('option', { name: 'cf (cloudflare)' }).waitFor();
+    await page.keyboard.press('Escape');
+    await expectAccessible(page, 'certificate form');
+    await page.keyboard.press('Escape');
 
     // Settings: the User-Agent tester answers under the rules as they stand in the form, saved or not.
     await page.getByRole('navigation').getByRole('link', { name: 'Settings' }).click();

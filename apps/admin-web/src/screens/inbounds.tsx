@@ -3,7 +3,7 @@ import { useDisclosure } from '@mantine/hooks';
 import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable } from '@svc/web-ui';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createColumnHelper } from '@tanstack/react-table';
 import { useMemo } from 'react';
 import { Controller, useForm } from 'react-hook-form';
@@ -139,6 +139,7 @@ interface Values {
   port: number | string;
   host: string;
   listen: string;
+  chain_id: string;
 }
 
 function InboundForm({ nodeId, onSaved }: { nodeId: string | undefined; onSaved: () => void }) {
@@ -146,7 +147,12 @@ function InboundForm({ nodeId, onSaved }: { nodeId: string | undefined; onSaved:
   const queryClient = useQueryClient();
   const nodes = useNodeOptions();
   const profiles = useProfileOptions();
-  const form = useForm<Values>({ defaultValues: { node_id: nodeId ?? '', profile_id: '', port: 443, host: '', listen: '' } });
+  const form = useForm<Values>({ defaultValues: { node_id: nodeId ?? '', profile_id: '', port: 443, host: '', listen: '', chain_id: '' } });
+  const chains = useQuery({
+    queryKey: ['chains', 'options'],
+    queryFn: () => unwrap(api.GET('/api/v1/chains', { params: { query: { limit: 200 } } })),
+    select: (p) => p.items.map((c) => ({ value: c.id, label: c.name })),
+  });
   const { errors, isSubmitting } = form.formState;
   const submit = form.handleSubmit(async (v) => {
     try {
@@ -165,7 +171,7 @@ function InboundForm({ nodeId, onSaved }: { nodeId: string | undefined; onSaved:
       await queryClient.invalidateQueries({ queryKey: ['inbounds'] });
       onSaved();
     } catch (err) {
-      const message = showProblem(err, form.setError, ['node_id', 'profile_id', 'port', 'host', 'listen']);
+      const message = showProblem(err, form.setError, ['node_id', 'profile_id', 'port', 'host', 'listen', 'chain_id']);
       if (message) form.setError('root', { message });
     }
   });
