@@ -239,6 +239,23 @@ function InboundForm({ nodeId, onSaved }: { nodeId: string | undefined; onSaved:
           error={errors.listen?.message}
           {...form.register('listen')}
         />
+        {(chains.data?.length ?? 0) > 0 && (
+          <Controller
+            control={form.control}
+            name="chain_id"
+            render={({ field }) => (
+              <Select
+                label={t('inbounds.chain')}
+                description={t('inbounds.chainHint')}
+                clearable
+                data={chains.data ?? []}
+                value={field.value || null}
+                onChange={(v) => field.onChange(v ?? '')}
+                error={errors.chain_id?.message}
+              />
+            )}
+          />
+        )}
         {errors.root && (
           <Alert color="red" role="alert">
             {errors.root.message}
