@@ -24,6 +24,7 @@ export {
   refreshTokenFromCookie,
   SessionModeQuery,
   SessionTokensSchema,
+  setRefreshCookie,
   wantsCookieSession,
 } from './session-cookie.ts';
 export { publicPrefixOf, registerWebApp, WEB_APP_CSP, type WebAppOptions } from './web-app.ts';

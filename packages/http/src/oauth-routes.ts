@@ -20,6 +20,8 @@ import { requestMeta } from './context.ts';
 import type { AppEnv } from './env.ts';
 import { defineRoute } from './route.ts';
 import { json, TokenPairSchema } from './schemas.ts';
+import { SessionModeQuery, setRefreshCookie, wantsCookieSession } from './session-cookie.ts';
+import { publicPrefixOf } from './web-app.ts';
 
 const ProviderParam = z.object({
   provider: z
@@ -59,7 +61,19 @@ export interface OAuthRouteOptions {
   /** Who may link, list and unlink (the surface's signed-in subjects). */
   auth: RouteAuth;
   tag: string;
+  /**
+   * The surface's web app on this origin ('/admin/'): a sign-in started with ?session=cookie
+   * ends there, signed in through the refresh cookie (no token in any URL), or with
+   * #oauth_error=<words> when refused.
+   */
+  webAppPath?: string;
 }
+
+/** Marks an OAuth request started by the web app (cookie session): same attributes as the binding cookie. */
+const webModeCookie = (c: Context<AppEnv>, surface: 'admin' | 'client', provider: string) => {
+  const binding = oauthBrowserCookie(c.get('deps').config, surface, provider);
+  return { ...binding, name: `${binding.name}_web` };
+};
 
 /**
  * The OAuth routes of one surface (spec 4.3, 4.6, 5.6), paths relative to its base
@@ -79,11 +93,11 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     summary:
       "Redirect (302) to the provider's consent screen, setting the cookie that binds the sign-in to this browser (the callback requires it); 404 when the provider is not configured",
     auth: null,
-    request: { params: ProviderParam },
+    request: { params: ProviderParam, query: SessionModeQuery },
     responses: {
       302: {
         description:
-          'To the provider (Location); Set-Cookie binds the request to this browser (HttpOnly, SameSite=Lax, the callback path only)',
+          'To the provider (Location); Set-Cookie binds the request to this browser (HttpOnly, SameSite=Lax, the callback path only). With ?session=cookie (the web app): the callback ends at the web app, signed in through the refresh cookie',
       },
       404: { description: 'Provider not configured' },
       503: { description: 'The provider cannot be reached' },
@@ -94,6 +108,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     const { provider } = c.req.valid('param');
     const started = await startOAuth(c.get('deps'), surface, provider, requestMeta(c));
     bindingCookie(c, surface, provider, started.browserKey);
+    if (o.webAppPath && wantsCookieSession(c)) setBindingCookie(c, webModeCookie(c, surface, provider), '1');
     return c.redirect(started.url.toString(), 302);
   }) as never);
 
@@ -128,8 +143,22 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     const deps = c.get('deps');
     const returnUrl = oauthReturnUrl(deps.config, surface);
     const browser = { keys: bindingKeys(c, surface, provider), authorization: c.req.header('authorization') };
+    const webMode = o.webAppPath !== undefined && cookieValues(c, webModeCookie(c, surface, provider).name).includes('1');
     // Whatever the outcome: the request it bound is spent.
     bindingCookie(c, surface, provider, '');
+    if (webMode) {
+      setBindingCookie(c, webModeCookie(c, surface, provider), '');
+      // The web app on this origin: signed in through its refresh cookie, or told why not (fragment: never sent to a server).
+      const app = `${publicPrefixOf(deps.config.http.public_base_url)}${o.webAppPath}`;
+      try {
+        const outcome = await completeOAuth(deps, surface, provider, c.req.valid('query'), requestMeta(c), browser);
+        if (outcome.kind === 'session') setRefreshCookie(c, surface === 'admin' ? 'admin' : 'client', outcome.pair.refresh_token);
+        return c.redirect(outcome.kind === 'session' ? app : `${app}#oauth=linked`, 302);
+      } catch (err) {
+        if (isDomainError(err)) return c.redirect(`${app}#oauth_error=${encodeURIComponent((err as DomainError).message)}`, 302);
+        throw err;
+      }
+    }
     try {
       const outcome = await completeOAuth(deps, surface, provider, c.req.valid('query'), requestMeta(c), browser);
       if (returnUrl) return c.redirect(oauthReturnLocation(returnUrl, { ok: outcome }), 302);

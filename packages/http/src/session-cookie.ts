@@ -44,16 +44,21 @@ export function wantsCookieSession(c: Context<AppEnv>): boolean {
 /** The body to answer with; in cookie mode the refresh token is set as the cookie instead. */
 export function answerTokens(c: Context<AppEnv>, subject: SubjectType, pair: TokenPair): z.infer<typeof SessionTokensSchema> {
   if (!wantsCookieSession(c)) return pair;
+  setRefreshCookie(c, subject, pair.refresh_token);
+  const { refresh_token: _, ...rest } = pair;
+  return rest;
+}
+
+/** Puts a refresh token in the web app's cookie (a sign-in answered by a redirect: OAuth). */
+export function setRefreshCookie(c: Context<AppEnv>, subject: SubjectType, refreshToken: string): void {
   const cookie = refreshCookie(c.get('deps').config, subject, isHttps(c));
-  setCookie(c, cookie.name, pair.refresh_token, {
+  setCookie(c, cookie.name, refreshToken, {
     path: cookie.path,
     httpOnly: true,
     secure: cookie.secure,
     sameSite: 'Strict',
     maxAge: cookie.maxAgeSeconds,
   });
-  const { refresh_token: _, ...rest } = pair;
-  return rest;
 }
 
 /** The refresh token a cookie-mode refresh presents (the last one, if the browser sent several). */

@@ -1,5 +1,6 @@
 import { Alert, Button, Divider, PasswordInput, Stack, TextInput } from '@mantine/core';
 import type { AdminSchemas } from '@svc/api-client';
+import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, session, unwrap } from '../api.ts';
@@ -15,6 +16,17 @@ interface SignInForm {
 /** The enabled methods of GET /api/v1/auth/methods: password, and a button per OAuth provider. */
 export function SignInScreen({ methods }: { methods: AdminSchemas['AdminAuthMethods'] }) {
   const { t } = useTranslation();
+  // A refused OAuth sign-in comes back to the panel with its reason in the fragment (never sent to a server).
+  const [oauthError] = useState(() => {
+    const hash = window.location.hash;
+    if (!hash.startsWith('#oauth_error=')) return null;
+    history.replaceState(null, '', window.location.pathname + window.location.search);
+    try {
+      return decodeURIComponent(hash.slice('#oauth_error='.length)).slice(0, 300);
+    } catch {
+      return null;
+    }
+  });
   const form = useForm<SignInForm>({ defaultValues: { email: '', password: '' } });
   const { errors, isSubmitting } = form.formState;
   const submit = form.handleSubmit(async (values) => {
@@ -27,6 +39,11 @@ export function SignInScreen({ methods }: { methods: AdminSchemas['AdminAuthMeth
   });
   return (
     <AuthCard title={t('signIn.title')}>
+      {oauthError && (
+        <Alert color="red" role="alert" title={t('signIn.oauthRefused')}>
+          {oauthError}
+        </Alert>
+      )}
       {methods.password && (
         <form onSubmit={submit} noValidate>
           <TextInput

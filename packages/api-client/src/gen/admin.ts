@@ -4242,7 +4242,10 @@ export interface operations {
     };
     getAuthOauthRedirect: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Where the refresh token travels: `body` (default, the token pair) or `cookie` (an HttpOnly, SameSite=Strict cookie sent only to POST /auth/refresh; the body then has no refresh_token). For web apps on this origin. */
+                session?: "body" | "cookie";
+            };
             header?: never;
             path: {
                 provider: string;
@@ -4251,7 +4254,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To the provider (Location); Set-Cookie binds the request to this browser (HttpOnly, SameSite=Lax, the callback path only) */
+            /** @description To the provider (Location); Set-Cookie binds the request to this browser (HttpOnly, SameSite=Lax, the callback path only). With ?session=cookie (the web app): the callback ends at the web app, signed in through the refresh cookie */
             302: {
                 headers: {
                     [name: string]: unknown;

@@ -7,4 +7,4 @@ import { type AppEnv, READERS, registerOAuthRoutes } from '@svc/http';
  * Providers: auth.oauth.<name>. Redirect URI: {public base}/api/v1/auth/oauth/{provider}/callback.
  */
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  registerOAuthRoutes(app, { surface: 'admin', auth: { scope: 'admin', roles: READERS }, tag: 'auth' });
+  registerOAuthRoutes(app, { surface: 'admin', auth: { scope: 'admin', roles: READERS }, tag: 'auth', webAppPath: '/admin/' });
