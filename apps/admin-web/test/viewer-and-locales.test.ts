@@ -221,7 +221,7 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     await page.keyboard.press('Escape');
     await page.getByRole('navigation').getByRole('link', { name: 'Certificates' }).click();
     await page.getByTestId('create-certificate').click();
-    await page.getByRole('dialog').getByRole('radio', { name: 'ACME' }).click({ force: true });
+    await page.getByRole('dialog').getByText('ACME', { exact: true }).click();
     await page.getByRole('dialog').getByLabel('DNS provider').first().click();
     await page.getByRole('option', { name: 'cf (cloudflare)' }).waitFor();
     await page.keyboard.press('Escape');
