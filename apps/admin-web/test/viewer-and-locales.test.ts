@@ -151,6 +151,24 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     expect(errors).toEqual([]);
   });
 
+  it('reads in the dark scheme on a 390 px phone, right to left, and passes axe', async () => {
+    const { page, errors } = await openPage(browser, { locale: 'fa-IR', width: 390, colorScheme: 'dark' });
+    onTestFailed(() => shot(page, 'fa-dark-failed'));
+    await page.goto(`${cp.http}/admin/`);
+    await page.getByLabel('ایمیل').fill(OWNER.email);
+    await page.getByRole('textbox', { name: 'گذرواژه' }).fill(OWNER.password);
+    await page.getByRole('button', { name: 'ورود' }).click();
+    await page.getByRole('heading', { level: 2, name: 'پیشخوان' }).waitFor();
+    expect(await page.evaluate('document.documentElement.getAttribute("data-mantine-color-scheme")')).toBe('dark');
+    await expectAccessible(page, 'fa dark dashboard');
+    await shot(page, 'fa-dark-390-dashboard');
+    await page.goto(`${cp.http}/admin/subscriptions/${subscriptionId}`);
+    await page.getByText('someone@example.com').waitFor();
+    await expectAccessible(page, 'fa dark subscription');
+    await shot(page, 'fa-dark-390-subscription');
+    expect(errors).toEqual([]);
+  });
+
   it('switches language from the menu and keeps the choice after a reload', async () => {
     const { page } = await openPage(browser);
     onTestFailed(() => shot(page, 'ru-failed'));

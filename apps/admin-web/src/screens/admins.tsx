@@ -1,6 +1,5 @@
-import { Alert, Anchor, Button, Group, PasswordInput, Select, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Group, PasswordInput, Select, Stack, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -10,6 +9,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { PageHeader } from '../components/page-header.tsx';
@@ -163,21 +163,11 @@ function AdminForm({ admin, self, onSaved }: { admin?: Admin; self?: boolean; on
         )}
         <Group justify="space-between">
           {admin && !self ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('admins.deleteTitle', { email: admin.email }),
-                  children: <Text size="sm">{t('admins.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(admin.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('admins.deleteTitle', { email: admin.email })}
+              body={t('admins.deleteBody')}
+              onConfirm={() => remove.mutate(admin.id)}
+            />
           ) : (
             <span />
           )}

@@ -1,6 +1,5 @@
 import { Alert, Anchor, Badge, Button, Group, SegmentedControl, Select, Stack, TagsInput, Text, Textarea, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -10,6 +9,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { notify } from '../components/notify.ts';
@@ -320,21 +320,11 @@ function CertificateForm({ certificate, onSaved }: { certificate?: Certificate; 
         )}
         <Group justify="space-between">
           {certificate ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('certificates.deleteTitle'),
-                  children: <Text size="sm">{t('certificates.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(certificate.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('certificates.deleteTitle')}
+              body={t('certificates.deleteBody')}
+              onConfirm={() => remove.mutate(certificate.id)}
+            />
           ) : (
             <span />
           )}

@@ -1,6 +1,5 @@
 import { ActionIcon, Alert, Anchor, Button, Group, NumberInput, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -10,6 +9,7 @@ import { Controller, useFieldArray, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { nameOf, useNodeOptions } from '../components/lookups.ts';
@@ -203,21 +203,11 @@ function ChainForm({ chain, onSaved }: { chain?: Chain; onSaved: () => void }) {
         )}
         <Group justify="space-between">
           {chain ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('chains.deleteTitle', { name: chain.name }),
-                  children: <Text size="sm">{t('chains.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(chain.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('chains.deleteTitle', { name: chain.name })}
+              body={t('chains.deleteBody')}
+              onConfirm={() => remove.mutate(chain.id)}
+            />
           ) : (
             <span />
           )}

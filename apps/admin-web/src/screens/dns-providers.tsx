@@ -1,6 +1,5 @@
 import { Alert, Anchor, Button, Group, List, PasswordInput, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -10,6 +9,7 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { PageHeader } from '../components/page-header.tsx';
@@ -209,21 +209,11 @@ function DnsProviderForm({ provider, onSaved }: { provider?: DnsProvider; onSave
         )}
         <Group justify="space-between">
           {provider ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('dns.deleteTitle', { name: provider.name }),
-                  children: <Text size="sm">{t('dns.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(provider.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('dns.deleteTitle', { name: provider.name })}
+              body={t('dns.deleteBody')}
+              onConfirm={() => remove.mutate(provider.id)}
+            />
           ) : (
             <span />
           )}

@@ -1,6 +1,5 @@
-import { Alert, Anchor, Button, Group, MultiSelect, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Group, MultiSelect, Stack, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -10,6 +9,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { nameOf, useInboundOptions, useNodeOptions } from '../components/lookups.ts';
@@ -141,21 +141,11 @@ function GroupForm({ group, onSaved }: { group?: AccessGroup; onSaved: () => voi
         )}
         <Group justify="space-between">
           {group ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('groups.deleteTitle', { name: group.name }),
-                  children: <Text size="sm">{t('groups.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(group.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('groups.deleteTitle', { name: group.name })}
+              body={t('groups.deleteBody')}
+              onConfirm={() => remove.mutate(group.id)}
+            />
           ) : (
             <span />
           )}

@@ -1,5 +1,4 @@
 import { Alert, Button, Card, Code, CopyButton, Grid, Group, Stack, Table, Tabs, Text, Title } from '@mantine/core';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { formatBytes, formatDateTime, formatRelative } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -7,6 +6,7 @@ import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
@@ -81,21 +81,7 @@ export function NodeScreen({ id }: { id: string }) {
               <Button variant="default" onClick={() => toggle.mutate(n.admin_status === 'enabled' ? 'disabled' : 'enabled')}>
                 {n.admin_status === 'enabled' ? t('common.disable') : t('common.enable')}
               </Button>
-              <Button
-                color="red"
-                variant="light"
-                onClick={() =>
-                  modals.openConfirmModal({
-                    title: t('node.deleteTitle', { name: n.name }),
-                    children: <Text size="sm">{t('node.deleteBody')}</Text>,
-                    labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                    confirmProps: { color: 'red' },
-                    onConfirm: () => remove.mutate(),
-                  })
-                }
-              >
-                {t('common.delete')}
-              </Button>
+              <DeleteButton title={t('node.deleteTitle', { name: n.name })} body={t('node.deleteBody')} onConfirm={() => remove.mutate()} />
             </>
           )
         }

@@ -9,12 +9,10 @@ import {
   PasswordInput,
   Select,
   Stack,
-  Text,
   Textarea,
   TextInput,
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -24,6 +22,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { PageHeader } from '../components/page-header.tsx';
@@ -252,21 +251,11 @@ function ProviderForm({ provider, onSaved }: { provider?: Provider; onSaved: () 
         )}
         <Group justify="space-between">
           {provider ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('providers.deleteTitle', { name: provider.name }),
-                  children: <Text size="sm">{t('providers.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(provider.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('providers.deleteTitle', { name: provider.name })}
+              body={t('providers.deleteBody')}
+              onConfirm={() => remove.mutate(provider.id)}
+            />
           ) : (
             <span />
           )}

@@ -10,11 +10,9 @@ import {
   Select,
   SimpleGrid,
   Stack,
-  Text,
   TextInput,
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatBytes } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -25,6 +23,7 @@ import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { GibInput } from '../components/bytes-input.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { useGroupOptions } from '../components/lookups.ts';
@@ -291,21 +290,11 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
         )}
         <Group justify="space-between">
           {plan ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('plans.deleteTitle', { name: plan.name }),
-                  children: <Text size="sm">{t('plans.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(plan.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('plans.deleteTitle', { name: plan.name })}
+              body={t('plans.deleteBody')}
+              onConfirm={() => remove.mutate(plan.id)}
+            />
           ) : (
             <span />
           )}

@@ -1,10 +1,10 @@
 import { Alert, Button, Checkbox, Divider, Group, Select, SimpleGrid, Stack, Text, TextInput } from '@mantine/core';
-import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { showProblem } from '../components/form-errors.ts';
 
 type Profile = AdminSchemas['InboundProfile'];
@@ -274,21 +274,11 @@ export function ProfileForm({ profile, onSaved }: { profile?: Profile; onSaved: 
         )}
         <Group justify="space-between">
           {profile ? (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                modals.openConfirmModal({
-                  title: t('profiles.deleteTitle', { name: profile.name }),
-                  children: <Text size="sm">{t('profiles.deleteBody')}</Text>,
-                  labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                  confirmProps: { color: 'red' },
-                  onConfirm: () => remove.mutate(profile.id),
-                })
-              }
-            >
-              {t('common.delete')}
-            </Button>
+            <DeleteButton
+              title={t('profiles.deleteTitle', { name: profile.name })}
+              body={t('profiles.deleteBody')}
+              onConfirm={() => remove.mutate(profile.id)}
+            />
           ) : (
             <span />
           )}

@@ -23,6 +23,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { GibInput } from '../components/bytes-input.tsx';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { useGroupOptions } from '../components/lookups.ts';
 import { notify } from '../components/notify.ts';
@@ -97,21 +98,7 @@ export function SubscriptionScreen({ id }: { id: string }) {
               >
                 {t('subscription.rotate')}
               </Button>
-              <Button
-                color="red"
-                variant="light"
-                onClick={() =>
-                  modals.openConfirmModal({
-                    title: t('subscription.deleteTitle'),
-                    children: <Text size="sm">{t('subscription.deleteBody')}</Text>,
-                    labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                    confirmProps: { color: 'red' },
-                    onConfirm: () => remove.mutate(),
-                  })
-                }
-              >
-                {t('common.delete')}
-              </Button>
+              <DeleteButton title={t('subscription.deleteTitle')} body={t('subscription.deleteBody')} onConfirm={() => remove.mutate()} />
             </>
           )
         }

@@ -10,6 +10,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { useCursorList } from '../components/cursor-list.ts';
+import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { notify } from '../components/notify.ts';
@@ -269,21 +270,7 @@ function WebhookForm({ webhook, onSaved }: { webhook?: Webhook; onSaved: (secret
         <Group justify="space-between">
           {webhook ? (
             <Group gap="xs">
-              <Button
-                color="red"
-                variant="light"
-                onClick={() =>
-                  modals.openConfirmModal({
-                    title: t('webhooks.deleteTitle'),
-                    children: <Text size="sm">{t('webhooks.deleteBody')}</Text>,
-                    labels: { confirm: t('common.delete'), cancel: t('common.cancel') },
-                    confirmProps: { color: 'red' },
-                    onConfirm: () => remove.mutate(webhook.id),
-                  })
-                }
-              >
-                {t('common.delete')}
-              </Button>
+              <DeleteButton title={t('webhooks.deleteTitle')} body={t('webhooks.deleteBody')} onConfirm={() => remove.mutate(webhook.id)} />
               <Button
                 variant="default"
                 onClick={() =>
