@@ -71,3 +71,42 @@ describe('cursor pagination (spec 4.2): {items, next_cursor}, limit and cursor, 
     }
   });
 });
+
+describe('searchable lists (issue 30 item 6): q, sort and the first page total over HTTP', () => {
+  it('q and sort page the clients in that sort, with the total on the first page only', async () => {
+    for (const name of ['mia', 'ann', 'zoe', 'bea']) {
+      const res = await s.api.post('/api/v1/clients', { email: `${name}.search@example.com` }, { token });
+      expect(res.status).toBe(201);
+    }
+    const first = await s.api.get('/api/v1/clients?q=.search%40&sort=-email&limit=3', { token });
+    expect(first.status).toBe(200);
+    expect(first.body.items.map((c: { email: string }) => c.email)).toEqual([
+      'zoe.search@example.com',
+      'mia.search@example.com',
+      'bea.search@example.com',
+    ]);
+    expect({ total: first.body.total, exact: first.body.total_exact }).toEqual({ total: 4, exact: true });
+    const cursor = encodeURIComponent(first.body.next_cursor);
+    const second = await s.api.get(`/api/v1/clients?q=.search%40&sort=-email&limit=3&cursor=${cursor}`, { token });
+    expect(second.body.items.map((c: { email: string }) => c.email)).toEqual(['ann.search@example.com']);
+    expect(second.body.total).toBeNull();
+    // The cursor belongs to its sort: asked with another, it is a 400 that names the sort.
+    const other = await s.api.get(`/api/v1/clients?q=.search%40&sort=email&limit=3&cursor=${cursor}`, { token });
+    expect(other.status).toBe(400);
+    expect(other.body.errors.cursor).toMatch(/sort=-email/);
+  });
+
+  it('a sort a list does not have, or an overlong q, is a 400 naming the field', async () => {
+    const bad = await s.api.get('/api/v1/subscriptions?sort=token_hash', { token });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body.errors)).toEqual(['query.sort']);
+    const long = await s.api.get(`/api/v1/clients?q=${'a'.repeat(201)}`, { token });
+    expect(long.status).toBe(400);
+    expect(Object.keys(long.body.errors)).toEqual(['query.q']);
+    for (const path of ['/api/v1/subscriptions', '/api/v1/nodes', '/api/v1/payments', '/api/v1/audit-log']) {
+      const res = await s.api.get(`${path}?q=${encodeURIComponent('%_\\\'"')}&sort=created`, { token });
+      expect(res.status, path).toBe(200);
+      expect(res.body.total_exact, path).toBe(true);
+    }
+  });
+});

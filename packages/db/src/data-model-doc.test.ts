@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromPGlite } from './connect.ts';
 import { migrateToLatest } from './migrate.ts';
+import { PGLITE_EXTENSIONS } from './pglite-extensions.ts';
 
 /**
  * docs/data-model.md is where a reader looks for what a table holds and who writes it: a table
@@ -11,7 +12,7 @@ import { migrateToLatest } from './migrate.ts';
  * missing before this check). A row is a line starting `| \`<table>\` |`.
  */
 
-const handle = fromPGlite(new PGlite());
+const handle = fromPGlite(new PGlite({ extensions: PGLITE_EXTENSIONS }));
 afterAll(() => handle.destroy());
 
 describe('docs/data-model.md', () => {

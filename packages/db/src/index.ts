@@ -14,5 +14,6 @@ export {
 } from './migrate.ts';
 export { migrations } from './migrations/index.ts';
 export { PGliteDialect } from './pglite-dialect.ts';
+export { PGLITE_EXTENSIONS } from './pglite-extensions.ts';
 export type * from './schema/index.ts';
 export { isDatabaseUnavailable } from './unavailable.ts';

@@ -14,6 +14,7 @@ import {
   readSchemaState,
 } from './migrate.ts';
 import { migrations } from './migrations/index.ts';
+import { PGLITE_EXTENSIONS } from './pglite-extensions.ts';
 
 /**
  * Migrations only go forward (docs/upgrades.md): none has a `down`, and the way back from an
@@ -37,7 +38,7 @@ async function emptyDatabase(): Promise<Kysely<any>> {
   const schema = `mig_${randomBytes(6).toString('hex')}`;
   const url = process.env.DATABASE_URL;
   if (!url) {
-    pglite ??= PGlite.create().then((p) => fromPGlite(p));
+    pglite ??= PGlite.create({ extensions: PGLITE_EXTENSIONS }).then((p) => fromPGlite(p));
     const { db } = await pglite;
     await sql`create schema ${sql.id(schema)}`.execute(db);
     await sql`set search_path to ${sql.id(schema)}`.execute(db);

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type DatabaseHandle, fromPGlite, migrateToLatest, migrations } from './index.ts';
+import { type DatabaseHandle, fromPGlite, migrateToLatest, migrations, PGLITE_EXTENSIONS } from './index.ts';
 
 /**
  * PGlite is a single session. The dialect must hand it to one kysely transaction at a
@@ -19,7 +19,7 @@ afterEach(async () => {
 let blank: PGlite;
 let migrated: PGlite;
 beforeAll(async () => {
-  blank = await PGlite.create();
+  blank = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   migrated = (await blank.clone()) as PGlite;
   await migrateToLatest(fromPGlite(migrated).db);
 });

@@ -3,8 +3,9 @@
 // threads do not inherit the TypeScript loader. Protocol in pglite-worker.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 
-const db = await PGlite.create(workerData.dataDir, workerData.options ?? {});
+const db = await PGlite.create(workerData.dataDir, { ...(workerData.options ?? {}), extensions: { pg_trgm } });
 
 function serializeError(err) {
   const out = { message: err?.message ?? String(err), name: err?.name ?? 'Error' };

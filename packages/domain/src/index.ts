@@ -68,6 +68,7 @@ export * from './shared/db-errors.ts';
 export * from './shared/ids.ts';
 export * from './shared/input.ts';
 export * from './shared/jobs.ts';
+export * from './shared/list-query.ts';
 export * from './shared/outbound.ts';
 export * from './shared/pagination.ts';
 export * from './shared/public-url.ts';

@@ -11,7 +11,7 @@ export { type FastPath, type FastRequest, type PreparedAnswer, prepareAnswer, pr
 export { OAuthIdentitySchema, type OAuthRouteOptions, registerOAuthRoutes } from './oauth-routes.ts';
 export { registerOpenApiDocument, withOperationIds } from './openapi-document.ts';
 export { openapi } from './openapi-metadata.ts';
-export { pageOf, pageQuery, signedPage, verifyCursor } from './pagination.ts';
+export { listPageOf, listQuery, pageOf, pageQuery, signedPage, verifyCursor } from './pagination.ts';
 export { type Problem, type ProblemSlug, problemBody, problemResponse, problemType } from './problem.ts';
 export { redactPath } from './redact.ts';
 export { textRuleOnJsonBody, textRuleOnUrlAndHeaders } from './request-text.ts';

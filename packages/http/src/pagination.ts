@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, type Page } from '@svc/domain';
+import { COUNT_EXACT_UP_TO, type ListSpec, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, type Page } from '@svc/domain';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env.ts';
 import { problemResponse } from './problem.ts';
@@ -34,8 +34,41 @@ export const pageQuery = {
 export const pageOf = <T extends z.ZodType>(item: T, name: string) =>
   z.object({ items: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
 
+/**
+ * `q` and `sort` of a searchable list (issue 30 item 6), spread into its query schema with
+ * pageQuery: `sort` is one of the list's ListSpec keys, `-` before it for descending.
+ */
+export const listQuery = (spec: ListSpec, q: string) => {
+  const keys = ['created', ...Object.keys(spec.sorts)];
+  const values = keys.flatMap((k) => [k, `-${k}`]) as [string, ...string[]];
+  return {
+    q: z.string().max(200).optional().openapi({ description: q }),
+    sort: z
+      .enum(values)
+      .optional()
+      .openapi({ description: `Sort key, \`-\` before it for descending; default \`${spec.defaultSort}\`. A cursor belongs to its sort.` }),
+  };
+};
+
+/** A page of a searchable list: pageOf with the first page's total, exact or estimated. */
+export const listPageOf = <T extends z.ZodType>(item: T, name: string) =>
+  z
+    .object({
+      items: z.array(item),
+      next_cursor: z.string().nullable(),
+      total: z
+        .number()
+        .int()
+        .nullable()
+        .openapi({
+          description: `On the first page (no cursor): the rows matching the filters, counted up to ${COUNT_EXACT_UP_TO} and the database's estimate beyond; null on later pages`,
+        }),
+      total_exact: z.boolean().nullable().openapi({ description: 'true when `total` was counted, false when it is an estimate' }),
+    })
+    .openapi(name);
+
 /** The page with its next_cursor tagged: what every list route answers. */
-export function signedPage<T>(c: Context<AppEnv>, page: Page<T>): Page<T> {
+export function signedPage<P extends Page<unknown>>(c: Context<AppEnv>, page: P): P {
   if (page.next_cursor === null) return page;
   return { ...page, next_cursor: `${page.next_cursor}.${c.get('deps').secrets.mac(CURSOR_PURPOSE, page.next_cursor)}` };
 }

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { connectDatabase, type DatabaseHandle, fromPGlite, migrateToLatest, migrations } from '@svc/db';
+import { connectDatabase, type DatabaseHandle, fromPGlite, migrateToLatest, migrations, PGLITE_EXTENSIONS } from '@svc/db';
 import pg from 'pg';
 
 /** PostgreSQL server for tests when DATABASE_URL is set; PGlite otherwise. */
@@ -64,11 +64,11 @@ export async function migratedDataDir(prefix = 'svc-test-data-'): Promise<string
 async function migratedTemplate(): Promise<PGlite> {
   const file = templateFile();
   try {
-    return await PGlite.create({ loadDataDir: new Blob([readFileSync(file)]) });
+    return await PGlite.create({ loadDataDir: new Blob([readFileSync(file)]), extensions: PGLITE_EXTENSIONS });
   } catch {
     // None yet (or unreadable): make it, and keep it for the next files.
   }
-  const pglite = await PGlite.create();
+  const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   await migrateToLatest(fromPGlite(pglite).db);
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
@@ -123,7 +123,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  */
 export async function createEmptyTestDatabase(): Promise<TestDatabase> {
   const url = testDatabaseUrl();
-  if (!url) return fromPGlite(await PGlite.create());
+  if (!url) return fromPGlite(await PGlite.create({ extensions: PGLITE_EXTENSIONS }));
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const handle = await connectDatabase({ url, dataDir: '', schema, poolSize: 3 });
   return {

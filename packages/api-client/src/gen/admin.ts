@@ -162,7 +162,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Audit log, newest first; from inclusive, to exclusive
+         * Audit log, newest first unless sort=created; from inclusive, to exclusive; q searches
          * @description Scope: admin. Roles: owner, admin, viewer.
          */
         get: operations["getAuditLog"];
@@ -491,7 +491,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List clients, oldest first; status=pending is the application queue
+         * List clients, oldest first unless sorted; status=pending is the application queue; q searches
          * @description Scope: admin. Roles: owner, admin, viewer.
          */
         get: operations["listClients"];
@@ -779,7 +779,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List nodes, oldest first
+         * List nodes, oldest first unless sorted; q searches
          * @description Scope: admin. Roles: owner, admin, viewer.
          */
         get: operations["listNodes"];
@@ -963,7 +963,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List payments, oldest first; filters client_id, status, provider_id, subscription_id, plan_id, from, to (created_at)
+         * List payments, oldest first unless sorted; q searches; filters client_id, status, provider_id, subscription_id, plan_id, from, to (created_at)
          * @description Scope: admin. Roles: owner, admin, viewer.
          */
         get: operations["listPayments"];
@@ -1220,7 +1220,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List subscriptions, oldest first
+         * List subscriptions, oldest first unless sorted; q searches
          * @description Scope: admin. Roles: owner, admin, viewer.
          */
         get: operations["listSubscriptions"];
@@ -1511,6 +1511,10 @@ export interface components {
         AuditPage: {
             items: components["schemas"]["AuditEntry"][];
             next_cursor: string | null;
+            /** @description On the first page (no cursor): the rows matching the filters, counted up to 10000 and the database's estimate beyond; null on later pages */
+            total: number | null;
+            /** @description true when `total` was counted, false when it is an estimate */
+            total_exact: boolean | null;
         };
         Certificate: {
             acme_account_id: string | null;
@@ -1598,6 +1602,10 @@ export interface components {
         ClientPage: {
             items: components["schemas"]["Client"][];
             next_cursor: string | null;
+            /** @description On the first page (no cursor): the rows matching the filters, counted up to 10000 and the database's estimate beyond; null on later pages */
+            total: number | null;
+            /** @description true when `total` was counted, false when it is an estimate */
+            total_exact: boolean | null;
         };
         CreateAccessGroup: {
             /**
@@ -2008,6 +2016,10 @@ export interface components {
         NodePage: {
             items: components["schemas"]["Node"][];
             next_cursor: string | null;
+            /** @description On the first page (no cursor): the rows matching the filters, counted up to 10000 and the database's estimate beyond; null on later pages */
+            total: number | null;
+            /** @description true when `total` was counted, false when it is an estimate */
+            total_exact: boolean | null;
         };
         OAuthIdentities: {
             items: components["schemas"]["OAuthIdentity"][];
@@ -2079,6 +2091,10 @@ export interface components {
         PaymentPage: {
             items: components["schemas"]["Payment"][];
             next_cursor: string | null;
+            /** @description On the first page (no cursor): the rows matching the filters, counted up to 10000 and the database's estimate beyond; null on later pages */
+            total: number | null;
+            /** @description true when `total` was counted, false when it is an estimate */
+            total_exact: boolean | null;
         };
         PaymentProvider: {
             /** @description public settings only */
@@ -2401,6 +2417,10 @@ export interface components {
         SubscriptionPage: {
             items: components["schemas"]["Subscription"][];
             next_cursor: string | null;
+            /** @description On the first page (no cursor): the rows matching the filters, counted up to 10000 and the database's estimate beyond; null on later pages */
+            total: number | null;
+            /** @description true when `total` was counted, false when it is an estimate */
+            total_exact: boolean | null;
         };
         SubscriptionUsage: {
             /**
@@ -3688,6 +3708,10 @@ export interface operations {
                 from?: string;
                 /** @description Page size, 1-200 */
                 limit?: number;
+                /** @description an action by its start (subscription. is every subscription action); an entity, actor or entry id exactly */
+                q?: string;
+                /** @description Sort key, `-` before it for descending; default `-created`. A cursor belongs to its sort. */
+                sort?: "created" | "-created";
                 to?: string;
             };
             header?: never;
@@ -5144,6 +5168,10 @@ export interface operations {
                 email?: string;
                 /** @description Page size, 1-200 */
                 limit?: number;
+                /** @description an id or email by its start; from 3 characters, anywhere in the email or note */
+                q?: string;
+                /** @description Sort key, `-` before it for descending; default `created`. A cursor belongs to its sort. */
+                sort?: "created" | "-created" | "email" | "-email";
                 status?: "pending" | "active" | "rejected" | "disabled";
             };
             header?: never;
@@ -6823,6 +6851,10 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size, 1-200 */
                 limit?: number;
+                /** @description an id by its start; the name, address or hostname anywhere */
+                q?: string;
+                /** @description Sort key, `-` before it for descending; default `created`. A cursor belongs to its sort. */
+                sort?: "created" | "-created" | "name" | "-name" | "address" | "-address";
             };
             header?: never;
             path?: never;
@@ -7844,6 +7876,10 @@ export interface operations {
                 limit?: number;
                 plan_id?: string;
                 provider_id?: string;
+                /** @description a payment id or the client's email by its start, the provider's payment id exactly; from 3 characters, anywhere in the email */
+                q?: string;
+                /** @description Sort key, `-` before it for descending; default `created`. A cursor belongs to its sort. */
+                sort?: "created" | "-created" | "amount" | "-amount";
                 status?: "pending" | "succeeded" | "failed" | "expired" | "canceled" | "refunded";
                 subscription_id?: string;
                 /** @description created before */
@@ -8944,6 +8980,10 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size, 1-200 */
                 limit?: number;
+                /** @description an id or the client's email by its start; from 3 characters, anywhere in the client's email or the note */
+                q?: string;
+                /** @description Sort key, `-` before it for descending; default `created`. A cursor belongs to its sort. */
+                sort?: "created" | "-created" | "expires" | "-expires" | "used" | "-used";
                 /** @description the status as of now, as the view shows it */
                 status?: "active" | "limited" | "expired" | "disabled";
             };

@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPGlite } from '../connect.ts';
 import { latestMigration, migrateThrough, migrateToLatest, readSchemaState } from '../migrate.ts';
+import { PGLITE_EXTENSIONS } from '../pglite-extensions.ts';
 import {
   ArchiveFormatError,
   NewerArchiveError,
@@ -67,7 +68,7 @@ let archive: string;
 
 beforeAll(async () => {
   if (process.env.DATABASE_URL) return;
-  blank = await PGlite.create();
+  blank = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   template = (await blank.clone()) as PGlite;
   await migrateToLatest(fromPGlite(template).db);
   const source = await fresh();

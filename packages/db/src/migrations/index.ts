@@ -19,6 +19,7 @@ import * as nodeApplyFailures from './2026-11-28T1700-node-apply-failures.ts';
 import * as oauthBrowserBinding from './2026-11-29T1300-oauth-browser-binding.ts';
 import * as clientSignInHardening from './2026-11-29T1400-client-sign-in-hardening.ts';
 import * as registrationBrowser from './2026-11-29T1500-registration-browser.ts';
+import * as listSearch from './2026-11-29T1600-list-search.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T1300-oauth-browser-binding': oauthBrowserBinding,
   '2026-11-29T1400-client-sign-in-hardening': clientSignInHardening,
   '2026-11-29T1500-registration-browser': registrationBrowser,
+  '2026-11-29T1600-list-search': listSearch,
 };

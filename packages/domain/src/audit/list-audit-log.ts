@@ -1,9 +1,9 @@
 import type { ActorType, AuditLogRow } from '@svc/db';
 import { mayReadOutboundAnswers, OUTBOUND_ANSWER_HIDDEN } from '../acme/answer-visibility.ts';
 import type { Actor, DomainContext } from '../shared/context.ts';
-import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { type ListPage, type ListRequest, type ListSpec, listPage, searchTerms } from '../shared/list-query.ts';
 
-export interface AuditFilter extends PageRequest {
+export interface AuditFilter extends ListRequest {
   actor_id?: string | undefined;
   entity_type?: string | undefined;
   entity_id?: string | undefined;
@@ -46,14 +46,29 @@ function readView(actor: Actor, r: AuditLogRow): AuditView {
   return { ...view, details: { ...view.details, error: OUTBOUND_ANSWER_HIDDEN } };
 }
 
-/** Newest first; `from` inclusive, `to` exclusive. */
-export async function listAuditLog(ctx: DomainContext, f: AuditFilter): Promise<Page<AuditView>> {
+export const AUDIT_LIST: ListSpec = { idColumn: 'id', defaultSort: '-created', sorts: {} };
+
+/**
+ * Newest first by default (`sort=created` for oldest first); `from` inclusive, `to`
+ * exclusive. `q` matches an action by its start (`subscription.` is every subscription
+ * action) and an entity, actor or entry id exactly.
+ */
+export async function listAuditLog(ctx: DomainContext, f: AuditFilter): Promise<ListPage<AuditView>> {
   let q = ctx.db.selectFrom('audit_log').selectAll();
   if (f.actor_id) q = q.where('actor_id', '=', f.actor_id);
   if (f.entity_type) q = q.where('entity_type', '=', f.entity_type);
   if (f.entity_id) q = q.where('entity_id', '=', f.entity_id);
   if (f.from) q = q.where('at', '>=', f.from);
   if (f.to) q = q.where('at', '<', f.to);
-  const rows = await keysetRows(q, f, { newest: true });
-  return toPage(rows, f.limit, (r) => readView(ctx.actor, r));
+  const terms = searchTerms(f.q);
+  if (terms)
+    q = q.where((eb) =>
+      eb.or([
+        eb('action', 'like', terms.prefix),
+        eb('entity_id', '=', terms.text),
+        eb('actor_id', '=', terms.text),
+        eb('id', '=', terms.text),
+      ]),
+    );
+  return listPage(ctx.db, q, f, AUDIT_LIST, (rows) => rows.map((r) => readView(ctx.actor, r)));
 }

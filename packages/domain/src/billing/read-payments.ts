@@ -1,7 +1,8 @@
 import type { Db, PaymentRow, PaymentStatus } from '@svc/db';
+import { sql } from 'kysely';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { type ListPage, type ListRequest, type ListSpec, listPage, searchTerms } from '../shared/list-query.ts';
 
 /** Payments are written by checkout, provider webhooks, the worker's re-reads and admins' manual settling (payments/). */
 export interface PaymentView {
@@ -54,7 +55,7 @@ export const paymentView = (r: PaymentRow, clientEmail: string): PaymentView => 
   updated_at: r.updated_at.toISOString(),
 });
 
-export interface PaymentFilter extends PageRequest {
+export interface PaymentFilter extends ListRequest {
   client_id?: string | undefined;
   status?: PaymentStatus | undefined;
   provider_id?: string | undefined;
@@ -74,8 +75,18 @@ const withClientEmail = (db: Db) =>
     .selectAll('payments')
     .select('clients.email as client_email');
 
-/** Oldest first, by id. */
-export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFilter): Promise<Page<PaymentView>> {
+export const PAYMENT_LIST: ListSpec = {
+  idColumn: 'payments.id',
+  defaultSort: 'created',
+  sorts: { amount: { expr: sql`payments.amount`, kind: 'bigint' } },
+};
+
+/**
+ * Oldest first by default, by id; or by amount. `q` matches a payment id or the client's
+ * email by its start, the provider's payment id exactly, and from 3 characters anywhere in
+ * the client's email.
+ */
+export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFilter): Promise<ListPage<PaymentView>> {
   let q = withClientEmail(ctx.db);
   if (f.client_id !== undefined) q = q.where('payments.client_id', '=', f.client_id);
   if (f.status !== undefined) q = q.where('payments.status', '=', f.status);
@@ -84,8 +95,16 @@ export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFil
   if (f.plan_id !== undefined) q = q.where('payments.plan_id', '=', f.plan_id);
   if (f.from !== undefined) q = q.where('payments.created_at', '>=', f.from);
   if (f.to !== undefined) q = q.where('payments.created_at', '<', f.to);
-  const rows = await keysetRows(q, f, { column: 'payments.id' });
-  return toPage(rows, f.limit, (r) => paymentView(r, r.client_email));
+  const terms = searchTerms(f.q);
+  if (terms)
+    q = q.where((eb) =>
+      eb.or([
+        eb('payments.id', 'like', terms.prefix),
+        eb('payments.provider_payment_id', '=', terms.text),
+        eb('clients.email', 'like', terms.substring ? terms.contains : terms.prefix),
+      ]),
+    );
+  return listPage(ctx.db, q, f, PAYMENT_LIST, (rows) => rows.map((r) => paymentView(r, r.client_email)));
 }
 
 export async function getPayment(ctx: Pick<DomainContext, 'db'>, id: string): Promise<PaymentView> {

@@ -1,24 +1,42 @@
 import type { ClientStatus } from '@svc/db';
+import { sql } from 'kysely';
 import { emailKey } from '../auth/credential-fields.ts';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { type ListPage, type ListRequest, type ListSpec, listPage, searchTerms } from '../shared/list-query.ts';
 import { type ClientView, clientView } from './client-view.ts';
 
-export interface ClientFilter extends PageRequest {
+export interface ClientFilter extends ListRequest {
   /** `pending` is the application queue. */
   status?: ClientStatus | undefined;
   /** Exact address, compared case-insensitively. */
   email?: string | undefined;
 }
 
-/** Oldest first, by id (keyset; the status filter walks the (status, id) index). */
-export async function listClients(ctx: Pick<DomainContext, 'db'>, f: ClientFilter): Promise<Page<ClientView>> {
+export const CLIENT_LIST: ListSpec = {
+  idColumn: 'id',
+  defaultSort: 'created',
+  sorts: { email: { expr: sql`email`, kind: 'text' } },
+};
+
+/**
+ * Oldest first by default (keyset; the status filter walks the (status, id) index). `q`
+ * matches an id or email by its start, and from 3 characters anywhere in the email or note.
+ */
+export async function listClients(ctx: Pick<DomainContext, 'db'>, f: ClientFilter): Promise<ListPage<ClientView>> {
   let q = ctx.db.selectFrom('clients').selectAll();
   if (f.status) q = q.where('status', '=', f.status);
   if (f.email) q = q.where('email', '=', emailKey(f.email));
-  const rows = await keysetRows(q, f);
-  return toPage(rows, f.limit, clientView);
+  const terms = searchTerms(f.q);
+  if (terms)
+    q = q.where((eb) =>
+      eb.or([
+        eb('id', 'like', terms.prefix),
+        eb('email', 'like', terms.substring ? terms.contains : terms.prefix),
+        ...(terms.substring ? [eb('note', 'ilike', terms.contains)] : []),
+      ]),
+    );
+  return listPage(ctx.db, q, f, CLIENT_LIST, (rows) => rows.map(clientView));
 }
 
 export async function getClient(ctx: Pick<DomainContext, 'db'>, id: string): Promise<ClientView> {

@@ -1,7 +1,8 @@
 import type { SubscriptionStatus } from '@svc/db';
+import { sql } from 'kysely';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { keysetRows, type Page, type PageRequest, toPage } from '../shared/pagination.ts';
+import { type ListPage, type ListRequest, type ListSpec, listPage, searchTerms } from '../shared/list-query.ts';
 import {
   groupIdsOf,
   linkOf,
@@ -12,7 +13,7 @@ import {
   subscriptionView,
 } from './subscription-view.ts';
 
-export interface SubscriptionFilter extends PageRequest {
+export interface SubscriptionFilter extends ListRequest {
   client_id?: string | undefined;
   /** The status as computed now, like the view shows it. */
   status?: SubscriptionStatus | undefined;
@@ -20,12 +21,23 @@ export interface SubscriptionFilter extends PageRequest {
 
 type ReadCtx = Pick<DomainContext, 'db' | 'clock' | 'secrets' | 'config' | 'actor'>;
 
+/** Never-expiring subscriptions sort after every date (the expiry index has the same expression). */
+const EXPIRY_ORDER = sql`coalesce(expires_at, '9999-12-31T00:00:00Z'::timestamptz)`;
+
+export const SUBSCRIPTION_LIST: ListSpec = {
+  idColumn: 'id',
+  defaultSort: 'created',
+  sorts: { expires: { expr: EXPIRY_ORDER, kind: 'timestamptz' }, used: { expr: sql`used_bytes`, kind: 'bigint' } },
+};
+
 /**
- * Oldest first, by id (keyset). The stored status is right as of the last write; only time
+ * Oldest first by default, by id (keyset); by expiry (never last) or this period's traffic.
+ * `q` matches an id or the client's email by its start, and from 3 characters anywhere in
+ * the client's email or the note. The stored status is right as of the last write; only time
  * moves it without a write (expiry), so the filter corrects for expires_at <= now, and
  * each filter value still starts from the (status, id) index.
  */
-export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Promise<Page<SubscriptionReadView>> {
+export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Promise<ListPage<SubscriptionReadView>> {
   const now = ctx.clock.now();
   let q = ctx.db.selectFrom('subscriptions').selectAll();
   if (f.client_id) q = q.where('client_id', '=', f.client_id);
@@ -43,12 +55,24 @@ export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Pr
     default:
       q = q.where('status', '=', f.status).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
   }
-  const rows = await keysetRows(q, f);
-  const groups = await groupIdsOf(
-    ctx.db,
-    rows.slice(0, f.limit).map((r) => r.id),
-  );
-  return toPage(rows, f.limit, (r) => subscriptionReadView(ctx, r, groups.get(r.id) ?? [], now));
+  const terms = searchTerms(f.q);
+  if (terms) {
+    const emails = terms.substring ? terms.contains : terms.prefix;
+    q = q.where((eb) =>
+      eb.or([
+        eb('id', 'like', terms.prefix),
+        eb('client_id', 'in', eb.selectFrom('clients').select('clients.id').where('clients.email', 'like', emails)),
+        ...(terms.substring ? [eb('note', 'ilike', terms.contains)] : []),
+      ]),
+    );
+  }
+  return listPage(ctx.db, q, f, SUBSCRIPTION_LIST, async (rows) => {
+    const groups = await groupIdsOf(
+      ctx.db,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => subscriptionReadView(ctx, r, groups.get(r.id) ?? [], now));
+  });
 }
 
 export async function getSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionReadView> {

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { listAuditLog } from '@svc/domain';
-import { type AppEnv, actorContext, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
+import { AUDIT_LIST, listAuditLog } from '@svc/domain';
+import { type AppEnv, actorContext, defineRoute, listPageOf, listQuery, pageQuery, READERS, signedPage } from '@svc/http';
 import { json } from '../../schemas.ts';
 
 export const AuditEntrySchema = z
@@ -18,7 +18,7 @@ export const AuditEntrySchema = z
   })
   .openapi('AuditEntry');
 
-export const AuditPage = pageOf(AuditEntrySchema, 'AuditPage');
+export const AuditPage = listPageOf(AuditEntrySchema, 'AuditPage');
 export type AuditPageBody = z.infer<typeof AuditPage>;
 
 const Instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
@@ -27,11 +27,12 @@ export const route = defineRoute({
   method: 'get',
   path: '/audit-log',
   tags: ['audit'],
-  summary: 'Audit log, newest first; from inclusive, to exclusive',
+  summary: 'Audit log, newest first unless sort=created; from inclusive, to exclusive; q searches',
   auth: { scope: 'admin', roles: READERS },
   request: {
     query: z.object({
       ...pageQuery,
+      ...listQuery(AUDIT_LIST, 'an action by its start (subscription. is every subscription action); an entity, actor or entry id exactly'),
       actor_id: z.string().max(64).optional(),
       entity_type: z.string().max(64).optional(),
       entity_id: z.string().max(128).optional(),

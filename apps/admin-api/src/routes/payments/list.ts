@@ -1,11 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { listPayments } from '@svc/domain';
-import { type AppEnv, defineRoute, pageOf, pageQuery, READERS, signedPage } from '@svc/http';
+import { listPayments, PAYMENT_LIST } from '@svc/domain';
+import { type AppEnv, defineRoute, listPageOf, listQuery, pageQuery, READERS, signedPage } from '@svc/http';
 import { json } from '../../schemas.ts';
 import { PaymentSchema, PaymentStatus } from './schemas.ts';
 
-export const PaymentPage = pageOf(PaymentSchema, 'PaymentPage');
+export const PaymentPage = listPageOf(PaymentSchema, 'PaymentPage');
 
 const Id = z.string().min(1).max(64);
 const Instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
@@ -14,11 +14,16 @@ export const route = defineRoute({
   method: 'get',
   path: '/payments',
   tags: ['payments'],
-  summary: 'List payments, oldest first; filters client_id, status, provider_id, subscription_id, plan_id, from, to (created_at)',
+  summary:
+    'List payments, oldest first unless sorted; q searches; filters client_id, status, provider_id, subscription_id, plan_id, from, to (created_at)',
   auth: { scope: 'admin', roles: READERS },
   request: {
     query: z.object({
       ...pageQuery,
+      ...listQuery(
+        PAYMENT_LIST,
+        "a payment id or the client's email by its start, the provider's payment id exactly; from 3 characters, anywhere in the email",
+      ),
       client_id: Id.optional(),
       status: PaymentStatus.optional(),
       provider_id: Id.optional(),
