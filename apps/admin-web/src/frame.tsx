@@ -1,4 +1,5 @@
-import { Box, Button, Center, Loader, Menu, NavLink, Stack, Text, useDirection, useMantineColorScheme } from '@mantine/core';
+import { Box, Button, Center, Kbd, Loader, Menu, NavLink, Stack, Text, useDirection, useMantineColorScheme } from '@mantine/core';
+import { useHotkeys } from '@mantine/hooks';
 import { ColorSchemeControl, directionOf, LanguageMenu, Shell } from '@svc/web-ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
@@ -13,6 +14,8 @@ import { type Me, MeContext } from './me.tsx';
 // Signed-out screens are their own chunks: a reload with a session never loads them.
 const SetupScreen = lazy(() => import('./screens/setup.tsx').then((m) => ({ default: m.SetupScreen })));
 const SignInScreen = lazy(() => import('./screens/sign-in.tsx').then((m) => ({ default: m.SignInScreen })));
+// The Ctrl+K palette: its chunk (Spotlight) loads on first use.
+const Palette = lazy(() => import('./components/palette.tsx').then((m) => ({ default: m.Palette })));
 
 /** Sections of the panel, in the order of the navigation column. */
 const SECTIONS = [
@@ -84,6 +87,10 @@ function SignedIn({ me }: { me: Me }) {
   const { colorScheme, setColorScheme } = useMantineColorScheme();
   useEffect(() => startLiveEvents(), []);
   const queryClient = useQueryClient();
+  // Mounted on first use and kept: later opens are instant.
+  const [palette, setPalette] = useState<'never' | 'open' | 'closed'>('never');
+  const openPalette = () => setPalette('open');
+  useHotkeys([['mod+K', openPalette]], []);
   const signOut = async () => {
     await api.POST('/api/v1/auth/logout').catch(() => undefined);
     session.clear();
@@ -112,6 +119,12 @@ function SignedIn({ me }: { me: Me }) {
       }
       controls={
         <>
+          <Button variant="default" size="xs" onClick={openPalette} aria-keyshortcuts="Control+K Meta+K" data-testid="open-palette">
+            {t('palette.open')}
+            <Kbd size="xs" ms={8} visibleFrom="sm">
+              Ctrl K
+            </Kbd>
+          </Button>
           <Box visibleFrom="sm">
             <ColorSchemeControl
               labels={{ legend: t('frame.theme'), light: t('frame.themeLight'), dark: t('frame.themeDark'), auto: t('frame.themeAuto') }}
@@ -145,6 +158,15 @@ function SignedIn({ me }: { me: Me }) {
       <Suspense fallback={<Loader m="xl" aria-label={t('frame.loading')} />}>
         <Outlet />
       </Suspense>
+      {palette !== 'never' && (
+        <Suspense fallback={null}>
+          <Palette
+            opened={palette === 'open'}
+            onClose={() => setPalette('closed')}
+            sections={SECTIONS.map((s) => ({ to: s.to, label: t(s.key) }))}
+          />
+        </Suspense>
+      )}
     </Shell>
   );
 }

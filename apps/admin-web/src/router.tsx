@@ -1,8 +1,10 @@
 import { createRootRoute, createRoute, createRouter, useNavigate } from '@tanstack/react-router';
 import { lazy } from 'react';
 import { Frame } from './frame.tsx';
+import { AUDIT_SORTS, CLIENT_SORTS, NODE_SORTS, PAYMENT_SORTS, SUBSCRIPTION_SORTS, sortValues } from './list-sorts.ts';
 import { ROUTER_BASE } from './paths.ts';
 import type { AuditSearch } from './screens/audit-log.tsx';
+import type { CertificatesSearch } from './screens/certificates.tsx';
 import type { ClientsSearch } from './screens/clients.tsx';
 import type { InboundsSearch } from './screens/inbounds.tsx';
 import type { NodesSearch } from './screens/nodes.tsx';
@@ -40,6 +42,13 @@ const oneOf =
     values.includes(v as T) ? (v as T) : undefined;
 const id = (v: unknown): string | undefined => (typeof v === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(v) ? v : undefined);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 && v.length <= 320 ? v : undefined);
+const date = (v: unknown): string | undefined => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) ? v : undefined);
+/** A list's search text as its route takes it (at most 200 characters). */
+const query = (v: unknown): string | undefined => {
+  // The router reads search values as JSON: `?q=123` arrives as a number.
+  const s = typeof v === 'number' ? String(v) : v;
+  return typeof s === 'string' && s.trim().length > 0 && s.length <= 200 ? s : undefined;
+};
 const strip = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 const rootRoute = createRootRoute({ component: Frame, notFoundComponent: NotFoundScreen });
@@ -50,7 +59,12 @@ const nodes = createRoute({
   getParentRoute: () => rootRoute,
   path: '/nodes',
   validateSearch: (s: Record<string, unknown>): NodesSearch =>
-    strip({ connectivity: oneOf('online', 'offline')(s.connectivity), admin_status: oneOf('enabled', 'disabled')(s.admin_status) }),
+    strip({
+      connectivity: oneOf('online', 'offline')(s.connectivity),
+      admin_status: oneOf('enabled', 'disabled')(s.admin_status),
+      q: query(s.q),
+      sort: oneOf(...sortValues(NODE_SORTS))(s.sort),
+    }),
   component: function Nodes() {
     const search = nodes.useSearch();
     const navigate = useNavigate({ from: '/nodes' });
@@ -86,7 +100,11 @@ const clients = createRoute({
   getParentRoute: () => rootRoute,
   path: '/clients',
   validateSearch: (s: Record<string, unknown>): ClientsSearch =>
-    strip({ status: oneOf('pending', 'active', 'rejected', 'disabled')(s.status), email: text(s.email) }),
+    strip({
+      status: oneOf('pending', 'active', 'rejected', 'disabled')(s.status),
+      q: query(s.q),
+      sort: oneOf(...sortValues(CLIENT_SORTS))(s.sort),
+    }),
   component: function Clients() {
     const search = clients.useSearch();
     const navigate = useNavigate({ from: '/clients' });
@@ -101,6 +119,8 @@ const subscriptions = createRoute({
     strip({
       status: oneOf('active', 'limited', 'expired', 'disabled')(s.status),
       client_id: id(s.client_id),
+      q: query(s.q),
+      sort: oneOf(...sortValues(SUBSCRIPTION_SORTS))(s.sort),
       create: s.create === true || s.create === 'true' ? true : undefined,
     }),
   component: function Subscriptions() {
@@ -125,7 +145,13 @@ const payments = createRoute({
   getParentRoute: () => rootRoute,
   path: '/payments',
   validateSearch: (s: Record<string, unknown>): PaymentsSearch =>
-    strip({ status: oneOf('pending', 'succeeded', 'failed', 'expired', 'canceled', 'refunded')(s.status) }),
+    strip({
+      status: oneOf('pending', 'succeeded', 'failed', 'expired', 'canceled', 'refunded')(s.status),
+      q: query(s.q),
+      sort: oneOf(...sortValues(PAYMENT_SORTS))(s.sort),
+      from: date(s.from),
+      to: date(s.to),
+    }),
   component: function Payments() {
     const search = payments.useSearch();
     const navigate = useNavigate({ from: '/payments' });
@@ -135,7 +161,16 @@ const payments = createRoute({
 
 const webhooks = createRoute({ getParentRoute: () => rootRoute, path: '/webhooks', component: WebhooksScreen });
 
-const certificates = createRoute({ getParentRoute: () => rootRoute, path: '/certificates', component: CertificatesScreen });
+const certificates = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/certificates',
+  validateSearch: (s: Record<string, unknown>): CertificatesSearch => strip({ state: oneOf('expiring', 'failing')(s.state) }),
+  component: function Certificates() {
+    const search = certificates.useSearch();
+    const navigate = useNavigate({ from: '/certificates' });
+    return <CertificatesScreen search={search} setSearch={(next) => navigate({ search: strip(next) })} />;
+  },
+});
 const dnsProviders = createRoute({ getParentRoute: () => rootRoute, path: '/dns-providers', component: DnsProvidersScreen });
 const acmeAccounts = createRoute({ getParentRoute: () => rootRoute, path: '/acme-accounts', component: AcmeAccountsScreen });
 
@@ -147,12 +182,19 @@ const settings = createRoute({ getParentRoute: () => rootRoute, path: '/settings
 
 const admins = createRoute({ getParentRoute: () => rootRoute, path: '/admins', component: AdminsScreen });
 
-const date = (v: unknown): string | undefined => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) ? v : undefined);
 const auditLog = createRoute({
   getParentRoute: () => rootRoute,
   path: '/audit-log',
   validateSearch: (s: Record<string, unknown>): AuditSearch =>
-    strip({ actor_id: id(s.actor_id), entity_type: text(s.entity_type), entity_id: text(s.entity_id), from: date(s.from), to: date(s.to) }),
+    strip({
+      actor_id: id(s.actor_id),
+      entity_type: text(s.entity_type),
+      entity_id: text(s.entity_id),
+      from: date(s.from),
+      to: date(s.to),
+      q: query(s.q),
+      sort: oneOf(...sortValues(AUDIT_SORTS))(s.sort),
+    }),
   component: function AuditLog() {
     const search = auditLog.useSearch();
     const navigate = useNavigate({ from: '/audit-log' });

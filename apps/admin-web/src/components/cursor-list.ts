@@ -6,7 +6,9 @@ import { useInfiniteQuery } from '@tanstack/react-query';
  */
 export function useCursorList<T>(
   key: readonly unknown[],
-  page: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>,
+  page: (
+    cursor: string | undefined,
+  ) => Promise<{ items: T[]; next_cursor: string | null; total?: number | null; total_exact?: boolean | null }>,
   refetchInterval?: number,
   enabled = true,
 ) {
@@ -19,10 +21,14 @@ export function useCursorList<T>(
     ...(refetchInterval ? { refetchInterval } : {}),
   });
   const rows = query.data?.pages.flatMap((p) => p.items) ?? [];
+  const first = query.data?.pages[0];
   return {
     rows,
     loading: (enabled && query.isPending) || query.isFetchingNextPage,
     error: query.error,
+    /** The first page's total (searchable lists), and whether it was counted or estimated. */
+    total: first?.total ?? null,
+    totalExact: first?.total_exact ?? null,
     hasMore: query.hasNextPage,
     loadMore: () => {
       if (!query.isFetchingNextPage) void query.fetchNextPage();

@@ -7,7 +7,9 @@ import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
+import { ListBar, SearchBox, sortParam, sortState } from '../components/list-search.tsx';
 import { PageHeader } from '../components/page-header.tsx';
+import { AUDIT_SORTS } from '../list-sorts.ts';
 
 type Entry = AdminSchemas['AuditEntry'];
 const col = createColumnHelper<Entry>();
@@ -17,6 +19,9 @@ export interface AuditSearch {
   entity_type?: string | undefined;
   entity_id?: string | undefined;
   from?: string | undefined;
+  q?: string | undefined;
+  /** Default: newest first. */
+  sort?: string | undefined;
   to?: string | undefined;
 }
 
@@ -49,6 +54,8 @@ export function AuditLogScreen({ search, setSearch }: { search: AuditSearch; set
     ...(search.entity_id ? { entity_id: search.entity_id } : {}),
     ...(search.from ? { from: new Date(`${search.from}T00:00:00`).toISOString() } : {}),
     ...(search.to ? { to: new Date(`${search.to}T23:59:59.999`).toISOString() } : {}),
+    ...(search.q ? { q: search.q } : {}),
+    ...(search.sort ? { sort: search.sort as 'created' } : {}),
   };
   const list = useCursorList(['audit-log', query], (cursor) =>
     unwrap(api.GET('/api/v1/audit-log', { params: { query: { ...query, ...(cursor ? { cursor } : {}), limit: 100 } } })),
@@ -100,7 +107,8 @@ export function AuditLogScreen({ search, setSearch }: { search: AuditSearch; set
   return (
     <>
       <PageHeader title={t('audit.title')} />
-      <Group mb="sm" gap="sm" align="flex-end">
+      <ListBar total={list.total} exact={list.totalExact}>
+        <SearchBox label={t('audit.search')} value={search.q} onSearch={(q) => setSearch({ ...search, q })} />
         <Select
           label={t('audit.entityType')}
           clearable
@@ -146,7 +154,7 @@ export function AuditLogScreen({ search, setSearch }: { search: AuditSearch; set
           value={search.to ?? ''}
           onChange={(e) => setSearch({ ...search, to: e.currentTarget.value || undefined })}
         />
-      </Group>
+      </ListBar>
       <DataTable
         label={t('audit.title')}
         rows={list.rows}
@@ -155,7 +163,10 @@ export function AuditLogScreen({ search, setSearch }: { search: AuditSearch; set
         loading={list.loading}
         hasMore={list.hasMore}
         loadMore={list.loadMore}
-        empty={t('audit.empty')}
+        empty={search.q ? t('list.noMatch') : t('audit.empty')}
+        sortable={Object.keys(AUDIT_SORTS)}
+        sort={sortState(search.sort ?? '-created', AUDIT_SORTS)}
+        onSort={(s) => setSearch({ ...search, sort: sortParam(s, AUDIT_SORTS) })}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
     </>

@@ -22,16 +22,23 @@ type Certificate = AdminSchemas['Certificate'];
 const col = createColumnHelper<Certificate>();
 const STATUS_COLORS: Record<string, string> = { active: 'teal', issued: 'teal', pending: 'yellow', failed: 'red' };
 
+export interface CertificatesSearch {
+  /** expiring: not expired, expiring within 30 days (the dashboard's count); failing: the last issuance or renewal failed. */
+  state?: 'expiring' | 'failing' | undefined;
+}
+
 /** Certificates: uploaded ones and ACME ones (ordered over DNS-01), with their state, last error and renewal. */
-export function CertificatesScreen() {
+export function CertificatesScreen({ search, setSearch }: { search: CertificatesSearch; setSearch: (s: CertificatesSearch) => void }) {
   const { t, i18n } = useTranslation();
   const lng = i18n.language;
   const can = useCan();
   const queryClient = useQueryClient();
   const poll = useFallbackInterval(30_000);
+  const filter =
+    search.state === 'expiring' ? { expiring_within_days: 30 } : search.state === 'failing' ? { failing: 'true' as const } : {};
   const list = useCursorList(
-    ['certificates'],
-    (cursor) => unwrap(api.GET('/api/v1/certificates', { params: { query: { ...(cursor ? { cursor } : {}), limit: 100 } } })),
+    ['certificates', filter],
+    (cursor) => unwrap(api.GET('/api/v1/certificates', { params: { query: { ...filter, ...(cursor ? { cursor } : {}), limit: 100 } } })),
     poll || undefined,
   );
   const [creating, create] = useDisclosure(false);
@@ -115,6 +122,17 @@ export function CertificatesScreen() {
         }
       />
       <ReadOnlyNote />
+      <SegmentedControl
+        mb="sm"
+        aria-label={t('certificates.show')}
+        value={search.state ?? 'all'}
+        onChange={(v) => setSearch({ state: v === 'all' ? undefined : (v as 'expiring' | 'failing') })}
+        data={[
+          { value: 'all', label: t('certificates.showAll') },
+          { value: 'expiring', label: t('certificates.showExpiring') },
+          { value: 'failing', label: t('certificates.showFailing') },
+        ]}
+      />
       <DataTable
         label={t('certificates.title')}
         rows={list.rows}

@@ -13,10 +13,12 @@ import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
+import { ListBar, SearchBox, sortParam, sortState } from '../components/list-search.tsx';
 import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
+import { CLIENT_SORTS } from '../list-sorts.ts';
 import { useCan } from '../me.tsx';
 
 type Client = AdminSchemas['Client'];
@@ -24,7 +26,8 @@ const col = createColumnHelper<Client>();
 
 export interface ClientsSearch {
   status?: Client['status'] | undefined;
-  email?: string | undefined;
+  q?: string | undefined;
+  sort?: string | undefined;
 }
 
 /** Clients (customers); status pending is the application queue (approve, reject). */
@@ -34,11 +37,14 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const list = useCursorList(['clients', search], (cursor) =>
-    unwrap(api.GET('/api/v1/clients', { params: { query: { ...search, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+    unwrap(
+      api.GET('/api/v1/clients', {
+        params: { query: { ...search, sort: search.sort as 'created' | undefined, ...(cursor ? { cursor } : {}), limit: 100 } },
+      }),
+    ),
   );
   const [creating, create] = useDisclosure(false);
   const [editing, setEditing] = useState<Client | null>(null);
-  const [email, setEmail] = useState(search.email ?? '');
   const decide = useMutation({
     mutationFn: ({ id, verdict }: { id: string; verdict: 'approve' | 'reject' }) =>
       verdict === 'approve'
@@ -114,7 +120,7 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
         }
       />
       <ReadOnlyNote />
-      <Group mb="sm" gap="sm" align="flex-end">
+      <ListBar total={list.total} exact={list.totalExact}>
         <Select
           aria-label={t('fields.status')}
           placeholder={t('fields.status')}
@@ -127,22 +133,8 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
             ...['active', 'rejected', 'disabled'].map((v) => ({ value: v, label: t(`status.${v}`) })),
           ]}
         />
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            setSearch({ ...search, email: email.trim() || undefined });
-          }}
-        >
-          <TextInput
-            type="search"
-            aria-label={t('clients.findEmail')}
-            placeholder={t('clients.findEmail')}
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-            w={280}
-          />
-        </form>
-      </Group>
+        <SearchBox label={t('clients.search')} value={search.q} onSearch={(q) => setSearch({ ...search, q })} />
+      </ListBar>
       <DataTable
         label={t('clients.title')}
         rows={list.rows}
@@ -151,7 +143,10 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
         loading={list.loading}
         hasMore={list.hasMore}
         loadMore={list.loadMore}
-        empty={search.status === 'pending' ? t('clients.queueEmpty') : t('clients.empty')}
+        empty={search.status === 'pending' ? t('clients.queueEmpty') : search.q ? t('list.noMatch') : t('clients.empty')}
+        sortable={Object.keys(CLIENT_SORTS)}
+        sort={sortState(search.sort, CLIENT_SORTS)}
+        onSort={(s) => setSearch({ ...search, sort: sortParam(s, CLIENT_SORTS) })}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
       <Dialog opened={creating} onClose={create.close} title={t('clients.create')}>

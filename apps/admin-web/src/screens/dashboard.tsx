@@ -64,12 +64,17 @@ export function DashboardScreen() {
               expired: formatNumber(lng, s.subscriptions.expired),
             })}
         </Tile>
-        <Tile title={t('dashboard.traffic')} value={s && formatBytes(lng, s.traffic.total_bytes)}>
+        <Tile
+          title={t('dashboard.traffic')}
+          link={{ to: '/subscriptions', search: { sort: '-used' } }}
+          value={s && formatBytes(lng, s.traffic.total_bytes)}
+        >
           {s &&
             t('dashboard.trafficSplit', { up: formatBytes(lng, s.traffic.uplink_bytes), down: formatBytes(lng, s.traffic.downlink_bytes) })}
         </Tile>
         <Tile
           title={t('dashboard.revenue')}
+          link={{ to: '/payments', search: { status: 'succeeded', from: day(window.from) } }}
           value={
             s &&
             (s.revenue.by_currency.length === 0
@@ -79,18 +84,31 @@ export function DashboardScreen() {
         >
           {s && t('dashboard.payments', { count: s.revenue.by_currency.reduce((n, r) => n + r.payments, 0) })}
         </Tile>
-        <Tile title={t('dashboard.certificates')} value={s && formatNumber(lng, s.certificates.total)}>
-          {s &&
-            t('dashboard.certificatesState', {
-              expiring: formatNumber(lng, s.certificates.expiring_within_30_days),
-              failing: formatNumber(lng, s.certificates.failing),
-              next: formatDate(lng, s.certificates.next_expiry),
-            })}
+        <Tile title={t('dashboard.certificates')} link={{ to: '/certificates' }} value={s && formatNumber(lng, s.certificates.total)}>
+          {s && (
+            <>
+              <Link to="/certificates" search={{ state: 'expiring' }}>
+                {t('dashboard.certificatesExpiring', { n: formatNumber(lng, s.certificates.expiring_within_30_days) })}
+              </Link>
+              {' · '}
+              <Link to="/certificates" search={{ state: 'failing' }}>
+                {t('dashboard.certificatesFailing', { n: formatNumber(lng, s.certificates.failing) })}
+              </Link>
+              {' · '}
+              {t('dashboard.certificatesNext', { next: formatDate(lng, s.certificates.next_expiry) })}
+            </>
+          )}
         </Tile>
       </SimpleGrid>
     </>
   );
 }
+
+/** The browser's calendar day of an instant (yyyy-mm-dd), as the payments screen's date filter reads it. */
+const day = (iso: string) => {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+};
 
 function Tile({ title, value, link, children }: { title: string; value: ReactNode; link?: LinkProps; children?: ReactNode }) {
   return (

@@ -13,16 +13,20 @@ import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
+import { ListBar, SearchBox, sortParam, sortState } from '../components/list-search.tsx';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useFallbackInterval } from '../events.ts';
+import { NODE_SORTS } from '../list-sorts.ts';
 import { useCan } from '../me.tsx';
 
 export type Node = AdminSchemas['Node'];
 export interface NodesSearch {
   connectivity?: 'online' | 'offline' | undefined;
   admin_status?: 'enabled' | 'disabled' | undefined;
+  q?: string | undefined;
+  sort?: string | undefined;
 }
 
 const col = createColumnHelper<Node>();
@@ -35,7 +39,12 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
   const poll = useFallbackInterval(15_000);
   const list = useCursorList(
     ['nodes', search],
-    (cursor) => unwrap(api.GET('/api/v1/nodes', { params: { query: { ...search, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+    (cursor) =>
+      unwrap(
+        api.GET('/api/v1/nodes', {
+          params: { query: { ...search, sort: search.sort as 'created' | undefined, ...(cursor ? { cursor } : {}), limit: 100 } },
+        }),
+      ),
     poll || undefined,
   );
   const [creating, create] = useDisclosure(false);
@@ -90,7 +99,8 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
         }
       />
       <ReadOnlyNote />
-      <Group mb="sm" gap="sm">
+      <ListBar total={list.total} exact={list.totalExact}>
+        <SearchBox label={t('nodes.search')} value={search.q} onSearch={(q) => setSearch({ ...search, q })} />
         <Select
           aria-label={t('nodes.connectivity')}
           placeholder={t('nodes.connectivity')}
@@ -109,7 +119,7 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
           onChange={(v) => setSearch({ ...search, admin_status: (v as NodesSearch['admin_status']) ?? undefined })}
           data={['enabled', 'disabled'].map((v) => ({ value: v, label: t(`status.${v}`) }))}
         />
-      </Group>
+      </ListBar>
       <DataTable
         label={t('nodes.title')}
         rows={list.rows}
@@ -119,7 +129,10 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
         hasMore={list.hasMore}
         loadMore={list.loadMore}
         onRowClick={(n) => navigate({ to: '/nodes/$id', params: { id: n.id } })}
-        empty={t('nodes.empty')}
+        empty={search.q ? t('list.noMatch') : t('nodes.empty')}
+        sortable={Object.keys(NODE_SORTS)}
+        sort={sortState(search.sort, NODE_SORTS)}
+        onSort={(s) => setSearch({ ...search, sort: sortParam(s, NODE_SORTS) })}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
       <Dialog opened={creating} onClose={create.close} title={t('nodes.create')}>

@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Select, Text } from '@mantine/core';
+import { Badge, Button, Group, Select, Text, TextInput } from '@mantine/core';
 import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
@@ -9,10 +9,12 @@ import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
+import { ListBar, SearchBox, sortParam, sortState } from '../components/list-search.tsx';
 import { formatMoney } from '../components/money.ts';
 import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
+import { PAYMENT_SORTS } from '../list-sorts.ts';
 import { useCan } from '../me.tsx';
 
 type Payment = AdminSchemas['Payment'];
@@ -29,6 +31,12 @@ const COLORS: Record<string, string> = {
 
 export interface PaymentsSearch {
   status?: Payment['status'] | undefined;
+  q?: string | undefined;
+  /** Default: newest first. */
+  sort?: string | undefined;
+  /** Created on or after this day, before the end of `to` (yyyy-mm-dd, the browser's days). */
+  from?: string | undefined;
+  to?: string | undefined;
 }
 
 /** Payments, newest first; manual ones are confirmed, canceled or refunded here (docs/payments.md). */
@@ -37,8 +45,16 @@ export function PaymentsScreen({ search, setSearch }: { search: PaymentsSearch; 
   const lng = i18n.language;
   const can = useCan();
   const queryClient = useQueryClient();
-  const list = useCursorList(['payments', search], (cursor) =>
-    unwrap(api.GET('/api/v1/payments', { params: { query: { ...search, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+  const sort = search.sort ?? '-created';
+  const query = {
+    ...(search.status ? { status: search.status } : {}),
+    ...(search.q ? { q: search.q } : {}),
+    ...(search.from ? { from: new Date(`${search.from}T00:00:00`).toISOString() } : {}),
+    ...(search.to ? { to: new Date(`${search.to}T23:59:59.999`).toISOString() } : {}),
+    sort: sort as 'created',
+  };
+  const list = useCursorList(['payments', query], (cursor) =>
+    unwrap(api.GET('/api/v1/payments', { params: { query: { ...query, ...(cursor ? { cursor } : {}), limit: 100 } } })),
   );
   const providers = useQuery({
     queryKey: ['payment-providers', 'options'],
@@ -126,17 +142,30 @@ export function PaymentsScreen({ search, setSearch }: { search: PaymentsSearch; 
     <>
       <PageHeader title={t('payments.title')} subtitle={t('payments.subtitle')} />
       <ReadOnlyNote />
-      <Group mb="sm">
+      <ListBar total={list.total} exact={list.totalExact}>
+        <SearchBox label={t('payments.search')} value={search.q} onSearch={(q) => setSearch({ ...search, q })} />
         <Select
           aria-label={t('fields.status')}
           placeholder={t('fields.status')}
           clearable
           w={200}
           value={search.status ?? null}
-          onChange={(v) => setSearch({ status: (v as Payment['status']) ?? undefined })}
+          onChange={(v) => setSearch({ ...search, status: (v as Payment['status']) ?? undefined })}
           data={STATUSES.map((s) => ({ value: s, label: t(`payments.statuses.${s}`) }))}
         />
-      </Group>
+        <TextInput
+          type="date"
+          label={t('subscription.from')}
+          value={search.from ?? ''}
+          onChange={(e) => setSearch({ ...search, from: e.currentTarget.value || undefined })}
+        />
+        <TextInput
+          type="date"
+          label={t('subscription.to')}
+          value={search.to ?? ''}
+          onChange={(e) => setSearch({ ...search, to: e.currentTarget.value || undefined })}
+        />
+      </ListBar>
       <DataTable
         label={t('payments.title')}
         rows={list.rows}
@@ -145,7 +174,10 @@ export function PaymentsScreen({ search, setSearch }: { search: PaymentsSearch; 
         loading={list.loading}
         hasMore={list.hasMore}
         loadMore={list.loadMore}
-        empty={t('payments.empty')}
+        empty={search.q ? t('list.noMatch') : t('payments.empty')}
+        sortable={Object.keys(PAYMENT_SORTS)}
+        sort={sortState(sort, PAYMENT_SORTS)}
+        onSort={(s) => setSearch({ ...search, sort: sortParam(s, PAYMENT_SORTS) })}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
     </>

@@ -14,10 +14,12 @@ import { GibInput } from '../components/bytes-input.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
+import { ListBar, SearchBox, sortParam, sortState } from '../components/list-search.tsx';
 import { useGroupOptions } from '../components/lookups.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
+import { SUBSCRIPTION_SORTS } from '../list-sorts.ts';
 import { useCan } from '../me.tsx';
 
 type Subscription = AdminSchemas['Subscription'];
@@ -26,6 +28,8 @@ const col = createColumnHelper<Subscription>();
 export interface SubscriptionsSearch {
   status?: Subscription['status'] | undefined;
   client_id?: string | undefined;
+  q?: string | undefined;
+  sort?: string | undefined;
   create?: boolean | undefined;
 }
 
@@ -51,7 +55,11 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
   const navigate = useNavigate();
   const { create: _create, ...filters } = search;
   const list = useCursorList(['subscriptions', filters], (cursor) =>
-    unwrap(api.GET('/api/v1/subscriptions', { params: { query: { ...filters, ...(cursor ? { cursor } : {}), limit: 100 } } })),
+    unwrap(
+      api.GET('/api/v1/subscriptions', {
+        params: { query: { ...filters, sort: filters.sort as 'created' | undefined, ...(cursor ? { cursor } : {}), limit: 100 } },
+      }),
+    ),
   );
   const [creating, create] = useDisclosure(Boolean(search.create) && can.write);
   const client = useQuery({
@@ -90,7 +98,8 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
         }
       />
       <ReadOnlyNote />
-      <Group mb="sm" gap="sm">
+      <ListBar total={list.total} exact={list.totalExact}>
+        <SearchBox label={t('subscriptions.search')} value={search.q} onSearch={(q) => setSearch({ ...filters, q })} />
         <Select
           aria-label={t('fields.status')}
           placeholder={t('fields.status')}
@@ -105,7 +114,7 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
             {t('subscriptions.allClients')}
           </Button>
         )}
-      </Group>
+      </ListBar>
       <DataTable
         label={t('subscriptions.title')}
         rows={list.rows}
@@ -115,7 +124,10 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
         hasMore={list.hasMore}
         loadMore={list.loadMore}
         onRowClick={(s) => navigate({ to: '/subscriptions/$id', params: { id: s.id } })}
-        empty={t('subscriptions.empty')}
+        empty={search.q ? t('list.noMatch') : t('subscriptions.empty')}
+        sortable={Object.keys(SUBSCRIPTION_SORTS)}
+        sort={sortState(search.sort, SUBSCRIPTION_SORTS)}
+        onSort={(s) => setSearch({ ...filters, sort: sortParam(s, SUBSCRIPTION_SORTS) })}
         sortLabels={{ asc: t('common.sortAsc'), desc: t('common.sortDesc'), none: t('common.sortNone') }}
       />
       <Dialog

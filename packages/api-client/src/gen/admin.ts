@@ -4391,6 +4391,10 @@ export interface operations {
             query?: {
                 /** @description next_cursor of the previous page, as given */
                 cursor?: string;
+                /** @description not expired, and expiring within this many days (the dashboard counts 30) */
+                expiring_within_days?: number;
+                /** @description true: the last issuance or renewal failed (last_error is set) */
+                failing?: "true" | "false";
                 kind?: "uploaded" | "acme";
                 /** @description Page size, 1-200 */
                 limit?: number;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { EXPIRING_SOON_DAYS, expiringWindow } from '../certificates/read-certificates.ts';
 import { ValidationError } from '../errors.ts';
 import { type RevenueLine, revenueOf } from '../payments/revenue.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -60,12 +61,13 @@ export async function statsOverview(ctx: Pick<DomainContext, 'db' | 'clock'>, q:
     .executeTakeFirstOrThrow();
   const revenue = await revenueOf(ctx, from, to);
   const nowMs = ctx.clock.now().getTime();
+  const soon = expiringWindow(new Date(nowMs), EXPIRING_SOON_DAYS);
   const c = await ctx.db
     .selectFrom('certificates')
     .select([
       sql<number>`count(*)`.as('total'),
       sql<number>`count(*) filter (where not_after <= ${new Date(nowMs)})`.as('expired'),
-      sql<number>`count(*) filter (where not_after > ${new Date(nowMs)} and not_after <= ${new Date(nowMs + 30 * 86_400_000)})`.as('soon'),
+      sql<number>`count(*) filter (where not_after > ${soon.after} and not_after <= ${soon.until})`.as('soon'),
       sql<Date | null>`min(not_after) filter (where not_after > ${new Date(nowMs)})`.as('next'),
       sql<number>`count(*) filter (where last_error is not null)`.as('failing'),
     ])

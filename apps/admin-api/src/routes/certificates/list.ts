@@ -13,7 +13,25 @@ export const route = defineRoute({
   tags: ['certificates'],
   summary: 'List certificates, oldest first',
   auth: { scope: 'admin', roles: READERS },
-  request: { query: z.object({ ...pageQuery, kind: CertificateKind.optional(), status: z.string().max(32).optional() }) },
+  request: {
+    query: z.object({
+      ...pageQuery,
+      kind: CertificateKind.optional(),
+      status: z.string().max(32).optional(),
+      expiring_within_days: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(3650)
+        .optional()
+        .openapi({ description: 'not expired, and expiring within this many days (the dashboard counts 30)' }),
+      failing: z
+        .enum(['true', 'false'])
+        .transform((v) => v === 'true')
+        .optional()
+        .openapi({ description: 'true: the last issuance or renewal failed (last_error is set)' }),
+    }),
+  },
   responses: { 200: json(CertificatePage, 'A page of certificates') },
 });
 
