@@ -134,7 +134,7 @@ for (const width of [1280, 390]) {
       await page.getByRole('dialog').getByLabel('Email').fill('customer@example.com');
       await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
       await page.getByRole('dialog', { name: 'New subscription' }).waitFor();
-      await expect.poll(() => page.getByLabel("Client's email").inputValue()).toBe('customer@example.com');
+      await expect.poll(() => page.getByRole('dialog').getByLabel("Client's email").inputValue()).toBe('customer@example.com');
       await choose(page, 'Access groups', 'everyone');
       await page.keyboard.press('Escape');
       await expectAccessible(page, 'subscription form');

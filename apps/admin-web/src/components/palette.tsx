@@ -67,7 +67,9 @@ export function Palette({ opened, onClose, sections }: { opened: boolean; onClos
       onSpotlightClose={onClose}
       scrollable
       maxHeight={420}
+      // The dialog's accessible name, for screen readers: the search box says the rest.
       title={t('palette.title')}
+      classNames={{ title: 'sr-only', header: 'svc-palette-header' }}
     >
       <Spotlight.Search
         placeholder={t('palette.placeholder')}
