@@ -53,4 +53,12 @@ describe('the panel’s catalogues', () => {
     expect(named.size).toBeGreaterThan(100);
     expect([...named].filter((k) => !english.has(k))).toEqual([]);
   });
+
+  it('a count is written in the reader’s digits: every {{count}} goes through the number formatter', () => {
+    for (const lang of LANGS) {
+      const raw = readFileSync(join(SRC, 'locales', `${lang}.json`), 'utf8');
+      expect(raw.match(/\{\{count\}\}/g) ?? [], lang).toEqual([]);
+      expect(raw, lang).toContain('{{count, number}}');
+    }
+  });
 });
