@@ -16,8 +16,10 @@ import {
   listAcmeAccounts,
   listAdmins,
   listChains,
+  listClients,
   listPayments,
   listPlans,
+  listSubscriptions,
   listWebhooks,
   readSubscriptionDocument,
 } from '@svc/domain';
@@ -570,6 +572,17 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-11-29T1600-list-search': {
+    async check(db) {
+      // Indexes only: the search's prefix and sort indexes are there (the trigram ones where pg_trgm could be created).
+      const { rows } = await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema()`.execute(
+        db,
+      );
+      const names = rows.map((r) => r.name);
+      for (const index of ['clients_email_prefix', 'subscriptions_id_prefix', 'subscriptions_expiry_order', 'audit_log_action'])
+        expect(names).toContain(index);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
@@ -635,6 +648,11 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
     expect((await ensureCertificateAuthority(bed.deps)).certPem).toBe(caCertPem);
 
     expect((await listAdmins(ctx, { limit: 10 })).items).toMatchObject([{ id: ADMIN, email: 'owner@example.com', role: 'owner' }]);
+    // Rows written before search existed are found by it, and sorted by its keys.
+    expect((await listClients(ctx, { limit: 10, q: 'customer@exa' })).items.map((c) => c.id)).toEqual([CLIENT]);
+    const found = await listSubscriptions(ctx, { limit: 10, q: 'customer@example', sort: '-expires' });
+    expect(found.items.map((x) => x.id)).toContain(SUB);
+    expect(found.total_exact).toBe(true);
     expect(await getNode(ctx, NODE_A)).toMatchObject({ name: 'edge-a', agent_version: '0.1.0', connectivity: 'offline' });
     expect(await getNode(ctx, NODE_B)).toMatchObject({
       apply_failed_revision: 3,
