@@ -1,0 +1,23 @@
+// Child process of `pnpm bench:lists`: the admin surface over PostgreSQL in the schema named by
+// BENCH_SCHEMA, or over PGlite in SVC_DATA_DIR (no DATABASE_URL). Sends its URL and an owner to sign in as.
+import { createAdminApi } from '@svc/admin-api';
+import { connectDatabase } from '@svc/db';
+import { CreateAdminInput, createAdmin, parseInput, SYSTEM, withActor } from '@svc/domain';
+import { createHttpService } from '@svc/http';
+import { createRuntime } from '@svc/runtime';
+import { answerParent } from '../common/children.ts';
+import { childConfig, LIFTED_RATE_LIMITS } from '../common/server-child.ts';
+
+const config = childConfig({}, LIFTED_RATE_LIMITS);
+const database = await connectDatabase({ url: config.database.url, dataDir: config.data_dir, schema: process.env.BENCH_SCHEMA });
+const rt = await createRuntime(config, { database });
+const email = `bench-${process.pid}@example.com`;
+const password = 'bench-password-1';
+await createAdmin(withActor(rt.deps, SYSTEM), parseInput(CreateAdminInput, { email, password, role: 'owner' }));
+const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
+const { url } = await http.start();
+answerParent({ url, email, password }, async () => {
+  await http.stop();
+  await rt.close();
+  await database.destroy();
+});
