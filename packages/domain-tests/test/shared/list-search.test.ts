@@ -87,6 +87,22 @@ describe('q searches a list on the server', () => {
     expect(await ids({ limit: 50, q: `nobody.${t}` })).toEqual([]);
   });
 
+  it('a row that matches twice (its note and its client’s email) is listed and counted once, in every sort', async () => {
+    const make = fixtures(bed.ctx());
+    const t = tag();
+    const client = await make.client({ email: `twice.${t}@mail.example` });
+    const both = await make.subscription({ client_id: client.id, note: `for twice.${t}` });
+    const other = await make.subscription({ client_id: client.id, note: 'other' });
+    for (const sort of ['created', '-created', 'expires', '-used']) {
+      const page = await listSubscriptions(bed.ctx(), { limit: 50, q: `twice.${t}`, sort });
+      expect(page.items.map((s) => s.id).sort(), sort).toEqual([both.id, other.id].sort());
+      expect(page.total, sort).toBe(2);
+    }
+    // Paged one by one, the walk still sees each once.
+    const walked = await walk((cursor) => listSubscriptions(bed.ctx(), { limit: 1, q: `twice.${t}`, cursor }));
+    expect(walked.map((s) => s.id)).toEqual([both.id, other.id]);
+  });
+
   it('finds a node by name, address or id; a payment by id, provider id or email; an audit entry by action prefix or entity', async () => {
     const make = fixtures(bed.ctx());
     const t = tag();
@@ -185,8 +201,8 @@ describe('the total of a list', () => {
     const t = tag();
     for (let i = 0; i < 6; i++) await make.client({ email: `e${i}.${t}@mail.example` });
     const query = bed.deps.db.selectFrom('clients').selectAll().where('email', 'like', `%${t}%`);
-    expect(await countTotal(bed.deps.db, query, 10)).toEqual({ count: 6, exact: true });
-    const estimated = await countTotal(bed.deps.db, query, 3);
+    expect(await countTotal(bed.deps.db, query, { exactUpTo: 10 })).toEqual({ count: 6, exact: true });
+    const estimated = await countTotal(bed.deps.db, query, { exactUpTo: 3 });
     expect(estimated.exact).toBe(false);
     expect(estimated.count).toBeGreaterThanOrEqual(4);
   });

@@ -1,7 +1,7 @@
 import type { ActorType, AuditLogRow } from '@svc/db';
 import { mayReadOutboundAnswers, OUTBOUND_ANSWER_HIDDEN } from '../acme/answer-visibility.ts';
 import type { Actor, DomainContext } from '../shared/context.ts';
-import { type ListPage, type ListRequest, type ListSpec, listPage, searchTerms } from '../shared/list-query.ts';
+import { type ListPage, type ListRequest, type ListSpec, listPage, type SearchBranch, searchTerms } from '../shared/list-query.ts';
 
 export interface AuditFilter extends ListRequest {
   actor_id?: string | undefined;
@@ -61,14 +61,11 @@ export async function listAuditLog(ctx: DomainContext, f: AuditFilter): Promise<
   if (f.from) q = q.where('at', '>=', f.from);
   if (f.to) q = q.where('at', '<', f.to);
   const terms = searchTerms(f.q);
-  if (terms)
-    q = q.where((eb) =>
-      eb.or([
-        eb('action', 'like', terms.prefix),
-        eb('entity_id', '=', terms.text),
-        eb('actor_id', '=', terms.text),
-        eb('id', '=', terms.text),
-      ]),
-    );
-  return listPage(ctx.db, q, f, AUDIT_LIST, (rows) => rows.map((r) => readView(ctx.actor, r)));
+  const anyOf: SearchBranch[] | undefined = terms && [
+    (b) => b.where('action', 'like', terms.prefix),
+    (b) => b.where('entity_id', '=', terms.text),
+    (b) => b.where('actor_id', '=', terms.text),
+    (b) => b.where('id', '=', terms.text),
+  ];
+  return listPage(ctx.db, q, f, AUDIT_LIST, (rows) => rows.map((r) => readView(ctx.actor, r)), anyOf);
 }

@@ -2,7 +2,7 @@ import type { Db, PaymentRow, PaymentStatus } from '@svc/db';
 import { sql } from 'kysely';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { type ListPage, type ListRequest, type ListSpec, listPage, searchTerms } from '../shared/list-query.ts';
+import { type ListPage, type ListRequest, type ListSpec, listPage, type SearchBranch, searchTerms } from '../shared/list-query.ts';
 
 /** Payments are written by checkout, provider webhooks, the worker's re-reads and admins' manual settling (payments/). */
 export interface PaymentView {
@@ -96,15 +96,12 @@ export async function listPayments(ctx: Pick<DomainContext, 'db'>, f: PaymentFil
   if (f.from !== undefined) q = q.where('payments.created_at', '>=', f.from);
   if (f.to !== undefined) q = q.where('payments.created_at', '<', f.to);
   const terms = searchTerms(f.q);
-  if (terms)
-    q = q.where((eb) =>
-      eb.or([
-        eb('payments.id', 'like', terms.prefix),
-        eb('payments.provider_payment_id', '=', terms.text),
-        eb('clients.email', 'like', terms.substring ? terms.contains : terms.prefix),
-      ]),
-    );
-  return listPage(ctx.db, q, f, PAYMENT_LIST, (rows) => rows.map((r) => paymentView(r, r.client_email)));
+  const anyOf: SearchBranch[] | undefined = terms && [
+    (b) => b.where('payments.id', 'like', terms.prefix),
+    (b) => b.where('payments.provider_payment_id', '=', terms.text),
+    (b) => b.where('clients.email', 'like', terms.substring ? terms.contains : terms.prefix),
+  ];
+  return listPage(ctx.db, q, f, PAYMENT_LIST, (rows) => rows.map((r) => paymentView(r, r.client_email)), anyOf);
 }
 
 export async function getPayment(ctx: Pick<DomainContext, 'db'>, id: string): Promise<PaymentView> {

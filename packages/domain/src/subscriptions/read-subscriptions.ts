@@ -2,7 +2,7 @@ import type { SubscriptionStatus } from '@svc/db';
 import { sql } from 'kysely';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { type ListPage, type ListRequest, type ListSpec, listPage, searchTerms } from '../shared/list-query.ts';
+import { type ListPage, type ListRequest, type ListSpec, listPage, type SearchBranch, searchTerms } from '../shared/list-query.ts';
 import {
   groupIdsOf,
   linkOf,
@@ -53,26 +53,38 @@ export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Pr
       );
       break;
     default:
-      q = q.where('status', '=', f.status).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+      // Not expired yet, said as a range of the expiry index (never-expiring rows sort last):
+      // `active` sorted by expiry starts after the expired rows instead of filtering them.
+      q = q.where('status', '=', f.status).where(sql<boolean>`${EXPIRY_ORDER} > ${now}`);
   }
   const terms = searchTerms(f.q);
-  if (terms) {
-    const emails = terms.substring ? terms.contains : terms.prefix;
-    q = q.where((eb) =>
-      eb.or([
-        eb('id', 'like', terms.prefix),
-        eb('client_id', 'in', eb.selectFrom('clients').select('clients.id').where('clients.email', 'like', emails)),
-        ...(terms.substring ? [eb('note', 'ilike', terms.contains)] : []),
-      ]),
-    );
-  }
-  return listPage(ctx.db, q, f, SUBSCRIPTION_LIST, async (rows) => {
-    const groups = await groupIdsOf(
-      ctx.db,
-      rows.map((r) => r.id),
-    );
-    return rows.map((r) => subscriptionReadView(ctx, r, groups.get(r.id) ?? [], now));
-  });
+  const anyOf: SearchBranch[] | undefined = terms && [
+    (b) => b.where('id', 'like', terms.prefix),
+    (b) =>
+      b.where(
+        'client_id',
+        'in',
+        ctx.db
+          .selectFrom('clients')
+          .select('clients.id')
+          .where('clients.email', 'like', terms.substring ? terms.contains : terms.prefix),
+      ),
+    ...(terms.substring ? [(b: Parameters<SearchBranch>[0]) => b.where('note', 'ilike', terms.contains)] : []),
+  ];
+  return listPage(
+    ctx.db,
+    q,
+    f,
+    SUBSCRIPTION_LIST,
+    async (rows) => {
+      const groups = await groupIdsOf(
+        ctx.db,
+        rows.map((r) => r.id),
+      );
+      return rows.map((r) => subscriptionReadView(ctx, r, groups.get(r.id) ?? [], now));
+    },
+    anyOf,
+  );
 }
 
 export async function getSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionReadView> {
