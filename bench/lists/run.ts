@@ -6,7 +6,8 @@
 // common term; sorted first pages, a walk of 20 pages by cursor, the unfiltered first page),
 // each up to 200 sequential GETs (a kind stops after 30 s once it has 5; a request is given up
 // at 20 s) with limit=50 and search terms taken from the seeded rows; beside
-// them, in the same run, the same pages' SQL in plain SQL (no API), and the substring
+// them, in the same run, the same pages as one plain-SQL statement each (the search OR-ed in one
+// WHERE, as the lists ran it before 537412f planned it as branches: the baseline), and the substring
 // searches with bitmap scans off (the trigram GIN indexes unusable). The seeded data is kept
 // between runs (schema bench_lists; PGlite: a data directory under the system's temp dir);
 // BENCH_RESEED=1 rebuilds it. Appends to bench/BENCHMARKS.md (BENCH_NO_APPEND=1: print only).
@@ -157,7 +158,7 @@ const kinds: Kind[] = [
   { label: `q = a very common term (${COMMON.join(', ')}): worst case`, list: 'clients', queries: COMMON.map((q) => ({ q })), worst: true },
 ];
 
-// ---- the same pages in plain SQL: the statements listSubscriptions / listClients run (list-query.ts)
+// ---- the same pages in plain SQL, the search OR-ed in one WHERE: what the lists ran before 537412f (the baseline)
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 const EXPIRY = sql`coalesce(expires_at, '9999-12-31T00:00:00Z'::timestamptz)`;
@@ -395,7 +396,7 @@ const lines = [
     `(this run: ${apiTimeouts} requests, ${sqlTimeouts} plain-SQL statements); limit=${LIMIT}, ` +
     `search terms taken from the seeded rows (${SAMPLES} subscriptions' and clients' emails picked by a hash; the note words; the common terms), ` +
     `the admin API in its own process, one owner signed in (links shown).` +
-    ` Plain SQL: the page's statements as list-query.ts runs them (the count up to 10,001 and the planner's estimate past 10,000 on a first page, then the ${LIMIT + 1} rows), on one connection from the bench process; ` +
+    ` Plain SQL: the page as one statement with the search OR-ed in one WHERE, as the lists ran it before 537412f (the count up to 10,001 and the planner's estimate past 10,000 on a first page, then the ${LIMIT + 1} rows), on one connection from the bench process; ` +
     `without the trigram indexes: the same with \`enable_bitmapscan = off\`, up to ${SLOW_SAMPLES} samples.` +
     (seedSeconds !== null ? ` Seeding took ${seedSeconds.toFixed(0)} s.` : ''),
   '',
