@@ -54,5 +54,5 @@ export function channelReconnectOptions(
   minMs = 1000,
   maxMs = 60_000,
 ): { 'grpc.initial_reconnect_backoff_ms': number; 'grpc.max_reconnect_backoff_ms': number } {
-  return { 'grpc.initial_reconnect_backoff_ms': Math.round(minMs * (1 + random())), 'grpc.max_reconnect_backoff_ms': maxMs };
+  return { 'grpc.initial_reconnect_backoff_ms': Math.floor(minMs * (1 + random())), 'grpc.max_reconnect_backoff_ms': maxMs };
 }

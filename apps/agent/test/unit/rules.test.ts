@@ -59,6 +59,8 @@ describe('the Sync channel’s reconnect schedule (issue 17.3): each agent draws
       'grpc.max_reconnect_backoff_ms': 60_000,
     });
     expect(channelReconnectOptions(() => 0.999)['grpc.initial_reconnect_backoff_ms']).toBe(1999);
+    // The top of the draw stays under 2 s (rounding would reach it one draw in 2,000).
+    expect(channelReconnectOptions(() => 0.99999)['grpc.initial_reconnect_backoff_ms']).toBe(1999);
     const drawn = new Set(Array.from({ length: 50 }, () => channelReconnectOptions()['grpc.initial_reconnect_backoff_ms']));
     for (const ms of drawn) expect(ms >= 1000 && ms < 2000).toBe(true);
     expect(drawn.size).toBeGreaterThan(10);
