@@ -13,6 +13,14 @@
 // A package.json read beside a module's source is inlined (name, version).
 // Files a module opens beside itself with `new URL('./x.mjs', import.meta.url)` are copied to
 // dist/ (the PGlite worker thread).
+//
+// `--self-contained` (the node agent, issue 31): nothing is left to node_modules. Everything is
+// inlined and minified into one file named after the app's bin and version,
+// `<out dir>/<bin>-<version>.mjs`, beside `<bin>-<version>.mjs.sha256` (sha256sum's format):
+// what the control plane serves to a node, which runs it with its own Node 20+. Pure
+// JavaScript, so the one file serves x64 and arm64 alike.
+
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -29,13 +37,17 @@ const EXTERNAL = [
 ];
 
 const appDir = process.cwd();
-const entry = process.argv[2] ?? 'src/main.ts';
+const SELF_CONTAINED = process.argv.includes('--self-contained');
+const [entryArg, dirArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const entry = entryArg ?? 'src/main.ts';
 // Another directory inside the app (a test's own build) resolves externals the same way.
-const finalDir = resolve(appDir, process.argv[3] ?? 'dist');
+const finalDir = resolve(appDir, dirArg ?? 'dist');
+const manifest = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8'));
+const binName = Object.keys(manifest.bin ?? {})[0] ?? basename(appDir);
 // Written beside it and swapped in whole at the end: a process starting from dist/ meanwhile
 // (a bench restarting the gateway while someone builds) finds the old build or the new one.
 const outDir = join(dirname(finalDir), `.dist-build-${process.pid}`);
-const outFile = join(outDir, basename(entry).replace(/\.ts$/, '.js'));
+const outFile = SELF_CONTAINED ? join(outDir, `${binName}-${manifest.version}.mjs`) : join(outDir, basename(entry).replace(/\.ts$/, '.js'));
 const appRequire = createRequire(join(appDir, 'package.json'));
 const packageOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
 
@@ -51,12 +63,15 @@ const result = await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  sourcemap: 'linked',
+  sourcemap: SELF_CONTAINED ? false : 'linked',
+  minify: SELF_CONTAINED,
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,
   // CommonJS code in an ES module bundle still calls require() for Node's own modules.
-  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
+  banner: {
+    js: `${SELF_CONTAINED ? '#!/usr/bin/env node\n' : ''}import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);`,
+  },
   plugins: [
     {
       name: 'svc-externals',
@@ -64,7 +79,7 @@ const result = await build({
         b.onResolve({ filter: /^[^./]/ }, (args) => {
           if (args.path.startsWith('node:')) return undefined;
           const pkg = packageOf(args.path);
-          if (!EXTERNAL.includes(pkg)) return undefined;
+          if (SELF_CONTAINED ? pkg !== 'pg-native' : !EXTERNAL.includes(pkg)) return undefined;
           used.add(pkg);
           return { path: args.path, external: true };
         });
@@ -122,10 +137,21 @@ if (missing.length) {
   );
   process.exit(1);
 }
+if (SELF_CONTAINED && (assets.size > 0 || [...used].some((pkg) => pkg !== 'pg-native'))) {
+  rmSync(outDir, { recursive: true, force: true });
+  console.error(`${basename(appDir)}: a self-contained build cannot load ${[...assets.keys(), ...used].join(', ')} beside itself`);
+  process.exit(1);
+}
+if (SELF_CONTAINED) {
+  const sum = createHash('sha256').update(readFileSync(outFile)).digest('hex');
+  writeFileSync(`${outFile}.sha256`, `${sum}  ${basename(outFile)}\n`);
+}
 writeFileSync(join(outDir, 'meta.json'), JSON.stringify(result.metafile));
 const old = join(dirname(finalDir), `.dist-old-${process.pid}`);
 if (existsSync(finalDir)) renameSync(finalDir, old);
 renameSync(outDir, finalDir);
 rmSync(old, { recursive: true, force: true });
 const bytes = Object.values(result.metafile.outputs).reduce((a, o) => a + o.bytes, 0);
-console.log(`${basename(appDir)}: ${entry} -> dist/ (${(bytes / 1e6).toFixed(1)} MB; external: ${[...used].sort().join(', ') || 'none'})`);
+console.log(
+  `${basename(appDir)}: ${entry} -> ${basename(finalDir)}/ (${(bytes / 1e6).toFixed(1)} MB; ${SELF_CONTAINED ? `one file, ${basename(outFile)}` : `external: ${[...used].sort().join(', ') || 'none'}`})`,
+);
