@@ -2,6 +2,7 @@
 import { loadConfig } from '@svc/config';
 import { createHttpService } from '@svc/http';
 import { createRuntime, listenLine, prepareBootstrap, runDeployable, startMetricsListener } from '@svc/runtime';
+import { registerAgentFiles } from './agent-files.ts';
 import { createAdminApi } from './app.ts';
 import { registerAdminWeb } from './web.ts';
 
@@ -13,6 +14,7 @@ async function start() {
   const http = createHttpService(rt.deps, (root) => {
     root.route('/', createAdminApi());
     registerAdminWeb(root, rt.config);
+    registerAgentFiles(root, rt.config);
   });
   const listening = listenLine(rt.config, await http.start(), 'admin-api');
   rt.log.info({ ...listening.fields, database: rt.database.location, shared_state: rt.shared.kind }, listening.msg);

@@ -52,6 +52,11 @@ export const configSchema = z.object({
        * workspace's own build; the images set it to the copy they carry.
        */
       admin_web_dir: z.string().min(1).optional(),
+      /**
+       * The one-file agent (apps/agent's dist-one/: svc-agent-<version>.mjs and its .sha256),
+       * served at /agent/ to the nodes that install it. Default: the workspace's own build.
+       */
+      agent_dist_dir: z.string().min(1).optional(),
     })
     .default({ host: '0.0.0.0', port: 8080, trust_proxy: false, body_limit_bytes: 1024 * 1024, sub_cache_seconds: 30 }),
   /** The agent gateway (apps/control-plane): one TLS port for Enroll and the mTLS Sync stream. */

@@ -1,4 +1,4 @@
-import { ADMIN_WEB_PATH, createAdminApi, registerAdminWeb } from '@svc/admin-api';
+import { ADMIN_WEB_PATH, createAdminApi, registerAdminWeb, registerAgentFiles } from '@svc/admin-api';
 import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService, publicPrefixOf } from '@svc/http';
@@ -25,6 +25,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
     root.get('/', (c) => c.redirect(`${publicPrefixOf(rt.config.http.public_base_url)}${ADMIN_WEB_PATH}/`, 302));
     root.route('/', createAdminApi());
     registerAdminWeb(root, rt.config);
+    registerAgentFiles(root, rt.config);
     root.route('/', portal.routes);
     registerPaymentWebhooks(root);
   });
