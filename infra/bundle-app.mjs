@@ -12,7 +12,8 @@
 // app's own directory (a dependency of the app), or the build fails and says which.
 // A package.json read beside a module's source is inlined (name, version).
 // Files a module opens beside itself with `new URL('./x.mjs', import.meta.url)` are copied to
-// dist/ (the PGlite worker thread).
+// dist/ (the PGlite worker thread), and so are shell scripts it serves (`./x.sh`: the node
+// installer).
 //
 // `--self-contained` (the node agent, issue 31): nothing is left to node_modules. Everything is
 // inlined and minified into one file named after the app's bin and version,
@@ -43,6 +44,14 @@ const entry = entryArg ?? 'src/main.ts';
 // Another directory inside the app (a test's own build) resolves externals the same way.
 const finalDir = resolve(appDir, dirArg ?? 'dist');
 const manifest = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8'));
+// `--version=X`: the build names itself X (file name and the version it reports) instead of the
+// package's version: a release candidate, or the tests' second release to upgrade to.
+const versionArg = process.argv.find((a) => a.startsWith('--version='))?.slice('--version='.length);
+if (versionArg !== undefined) {
+  if (!/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/.test(versionArg)) throw new Error(`--version=${versionArg}: not a semver`);
+  manifest.version = versionArg;
+}
+const app = { name: manifest.name, version: manifest.version };
 const binName = Object.keys(manifest.bin ?? {})[0] ?? basename(appDir);
 // Written beside it and swapped in whole at the end: a process starting from dist/ meanwhile
 // (a bench restarting the gateway while someone builds) finds the old build or the new one.
@@ -86,12 +95,13 @@ const result = await build({
         b.onLoad({ filter: /\.ts$/ }, (args) => {
           if (args.path.includes('node_modules')) return undefined;
           const text = readFileSync(args.path, 'utf8');
-          for (const m of text.matchAll(/new URL\('(\.\/[^']+\.m?js)', import\.meta\.url\)/g)) {
+          for (const m of text.matchAll(/new URL\('(\.\/[^']+\.(?:m?js|sh))', import\.meta\.url\)/g)) {
             const src = resolve(dirname(args.path), m[1]);
             const name = basename(src);
             if (assets.has(name) && assets.get(name) !== src) throw new Error(`two files named ${name} beside bundled modules`);
             assets.set(name, src);
             // The copied file's own imports resolve from dist/: they must be externals the app has.
+            if (src.endsWith('.sh')) continue;
             for (const imp of readFileSync(src, 'utf8').matchAll(/from '([^.'][^']*)'/g))
               if (!imp[1].startsWith('node:')) used.add(packageOf(imp[1]));
           }
@@ -102,8 +112,9 @@ const result = await build({
           const manifest = /readFileSync\(new URL\('((?:\.\.\/)+package\.json)', import\.meta\.url\), 'utf8'\)/g;
           if (!manifest.test(text)) return undefined;
           const contents = text.replace(manifest, (_, rel) => {
-            const { name, version } = JSON.parse(readFileSync(resolve(dirname(args.path), rel), 'utf8'));
-            return JSON.stringify(JSON.stringify({ name, version }));
+            const read = JSON.parse(readFileSync(resolve(dirname(args.path), rel), 'utf8'));
+            const version = read.name === app.name ? app.version : read.version;
+            return JSON.stringify(JSON.stringify({ name: read.name, version }));
           });
           return { contents, loader: 'ts' };
         });

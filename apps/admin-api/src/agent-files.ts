@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '@svc/config';
+import { type AgentReleaseOffer, grpcEndpoint, INSTALL_SCRIPT_PATH, publicBaseUrl } from '@svc/domain';
 import { type AppEnv, problemResponse, publicPrefixOf } from '@svc/http';
 import type { Context, Hono } from 'hono';
 
@@ -39,28 +40,89 @@ export function readAgentRelease(dir: string | null): AgentRelease | null {
   return { version, file, sha256, body };
 }
 
+/** Releases read, by directory: read again when the directory's listing or files change. */
+const releases = new Map<string, { key: string; release: AgentRelease | null }>();
+
+/** What a directory holds now, cheaply: names, sizes and times of the release files. */
+function listingKey(dir: string): string {
+  try {
+    return readdirSync(dir)
+      .filter((n) => n.startsWith('svc-agent-'))
+      .sort()
+      .map((n) => {
+        const st = statSync(join(dir, n));
+        return `${n}:${st.size}:${st.mtimeMs}:${st.ino}`;
+      })
+      .join('|');
+  } catch {
+    return '';
+  }
+}
+
 /**
- * GET /agent/latest (what this control plane serves: version, file, SHA-256, URL) and
- * GET /agent/{version}/{file} (the file, immutable) and /agent/{version}/{file}.sha256
- * (sha256sum's format). Public, like any software download: nothing secret is in them, and
- * the enrollment token never travels in these URLs. Read once; a build finishing after the
- * start is picked up on the next request that finds none.
+ * The release this control plane serves now (http.agent_dist_dir): read once, and again when a
+ * build or a deploy replaces it (the routes and the upgrade offer see the new one at once).
+ */
+export function currentAgentRelease(config: Config): AgentRelease | null {
+  const dir = agentDistDir(config);
+  if (!dir) return null;
+  const key = listingKey(dir);
+  const known = releases.get(dir);
+  if (known && known.key === key) return known.release;
+  const release = readAgentRelease(dir);
+  releases.set(dir, { key, release });
+  return release;
+}
+
+/** The release as an upgrade offer: absolute URL under the public base URL (the node downloads it). */
+export function agentReleaseOffer(config: Config): AgentReleaseOffer | null {
+  const r = currentAgentRelease(config);
+  return r ? { version: r.version, sha256: r.sha256, url: `${publicBaseUrl(config)}${AGENT_FILES_PATH}/${r.version}/${r.file}` } : null;
+}
+
+export const NO_RELEASE =
+  'no agent release to serve: run `pnpm build` (apps/agent writes dist-one/), or set SVC_AGENT_DIST_DIR to a directory holding svc-agent-<version>.mjs and its .sha256';
+
+/** A value as one single-quoted shell word. */
+const shellWord = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
+
+const INSTALL_TEMPLATE = readFileSync(new URL('./agent-install.sh', import.meta.url), 'utf8');
+
+/** install.sh with this control plane's address, gateway and release filled in. */
+export function renderInstallScript(config: Config, r: AgentRelease): string {
+  const values: Record<string, string> = {
+    BASE_URL: publicBaseUrl(config),
+    AGENT_VERSION: r.version,
+    AGENT_FILE: r.file,
+    AGENT_SHA256: r.sha256,
+    GRPC_ENDPOINT: grpcEndpoint(config),
+  };
+  return INSTALL_TEMPLATE.replace(/@@([A-Z0-9_]+)@@/g, (whole, name: string) =>
+    name in values ? shellWord(values[name] as string) : whole,
+  );
+}
+
+/**
+ * GET /agent/latest (what this control plane serves: version, file, SHA-256, URL),
+ * GET /agent/{version}/{file} (the file, immutable), /agent/{version}/{file}.sha256
+ * (sha256sum's format), and GET /agent/install.sh (the installer with this control plane's
+ * address, gateway and release in it). Public, like any software download: nothing secret is in
+ * them, and the enrollment token never travels in these URLs.
  */
 export function registerAgentFiles(root: Hono<AppEnv>, config: Config): void {
-  const dir = agentDistDir(config);
   const prefix = publicPrefixOf(config.http.public_base_url);
-  let release: AgentRelease | null = null;
-  const current = () => {
-    release ??= readAgentRelease(dir);
-    return release;
-  };
-  const none = (c: Context<AppEnv>) =>
-    problemResponse(
-      c,
-      'unavailable',
-      'no agent release to serve: run `pnpm build` (apps/agent writes dist-one/), or set SVC_AGENT_DIST_DIR to a directory holding svc-agent-<version>.mjs and its .sha256',
-    );
+  const current = () => currentAgentRelease(config);
+  const none = (c: Context<AppEnv>) => problemResponse(c, 'unavailable', NO_RELEASE);
 
+  root.get(INSTALL_SCRIPT_PATH, (c) => {
+    const r = current();
+    if (!r) return none(c);
+    return c.text(renderInstallScript(config, r), 200, {
+      'content-type': 'text/x-shellscript; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-content-type-options': 'nosniff',
+    });
+  });
   root.get(`${AGENT_FILES_PATH}/latest`, (c) => {
     const r = current();
     if (!r) return none(c);

@@ -18,6 +18,8 @@ import { serialQueue } from './serial.ts';
 import { ensurePrivateDir } from './state-files.ts';
 import { StatusSampler } from './status.ts';
 import { SyncSession } from './sync-session.ts';
+import type { UpgradeOnStart } from './upgrade/pending-upgrade.ts';
+import { Upgrader } from './upgrade/upgrader.ts';
 import { UsageJournal } from './usage/index.ts';
 import { AGENT_VERSION } from './version.ts';
 
@@ -44,6 +46,12 @@ export interface AgentOptions {
   logLevel?: string;
   /** The clock the certificate renewal reads (tests move it past two thirds of the lifetime). */
   now?: () => number;
+  /** install.sh's release directory (SVC_AGENT_RELEASE_DIR): upgrades from the panel need it. */
+  releaseDir?: string | null;
+  /** What a pending upgrade means for this start (upgrade/pending-upgrade.ts). */
+  upgradeOnStart?: UpgradeOnStart;
+  /** Called after the agent handed the engine over for an upgrade: exit, for the supervisor to start current.mjs. */
+  onRestart?: (code: number, why: string) => void;
 }
 
 export class Agent {
@@ -57,6 +65,7 @@ export class Agent {
   private applier!: Applier;
   private session!: SyncSession;
   private logs!: LogCommands;
+  private upgrader!: Upgrader;
   private status!: StatusSampler;
   private readonly book = new ConnectionBook();
   private readonly engineOps = serialQueue();
@@ -120,6 +129,26 @@ export class Agent {
       await this.engineOps(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
     this.session = new SyncSession(() => this.identity, this.handler(), this.log);
     this.logs = new LogCommands(this.rings, (m) => this.session.send(m), this.log);
+    this.upgrader = new Upgrader(
+      {
+        stateDir,
+        releaseDir: this.opts.releaseDir ?? null,
+        version: AGENT_VERSION,
+        log: this.log,
+        send: (m) => this.session.send(m),
+        connected: () => this.session.connected,
+        restart: (code, why) => {
+          void this.handOver().then(
+            () => this.opts.onRestart?.(code, why),
+            (err: unknown) => {
+              this.log.error({ err }, 'hand-over failed');
+              this.opts.onRestart?.(code, why);
+            },
+          );
+        },
+      },
+      this.opts.upgradeOnStart ?? { kind: 'none' },
+    );
     this.every(this.opts.statusEveryMs ?? 30_000, () => this.sendStatus());
     this.every(this.opts.usageEveryMs ?? 10_000, () => void this.collect().catch((err) => this.log.warn({ err }, 'usage not collected')));
     this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => this.resendStale());
@@ -139,17 +168,34 @@ export class Agent {
 
   /** Stops the session and the engine (counters collected first). */
   async stop(): Promise<void> {
+    await this.halt(true);
+    this.log.info('agent stopped');
+  }
+
+  /**
+   * Stops the agent and leaves the engine serving for the next agent to adopt (an upgrade:
+   * SIGUSR2 from install.sh run again, or Command.upgrade_agent): counters collected into the
+   * journal first, so the next agent starts from them and nothing is counted twice or lost.
+   */
+  async handOver(): Promise<void> {
+    await this.halt(false);
+    this.log.info('agent stopped; the engine keeps serving for the next agent');
+  }
+
+  private async halt(stopEngine: boolean): Promise<void> {
+    if (this.stopping) return;
     this.stopping = true;
     for (const t of this.timers) clearInterval(t);
     this.logs?.stopAll();
+    this.upgrader?.stop();
     await this.collect().catch(() => {});
     this.session?.stop();
     await this.running;
-    await this.engineOps(() => this.engine.stop());
+    if (stopEngine) await this.engineOps(() => this.engine.stop());
+    else await this.engineOps(async () => {});
     this.engine.detach();
     this.api.close();
     await this.journal.close();
-    this.log.info('agent stopped');
   }
 
   private every(ms: number, fn: () => void): void {
@@ -169,6 +215,7 @@ export class Agent {
         appliedRevision: this.applier.appliedRevision,
       }),
       opened: () => {
+        this.upgrader.opened();
         this.sentAt.clear();
         for (const r of this.journal.pending()) this.sendReport(r.reportId, r.entries);
         void this.sendStatus();
@@ -176,6 +223,7 @@ export class Agent {
       },
       message: (m: ServerMessage) => this.onMessage(m),
       closed: () => {
+        this.upgrader.closed();
         this.logs.stopAll();
         this.renewal = null;
       },
@@ -299,6 +347,8 @@ export class Agent {
     } else if (c.getLogs) this.logs.getLogs(c);
     else if (c.startLogStream) this.logs.startTail(c);
     else if (c.stopLogStream) this.logs.stopTail(c.commandId);
+    else if (c.upgradeAgent)
+      void this.upgrader.handle(c.commandId, c.upgradeAgent).catch((err) => this.log.error({ err }, 'upgrade_agent failed'));
   }
 
   private async maybeRenew(): Promise<void> {

@@ -4,6 +4,7 @@ import { parseAgentCommand, USAGE, UsageError } from './args.ts';
 import { engineSettingsFrom } from './engine/engine-settings.ts';
 import { enroll } from './enroll.ts';
 import { stateDirFrom } from './state-files.ts';
+import { rollBack, upgradeOnStart } from './upgrade/pending-upgrade.ts';
 import { AGENT_VERSION } from './version.ts';
 
 /** `svc-agent` (bin/svc-agent.mjs, `pnpm svc-agent ...`). */
@@ -23,8 +24,23 @@ async function main(argv: string[]): Promise<number> {
     console.log(JSON.stringify({ msg: 'enrolled', node_id: id.nodeId, server: id.server, state_dir: stateDir }));
     return 0;
   }
+  const releaseDir = process.env.SVC_AGENT_RELEASE_DIR?.trim() || null;
+  const onStart = await upgradeOnStart(stateDir, AGENT_VERSION);
+  if (onStart.kind === 'roll-back' && releaseDir) {
+    // The engine is left as it runs: the old agent, started next by the supervisor, adopts it.
+    await rollBack(stateDir, releaseDir, onStart.pending, onStart.reason);
+    console.error(`svc-agent: ${onStart.reason}`);
+    return 1;
+  }
+  let restarting = false;
   const agent = new Agent({
     stateDir,
+    releaseDir,
+    upgradeOnStart: onStart,
+    onRestart: (code) => {
+      restarting = true;
+      process.exit(code);
+    },
     engine: engineSettingsFrom(process.env),
     logLevel: process.env.SVC_AGENT_LOG_LEVEL,
     usageEveryMs: secondsFrom(process.env, 'SVC_AGENT_USAGE_INTERVAL_SECONDS', 10),
@@ -32,6 +48,19 @@ async function main(argv: string[]): Promise<number> {
   });
   // Signals are taken from the first moment: a stop during start-up waits for the start.
   const starting = agent.start();
+  // SIGUSR2 (install.sh run again): hand the engine over and exit; the supervisor starts the
+  // release current.mjs names, which adopts the engine (users keep their connections).
+  process.on('SIGUSR2', () => {
+    if (restarting) return;
+    restarting = true;
+    agent.log.info('SIGUSR2: handing over to the next agent');
+    void starting
+      .then(() => agent.handOver())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  });
   const stopped = stopOnSignals(agent.log, async () => {
     await starting;
     await agent.stop();

@@ -34,7 +34,7 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
 }
 
-async function fsyncDir(dir: string): Promise<void> {
+export async function fsyncDir(dir: string): Promise<void> {
   const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     await handle.sync();

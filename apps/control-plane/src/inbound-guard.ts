@@ -36,6 +36,7 @@ export const KIND_LIMITS: Readonly<Partial<Record<keyof AgentMessage, number>>> 
   hello: 16 * 1024,
   status: 16 * 1024,
   certRenewal: 16 * 1024,
+  upgradeResult: 16 * 1024,
   // Xray's error output when a configuration does not apply; longer is cut by the domain anyway.
   applyResult: 64 * 1024,
 };
@@ -65,7 +66,7 @@ export function textFault(message: object): InboundFault | null {
 }
 
 function kindOf(m: AgentMessage): keyof AgentMessage | null {
-  for (const k of ['hello', 'applyResult', 'status', 'usage', 'logs', 'certRenewal'] as const) if (m[k]) return k;
+  for (const k of ['hello', 'applyResult', 'status', 'usage', 'logs', 'certRenewal', 'upgradeResult'] as const) if (m[k]) return k;
   return null;
 }
 

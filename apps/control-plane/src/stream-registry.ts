@@ -49,6 +49,8 @@ function toCommand(id: string, c: AgentCommand): Command {
       return { commandId: id, startLogStream: { source: source(c.source) } };
     case 'stop_log_stream':
       return { commandId: id, stopLogStream: {} };
+    case 'upgrade_agent':
+      return { commandId: id, upgradeAgent: { version: c.version, url: c.url, sha256: c.sha256 } };
   }
 }
 

@@ -12,6 +12,7 @@ import {
   type LogLine,
   newId,
   type OpenedStream,
+  recordAgentUpgradeResult,
   recordApplyFailure,
   renewAgentCertificate,
   replyTopic,
@@ -275,6 +276,14 @@ export function syncHandler(s: SyncDeps) {
           entries: entries.map((e) => ({ timestamp_ms: Number(e.timestampMs), source: sourceName(e.source), line: e.line })),
         };
         await deps.bus.publish(replyTopic(m.logs.commandId), reply);
+      } else if (m.upgradeResult) {
+        const r = m.upgradeResult;
+        const state = await recordAgentUpgradeResult(deps, ticket.node_id, r);
+        if (state)
+          deps.log[state === 'failed' ? 'warn' : 'info'](
+            { node_id: ticket.node_id, command_id: r.commandId, agent_version: r.agentVersion, ...(r.success ? {} : { error: r.error }) },
+            state === 'failed' ? 'agent upgrade failed; the old agent runs on' : 'agent upgraded',
+          );
       } else if (m.certRenewal) {
         // A refused renewal is answered (CertIssued.error, our extension) and the stream stays
         // open: the agent keeps its current certificate and may try again (issue 12.8).

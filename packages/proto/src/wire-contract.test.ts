@@ -47,6 +47,8 @@ import {
   TcpSettings,
   TlsSettings,
   TrojanAccount,
+  UpgradeAgent,
+  UpgradeResult,
   UsageAck,
   UsageEntry,
   UsageReport,
@@ -285,7 +287,7 @@ describe('enrollment messages: field numbers', () => {
   });
 });
 
-describe('AgentMessage oneof msg: hello 1, apply_result 2, status 3, usage 4, logs 5, cert_renewal 6', () => {
+describe('AgentMessage oneof msg: hello 1, apply_result 2, status 3, usage 4, logs 5, cert_renewal 6 (+ upgrade_result 7, ours)', () => {
   const cases: [string, AgentMessage, number][] = [
     ['hello', AgentMessage.fromPartial({ hello: { hostname: 'h' } }), 1],
     ['apply_result', AgentMessage.fromPartial({ applyResult: { success: true } }), 2],
@@ -293,6 +295,7 @@ describe('AgentMessage oneof msg: hello 1, apply_result 2, status 3, usage 4, lo
     ['usage', AgentMessage.fromPartial({ usage: { reportId: 1n } }), 4],
     ['logs', AgentMessage.fromPartial({ logs: { commandId: 'c' } }), 5],
     ['cert_renewal', AgentMessage.fromPartial({ certRenewal: { csrPem: 'p' } }), 6],
+    ['upgrade_result', AgentMessage.fromPartial({ upgradeResult: { commandId: 'c' } }), 7],
   ];
   for (const [name, msg, n] of cases) {
     it(`${name} is field ${n} (tag ${tag(n, LEN)
@@ -444,12 +447,13 @@ describe('ServerMessage oneof msg: desired_state 1, usage_ack 2, command 3, cert
   });
 });
 
-describe('Command: command_id 1; oneof cmd: restart_xray 2, get_logs 3, start_log_stream 4, stop_log_stream 5', () => {
+describe('Command: command_id 1; oneof cmd: restart_xray 2, get_logs 3, start_log_stream 4, stop_log_stream 5 (+ upgrade_agent 6, ours)', () => {
   const cases: [string, Command, number][] = [
     ['restart_xray', Command.fromPartial({ commandId: 'c', restartXray: {} }), 2],
     ['get_logs', Command.fromPartial({ commandId: 'c', getLogs: { source: LogSource.AGENT, limit: 100 } }), 3],
     ['start_log_stream', Command.fromPartial({ commandId: 'c', startLogStream: { source: LogSource.XRAY } }), 4],
     ['stop_log_stream', Command.fromPartial({ commandId: 'c', stopLogStream: {} }), 5],
+    ['upgrade_agent', Command.fromPartial({ commandId: 'c', upgradeAgent: { version: '1.0.0' } }), 6],
   ];
   for (const [name, msg, n] of cases) {
     it(`${name} is field ${n}, after command_id 1`, () => {
@@ -469,6 +473,33 @@ describe('Command: command_id 1; oneof cmd: restart_xray 2, get_logs 3, start_lo
     expect(m.command?.commandId).toBe('s1');
     expect(m.command?.stopLogStream).toEqual({});
     expect(m.command?.startLogStream ?? m.command?.restartXray ?? m.command?.getLogs).toBeUndefined();
+  });
+
+  it('UpgradeAgent: version 1, url 2, sha256 3; UpgradeResult: command_id 1, success 2 (bool), error 3, agent_version 4', () => {
+    expect(Array.from(UpgradeAgent.encode({ version: 'v', url: 'u', sha256: 's' }).finish())).toEqual([
+      ...tag(1, LEN),
+      1,
+      ...str('v'),
+      ...tag(2, LEN),
+      1,
+      ...str('u'),
+      ...tag(3, LEN),
+      1,
+      ...str('s'),
+    ]);
+    expect(Array.from(UpgradeResult.encode({ commandId: 'c', success: true, error: 'e', agentVersion: 'a' }).finish())).toEqual([
+      ...tag(1, LEN),
+      1,
+      ...str('c'),
+      ...tag(2, VARINT),
+      1,
+      ...tag(3, LEN),
+      1,
+      ...str('e'),
+      ...tag(4, LEN),
+      1,
+      ...str('a'),
+    ]);
   });
 
   it('GetLogs: source 1 (enum), limit 2 (int32); StartLogStream: source 1 (enum)', () => {

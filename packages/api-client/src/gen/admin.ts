@@ -903,6 +903,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/nodes/{id}/upgrade-agent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upgrade the node's agent to the release this control plane serves (sent through its stream)
+         * @description Not in the spec (our extension, docs/agent.md "Upgrades"). The agent downloads GET /agent/{version}/{file} from this control plane, refuses it unless its SHA-256 matches, swaps it in and restarts under systemd; the engine keeps serving (users keep their connections). 202 once the gateway replica holding the node's stream has sent the command; the node view's agent_upgrade says pending, then succeeded (Hello carries the new version) or failed with the agent’s words (the old agent was put back). Needs an agent installed by install.sh. Scope: admin. Roles: owner, admin.
+         */
+        post: operations["postNodeUpgradeAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/payment-providers": {
         parameters: {
             query?: never;
@@ -1814,10 +1834,10 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             /**
-             * @description event types delivered; null = every type. Known types: client.registered, node.agent_outdated, node.apply_failed, node.apply_recovered, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded
+             * @description event types delivered; null = every type. Known types: client.registered, node.agent_outdated, node.apply_failed, node.agent_upgrade_failed, node.apply_recovered, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded
              * @default null
              */
-            event_types?: ("client.registered" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded")[] | null;
+            event_types?: ("client.registered" | "node.agent_outdated" | "node.apply_failed" | "node.agent_upgrade_failed" | "node.apply_recovered" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url: string;
         };
@@ -1915,6 +1935,21 @@ export interface components {
             address: string;
             /** @enum {string} */
             admin_status: "enabled" | "disabled";
+            /** @description The last agent upgrade asked for, and how it went; null when none was */
+            agent_upgrade: {
+                /** @description The agent's words when it failed (the old agent runs on) */
+                error: string | null;
+                /** Format: date-time */
+                finished_at: string | null;
+                /** Format: date-time */
+                requested_at: string;
+                /** @enum {string} */
+                state: "pending" | "succeeded" | "failed";
+                /** @description The release asked for */
+                version: string;
+            } | null;
+            /** @description The svc-agent release this control plane serves, when the node's agent is older (any older semver); null when it is current, newer, not svc-agent or not seen yet. POST /nodes/{id}/upgrade-agent installs it */
+            agent_upgrade_available: string | null;
             agent_version: string | null;
             /** @description The last revision the agent applied */
             applied_revision: number;
@@ -1970,6 +2005,12 @@ export interface components {
             usage_entries_dropped: number;
             xray_version: string | null;
         };
+        NodeAgentUpgradeAccepted: {
+            /** @description Identifies the command sent to the agent; the node view’s agent_upgrade follows it */
+            command_id: string;
+            /** @description The release the agent was asked to install (the one this control plane serves) */
+            version: string;
+        };
         NodeCommandAccepted: {
             /** @description Identifies the command sent to the agent */
             command_id: string;
@@ -1996,6 +2037,11 @@ export interface components {
             expires_at: string;
             /** @description host:port of the agent gateway (SVC_GRPC_PUBLIC_ENDPOINT, else the first SVC_GRPC_PUBLIC_HOSTS entry and SVC_GRPC_PORT) */
             grpc_endpoint: string;
+            /**
+             * @description The one line to run as root on the server that becomes this node: `curl -fsSL <public base URL>/agent/install.sh | sh -s -- --token … --ca-sha256 …`. The script downloads the agent from this control plane and checks its SHA-256, installs Xray (or uses --engine-bin), writes the systemd unit, enrolls and starts the service; the token is an argument, never part of a URL
+             * @example curl -fsSL https://panel.example.com/agent/install.sh | sh -s -- --token 3q2-7w… --ca-sha256 9f86d0…
+             */
+            install_command: string;
             node_id: string;
             /** @description Shown once; only its hash is stored. Valid for one enrollment until expires_at (grpc.enroll_token_ttl_seconds, default 24 h). The agent sends it to Enroll with a CSR of a key it made itself, which must be ECDSA P-256 or Ed25519 (an RSA key is refused with INVALID_ARGUMENT and the token stays usable). */
             token: string;
@@ -2632,8 +2678,8 @@ export interface components {
         UpdateWebhook: {
             description?: string;
             enabled?: boolean;
-            /** @description event types delivered; null = every type. Known types: client.registered, node.agent_outdated, node.apply_failed, node.apply_recovered, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded */
-            event_types?: ("client.registered" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded")[] | null;
+            /** @description event types delivered; null = every type. Known types: client.registered, node.agent_outdated, node.apply_failed, node.agent_upgrade_failed, node.apply_recovered, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded */
+            event_types?: ("client.registered" | "node.agent_outdated" | "node.apply_failed" | "node.agent_upgrade_failed" | "node.apply_recovered" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url?: string;
         };
@@ -7506,6 +7552,91 @@ export interface operations {
             };
             /** @description Rate limited (Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postNodeUpgradeAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sent to the agent */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeAgentUpgradeAccepted"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such node */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The node is offline (node-offline), runs this release or a newer one already (agent-current), or runs an agent that is not svc-agent (agent-foreign) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This control plane has no agent release to serve (build it, or set SVC_AGENT_DIST_DIR) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -20,6 +20,7 @@ import * as oauthBrowserBinding from './2026-11-29T1300-oauth-browser-binding.ts
 import * as clientSignInHardening from './2026-11-29T1400-client-sign-in-hardening.ts';
 import * as registrationBrowser from './2026-11-29T1500-registration-browser.ts';
 import * as listSearch from './2026-11-29T1600-list-search.ts';
+import * as agentUpgrades from './2026-11-29T1700-agent-upgrades.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T1400-client-sign-in-hardening': clientSignInHardening,
   '2026-11-29T1500-registration-browser': registrationBrowser,
   '2026-11-29T1600-list-search': listSearch,
+  '2026-11-29T1700-agent-upgrades': agentUpgrades,
 };

@@ -41,9 +41,17 @@ export interface NodesTable {
   last_status_at: Date | null;
   last_apply_at: Date | null;
   usage_entries_dropped: Generated<Int8>;
+  /** The agent release an upgrade was last asked for (issue 31), and how it went. */
+  agent_upgrade_version: ColumnType<string | null, string | null | undefined, string | null>;
+  agent_upgrade_command_id: ColumnType<string | null, string | null | undefined, string | null>;
+  agent_upgrade_state: ColumnType<AgentUpgradeState | null, AgentUpgradeState | null | undefined, AgentUpgradeState | null>;
+  agent_upgrade_error: ColumnType<string | null, string | null | undefined, string | null>;
+  agent_upgrade_requested_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  agent_upgrade_finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Date;
   updated_at: Date;
 }
+export type AgentUpgradeState = 'pending' | 'succeeded' | 'failed';
 export type NodeRow = Selectable<NodesTable>;
 
 export interface GatewayReplicasTable {

@@ -11,7 +11,8 @@ export type AgentCommand =
   | { kind: 'restart_xray' }
   | { kind: 'get_logs'; source: LogSourceName; limit: number }
   | { kind: 'start_log_stream'; source: LogSourceName }
-  | { kind: 'stop_log_stream' };
+  | { kind: 'stop_log_stream' }
+  | { kind: 'upgrade_agent'; version: string; url: string; sha256: string };
 
 export interface AgentCommandRequest {
   node_id: string;

@@ -22,7 +22,7 @@ export const AGENT_RELEASE = '0.2.0';
  */
 export type AgentVersionStanding = 'current' | 'previous' | 'newer' | 'older' | 'other';
 
-const SEMVER = /^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:([-+])[0-9A-Za-z.+-]*)?$/;
+const SEMVER = /^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:([-+])([0-9A-Za-z.+-]*))?$/;
 
 interface Semver {
   major: number;
@@ -30,12 +30,42 @@ interface Semver {
   patch: number;
   /** A pre-release (`1.2.0-rc.1`) comes before its release; build metadata (`+x`) does not count. */
   pre: boolean;
+  /** The pre-release's identifiers (`rc.1`), '' for a release. */
+  preText: string;
 }
 
 const parse = (v: string): Semver | null => {
   const m = SEMVER.exec(v.trim());
-  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]), pre: m[4] === '-' } : null;
+  if (!m) return null;
+  const pre = m[4] === '-';
+  return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]), pre, preText: pre ? ((m[5] ?? '').split('+')[0] ?? '') : '' };
 };
+
+/**
+ * Semver order of two versions (negative: a is older), for the upgrade offer: major, minor,
+ * patch, then a pre-release before its release, and pre-releases by their identifiers (numeric
+ * ones as numbers). Versions that are not semvers compare equal (nothing is offered for them).
+ */
+export function compareAgentVersions(a: string, b: string): number {
+  const x = parse(a);
+  const y = parse(b);
+  if (!x || !y) return 0;
+  for (const k of ['major', 'minor', 'patch'] as const) if (x[k] !== y[k]) return x[k] - y[k];
+  if (x.pre !== y.pre) return x.pre ? -1 : 1;
+  const xs = x.preText.split('.');
+  const ys = y.preText.split('.');
+  for (let i = 0; i < Math.max(xs.length, ys.length); i++) {
+    const [p, q] = [xs[i], ys[i]];
+    if (p === q) continue;
+    if (p === undefined) return -1;
+    if (q === undefined) return 1;
+    const [pn, qn] = [/^\d+$/.test(p), /^\d+$/.test(q)];
+    if (pn && qn) return Number(p) - Number(q);
+    if (pn !== qn) return pn ? -1 : 1;
+    return p < q ? -1 : 1;
+  }
+  return 0;
+}
 
 /** Whether `v` is a version this module reads (the config's minimum must be one). */
 export const isSemver = (v: string): boolean => parse(v) !== null;
@@ -85,10 +115,6 @@ export function assertAgentVersionAllowed(reported: string, minimum: string | un
 }
 
 export function isBelowMinimum(reported: string, minimum: string | undefined): boolean {
-  if (minimum === undefined) return false;
-  const agent = parse(reported);
-  const floor = parse(minimum);
-  if (!agent || !floor) return false;
-  for (const k of ['major', 'minor', 'patch'] as const) if (agent[k] !== floor[k]) return agent[k] < floor[k];
-  return agent.pre && !floor.pre;
+  if (minimum === undefined || !parse(reported) || !parse(minimum)) return false;
+  return compareAgentVersions(reported, minimum) < 0;
 }

@@ -3,6 +3,7 @@
 export * from './adopt-engines.ts';
 export * from './agent-commands.ts';
 export * from './agent-reports.ts';
+export * from './agent-upgrades.ts';
 export * from './agent-version.ts';
 export * from './engine-capabilities.ts';
 export * from './gateway-replicas.ts';

@@ -50,6 +50,21 @@ export const EVENT_CATALOGUE = {
     /** When this run of failures began (the first failure after the last successful apply). */
     failing_since: z.string(),
   }),
+  /**
+   * An agent upgrade asked from the panel (POST /api/v1/nodes/{id}/upgrade-agent) did not happen:
+   * the download, its checksum or the new file failed, or the new agent did not reach the control
+   * plane and the old one was put back. The node runs its old agent, serving as before.
+   */
+  'node.agent_upgrade_failed': z.object({
+    node_id: z.string(),
+    name: z.string(),
+    /** The release asked for. */
+    version: z.string(),
+    /** The agent that runs (and said so). */
+    agent_version: z.string(),
+    /** The agent's words (their first 1,000 characters). */
+    error: z.string(),
+  }),
   /** A node that had failed to apply applied a revision at or past the failed one: it runs its desired state again. */
   'node.apply_recovered': z.object({
     node_id: z.string(),

@@ -4,6 +4,7 @@ import type { Config } from '@svc/config';
 import { NotFoundError } from '../errors.ts';
 import { ensureCertificateAuthority } from '../pki/ca-store.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { publicBaseUrl } from '../shared/public-url.ts';
 import { randomToken, sha256Hex } from '../shared/secrets.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 
@@ -18,6 +19,20 @@ export interface EnrollTokenView {
   ca_cert_pem: string;
   /** SHA-256 of the CA certificate (DER), hex: for checking a copied PEM by eye. */
   ca_cert_sha256: string;
+  /** The one line that turns a server into this node (installCommand). */
+  install_command: string;
+}
+
+/** Where the control plane serves the install script (apps/admin-api agent-install). */
+export const INSTALL_SCRIPT_PATH = '/agent/install.sh';
+
+/**
+ * The line an operator runs on the server, as root: the install script from this control plane
+ * (its public base URL), the token and the CA hash as arguments of the script, never in the URL
+ * (a proxy may log or cache a URL). A token is base64url: nothing in it needs quoting.
+ */
+export function installCommand(config: Config, token: string, caSha256: string): string {
+  return `curl -fsSL ${publicBaseUrl(config)}${INSTALL_SCRIPT_PATH} | sh -s -- --token ${token} --ca-sha256 ${caSha256}`;
 }
 
 /** Where agents reach the gateway, as handed out with enrollment tokens. */
@@ -57,13 +72,15 @@ export async function issueEnrollToken(ctx: DomainContext, nodeId: string): Prom
       entity_id: nodeId,
       details: { expires_at: expires.toISOString(), replaced_previous: previous.enroll_token_hash !== null },
     });
+    const caSha256 = createHash('sha256').update(new X509Certificate(ca.certPem).raw).digest('hex');
     return {
       token,
       expires_at: expires.toISOString(),
       node_id: nodeId,
       grpc_endpoint: grpcEndpoint(ctx.config),
       ca_cert_pem: ca.certPem,
-      ca_cert_sha256: createHash('sha256').update(new X509Certificate(ca.certPem).raw).digest('hex'),
+      ca_cert_sha256: caSha256,
+      install_command: installCommand(ctx.config, token, caSha256),
     };
   });
 }

@@ -1,5 +1,6 @@
 import type { AdminStatus, Connectivity, NodeRow } from '@svc/db';
-import { isOutdatedAgent } from '../agents/agent-version.ts';
+import { type AgentUpgradeView, agentUpgradeAvailable, agentUpgradeView } from '../agents/agent-upgrades.ts';
+import { AGENT_RELEASE, isOutdatedAgent } from '../agents/agent-version.ts';
 import { type EngineFamily, engineOf, type SniffOverride } from '../agents/engine-capabilities.ts';
 
 export interface NodeView {
@@ -35,6 +36,10 @@ export interface NodeView {
   usage_entries_dropped: number;
   /** Spec 9.4: the agent is of an older minor than this release's (isOutdatedAgent): upgrade it before the next release. */
   outdated_agent: boolean;
+  /** The release this control plane serves (AGENT_RELEASE), when the node's svc-agent is older: POST /nodes/{id}/upgrade-agent installs it. Null otherwise. */
+  agent_upgrade_available: string | null;
+  /** The last upgrade asked from the panel and how it went; null: none asked. */
+  agent_upgrade: AgentUpgradeView | null;
   created_at: string;
   updated_at: string;
 }
@@ -82,6 +87,8 @@ export const nodeView = (r: NodeRow): NodeView => ({
   last_apply_at: r.last_apply_at?.toISOString() ?? null,
   usage_entries_dropped: Number(r.usage_entries_dropped),
   outdated_agent: isOutdatedAgent(r.agent_version),
+  agent_upgrade_available: agentUpgradeAvailable(r.agent_version, AGENT_RELEASE) ? AGENT_RELEASE : null,
+  agent_upgrade: agentUpgradeView(r),
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });

@@ -102,6 +102,21 @@ const RENDERERS: { [T in string]?: Render } = {
       ].join('\n'),
     };
   }) as Render,
+  'node.agent_upgrade_failed': ((p: EventPayload<'node.agent_upgrade_failed'>, e: StoredEvent, baseUrl: string) => ({
+    subject: oneLine(`Node ${p.name}: the agent upgrade to ${p.version} failed`),
+    text: [
+      `The agent of the node ${oneLine(p.name, 100)} was asked to upgrade to svc-agent ${oneLine(p.version, 64)} and did not.`,
+      `It runs svc-agent ${oneLine(p.agent_version, 64) || 'of an unknown version'}, serving as before.`,
+      '',
+      `Node:       ${oneLine(p.name, 100)} (${p.node_id})`,
+      `The agent said: ${oneLine(p.error, 1000)}`,
+      '',
+      'Try again from the node page, or run the install command on the node (it upgrades in place):',
+      `  POST ${baseUrl}/api/v1/nodes/${p.node_id}/upgrade-agent`,
+      '',
+      `Event ${e.id}`,
+    ].join('\n'),
+  })) as Render,
   'node.apply_failed': ((p: EventPayload<'node.apply_failed'>, e: StoredEvent, baseUrl: string) => {
     const node = `${baseUrl}/api/v1/nodes/${p.node_id}`;
     return {

@@ -21,6 +21,12 @@ export const EnrollTokenSchema = z
       .string()
       .openapi({ description: 'The internal CA certificate: the agent verifies the gateway with it from its first connection' }),
     ca_cert_sha256: z.string().openapi({ description: 'SHA-256 of the CA certificate (DER), lower-case hex' }),
+    install_command: z.string().openapi({
+      description:
+        'The one line to run as root on the server that becomes this node: `curl -fsSL <public base URL>/agent/install.sh | sh -s -- --token … --ca-sha256 …`. ' +
+        'The script downloads the agent from this control plane and checks its SHA-256, installs Xray (or uses --engine-bin), writes the systemd unit, enrolls and starts the service; the token is an argument, never part of a URL',
+      example: 'curl -fsSL https://panel.example.com/agent/install.sh | sh -s -- --token 3q2-7w… --ca-sha256 9f86d0…',
+    }),
   })
   .openapi('NodeEnrollToken');
 

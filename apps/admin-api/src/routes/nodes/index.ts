@@ -9,8 +9,9 @@ import * as logs from './logs.ts';
 import * as logsStream from './logs-stream.ts';
 import * as restartXray from './restart-xray.ts';
 import * as update from './update.ts';
+import * as upgradeAgent from './upgrade-agent.ts';
 
 /** Registers this resource's routes, one file per operation. */
 export function register(app: OpenAPIHono<AppEnv>): void {
-  for (const r of [list, create, get, update, remove, enrollToken, restartXray, logs, logsStream]) r.register(app);
+  for (const r of [list, create, get, update, remove, enrollToken, restartXray, upgradeAgent, logs, logsStream]) r.register(app);
 }

@@ -62,6 +62,20 @@ export const NodeSchema = z
       description:
         "The agent is of an older minor than this control plane's release: served while it is the previous minor, refused when older; upgrade it (docs/upgrades.md)",
     }),
+    agent_upgrade_available: z.string().nullable().openapi({
+      description:
+        "The svc-agent release this control plane serves, when the node's agent is older (any older semver); null when it is current, newer, not svc-agent or not seen yet. POST /nodes/{id}/upgrade-agent installs it",
+    }),
+    agent_upgrade: z
+      .object({
+        version: z.string().openapi({ description: 'The release asked for' }),
+        state: z.enum(['pending', 'succeeded', 'failed']),
+        error: z.string().nullable().openapi({ description: "The agent's words when it failed (the old agent runs on)" }),
+        requested_at: Timestamp,
+        finished_at: Timestamp.nullable(),
+      })
+      .nullable()
+      .openapi({ description: 'The last agent upgrade asked for, and how it went; null when none was' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
