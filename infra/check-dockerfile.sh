@@ -21,7 +21,9 @@ for dockerfile in infra/Dockerfile infra/agent/Dockerfile; do
   [ "$missing" = 0 ] && echo "$dockerfile: copies every workspace manifest and patches/"
 done
 
-# One target per deployable (the cli's is `svc`), each running dist/main.js with a HEALTHCHECK.
+# One target per deployable (the cli's is `svc`), each running dist/main.js with a HEALTHCHECK;
+# the agent's runs its one file (dist-one/svc-agent-<version>.mjs, infra/bundle-app.mjs
+# --self-contained) as /opt/svc-agent/current.mjs, with no node_modules (no `pnpm deploy`).
 target_of() { case "$1" in cli) echo svc ;; agent) echo agent ;; *) echo "$1" ;; esac; }
 stage() { awk -v t="$2" '$1 == "FROM" { inside = ($NF == t) } inside' "$1"; }
 for dir in apps/*/; do
@@ -35,7 +37,13 @@ for dir in apps/*/; do
   if [ -z "$body" ]; then echo "$file has no target $t for apps/$app" >&2; missing=1; continue; fi
   if [ "$app" = agent ]; then body=$(stage "$file" agent-base; echo "$body"); fi
   grep -q '^HEALTHCHECK ' <<<"$body" || { echo "$file target $t has no HEALTHCHECK" >&2; missing=1; }
-  grep -qE '^(CMD|ENTRYPOINT) .*dist/main\.js' <<<"$body" || { echo "$file target $t does not run dist/main.js" >&2; missing=1; }
+  if [ "$app" = agent ]; then
+    grep -qxF 'ENTRYPOINT ["node", "/opt/svc-agent/current.mjs"]' <<<"$body" || { echo "$file target $t does not run /opt/svc-agent/current.mjs" >&2; missing=1; }
+    grep -q -- '--self-contained' "apps/$app/package.json" || { echo "apps/$app does not build its one file (--self-contained)" >&2; missing=1; }
+    if grep -qE '(pnpm|--filter).* deploy ' "$file"; then echo "$file: the agent image takes its one file, not pnpm deploy's node_modules" >&2; missing=1; fi
+  else
+    grep -qE '^(CMD|ENTRYPOINT) .*dist/main\.js' <<<"$body" || { echo "$file target $t does not run dist/main.js" >&2; missing=1; }
+  fi
   grep -q '"build": "node ../../infra/bundle-app.mjs' "apps/$app/package.json" || { echo "apps/$app has no bundle build script" >&2; missing=1; }
 done
 grep -q '^USER node$' <(stage infra/Dockerfile runtime) || { echo "infra/Dockerfile: the runtime stage does not switch to USER node" >&2; missing=1; }
