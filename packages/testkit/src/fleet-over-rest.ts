@@ -150,6 +150,8 @@ export interface EnrollTokenAnswer {
   grpc_endpoint: string;
   ca_cert_pem: string;
   ca_cert_sha256: string;
+  /** The one line that installs the agent on a server (`curl -fsSL …/agent/install.sh | sh -s -- …`). */
+  install_command: string;
 }
 
 /** POST /nodes/{id}/enroll-token: a new one-time token (the previous one stops working). */

@@ -53,6 +53,7 @@ export async function fetchRelease(
   dir: string,
   r: { version: string; url: string; sha256: string },
   nodeBin: string = process.execPath,
+  progress: (step: string) => void = () => {},
 ): Promise<string> {
   const file = releaseFile(r.version);
   if (!/^[0-9a-f]{64}$/.test(r.sha256)) throw new Error('the command carries no SHA-256 of the file');
@@ -63,11 +64,14 @@ export async function fetchRelease(
     throw new Error(`not a URL: ${JSON.stringify(r.url.slice(0, 200))}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`not an http(s) URL: ${url.protocol}`);
-  const part = join(dir, `.${file}.${process.pid}.part`);
+  // Named .mjs: the probe runs it as an ES module before it takes its name.
+  const part = join(dir, `.part-${process.pid}-${file}`);
   try {
     const body = await download(url, part);
+    progress(`downloaded ${body.bytes} bytes`);
     if (body.sha256 !== r.sha256)
       throw new Error(`the file from ${url.href} does not match its SHA-256 (expected ${r.sha256}, got ${body.sha256}): refused`);
+    progress('SHA-256 verified; running the new file once');
     const said = await probe(nodeBin, part);
     if (said !== r.version) throw new Error(`the new file names itself ${JSON.stringify(said.slice(0, 80))}, not ${r.version}: refused`);
     await rename(part, join(dir, file));
@@ -78,7 +82,7 @@ export async function fetchRelease(
   }
 }
 
-async function download(url: URL, to: string): Promise<{ sha256: string }> {
+async function download(url: URL, to: string): Promise<{ sha256: string; bytes: number }> {
   const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
   if (!res.ok || !res.body) throw new Error(`GET ${url.href}: ${res.status} ${res.statusText}`);
   const declared = Number(res.headers.get('content-length') ?? '0');
@@ -97,7 +101,7 @@ async function download(url: URL, to: string): Promise<{ sha256: string }> {
   } finally {
     await handle.close();
   }
-  return { sha256: hash.digest('hex') };
+  return { sha256: hash.digest('hex'), bytes };
 }
 
 /** What `node <file> version` prints: the whole bundle loads, and names its version. */

@@ -110,7 +110,7 @@ export class Upgrader {
       this.d.log.info({ command_id: commandId, version: cmd.version, url: cmd.url }, 'upgrade asked: fetching the release');
       let file: string;
       try {
-        file = await fetchRelease(releaseDir, cmd);
+        file = await fetchRelease(releaseDir, cmd, process.execPath, (step) => this.d.log.info({ version: cmd.version, step }, 'upgrade'));
       } catch (err) {
         return fail((err as Error).message);
       }
