@@ -6,8 +6,9 @@ import { CHROMIUM, launchBrowser, openPage, seriousViolations, shot } from './br
 
 /**
  * The operator's path through the panel in a real browser against the real system (`svc start`):
- * a fresh installation set up through the setup screen, then a node (an agent connecting turns
- * it online on screen without a reload), a profile, an inbound, a group, a client and a
+ * a fresh installation set up through the setup screen, then a node (its page shows the one-line
+ * install command; an agent connecting turns it online on screen without a reload; its agent is
+ * upgraded, failing once, from the page), a profile, an inbound, a group, a client and a
  * subscription whose QR and link are shown and whose /sub answers. Every screen passes axe
  * (no serious or critical violation). Run at 1280 px and at 390 px (a phone: the navigation
  * folds behind the menu button).
@@ -77,16 +78,39 @@ for (const width of [1280, 390]) {
       await page.getByRole('heading', { level: 2, name: 'edge-1' }).waitFor();
       const issued = page.waitForResponse((r) => r.url().endsWith('/enroll-token') && r.request().method() === 'POST');
       await page.getByTestId('issue-enroll-token').click();
-      const token = (await (await issued).json()) as { token: string; grpc_endpoint: string; ca_cert_pem: string; ca_cert_sha256: string };
+      const token = (await (await issued).json()) as {
+        token: string;
+        grpc_endpoint: string;
+        ca_cert_pem: string;
+        ca_cert_sha256: string;
+        install_command: string;
+      };
+      // The one line to run as root, exactly as the API answered, with its copy button; the checkout's commands folded below.
+      const install = page.getByTestId('install-command');
+      await install.waitFor();
+      const shown = (await install.textContent()) as string;
+      expect(shown).toBe(token.install_command);
+      expect(shown).toMatch(/^curl -fsSL http/);
+      expect(shown).toContain(`/agent/install.sh | sh -s -- --token ${token.token} `);
+      expect(shown).toContain(`--ca-sha256 ${token.ca_cert_sha256}`);
+      expect(await page.getByTestId('copy-install-command').isVisible()).toBe(true);
       const commands = page.getByTestId('enroll-commands');
-      await expect.poll(() => commands.textContent()).toContain(`--token ${token.token}`);
-      expect(await commands.textContent()).toContain(`--ca-sha256 ${token.ca_cert_sha256}`);
+      expect(await commands.textContent()).toContain('--engine-bin /usr/bin/v2ray --engine-api v2ray');
+      const checkout = page.getByTestId('checkout-commands');
+      expect(await checkout.getAttribute('open')).toBeNull();
+      expect(await checkout.textContent()).toContain(`svc-agent enroll --server ${token.grpc_endpoint} --token ${token.token}`);
       expect(await page.getByText('offline').first().isVisible()).toBe(true);
       await expectAccessible(page, 'node');
       await shot(page, `${tag}-03-node-enroll`);
 
       // An agent enrolls with that token and connects: the page turns online without a reload.
-      const agent = await AgentSimulator.enroll({ endpoint: token.grpc_endpoint, caCertPem: token.ca_cert_pem, token: token.token });
+      // It names itself 0.1.0: an svc-agent older than the release this control plane serves.
+      const agent = await AgentSimulator.enroll({
+        endpoint: token.grpc_endpoint,
+        caCertPem: token.ca_cert_pem,
+        token: token.token,
+        agentVersion: '0.1.0',
+      });
       agents.push(agent);
       // A mark on the page's window: a reload would lose it.
       await page.evaluate('window.__svcSamePage = true');
@@ -97,6 +121,60 @@ for (const width of [1280, 390]) {
       expect(Date.now() - connectedAt).toBeLessThan(2_000);
       expect(await page.evaluate('window.__svcSamePage === true')).toBe(true);
       await shot(page, `${tag}-04-node-online`);
+
+      // The page offers the newer release; the upgrade is pending until the agent answers, and the page follows it live.
+      const release = (await cp.api.get(`/api/v1/nodes/${agent.nodeId}`)).body.agent_upgrade_available as string;
+      expect(release).toMatch(/^\d+\.\d+\.\d+/);
+      await expect.poll(() => page.getByTestId('agent-update-available').textContent()).toBe(`update available: ${release}`);
+      // The list says so beside the agent's version too.
+      await openSection(page, 'Nodes');
+      await expect.poll(() => page.getByTestId('agent-update-available').textContent()).toBe(`update available: ${release}`);
+      await expectAccessible(page, 'nodes (update available)');
+      await shot(page, `${tag}-04a-nodes-update-available`);
+      await page.getByRole('link', { name: 'edge-1' }).click();
+      await page.getByRole('heading', { level: 2, name: 'edge-1' }).waitFor();
+      // The simulator records commands without answering them: this test answers for it, as the agent would.
+      agent.ignoreCommands = true;
+      const upgradeCommand = async (n: number) => {
+        const asked = page.waitForResponse((r) => r.url().endsWith('/upgrade-agent') && r.request().method() === 'POST');
+        await page.getByTestId('upgrade-agent').click();
+        const accepted = await asked;
+        expect(accepted.status()).toBe(202);
+        expect(((await accepted.json()) as { version: string }).version).toBe(release);
+        await page.getByTestId('agent-upgrade-pending').getByText(`Upgrading to ${release}…`).waitFor();
+        expect(await page.getByTestId('upgrade-agent').isDisabled()).toBe(true);
+        const sent = () => agent.commands.filter((c) => c.upgradeAgent);
+        await agent.waitFor(() => sent().length >= n, 10_000, `upgrade_agent #${n}`);
+        const command = sent()[n - 1] as (typeof agent.commands)[number];
+        expect(command.upgradeAgent).toMatchObject({ version: release, url: expect.stringContaining(`/agent/${release}/`) });
+        expect(command.upgradeAgent?.sha256).toMatch(/^[0-9a-f]{64}$/);
+        return command.commandId;
+      };
+      // It fails: the agent's words in red, with the version asked; the old agent runs on and the offer stays.
+      const first = await upgradeCommand(1);
+      const why = 'the downloaded file does not match its SHA-256';
+      agent.send({ upgradeResult: { commandId: first, success: false, error: why, agentVersion: '0.1.0' } });
+      const failed = page.getByTestId('agent-upgrade-failed');
+      await failed.waitFor();
+      expect(await failed.textContent()).toContain(`Upgrade to ${release} failed`);
+      expect(await failed.textContent()).toContain(why);
+      await page.getByTestId('upgrade-agent').and(page.locator(':enabled')).waitFor();
+      await expectAccessible(page, 'node (upgrade failed)');
+      await shot(page, `${tag}-04b-node-upgrade-failed`);
+      // Again: the new agent comes back naming the release and says it succeeded.
+      const second = await upgradeCommand(2);
+      await agent.disconnect();
+      agent.opts.agentVersion = release;
+      agent.connect();
+      agent.send({ upgradeResult: { commandId: second, success: true, error: '', agentVersion: release } });
+      await page.getByTestId('agent-upgrade-succeeded').getByText(`Upgraded to ${release} at`).waitFor();
+      await expect.poll(() => page.getByTestId('agent-update-available').count()).toBe(0);
+      expect(await page.getByTestId('upgrade-agent').count()).toBe(0);
+      expect(await failed.count()).toBe(0);
+      await page.getByText('online', { exact: true }).first().waitFor();
+      agent.ignoreCommands = false;
+      await expectAccessible(page, 'node (upgraded)');
+      await shot(page, `${tag}-04c-node-upgraded`);
 
       // A profile (VLESS over TCP, no security), an inbound on the node, a group holding it.
       await openSection(page, 'Inbound profiles');

@@ -30,11 +30,13 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
   let cp: ControlPlane;
   let browser: Browser;
   let subscriptionId: string;
+  let nodeId: string;
   beforeAll(async () => {
     [cp, browser] = await Promise.all([startControlPlane({ owner: OWNER }), launchBrowser()]);
     // Something on every screen, made through the API.
     const api = cp.api;
     const node = (await api.post('/api/v1/nodes', { name: 'edge-view', address: '127.0.0.1' })).body;
+    nodeId = node.id;
     const profile = (
       await api.post('/api/v1/inbound-profiles', {
         name: 'vmess-ws',
@@ -148,6 +150,17 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     expect((nav?.x ?? 0) + (nav?.width ?? 0)).toBeGreaterThan(1200);
     await expectAccessible(page, 'fa nodes');
     await shot(page, 'fa-nodes');
+    // The node's install command: Persian around it, the command itself left to right.
+    await page.goto(`${cp.http}/admin/nodes/${nodeId}`);
+    await page.getByRole('heading', { level: 2, name: 'edge-view' }).waitFor();
+    await page.getByTestId('issue-enroll-token').click();
+    const install = page.getByTestId('install-command');
+    await install.waitFor();
+    expect(await install.getAttribute('dir')).toBe('ltr');
+    expect(await install.textContent()).toMatch(/^curl -fsSL http/);
+    await page.getByText('این را با کاربر root روی سرور اجرا کنید').waitFor();
+    await expectAccessible(page, 'fa node enroll');
+    await shot(page, 'fa-node-enroll');
     expect(errors).toEqual([]);
   });
 

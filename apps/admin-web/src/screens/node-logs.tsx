@@ -98,7 +98,8 @@ export function NodeLogTail({ nodeId, online }: { nodeId: string; online: boolea
           {error}
         </Alert>
       )}
-      <ScrollArea h={320} type="auto" aria-label={t('nodeLogs.title')} tabIndex={0}>
+      {/* The viewport is what scrolls: it takes the focus (keyboard scrolling) and the name (axe: scrollable-region-focusable). */}
+      <ScrollArea h={320} type="auto" viewportProps={{ tabIndex: 0, role: 'region', 'aria-label': t('nodeLogs.title') }}>
         <Code block dir="ltr" data-testid="log-lines">
           {shown.length === 0
             ? t('nodeLogs.waiting')

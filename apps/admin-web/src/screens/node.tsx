@@ -1,4 +1,4 @@
-import { Alert, Button, Card, Code, CopyButton, Grid, Group, Stack, Table, Tabs, Text, Title } from '@mantine/core';
+import { Alert, Button, Card, Code, CopyButton, Grid, Group, Loader, Stack, Table, Tabs, Text, Title } from '@mantine/core';
 import type { AdminSchemas } from '@svc/api-client';
 import { formatBytes, formatDateTime, formatRelative } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -14,11 +14,15 @@ import { StatusBadge } from '../components/status-badge.tsx';
 import { useFallbackInterval } from '../events.ts';
 import { useCan } from '../me.tsx';
 import { NodeLogTail } from './node-logs.tsx';
-import { Revision } from './nodes.tsx';
+import { AgentUpdateBadge, Revision } from './nodes.tsx';
 
 type EnrollToken = AdminSchemas['NodeEnrollToken'];
+type Node = AdminSchemas['Node'];
 
-/** One node: state, last status, engine, the enrollment token with the commands to run, restart, the live log. */
+/**
+ * One node: state, last status, engine, the enrollment token with the install command to run,
+ * restart, the agent's upgrade (offered when this control plane serves a newer release), the live log.
+ */
 export function NodeScreen({ id }: { id: string }) {
   const { t, i18n } = useTranslation();
   const lng = i18n.language;
@@ -43,6 +47,11 @@ export function NodeScreen({ id }: { id: string }) {
   const restart = useMutation({
     mutationFn: () => unwrap(api.POST('/api/v1/nodes/{id}/restart-xray', { params: { path: { id } } })),
     onSuccess: () => notify(t('node.restartSent')),
+    onError: (e) => notify(e.message, 'red'),
+  });
+  const upgrade = useMutation({
+    mutationFn: () => unwrap(api.POST('/api/v1/nodes/{id}/upgrade-agent', { params: { path: { id } } })),
+    onSuccess: () => invalidate(),
     onError: (e) => notify(e.message, 'red'),
   });
   const toggle = useMutation({
@@ -93,6 +102,13 @@ export function NodeScreen({ id }: { id: string }) {
         </Alert>
       )}
       {enroll && <EnrollCommands token={enroll} />}
+      {n.agent_upgrade?.state === 'failed' && (
+        <Alert color="red" mb="md" title={t('node.upgradeFailed', { version: n.agent_upgrade.version })} data-testid="agent-upgrade-failed">
+          <Text size="sm" className="svc-mono">
+            {n.agent_upgrade.error}
+          </Text>
+        </Alert>
+      )}
       <Grid>
         <Grid.Col span={{ base: 12, md: 6 }}>
           <Card withBorder>
@@ -133,7 +149,7 @@ export function NodeScreen({ id }: { id: string }) {
             <Table>
               <Table.Tbody>
                 <Row label={t('nodes.agent')}>
-                  {n.agent_version ?? '—'} {n.outdated_agent && <StatusBadge value="outdated" />}
+                  <AgentVersion node={n} canUpgrade={can.write} upgrading={upgrade.isPending} onUpgrade={() => upgrade.mutate()} />
                 </Row>
                 <Row label={t('node.engine')}>{n.engine.version ? `${n.engine.family} ${n.engine.version}` : '—'}</Row>
                 <Row label={t('node.host')}>{[n.hostname, n.os, n.arch].filter(Boolean).join(' · ') || '—'}</Row>
@@ -170,6 +186,59 @@ function formatUptime(seconds: number): string {
   return d > 0 ? `${d}d ${h}h` : h > 0 ? `${h}h ${m}m` : `${m}m`;
 }
 
+/**
+ * The agent's version, whether this control plane serves a newer release (and, for writers, the
+ * button that installs it), and how the last upgrade asked for stands: pending until the agent
+ * answers (the page follows it live), or when it succeeded. A failure is the red alert above.
+ */
+function AgentVersion({
+  node,
+  canUpgrade,
+  upgrading,
+  onUpgrade,
+}: {
+  node: Node;
+  canUpgrade: boolean;
+  upgrading: boolean;
+  onUpgrade: () => void;
+}) {
+  const { t, i18n } = useTranslation();
+  const last = node.agent_upgrade;
+  const pending = last?.state === 'pending';
+  return (
+    <Stack gap={6} align="flex-start">
+      <Group gap={4}>
+        <Text size="sm">{node.agent_version ?? '—'}</Text>
+        {node.outdated_agent && <StatusBadge value="outdated" />}
+        <AgentUpdateBadge node={node} />
+      </Group>
+      {pending && (
+        <Group gap={6} wrap="nowrap" data-testid="agent-upgrade-pending">
+          <Loader size="xs" aria-hidden />
+          <Text size="sm">{t('node.upgrading', { version: last.version })}</Text>
+        </Group>
+      )}
+      {last?.state === 'succeeded' && (
+        <Text size="sm" c="dimmed" data-testid="agent-upgrade-succeeded">
+          {t('node.upgraded', { version: last.version, when: formatDateTime(i18n.language, last.finished_at) })}
+        </Text>
+      )}
+      {canUpgrade && node.agent_upgrade_available && (
+        <Button
+          size="xs"
+          variant="default"
+          onClick={onUpgrade}
+          loading={upgrading}
+          disabled={pending || node.connectivity !== 'online'}
+          data-testid="upgrade-agent"
+        >
+          {t('node.upgradeAgent')}
+        </Button>
+      )}
+    </Stack>
+  );
+}
+
 function Row({ label, children }: { label: string; children: React.ReactNode }) {
   return (
     <Table.Tr>
@@ -181,7 +250,10 @@ function Row({ label, children }: { label: string; children: React.ReactNode }) 
   );
 }
 
-/** The token (shown once) and the exact commands to run on the server, with copy buttons. */
+/**
+ * The token (shown once) as the one line to run as root on the server (the install script this
+ * control plane serves), with a copy button; the developer's commands from a checkout folded below.
+ */
 function EnrollCommands({ token }: { token: EnrollToken }) {
   const { t, i18n } = useTranslation();
   const enrollLine = `npx -y pnpm@10.34.8 svc-agent enroll --server ${token.grpc_endpoint} --token ${token.token} --ca-sha256 ${token.ca_cert_sha256}`;
@@ -189,25 +261,59 @@ function EnrollCommands({ token }: { token: EnrollToken }) {
   return (
     <Alert color="brand" mb="md" title={t('node.enrollTitle')} data-testid="enroll-commands">
       <Stack gap="xs">
+        <Text size="sm">{t('node.installIntro')}</Text>
+        <CommandLine line={token.install_command} testId="install-command" prominent />
         <Text size="sm">{t('node.enrollIntro', { expires: formatDateTime(i18n.language, token.expires_at) })}</Text>
-        {[enrollLine, runLine].map((line) => (
-          <Group key={line} gap="xs" wrap="nowrap" align="flex-start">
-            <Code block dir="ltr" style={{ flex: 1 }} className="svc-mono">
-              {line}
-            </Code>
-            <CopyButton value={line}>
-              {({ copied, copy }) => (
-                <Button size="xs" variant="default" onClick={copy}>
-                  {copied ? t('common.copied') : t('common.copy')}
-                </Button>
-              )}
-            </CopyButton>
-          </Group>
-        ))}
+        <Text size="xs">
+          {t('node.engineOption')}{' '}
+          <Code dir="ltr" className="svc-mono">
+            --engine-bin /usr/bin/v2ray --engine-api v2ray
+          </Code>
+        </Text>
         <Text size="xs" c="dimmed">
           {t('node.enrollFoot')}
         </Text>
+        <details data-testid="checkout-commands">
+          <Text component="summary" size="xs" fw={600} style={{ cursor: 'pointer' }}>
+            {t('node.fromCheckout')}
+          </Text>
+          <Stack gap="xs" mt="xs">
+            {[enrollLine, runLine].map((line) => (
+              <CommandLine key={line} line={line} />
+            ))}
+          </Stack>
+        </details>
       </Stack>
     </Alert>
+  );
+}
+
+/** One command, exactly as it is to be run (left to right in every language; long lines wrap), with a copy button. */
+function CommandLine({ line, testId, prominent = false }: { line: string; testId?: string; prominent?: boolean }) {
+  const { t } = useTranslation();
+  return (
+    <Group gap="xs" wrap="nowrap" align="flex-start">
+      <Code
+        block
+        dir="ltr"
+        style={{ flex: 1, minWidth: 0, ...(prominent ? { fontSize: 'var(--mantine-font-size-sm)' } : {}) }}
+        className="svc-mono"
+        data-testid={testId}
+      >
+        {line}
+      </Code>
+      <CopyButton value={line}>
+        {({ copied, copy }) => (
+          <Button
+            size="xs"
+            variant={prominent ? 'filled' : 'default'}
+            onClick={copy}
+            {...(testId ? { 'data-testid': `copy-${testId}` } : {})}
+          >
+            {copied ? t('common.copied') : t('common.copy')}
+          </Button>
+        )}
+      </CopyButton>
+    </Group>
   );
 }

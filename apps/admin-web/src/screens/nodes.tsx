@@ -80,6 +80,7 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
           <Group gap={4} wrap="nowrap">
             <Text size="sm">{c.getValue() ?? '—'}</Text>
             {c.row.original.outdated_agent && <StatusBadge value="outdated" />}
+            <AgentUpdateBadge node={c.row.original} />
           </Group>
         ),
       }),
@@ -139,6 +140,23 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
         <CreateNodeForm onCreated={(n) => navigate({ to: '/nodes/$id', params: { id: n.id } })} />
       </Dialog>
     </>
+  );
+}
+
+const WRAPPING_BADGE = {
+  root: { height: 'auto', minHeight: 'var(--badge-height)', lineHeight: 1.4, paddingBlock: 2 },
+  label: { whiteSpace: 'normal', overflowWrap: 'anywhere' },
+} as const;
+
+/** "update available: X" when this control plane serves a newer svc-agent than the node runs (the node page upgrades it). */
+export function AgentUpdateBadge({ node }: { node: Node }) {
+  const { t } = useTranslation();
+  if (!node.agent_upgrade_available) return null;
+  return (
+    // Its words wrap in a narrow cell (a phone) rather than cutting off the version.
+    <Badge color="blue" variant="dot" maw="100%" styles={WRAPPING_BADGE} data-testid="agent-update-available">
+      {t('nodes.updateAvailable', { version: node.agent_upgrade_available })}
+    </Badge>
   );
 }
 
