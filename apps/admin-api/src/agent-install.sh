@@ -47,6 +47,8 @@ usage: install.sh [options]
   --xray-archive-url URL --xray-sha256 H
                        install Xray from a mirror of its release archive (both, or neither)
   --reenroll           enroll again with --token, replacing this node's identity
+  --no-start           install the agent, the engine and the unit, but neither enroll nor start
+                       (a server image baked ahead; run the line with --token later to finish)
   --node PATH          the Node.js 20+ to run the agent with (default: node on PATH)
   --prefix DIR         install under DIR instead of / (tests, image builds)
   --uninstall          stop and remove the service, the agent and the engine this script installed;
@@ -72,6 +74,7 @@ engine_api=''
 xray_url=''
 xray_sha256=''
 reenroll=0
+no_start=0
 node_bin=''
 prefix=''
 action=install
@@ -98,6 +101,7 @@ while [ $# -gt 0 ]; do
   --prefix) need "$@"; prefix=$2; shift 2 ;;
   --prefix=*) prefix=${1#*=}; shift ;;
   --reenroll) reenroll=1; shift ;;
+  --no-start) no_start=1; shift ;;
   --uninstall) action=uninstall; shift ;;
   --purge) action=purge; shift ;;
   -h | --help) usage; exit 0 ;;
@@ -170,11 +174,12 @@ case $AGENT_SHA256 in *[!0-9a-f]* | '') die "this script carries no agent checks
 [ -n "$server" ] || die "--server HOST:PORT is required"
 case $engine_api in '' | xray | v2ray) ;; *) die "--engine-api is xray or v2ray, not $engine_api" ;; esac
 if [ -n "$xray_url" ] || [ -n "$xray_sha256" ]; then
-  [ -n "$xray_url" ] && [ -n "$xray_sha256" ] || die "--xray-archive-url and --xray-sha256 go together"
+  if [ -z "$xray_url" ] || [ -z "$xray_sha256" ]; then die "--xray-archive-url and --xray-sha256 go together"; fi
 fi
 
 if [ -z "$node_bin" ]; then node_bin=$(command -v node 2>/dev/null || true); fi
-[ -n "$node_bin" ] && [ -x "$node_bin" ] || die "Node.js $NODE_MAJOR_MIN or newer is needed to run the agent (e.g. apt-get install nodejs on Debian 13 / Ubuntu 25.04, or https://nodejs.org); --node PATH names one"
+[ -n "$node_bin" ] || node_bin=/nonexistent
+[ -x "$node_bin" ] || die "Node.js $NODE_MAJOR_MIN or newer is needed to run the agent (e.g. apt-get install nodejs on Debian 13 / Ubuntu 25.04, or https://nodejs.org); --node PATH names one"
 case $node_bin in /*) ;; *) node_bin=$(cd "$(dirname "$node_bin")" && pwd)/$(basename "$node_bin") ;; esac
 "$node_bin" -e "process.exit(Number(process.versions.node.split('.')[0]) >= $NODE_MAJOR_MIN ? 0 : 1)" ||
   die "$node_bin is Node.js $("$node_bin" --version), the agent needs $NODE_MAJOR_MIN or newer"
@@ -195,7 +200,7 @@ else
 fi
 
 # Settings of an earlier install are kept unless given again.
-previous() { [ -f "$ENV_FILE" ] && sed -n "s/^$1=//p" "$ENV_FILE" | head -n 1 || true; }
+previous() { if [ -f "$ENV_FILE" ]; then sed -n "s/^$1=//p" "$ENV_FILE" | head -n 1; fi; }
 if [ -z "$engine_bin" ] && [ -z "$engine_api" ] && [ -f "$ENV_FILE" ] && [ ! -f "$XRAY_MARK" ]; then
   engine_bin=$(previous SVC_AGENT_ENGINE_BIN)
   engine_api=$(previous SVC_AGENT_ENGINE_API)
@@ -207,7 +212,9 @@ fi
 
 identity=$STATE_DIR/identity.json
 enroll=0
-if [ ! -f "$identity" ] || [ "$reenroll" = 1 ]; then
+if [ "$no_start" = 1 ]; then
+  :
+elif [ ! -f "$identity" ] || [ "$reenroll" = 1 ]; then
   [ -n "$token" ] || die "--token is required: this server is not enrolled yet (issue one in the panel: Nodes, the node, Enroll)"
   case $ca_sha256 in *[!0-9a-fA-F]* | '') die "--ca-sha256 (64 hex digits, the same answer as the token) is required" ;; esac
   enroll=1
@@ -282,13 +289,15 @@ install -m 0644 -o "$USER_NAME" -g "$group" "$tmp/$AGENT_FILE" "$OPT_DIR/$AGENT_
 mv -f "$OPT_DIR/$AGENT_FILE.new" "$OPT_DIR/$AGENT_FILE"
 printf '%s  %s\n' "$AGENT_SHA256" "$AGENT_FILE" >"$OPT_DIR/$AGENT_FILE.sha256"
 # current.mjs names the release the service runs; replaced in one rename.
+previous=$(readlink "$OPT_DIR/current.mjs" 2>/dev/null || true)
 ln -s "$AGENT_FILE" "$OPT_DIR/.current.mjs.$$"
 mv -f "$OPT_DIR/.current.mjs.$$" "$OPT_DIR/current.mjs"
 chown -h "$USER_NAME:$group" "$OPT_DIR/current.mjs"
-# Releases other than this one and the one before it go.
+# Releases other than this one and the one it replaces go.
 for f in "$OPT_DIR"/svc-agent-*.mjs; do
   [ -e "$f" ] || continue
-  case $(basename "$f") in "$AGENT_FILE") ;; *) keep=$(ls -t "$OPT_DIR"/svc-agent-*.mjs | sed -n 2p) && [ "$f" = "$keep" ] || rm -f "$f" "$f.sha256" ;; esac
+  name=$(basename "$f")
+  if [ "$name" != "$AGENT_FILE" ] && [ "$name" != "$previous" ]; then rm -f "$f" "$f.sha256"; fi
 done
 
 cat >"$ENV_FILE" <<EOF
@@ -336,6 +345,11 @@ WantedBy=multi-user.target
 EOF
 chmod 0644 "$UNIT_FILE"
 say "wrote $UNIT_FILE (user $USER_NAME; engine $engine_bin, API $engine_api)"
+
+if [ "$no_start" = 1 ]; then
+  say "installed svc-agent $AGENT_VERSION without enrolling or starting it (--no-start): run the install command with --token and --ca-sha256 to finish"
+  exit 0
+fi
 
 # ---- enrollment -----------------------------------------------------------------------------
 

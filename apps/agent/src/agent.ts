@@ -234,6 +234,7 @@ export class Agent {
     if (m.desiredState) this.enqueueState(m.desiredState);
     else if (m.usageAck) {
       const id = m.usageAck.reportId;
+      this.log.debug({ report_id: String(id) }, 'usage ack');
       this.sentAt.delete(id);
       void this.journal.ack(id).catch((err) => this.log.error({ err, report_id: String(id) }, 'usage ack not recorded'));
     } else if (m.command) this.onCommand(m.command);
@@ -303,6 +304,7 @@ export class Agent {
       },
     });
     if (sent) this.sentAt.set(reportId, Date.now());
+    this.log.debug({ report_id: String(reportId), entries: entries.length, sent }, 'usage report');
   }
 
   /** Reports without an ack for a while are sent again (the gateway leaves one unanswered when its database is away). */

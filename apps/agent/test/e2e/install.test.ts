@@ -210,11 +210,15 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
     let requests = 0;
     const traffic = (async () => {
       while (running) {
-        const res = await httpGetThroughProxy(client.port, `${dest.url}/bytes/${30_000 + (requests % 5) * 7_000}`).catch(() => null);
+        // A request that stalls is given up (its bytes still count at both ends) rather than holding the loop.
+        const res = await httpGetThroughProxy(client.port, `${dest.url}/bytes/${30_000 + (requests % 5) * 7_000}`, {
+          signal: AbortSignal.timeout(10_000),
+        }).catch(() => null);
         if (res?.status === 200) requests++;
       }
     })();
     let again: { code: number; out: string };
+    const began = Date.now();
     try {
       await sleep(2000);
       // The same line again: the token was used, the identity is kept.
@@ -225,6 +229,7 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
       await traffic;
       await client.stop();
     }
+    console.info(`install.sh again: traffic for ${Date.now() - began} ms, ${requests} requests`);
     expect(again.code, again.out).toBe(0);
     expect(again.out).toContain('already enrolled');
     expect(again.out).toContain('hand over');
@@ -326,6 +331,42 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
     const purged = await run(['--purge', '--prefix', root]);
     expect(purged.code, purged.out).toBe(0);
     expect(filesUnder(root)).toEqual([]);
+  }, 60_000);
+
+  it('installs Xray from a release archive only when it matches its SHA-256 (a mirror: --xray-archive-url, --xray-sha256), and removes it on --purge', async () => {
+    const root2 = join(work, 'root2');
+    const zip = join(work, 'Xray-linux-64.zip');
+    // A stand-in archive laid out as Xray's: the binary and the geo files.
+    execFileSync('python3', [
+      '-c',
+      'import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], "w") as z:\n  z.writestr("xray", "#!/bin/sh\\necho Xray 26.7.11\\n")\n  z.writestr("geoip.dat", "ip")\n  z.writestr("geosite.dat", "site")\n  z.writestr("LICENSE", "MPL-2.0")',
+      zip,
+    ]);
+    const sum = sha256Of(zip);
+    const line = (sha: string) =>
+      `curl -fsSL ${proxy.url}/agent/install.sh | sh -s -- --no-start --prefix ${root2} --xray-archive-url file://${zip} --xray-sha256 ${sha}`;
+
+    const refused = await shell(line('0'.repeat(64)));
+    expect(refused.code, refused.out).not.toBe(0);
+    expect(refused.out).toContain('does not match its pinned SHA-256');
+    expect(existsSync(join(root2, 'usr/local/bin/xray'))).toBe(false);
+
+    const r = await shell(line(sum));
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain('archive SHA-256 verified');
+    expect(r.out).toContain('without enrolling or starting');
+    expect(statSync(join(root2, 'usr/local/bin/xray')).mode & 0o777).toBe(0o755);
+    expect(filesUnder(join(root2, 'usr/local/share/xray'))).toEqual(['geoip.dat', 'geosite.dat']);
+    const agentEnv = readFileSync(join(root2, 'etc/svc-agent/agent.env'), 'utf8');
+    expect(agentEnv).toContain(`SVC_AGENT_ENGINE_BIN=${join(root2, 'usr/local/bin/xray')}\n`);
+    expect(agentEnv).toContain('SVC_AGENT_ENGINE_API=xray\n');
+    expect(existsSync(join(root2, 'var/lib/svc-agent/identity.json'))).toBe(false);
+    // The same archive again is not downloaded again.
+    expect((await shell(line(sum))).out).toContain('is already installed');
+
+    const purged = await shell(`curl -fsSL ${proxy.url}/agent/install.sh | sh -s -- --purge --prefix ${root2}`);
+    expect(purged.code, purged.out).toBe(0);
+    expect(filesUnder(root2)).toEqual([]);
   }, 60_000);
 });
 
