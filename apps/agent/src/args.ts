@@ -15,7 +15,9 @@ export const USAGE = `usage: svc-agent <command>
 State directory (the same for enroll and run): --state-dir, else SVC_AGENT_STATE_DIR, else
 /var/lib/svc-agent as root and ~/.local/state/svc-agent (or $XDG_STATE_HOME/svc-agent) otherwise.
 Engine: SVC_AGENT_ENGINE_BIN (default xray on PATH), SVC_AGENT_ENGINE_API (xray | v2ray).
-Log level: SVC_AGENT_LOG_LEVEL (default info). Usage is read from the engine every
+Log level: SVC_AGENT_LOG_LEVEL (default info). SVC_AGENT_RELEASE_DIR: install.sh's release
+directory (upgrades from the panel). SIGTERM/SIGINT stop the agent and the engine; SIGUSR2 hands
+the engine over to the next agent and exits (install.sh run again). Usage is read from the engine every
 SVC_AGENT_USAGE_INTERVAL_SECONDS (default 10); StatusReport every SVC_AGENT_STATUS_INTERVAL_SECONDS (default 30).`;
 
 export type AgentCommand =

@@ -1,6 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   type AppProcess,
   createApiClient,
@@ -22,8 +23,10 @@ import { block, Foreground, Terminal, walkthroughBlocks } from './terminal.ts';
  * `localhost:8080` becomes the port this run's control plane listens on (as CI runs the start
  * line on free ports), the inbound's port 20443 a free one, and the placeholders a person fills
  * in (`<setup_token from the log>`, and the node's three values) the values printed before them.
- * The agent gets SVC_AGENT_ENGINE_BIN/API for v2ray and a state directory of the test's own
- * (the README's default as root would be /var/lib/svc-agent, the machine's).
+ * The node runs the README's install line as printed (issue 31), with the option the README names
+ * for Debian's v2ray and, as the only addition, `--prefix` to a scratch root with a stand-in for
+ * systemctl (no systemd on this machine; test/install/systemctl-stand-in.mjs). Not as root (the
+ * line needs root), the node runs the README's developer path with the same token instead.
  */
 if (skipReason) console.warn(`README walkthrough skipped: ${skipReason}`);
 
@@ -38,6 +41,14 @@ let stateDir: string;
 let agent: Foreground | undefined;
 let dataDir: string;
 let nodeId = '';
+let installRoot = '';
+const asRoot = process.getuid?.() === 0;
+const STAND_IN = fileURLToPath(new URL('../install/systemctl-stand-in.mjs', import.meta.url));
+const installEnv = () => ({
+  SVC_SYSTEMCTL: STAND_IN,
+  SVC_SYSTEMCTL_UNIT_DIR: join(installRoot, 'etc/systemd/system'),
+  SVC_SYSTEMCTL_STATE: join(installRoot, '..', 'systemctl'),
+});
 
 const asHere = (text: string) => text.replaceAll('localhost:8080', `localhost:${httpPort}`).replaceAll('20443', String(inboundPort));
 const lines = (out: string) => out.trim().split('\n');
@@ -46,6 +57,9 @@ beforeAll(async () => {
   if (skipReason) return;
   dataDir = await mkdtemp(join(tmpdir(), 'svc-readme-'));
   stateDir = await mkdtemp(join(tmpdir(), 'svc-readme-agent-'));
+  // The dedicated user reaches the scratch root (mkdtemp makes 0700).
+  await chmod(stateDir, 0o755);
+  installRoot = join(stateDir, 'root');
   [httpPort, inboundPort] = [await freePort(), await freePort()];
   const grpcPort = await freePort();
   cp = spawnApp(
@@ -66,6 +80,13 @@ afterAll(async () => {
   term?.close();
   await agent?.interrupt();
   if (stateDir) await killEngine(stateDir).catch(() => {});
+  if (asRoot && installRoot && httpPort) {
+    const node = new Terminal(installEnv());
+    await node
+      .run(`curl -fsSL http://localhost:${httpPort}/agent/install.sh | sh -s -- --purge --prefix ${installRoot}`, 60_000)
+      .catch(() => {});
+    node.close();
+  }
   await cp?.stop();
   for (const d of [dataDir, stateDir]) if (d) await rm(d, { recursive: true, force: true });
 });
@@ -77,32 +98,45 @@ describe.skipIf(skipReason)('the README and docs/quick-start.md, run as written'
     expect(JSON.parse(out)).toMatchObject({ email: 'you@example.com', role: 'owner' });
   });
 
-  it('node: sign in, a node, its enrollment printed as the command the node runs', async () => {
+  it('node: sign in, a node, its enrollment printed as the one line the server runs; that line, as the README writes it, makes the node', async () => {
     const out = lines(await term.run(asHere(block(README, 'node'))));
     const printed = out.at(-1) as string;
-    expect(printed).toMatch(/^npx -y pnpm@10\.34\.8 svc-agent enroll --server localhost:\d+ --token \S+ --ca-sha256 [0-9a-f]{64}$/);
+    expect(printed).toMatch(
+      new RegExp(`^curl -fsSL http://localhost:${httpPort}/agent/install\\.sh \\| sh -s -- --token \\S+ --ca-sha256 [0-9a-f]{64}$`),
+    );
     nodeId = (await term.run('echo "$NODE"')).trim();
     expect(nodeId).toMatch(/^nod_/);
 
-    // The README's node block with the three values the control plane printed: the same command.
-    const [enrollLine, runLine] = lines(block(README, 'agent'));
-    const [, server, token, ca] = /--server (\S+) --token (\S+) --ca-sha256 (\S+)$/.exec(printed) as RegExpExecArray;
-    const filled = (enrollLine as string)
-      .replace('<grpc_endpoint>', server as string)
-      .replace('<token>', token as string)
-      .replace('<ca_cert_sha256>', ca as string);
+    // The README's install line with the two values the control plane printed: the same line.
+    const [installLine] = lines(asHere(block(README, 'install')));
+    const [, token, ca] = /--token (\S+) --ca-sha256 (\S+)$/.exec(printed) as RegExpExecArray;
+    const filled = (installLine as string).replace('<token>', token as string).replace('<ca_cert_sha256>', ca as string);
     expect(filled).toBe(printed);
 
-    // On the node: a shell of its own, the engine Debian's v2ray.
+    if (asRoot) {
+      // On the server, as root: the line, with the README's option for Debian's v2ray, into a
+      // scratch root with the systemctl stand-in (no systemd here; install.test.ts says more).
+      const node = new Terminal(installEnv());
+      try {
+        const said = await node.run(`${filled} --engine-bin /usr/bin/v2ray --engine-api v2ray --prefix ${installRoot} 2>&1`, 180_000);
+        expect(said).toContain('enrolled with');
+        expect(said).toContain('runs as svc-agent.service');
+      } finally {
+        node.close();
+      }
+      return;
+    }
+    // Not root here: the README's developer path (an agent from this checkout) with the same token.
+    console.warn('README walkthrough: not root, so the node runs from the checkout (the install line needs root)');
     const nodeEnv = { SVC_AGENT_ENGINE_BIN: 'v2ray', SVC_AGENT_ENGINE_API: 'v2ray', SVC_AGENT_STATE_DIR: stateDir };
+    const enroll = `npx -y pnpm@10.34.8 svc-agent enroll --server ${(await term.run('echo "$ENROLL" | json .grpc_endpoint')).trim()} --token ${token} --ca-sha256 ${ca}`;
     const node = new Terminal(nodeEnv);
     try {
-      expect(await node.run(filled, 180_000)).toContain('"msg":"enrolled"');
+      expect(await node.run(enroll, 180_000)).toContain('"msg":"enrolled"');
     } finally {
       node.close();
     }
-    expect(runLine).toBe('npx -y pnpm@10.34.8 svc-agent run');
-    agent = new Foreground(runLine as string, nodeEnv);
+    agent = new Foreground('npx -y pnpm@10.34.8 svc-agent run', nodeEnv);
     await agent.waitFor((l) => l.includes('"msg":"agent started"'), 'the agent started');
   }, 300_000);
 

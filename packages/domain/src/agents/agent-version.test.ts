@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { UnprocessableError } from '../errors.ts';
-import { agentBecameOutdated, agentVersionStanding, assertAgentVersionAllowed, isBelowMinimum, isOutdatedAgent } from './agent-version.ts';
+import { agentUpgradeAvailable } from './agent-upgrades.ts';
+import {
+  agentBecameOutdated,
+  agentVersionStanding,
+  assertAgentVersionAllowed,
+  compareAgentVersions,
+  isBelowMinimum,
+  isOutdatedAgent,
+} from './agent-version.ts';
 
 describe('agent version standing (docs/agent.md, "Versions")', () => {
   it('against 0.2.0: 0.2.x is current, 0.1.x previous, 0.0.x older, later minors and majors newer', () => {
@@ -58,5 +66,29 @@ describe('the opt-in floor (grpc.min_agent_version)', () => {
 
   it('a version that is not a semver is not svc-agent and passes the floor', () => {
     for (const v of ['py-1.0', 'sim', '1']) expect(isBelowMinimum(v, '9.0.0')).toBe(false);
+  });
+});
+
+describe('semver order (the upgrade offer and the floor share it)', () => {
+  it('major, minor, patch; a pre-release before its release; pre-releases by identifiers, numbers as numbers; build metadata ignored', () => {
+    const ordered = ['0.1.9', '0.2.0-rc.1', '0.2.0-rc.2', '0.2.0-rc.10', '0.2.0-test', '0.2.0', '0.2.1-test.1', '0.2.1', '0.10.0', '1.0.0'];
+    for (let i = 0; i < ordered.length - 1; i++) {
+      const [a, b] = [ordered[i] as string, ordered[i + 1] as string];
+      expect(compareAgentVersions(a, b), `${a} < ${b}`).toBeLessThan(0);
+      expect(compareAgentVersions(b, a), `${b} > ${a}`).toBeGreaterThan(0);
+    }
+    expect(compareAgentVersions('0.2.0+build.5', '0.2.0')).toBe(0);
+    expect(compareAgentVersions('v0.2.0', '0.2.0')).toBe(0);
+    expect(compareAgentVersions('sim-1.0.0', '0.2.0')).toBe(0);
+  });
+
+  it('an upgrade is offered to an older svc-agent only: not to the release itself, a newer one, another implementation, or an agent not seen yet', () => {
+    const offered = ['0.1.0', '0.2.0-rc.1', '0.2.0', '0.2.1', 'sim-1.0.0', null].map((v) => agentUpgradeAvailable(v, '0.2.0'));
+    expect(offered).toEqual([true, true, false, false, false, false]);
+  });
+
+  it('the floor refuses a pre-release below the floor’s own pre-release too', () => {
+    expect(isBelowMinimum('0.2.0-rc.1', '0.2.0-rc.2')).toBe(true);
+    expect(isBelowMinimum('0.2.0-rc.2', '0.2.0-rc.2')).toBe(false);
   });
 });
