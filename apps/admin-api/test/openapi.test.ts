@@ -40,6 +40,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       ...one('nodes'),
       'POST /api/v1/nodes/{id}/enroll-token',
       'POST /api/v1/nodes/{id}/restart-xray',
+      'POST /api/v1/nodes/{id}/upgrade-agent',
       'GET /api/v1/nodes/{id}/logs',
       'GET /api/v1/nodes/{id}/logs/stream',
       ...crud('inbound-profiles'),
@@ -117,6 +118,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
           !p.endsWith('/logout') &&
           !p.endsWith('/enroll-token') &&
           !p.endsWith('/restart-xray') &&
+          !p.endsWith('/upgrade-agent') &&
           !p.endsWith('/approve') &&
           !p.endsWith('/link') &&
           !p.endsWith('/reject') &&

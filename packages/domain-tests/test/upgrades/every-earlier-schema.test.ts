@@ -583,6 +583,26 @@ const STEPS: Record<string, Step> = {
         expect(names).toContain(index);
     },
   },
+  '2026-11-29T1700-agent-upgrades': {
+    async check(db) {
+      // Nodes from before had no upgrade asked.
+      expect(await one(db, 'nodes', { id: NODE_A })).toMatchObject({ agent_upgrade_version: null, agent_upgrade_state: null });
+    },
+    async seed(db) {
+      await db
+        .updateTable('nodes')
+        .set({
+          agent_upgrade_version: '0.2.0',
+          agent_upgrade_command_id: 'cmd_upgrade',
+          agent_upgrade_state: 'failed',
+          agent_upgrade_error: 'the file does not match its SHA-256',
+          agent_upgrade_requested_at: T0,
+          agent_upgrade_finished_at: hour(1),
+        })
+        .where('id', '=', NODE_B)
+        .execute();
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
@@ -660,6 +680,14 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
       engine: { family: 'xray' },
     });
     expect((await getNode(ctx, NODE_C)).engine).toMatchObject({ family: 'v2ray', version: '4.34.0', sniffing: ['http', 'tls'] });
+    expect((await getNode(ctx, NODE_B)).agent_upgrade).toEqual({
+      version: '0.2.0',
+      state: 'failed',
+      error: 'the file does not match its SHA-256',
+      requested_at: T0.toISOString(),
+      finished_at: hour(1).toISOString(),
+    });
+    expect((await getNode(ctx, NODE_A)).agent_upgrade).toBeNull();
 
     // The subscription link as GET /sub/{token} reads it: this period's traffic, the three granted inbounds.
     const doc = await readSubscriptionDocument(ctx, SUB_TOKEN);
