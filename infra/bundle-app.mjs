@@ -22,9 +22,9 @@
 // JavaScript, so the one file serves x64 and arm64 alike.
 
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 const EXTERNAL = [
@@ -157,6 +157,9 @@ if (SELF_CONTAINED) {
   const sum = createHash('sha256').update(readFileSync(outFile)).digest('hex');
   writeFileSync(`${outFile}.sha256`, `${sum}  ${basename(outFile)}\n`);
 }
+// Files copied beside the bundle are inputs too: a test runner deciding whether the bundle is
+// fresh (packages/testkit app-entry.ts) sees a changed script as a changed build.
+for (const src of assets.values()) result.metafile.inputs[relative(appDir, src)] ??= { bytes: statSync(src).size, imports: [] };
 writeFileSync(join(outDir, 'meta.json'), JSON.stringify(result.metafile));
 const old = join(dirname(finalDir), `.dist-old-${process.pid}`);
 if (existsSync(finalDir)) renameSync(finalDir, old);

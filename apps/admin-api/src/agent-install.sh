@@ -17,7 +17,8 @@
 #   - starts and enables the service, and prints what it did.
 # Run again, it upgrades in place: the node's identity, applied state and usage journal stay, the
 # engine keeps serving while the agent restarts. --uninstall removes all but the state directory;
-# --purge removes that too. Needs: root, systemd, Node.js 20 or newer, curl or wget, sha256sum.
+# --purge removes that too. Needs: root, systemd, curl or wget, sha256sum, and Node.js 20 or newer
+# (without one it installs Node.js from its release archive, checked against a pinned SHA-256).
 set -eu
 
 BASE_URL=@@BASE_URL@@
@@ -30,6 +31,10 @@ GRPC_ENDPOINT=@@GRPC_ENDPOINT@@
 XRAY_VERSION=26.7.11
 XRAY_SHA256_X64=aa11c3685c71da0ffc71e511db50404609e7e963bb914b048f59a6a00af8930e
 XRAY_SHA256_ARM64=89cfe01674d7c9f6847b7dd9389537be9acb3b9dc3c6cb9fdeba87a3e4e57fc1
+# Node.js for a server without Node.js 20+ (https://nodejs.org/dist/), pinned.
+NODE_VERSION=20.19.5
+NODE_SHA256_X64=315046739a513a70e03a4a55a8afda8cf979f30852e576075c340084e3f8ac0f
+NODE_SHA256_ARM64=d462267863ae8ee556039ebdf559055a8ec562c633889ef1403f3adb449ba1dd
 NODE_MAJOR_MIN=20
 SERVICE=svc-agent
 USER_NAME=svc-agent
@@ -49,7 +54,11 @@ usage: install.sh [options]
   --reenroll           enroll again with --token, replacing this node's identity
   --no-start           install the agent, the engine and the unit, but neither enroll nor start
                        (a server image baked ahead; run the line with --token later to finish)
-  --node PATH          the Node.js 20+ to run the agent with (default: node on PATH)
+  --node PATH          the Node.js 20+ to run the agent with (default: node on PATH; without one,
+                       Node.js $NODE_VERSION from nodejs.org, checked against its pinned SHA-256,
+                       goes to /opt/svc-agent-node)
+  --node-archive-url URL --node-sha256 H
+                       that Node.js from a mirror of its linux tar.xz archive (both, or neither)
   --prefix DIR         install under DIR instead of / (tests, image builds)
   --uninstall          stop and remove the service, the agent and the engine this script installed;
                        the state directory (identity, applied state, usage journal) stays
@@ -73,6 +82,8 @@ engine_bin=''
 engine_api=''
 xray_url=''
 xray_sha256=''
+node_url=''
+node_sha256=''
 reenroll=0
 no_start=0
 node_bin=''
@@ -97,6 +108,10 @@ while [ $# -gt 0 ]; do
   --xray-sha256) need "$@"; xray_sha256=$2; shift 2 ;;
   --xray-sha256=*) xray_sha256=${1#*=}; shift ;;
   --node) need "$@"; node_bin=$2; shift 2 ;;
+  --node-archive-url) need "$@"; node_url=$2; shift 2 ;;
+  --node-archive-url=*) node_url=${1#*=}; shift ;;
+  --node-sha256) need "$@"; node_sha256=$2; shift 2 ;;
+  --node-sha256=*) node_sha256=${1#*=}; shift ;;
   --node=*) node_bin=${1#*=}; shift ;;
   --prefix) need "$@"; prefix=$2; shift 2 ;;
   --prefix=*) prefix=${1#*=}; shift ;;
@@ -119,6 +134,8 @@ UNIT_FILE=$prefix/etc/systemd/system/$SERVICE.service
 XRAY_BIN=$prefix/usr/local/bin/xray
 XRAY_SHARE=$prefix/usr/local/share/xray
 XRAY_MARK=$CONF_DIR/xray-installed
+NODE_DIR=$prefix/opt/svc-agent-node
+NODE_MARK=$CONF_DIR/node-installed
 
 [ "$(uname -s)" = Linux ] || die "a node runs Linux (this is $(uname -s))"
 [ "$(id -u)" = 0 ] || die "run as root (sudo sh -s -- ...): the script creates a user, a service and /opt/svc-agent"
@@ -149,6 +166,10 @@ uninstall() {
     rm -rf "$XRAY_SHARE"
     say "removed Xray ($XRAY_BIN, $XRAY_SHARE)"
   fi
+  if [ -f "$NODE_MARK" ]; then
+    rm -rf "$NODE_DIR"
+    say "removed the agent's Node.js ($NODE_DIR)"
+  fi
   rm -rf "$CONF_DIR"
   say "removed $UNIT_FILE, $OPT_DIR, $CONF_DIR"
   if [ "$action" = purge ]; then
@@ -177,12 +198,23 @@ if [ -n "$xray_url" ] || [ -n "$xray_sha256" ]; then
   if [ -z "$xray_url" ] || [ -z "$xray_sha256" ]; then die "--xray-archive-url and --xray-sha256 go together"; fi
 fi
 
-if [ -z "$node_bin" ]; then node_bin=$(command -v node 2>/dev/null || true); fi
-[ -n "$node_bin" ] || node_bin=/nonexistent
-[ -x "$node_bin" ] || die "Node.js $NODE_MAJOR_MIN or newer is needed to run the agent (e.g. apt-get install nodejs on Debian 13 / Ubuntu 25.04, or https://nodejs.org); --node PATH names one"
-case $node_bin in /*) ;; *) node_bin=$(cd "$(dirname "$node_bin")" && pwd)/$(basename "$node_bin") ;; esac
-"$node_bin" -e "process.exit(Number(process.versions.node.split('.')[0]) >= $NODE_MAJOR_MIN ? 0 : 1)" ||
-  die "$node_bin is Node.js $("$node_bin" --version), the agent needs $NODE_MAJOR_MIN or newer"
+if [ -n "$node_url" ] || [ -n "$node_sha256" ]; then
+  if [ -z "$node_url" ] || [ -z "$node_sha256" ]; then die "--node-archive-url and --node-sha256 go together"; fi
+fi
+# The Node.js that runs the agent: --node, else node on PATH when it is 20 or newer, else (or
+# when an archive is named) Node.js from its release archive into $NODE_DIR, below.
+node_ok() { "$1" -e "process.exit(Number(process.versions.node.split('.')[0]) >= $NODE_MAJOR_MIN ? 0 : 1)" 2>/dev/null; }
+private_node=0
+if [ -n "$node_bin" ]; then
+  [ -x "$node_bin" ] || die "--node $node_bin is not an executable file"
+  case $node_bin in /*) ;; *) node_bin=$(cd "$(dirname "$node_bin")" && pwd)/$(basename "$node_bin") ;; esac
+  node_ok "$node_bin" || die "$node_bin is Node.js $("$node_bin" --version), the agent needs $NODE_MAJOR_MIN or newer"
+elif [ -n "$node_url" ]; then
+  private_node=1
+else
+  node_bin=$(command -v node 2>/dev/null || true)
+  if [ -z "$node_bin" ] || ! node_ok "$node_bin"; then private_node=1; fi
+fi
 
 if command -v curl >/dev/null 2>&1; then
   fetch() { curl -fsSL --retry 3 --connect-timeout 15 -o "$2" "$1"; }
@@ -220,6 +252,33 @@ elif [ ! -f "$identity" ] || [ "$reenroll" = 1 ]; then
   enroll=1
 fi
 
+# ---- Node.js, when the server has no 20+ -----------------------------------------------------
+
+if [ "$private_node" = 1 ]; then
+  case $(uname -m) in
+  x86_64 | amd64) node_arch=x64 node_pinned=$NODE_SHA256_X64 ;;
+  aarch64 | arm64) node_arch=arm64 node_pinned=$NODE_SHA256_ARM64 ;;
+  *) die "no Node.js $NODE_MAJOR_MIN+ here and none pinned for $(uname -m): install one and pass --node PATH" ;;
+  esac
+  [ -n "$node_url" ] || node_url=https://nodejs.org/dist/v$NODE_VERSION/node-v$NODE_VERSION-linux-$node_arch.tar.xz
+  [ -n "$node_sha256" ] || node_sha256=$node_pinned
+  if [ -x "$NODE_DIR/bin/node" ] && [ -f "$NODE_MARK" ] && [ "$(cat "$NODE_MARK")" = "$node_sha256" ]; then
+    node_bin=$NODE_DIR/bin/node
+    say "Node.js from the archive $node_sha256 is already installed at $NODE_DIR"
+  else
+    command -v xz >/dev/null 2>&1 || die "xz is needed to unpack Node.js (apt-get install xz-utils), or install Node.js $NODE_MAJOR_MIN+ and pass --node PATH"
+    say "no Node.js $NODE_MAJOR_MIN+ to run the agent: downloading Node.js from $node_url"
+    fetch "$node_url" "$tmp/node.tar.xz" || die "could not download $node_url"
+    got=$(sha256_of "$tmp/node.tar.xz")
+    [ "$got" = "$node_sha256" ] || die "the Node.js archive from $node_url does not match its pinned SHA-256 (expected $node_sha256, got $got): refused"
+    mkdir -p "$tmp/node"
+    tar -xJf "$tmp/node.tar.xz" -C "$tmp/node" --strip-components=1
+    node_ok "$tmp/node/bin/node" || die "the Node.js from $node_url does not run here, or is older than $NODE_MAJOR_MIN"
+    node_bin=$tmp/node/bin/node
+    node_fresh=1
+  fi
+fi
+
 # ---- the agent: downloaded, verified, installed ---------------------------------------------
 
 url=$BASE_URL/agent/$AGENT_VERSION/$AGENT_FILE
@@ -253,16 +312,33 @@ if [ -z "$engine_bin" ]; then
     mkdir -p "$tmp/xray"
     unzip -q -o "$tmp/xray.zip" -d "$tmp/xray"
     [ -f "$tmp/xray/xray" ] || die "the Xray archive holds no xray binary"
-    mkdir -p "$(dirname "$XRAY_BIN")" "$XRAY_SHARE" "$CONF_DIR"
-    install -m 0755 "$tmp/xray/xray" "$XRAY_BIN.new" && mv -f "$XRAY_BIN.new" "$XRAY_BIN"
-    for dat in geoip.dat geosite.dat; do
-      if [ -f "$tmp/xray/$dat" ]; then install -m 0644 "$tmp/xray/$dat" "$XRAY_SHARE/$dat"; fi
-    done
-    printf '%s\n' "$xray_sha256" >"$XRAY_MARK"
-    say "installed Xray $XRAY_VERSION at $XRAY_BIN (archive SHA-256 verified)"
+    xray_fresh=1
   fi
   engine_bin=$XRAY_BIN
   engine_api=xray
+fi
+
+# ---- every download verified: from here on the server changes --------------------------------
+
+if [ "${node_fresh:-0}" = 1 ]; then
+  mkdir -p "$(dirname "$NODE_DIR")" "$CONF_DIR"
+  rm -rf "$NODE_DIR.new"
+  cp -R "$tmp/node" "$NODE_DIR.new"
+  chown -R 0:0 "$NODE_DIR.new"
+  rm -rf "$NODE_DIR"
+  mv "$NODE_DIR.new" "$NODE_DIR"
+  printf '%s\n' "$node_sha256" >"$NODE_MARK"
+  node_bin=$NODE_DIR/bin/node
+  say "installed Node.js $("$node_bin" --version) at $NODE_DIR (archive SHA-256 verified)"
+fi
+if [ "${xray_fresh:-0}" = 1 ]; then
+  mkdir -p "$(dirname "$XRAY_BIN")" "$XRAY_SHARE" "$CONF_DIR"
+  install -m 0755 "$tmp/xray/xray" "$XRAY_BIN.new" && mv -f "$XRAY_BIN.new" "$XRAY_BIN"
+  for dat in geoip.dat geosite.dat; do
+    if [ -f "$tmp/xray/$dat" ]; then install -m 0644 "$tmp/xray/$dat" "$XRAY_SHARE/$dat"; fi
+  done
+  printf '%s\n' "$xray_sha256" >"$XRAY_MARK"
+  say "installed Xray $XRAY_VERSION at $XRAY_BIN (archive SHA-256 verified)"
 fi
 
 # ---- user, directories, files ---------------------------------------------------------------

@@ -333,7 +333,7 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
     expect(filesUnder(root)).toEqual([]);
   }, 60_000);
 
-  it('installs Xray from a release archive only when it matches its SHA-256 (a mirror: --xray-archive-url, --xray-sha256), and removes it on --purge', async () => {
+  it('installs Xray and Node.js from release archives only when they match their SHA-256 (mirrors: --xray-archive-url, --node-archive-url), and removes them on --purge', async () => {
     const root2 = join(work, 'root2');
     const zip = join(work, 'Xray-linux-64.zip');
     // A stand-in archive laid out as Xray's: the binary and the geo files.
@@ -343,13 +343,28 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
       zip,
     ]);
     const sum = sha256Of(zip);
-    const line = (sha: string) =>
-      `curl -fsSL ${proxy.url}/agent/install.sh | sh -s -- --no-start --prefix ${root2} --xray-archive-url file://${zip} --xray-sha256 ${sha}`;
+    // And a stand-in Node.js archive laid out as nodejs.org's (node-v…/bin/node), running this machine's node.
+    const nodeTree = join(work, 'node-archive');
+    execFileSync('sh', [
+      '-c',
+      `mkdir -p ${nodeTree}/node-v20.19.5-linux-x64/bin && printf '#!/bin/sh\\nexec ${process.execPath} "$@"\\n' > ${nodeTree}/node-v20.19.5-linux-x64/bin/node && chmod 755 ${nodeTree}/node-v20.19.5-linux-x64/bin/node && tar -cJf ${work}/node.tar.xz -C ${nodeTree} node-v20.19.5-linux-x64`,
+    ]);
+    const nodeSum = sha256Of(join(work, 'node.tar.xz'));
+    const line = (sha: string, nodeSha = nodeSum) =>
+      `curl -fsSL ${proxy.url}/agent/install.sh | sh -s -- --no-start --prefix ${root2} --xray-archive-url file://${zip} --xray-sha256 ${sha} --node-archive-url file://${work}/node.tar.xz --node-sha256 ${nodeSha}`;
+
+    const badNode = await shell(line(sum, '1'.repeat(64)));
+    expect(badNode.code, badNode.out).not.toBe(0);
+    expect(badNode.out).toContain('the Node.js archive from');
+    expect(badNode.out).toContain('does not match its pinned SHA-256');
+    expect(existsSync(join(root2, 'opt/svc-agent-node'))).toBe(false);
+    expect(existsSync(join(root2, 'opt/svc-agent'))).toBe(false);
 
     const refused = await shell(line('0'.repeat(64)));
     expect(refused.code, refused.out).not.toBe(0);
     expect(refused.out).toContain('does not match its pinned SHA-256');
-    expect(existsSync(join(root2, 'usr/local/bin/xray'))).toBe(false);
+    // Nothing changes until every download is verified: not the Node.js verified before it either.
+    expect(filesUnder(root2)).toEqual([]);
 
     const r = await shell(line(sum));
     expect(r.code, r.out).toBe(0);
@@ -361,8 +376,15 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
     expect(agentEnv).toContain(`SVC_AGENT_ENGINE_BIN=${join(root2, 'usr/local/bin/xray')}\n`);
     expect(agentEnv).toContain('SVC_AGENT_ENGINE_API=xray\n');
     expect(existsSync(join(root2, 'var/lib/svc-agent/identity.json'))).toBe(false);
-    // The same archive again is not downloaded again.
-    expect((await shell(line(sum))).out).toContain('is already installed');
+    // The agent runs on the Node.js the script installed (root's, beside the agent).
+    expect(r.out).toContain(`installed Node.js ${process.version} at ${join(root2, 'opt/svc-agent-node')}`);
+    expect(statSync(join(root2, 'opt/svc-agent-node/bin/node')).uid).toBe(0);
+    const unit = readFileSync(join(root2, 'etc/systemd/system/svc-agent.service'), 'utf8');
+    expect(unit).toContain(`ExecStart=${join(root2, 'opt/svc-agent-node/bin/node')} ${join(root2, 'opt/svc-agent/current.mjs')} run`);
+    // The same archives again are not downloaded again.
+    const again = await shell(line(sum));
+    expect(again.out).toContain('Xray from the archive');
+    expect(again.out).toMatch(/Node\.js from the archive \S+ is already installed/);
 
     const purged = await shell(`curl -fsSL ${proxy.url}/agent/install.sh | sh -s -- --purge --prefix ${root2}`);
     expect(purged.code, purged.out).toBe(0);
