@@ -392,6 +392,9 @@ cat >"$UNIT_FILE" <<EOF
 Description=svc node agent (engine supervisor and control-plane stream)
 Wants=network-online.target
 After=network-online.target
+# Never given up on: an agent that exits is started again however often (an upgrade and its
+# rollback are a few quick restarts), its backoff toward the control plane is its own.
+StartLimitIntervalSec=0
 
 [Service]
 Type=simple

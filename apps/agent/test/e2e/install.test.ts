@@ -189,6 +189,7 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
     expect(unit).toMatch(/^User=svc-agent$/m);
     expect(unit).toMatch(/^AmbientCapabilities=CAP_NET_ADMIN CAP_NET_BIND_SERVICE$/m);
     expect(unit).toMatch(/^KillMode=process$/m);
+    expect(unit).toMatch(/^StartLimitIntervalSec=0$/m);
     expect(unit).toMatch(/^ExecStart=\/\S+ \S+\/opt\/svc-agent\/current\.mjs run$/m);
     expect(existsSync(join(standInState(), 'svc-agent.service.enabled'))).toBe(true);
 
