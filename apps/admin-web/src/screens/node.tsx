@@ -189,7 +189,8 @@ function formatUptime(seconds: number): string {
 /**
  * The agent's version, whether this control plane serves a newer release (and, for writers, the
  * button that installs it), and how the last upgrade asked for stands: pending until the agent
- * answers (the page follows it live), or when it succeeded. A failure is the red alert above.
+ * answers (the page follows it live; asked again after 15 minutes without an answer), or when it
+ * succeeded. A failure is the red alert above.
  */
 function AgentVersion({
   node,
@@ -205,6 +206,8 @@ function AgentVersion({
   const { t, i18n } = useTranslation();
   const last = node.agent_upgrade;
   const pending = last?.state === 'pending';
+  // An agent before 0.2.0 never answers the command: after 15 minutes it may be asked again.
+  const waiting = pending && Date.now() - Date.parse(last.requested_at) < 15 * 60_000;
   return (
     <Stack gap={6} align="flex-start">
       <Group gap={4}>
@@ -229,7 +232,7 @@ function AgentVersion({
           variant="default"
           onClick={onUpgrade}
           loading={upgrading}
-          disabled={pending || node.connectivity !== 'online'}
+          disabled={waiting || node.connectivity !== 'online'}
           data-testid="upgrade-agent"
         >
           {t('node.upgradeAgent')}
