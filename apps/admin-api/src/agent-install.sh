@@ -230,6 +230,12 @@ elif command -v shasum >/dev/null 2>&1; then
 else
   die "sha256sum is needed (coreutils)"
 fi
+# fetch_verified WHAT URL FILE SHA256: the download, refused unless its SHA-256 is the pinned one.
+fetch_verified() {
+  fetch "$2" "$3" || die "could not download $2"
+  got=$(sha256_of "$3")
+  [ "$got" = "$4" ] || die "the $1 from $2 does not match its pinned SHA-256 (expected $4, got $got): refused, nothing was changed"
+}
 
 # Settings of an earlier install are kept unless given again.
 previous() { if [ -f "$ENV_FILE" ]; then sed -n "s/^$1=//p" "$ENV_FILE" | head -n 1; fi; }
@@ -268,9 +274,7 @@ if [ "$private_node" = 1 ]; then
   else
     command -v xz >/dev/null 2>&1 || die "xz is needed to unpack Node.js (apt-get install xz-utils), or install Node.js $NODE_MAJOR_MIN+ and pass --node PATH"
     say "no Node.js $NODE_MAJOR_MIN+ to run the agent: downloading Node.js from $node_url"
-    fetch "$node_url" "$tmp/node.tar.xz" || die "could not download $node_url"
-    got=$(sha256_of "$tmp/node.tar.xz")
-    [ "$got" = "$node_sha256" ] || die "the Node.js archive from $node_url does not match its pinned SHA-256 (expected $node_sha256, got $got): refused"
+    fetch_verified "Node.js archive" "$node_url" "$tmp/node.tar.xz" "$node_sha256"
     mkdir -p "$tmp/node"
     tar -xJf "$tmp/node.tar.xz" -C "$tmp/node" --strip-components=1
     node_ok "$tmp/node/bin/node" || die "the Node.js from $node_url does not run here, or is older than $NODE_MAJOR_MIN"
@@ -283,10 +287,7 @@ fi
 
 url=$BASE_URL/agent/$AGENT_VERSION/$AGENT_FILE
 say "downloading svc-agent $AGENT_VERSION from $url"
-fetch "$url" "$tmp/$AGENT_FILE" || die "could not download $url"
-got=$(sha256_of "$tmp/$AGENT_FILE")
-[ "$got" = "$AGENT_SHA256" ] ||
-  die "the agent downloaded from $url does not match its SHA-256 (expected $AGENT_SHA256, got $got): refused, nothing was changed"
+fetch_verified agent "$url" "$tmp/$AGENT_FILE" "$AGENT_SHA256"
 say "verified SHA-256 $AGENT_SHA256"
 got_version=$("$node_bin" "$tmp/$AGENT_FILE" version) || die "the downloaded agent does not run under $node_bin"
 [ "$got_version" = "$AGENT_VERSION" ] || die "the downloaded agent says it is $got_version, not $AGENT_VERSION"
@@ -306,9 +307,7 @@ if [ -z "$engine_bin" ]; then
   else
     command -v unzip >/dev/null 2>&1 || die "unzip is needed to install Xray (apt-get install unzip), or pass --engine-bin PATH"
     say "downloading Xray from $xray_url"
-    fetch "$xray_url" "$tmp/xray.zip" || die "could not download $xray_url"
-    got=$(sha256_of "$tmp/xray.zip")
-    [ "$got" = "$xray_sha256" ] || die "the Xray archive from $xray_url does not match its pinned SHA-256 (expected $xray_sha256, got $got): refused"
+    fetch_verified "Xray archive" "$xray_url" "$tmp/xray.zip" "$xray_sha256"
     mkdir -p "$tmp/xray"
     unzip -q -o "$tmp/xray.zip" -d "$tmp/xray"
     [ -f "$tmp/xray/xray" ] || die "the Xray archive holds no xray binary"

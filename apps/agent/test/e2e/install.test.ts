@@ -168,7 +168,7 @@ describe.skipIf(skipReason)('the install script, run as the enroll-token answer 
     const r = await shell(printedLine());
     proxy.tamper = false;
     expect(r.code, r.out).not.toBe(0);
-    expect(r.out).toMatch(/does not match its SHA-256 .*refused, nothing was changed/);
+    expect(r.out).toMatch(/the agent from \S+ does not match its pinned SHA-256 .*refused, nothing was changed/);
     expect(filesUnder(root)).toEqual([]);
     expect((await node()).enrolled).toBe(false);
   });
