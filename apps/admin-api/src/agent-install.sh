@@ -345,10 +345,12 @@ fi
 if ! id -u "$USER_NAME" >/dev/null 2>&1; then
   nologin=$(command -v nologin 2>/dev/null || echo /usr/sbin/nologin)
   if command -v useradd >/dev/null 2>&1; then
-    useradd --system --user-group --no-create-home --home-dir /var/lib/svc-agent --shell "$nologin" "$USER_NAME"
+    useradd --system --user-group --no-create-home --home-dir /var/lib/svc-agent --shell "$nologin" "$USER_NAME" || true
   else
-    adduser -S -D -H -h /var/lib/svc-agent -s "$nologin" "$USER_NAME"
+    adduser -S -D -H -h /var/lib/svc-agent -s "$nologin" "$USER_NAME" || true
   fi
+  # (Another run may have created it meanwhile.)
+  id -u "$USER_NAME" >/dev/null 2>&1 || die "could not create the system user $USER_NAME"
   say "created the system user $USER_NAME"
 fi
 group=$(id -gn "$USER_NAME")
