@@ -49,6 +49,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
   ['SVC_TRUST_PROXY', ['http', 'trust_proxy'], 'bool'],
   ['SVC_SUB_CACHE_SECONDS', ['http', 'sub_cache_seconds'], 'int'],
   ['SVC_ADMIN_WEB_DIR', ['http', 'admin_web_dir'], 'str'],
+  ['SVC_PORTAL_WEB_DIR', ['http', 'portal_web_dir'], 'str'],
   ['SVC_AGENT_DIST_DIR', ['http', 'agent_dist_dir'], 'str'],
   ['SVC_GRPC_HOST', ['grpc', 'host'], 'str'],
   ['SVC_GRPC_PORT', ['grpc', 'port'], 'int'],

@@ -53,6 +53,11 @@ export const configSchema = z.object({
        */
       admin_web_dir: z.string().min(1).optional(),
       /**
+       * The built customer portal (apps/portal-web's dist/), served at /portal/ beside
+       * /portal/v1. Default: the workspace's own build; the images set it to their copy.
+       */
+      portal_web_dir: z.string().min(1).optional(),
+      /**
        * The one-file agent (apps/agent's dist-one/: svc-agent-<version>.mjs and its .sha256),
        * served at /agent/ to the nodes that install it. Default: the workspace's own build.
        */

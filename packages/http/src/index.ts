@@ -27,4 +27,4 @@ export {
   setRefreshCookie,
   wantsCookieSession,
 } from './session-cookie.ts';
-export { publicPrefixOf, registerWebApp, WEB_APP_CSP, type WebAppOptions } from './web-app.ts';
+export { publicPrefixOf, registerWebApp, WEB_APP_CSP, type WebAppOptions, webAppDir } from './web-app.ts';

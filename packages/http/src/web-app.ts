@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from './env.ts';
@@ -23,6 +24,12 @@ export interface WebAppOptions {
   dir: string | null;
   /** Path of the public base URL ('' or '/prefix'), put before mountAt in <base href>. */
   publicPrefix: string;
+  /**
+   * Paths under the mount that are not the app's ('/portal/v1': the API beside the portal):
+   * left to the routes registered for them, and to the not-found answer when none matches,
+   * never answered with the app's page.
+   */
+  reserved?: string[];
 }
 
 export const WEB_APP_CSP = [
@@ -110,7 +117,8 @@ export function registerWebApp(root: Hono<AppEnv>, options: WebAppOptions): void
   };
 
   const notBuilt = (c: Context<AppEnv>) =>
-    problemResponse(c, 'unavailable', `the web app at ${mountAt}/ is not built: run \`pnpm build\` (or set SVC_ADMIN_WEB_DIR)`);
+    problemResponse(c, 'unavailable', `the web app at ${mountAt}/ is not built: run \`pnpm build\` (or set its SVC_*_WEB_DIR)`);
+  const reserved = (path: string) => (options.reserved ?? []).some((r) => path === r || path.startsWith(`${r}/`));
 
   const page = (c: Context<AppEnv>) => {
     const html = loadIndex();
@@ -124,7 +132,8 @@ export function registerWebApp(root: Hono<AppEnv>, options: WebAppOptions): void
     if (!file) return problemResponse(c, 'not-found', `no asset ${name}`);
     return send(c, file, 'public, max-age=31536000, immutable');
   });
-  root.on(['GET', 'HEAD'], `${mountAt}/*`, (c) => {
+  root.on(['GET', 'HEAD'], `${mountAt}/*`, async (c, next) => {
+    if (reserved(c.req.path)) return next();
     const rest = c.req.path.slice(mountAt.length + 1);
     // Files at the top of dist/ (icons, manifest) by name; everything else is a route of the app.
     if (rest !== 'index.html' && SAFE_NAME.test(rest) && rest.includes('.')) {
@@ -133,6 +142,24 @@ export function registerWebApp(root: Hono<AppEnv>, options: WebAppOptions): void
     }
     return page(c);
   });
+}
+
+/**
+ * A web app's dist/ directory: the configured one, else the workspace's `apps/<name>/dist` with
+ * an index.html, found from `from` (a module's import.meta.url) upwards: apps/ is an ancestor of
+ * an app's bundle (apps/<app>/dist/main.js), the workspace root one of every source file.
+ */
+export function webAppDir(configured: string | undefined, name: string, from: string): string | null {
+  if (configured) return configured;
+  let dir = dirname(fileURLToPath(from));
+  for (let i = 0; i < 8; i++) {
+    for (const candidate of [join(dir, name, 'dist'), join(dir, 'apps', name, 'dist')])
+      if (existsSync(join(candidate, 'index.html'))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return null;
 }
 
 function escapeAttr(s: string): string {

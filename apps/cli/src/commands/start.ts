@@ -2,7 +2,7 @@ import { ADMIN_WEB_PATH, createAdminApi, registerAdminWeb, registerAgentFiles } 
 import type { Config } from '@svc/config';
 import { startGateway } from '@svc/control-plane';
 import { createHttpService, publicPrefixOf } from '@svc/http';
-import { createPortalApi } from '@svc/portal-api';
+import { createPortalApi, registerPortalWeb } from '@svc/portal-api';
 import { createRuntime, listenLine, prepareBootstrap, startMetricsListener } from '@svc/runtime';
 import { createWorker, registerPaymentWebhooks } from '@svc/worker';
 
@@ -27,6 +27,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
     registerAdminWeb(root, rt.config);
     registerAgentFiles(root, rt.config);
     root.route('/', portal.routes);
+    registerPortalWeb(root, rt.config);
     registerPaymentWebhooks(root);
   });
   const bound = await http.start();
