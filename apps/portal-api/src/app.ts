@@ -46,6 +46,7 @@ function portalRouter(): OpenAPIHono<AppEnv> {
   registerCheckoutReturnPage(app);
   registerOpenApiDocument(app, {
     base: PORTAL_BASE,
+    refreshCookie: 'svc_portal_refresh',
     info: {
       title: 'svc portal API',
       version: '1',

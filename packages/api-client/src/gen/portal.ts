@@ -89,7 +89,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Revoke the current session (its refresh token stops working; the access token expires on its own)
+         * Revoke the current session (its refresh token stops working, its refresh cookie is cleared; the access token expires on its own)
          * @description Scope: client.
          */
         post: operations["postAuthLogout"];
@@ -572,7 +572,8 @@ export interface components {
             next_cursor: string | null;
         };
         PortalRefreshRequest: {
-            refresh_token: string;
+            /** @description Required, except with ?session=cookie (then send {} and the cookie is read) */
+            refresh_token?: string;
         };
         PortalRotatedSubscription: components["schemas"]["PortalSubscription"] & {
             /** Format: uri */
@@ -659,6 +660,16 @@ export interface components {
              */
             status: "pending" | "active";
         };
+        SessionTokens: {
+            access_token: string;
+            /** @description seconds until the access token expires */
+            expires_in: number;
+            refresh_expires_in: number;
+            /** @description absent with ?session=cookie (it is in the cookie) */
+            refresh_token?: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+        };
         SetPasswordRequest: {
             /**
              * Format: password
@@ -688,7 +699,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     postAuthCallback: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Where the refresh token travels: `body` (default, the token pair) or `cookie` (an HttpOnly, SameSite=Strict cookie sent only to POST /auth/refresh; the body then has no refresh_token). For web apps on this origin. */
+                session?: "body" | "cookie";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -699,13 +713,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Token pair (scope client) */
+            /** @description Token pair, scope client (with ?session=cookie: the refresh token in its cookie) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TokenPair"];
+                    "application/json": components["schemas"]["SessionTokens"];
                 };
             };
             /** @description Invalid request (errors per field) */
@@ -851,7 +865,10 @@ export interface operations {
     };
     postAuthLogin: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Where the refresh token travels: `body` (default, the token pair) or `cookie` (an HttpOnly, SameSite=Strict cookie sent only to POST /auth/refresh; the body then has no refresh_token). For web apps on this origin. */
+                session?: "body" | "cookie";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -862,13 +879,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Token pair (scope client) */
+            /** @description Token pair, scope client (with ?session=cookie: the refresh token in its cookie) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TokenPair"];
+                    "application/json": components["schemas"]["SessionTokens"];
                 };
             };
             /** @description Invalid request (errors per field) */
@@ -1278,7 +1295,10 @@ export interface operations {
     };
     postAuthRefresh: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Where the refresh token travels: `body` (default, the token pair) or `cookie` (an HttpOnly, SameSite=Strict cookie sent only to POST /auth/refresh; the body then has no refresh_token). For web apps on this origin. */
+                session?: "body" | "cookie";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1289,13 +1309,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description New token pair */
+            /** @description New token pair (with ?session=cookie: the new refresh token in its cookie) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TokenPair"];
+                    "application/json": components["schemas"]["SessionTokens"];
                 };
             };
             /** @description Invalid request (errors per field) */

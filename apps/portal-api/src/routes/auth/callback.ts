@@ -1,6 +1,18 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { MagicLinkCallbackInput, redeemMagicLink, registrationBrowserCookie } from '@svc/domain';
-import { type AppEnv, body, cookieValues, defineRoute, json, openapi, requestMeta, setBindingCookie, TokenPairSchema } from '@svc/http';
+import {
+  type AppEnv,
+  answerTokens,
+  body,
+  cookieValues,
+  defineRoute,
+  json,
+  openapi,
+  requestMeta,
+  SessionModeQuery,
+  SessionTokensSchema,
+  setBindingCookie,
+} from '@svc/http';
 
 export const CallbackBody = openapi(MagicLinkCallbackInput, 'MagicLinkCallback');
 
@@ -12,9 +24,9 @@ export const route = defineRoute({
   description:
     "A password registration's confirmation link sets the password chosen at registration only when the browser that registered redeems it (its registration cookie, cleared here); anywhere else it confirms and signs in without a password.",
   auth: null,
-  request: body(CallbackBody),
+  request: { ...body(CallbackBody), query: SessionModeQuery },
   responses: {
-    200: json(TokenPairSchema, 'Token pair (scope client)'),
+    200: json(SessionTokensSchema, 'Token pair, scope client (with ?session=cookie: the refresh token in its cookie)'),
     401: { description: 'Unknown, used or expired link' },
     403: { description: 'Email confirmed, but the client may not sign in (pending approval, rejected, disabled)' },
   },
@@ -26,5 +38,6 @@ export const register = (app: OpenAPIHono<AppEnv>) =>
     const cookie = registrationBrowserCookie(deps.config);
     const keys = cookieValues(c, cookie.name);
     if (keys.length > 0) setBindingCookie(c, cookie, '');
-    return c.json(await redeemMagicLink(deps, c.req.valid('json'), requestMeta(c), keys), 200);
+    const pair = await redeemMagicLink(deps, c.req.valid('json'), requestMeta(c), keys);
+    return c.json(answerTokens(c, 'client', pair), 200);
   });

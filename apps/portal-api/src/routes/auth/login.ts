@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { assertPortalPasswordEnabled, loginClientWithPassword, PasswordLoginInput } from '@svc/domain';
-import { type AppEnv, body, defineRoute, json, openapi, requestMeta, TokenPairSchema } from '@svc/http';
+import { type AppEnv, answerTokens, body, defineRoute, json, openapi, requestMeta, SessionModeQuery, SessionTokensSchema } from '@svc/http';
 
 export const PortalLoginBody = openapi(PasswordLoginInput, 'PortalLoginRequest');
 
@@ -11,9 +11,9 @@ export const route = defineRoute({
   summary: 'Sign in with email and password (404 when portal_auth.password_login is off)',
   auth: null,
   gate: (deps) => assertPortalPasswordEnabled(deps.config),
-  request: body(PortalLoginBody),
+  request: { ...body(PortalLoginBody), query: SessionModeQuery },
   responses: {
-    200: json(TokenPairSchema, 'Token pair (scope client)'),
+    200: json(SessionTokensSchema, 'Token pair, scope client (with ?session=cookie: the refresh token in its cookie)'),
     401: { description: 'Wrong email or password' },
     403: { description: 'Right password, but the client may not sign in: email unconfirmed, pending, rejected or disabled' },
     404: { description: 'Password sign-in is switched off' },
@@ -21,4 +21,7 @@ export const route = defineRoute({
 });
 
 export const register = (app: OpenAPIHono<AppEnv>) =>
-  app.openapi(route, async (c) => c.json(await loginClientWithPassword(c.get('deps'), c.req.valid('json'), requestMeta(c)), 200));
+  app.openapi(route, async (c) => {
+    const pair = await loginClientWithPassword(c.get('deps'), c.req.valid('json'), requestMeta(c));
+    return c.json(answerTokens(c, 'client', pair), 200);
+  });

@@ -9,4 +9,4 @@ import { type AppEnv, registerOAuthRoutes } from '@svc/http';
  * {public base}/portal/v1/auth/oauth/{provider}/callback.
  */
 export const registerPortalOAuthRoutes = (app: OpenAPIHono<AppEnv>): void =>
-  registerOAuthRoutes(app, { surface: 'client', auth: { scope: 'client' }, tag: 'portal-auth' });
+  registerOAuthRoutes(app, { surface: 'client', auth: { scope: 'client' }, tag: 'portal-auth', webAppPath: '/portal/' });
