@@ -18,8 +18,9 @@ const EMBEDDED_ONLY = [
   'packages/db/src/{pglite-dialect,pglite-worker,data-dir-lock,data-model-doc}.test.ts',
   'packages/db/src/backup/{backup-archive,retention}.test.ts',
   'apps/agent/test/**/*.test.ts',
-  // The admin panel in a browser: what it shows comes through the API, whose suites run on both stores.
+  // The admin panel and the customer portal in a browser: what it shows comes through the API, whose suites run on both stores.
   'apps/admin-web/test/**/*.test.ts',
+  'apps/portal-web/test/**/*.test.ts',
   'apps/cli/test/{bundle,deployables-metrics,docs-links}.test.ts',
   'apps/control-plane/test/bundle.test.ts',
 ];

@@ -1,0 +1,87 @@
+import { Anchor, Box, Button, Center, Container, Group, Loader, Stack, Text } from '@mantine/core';
+import { useQueryClient } from '@tanstack/react-query';
+import { Link, Outlet, useNavigate } from '@tanstack/react-router';
+import { Suspense, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { api, session } from './api.ts';
+import { LanguagePicker } from './components/language-picker.tsx';
+import { useSessionState } from './session-state.ts';
+
+/** The width of the one content column: a phone's screen, centred on a wide one. */
+export const COLUMN = '40rem';
+
+/**
+ * Every screen: a header (the brand, the language, sign-out when signed in) above one column.
+ * Designed for a 390 px phone first; wider screens only get margins.
+ */
+export function Frame() {
+  const { t } = useTranslation();
+  const state = useSessionState();
+  return (
+    <>
+      <a href="#main" className="svc-skip-link">
+        {t('frame.skip')}
+      </a>
+      <Box component="header" className="svc-header">
+        <Container size={COLUMN} px="md" py="xs">
+          <Group justify="space-between" wrap="nowrap" gap="xs">
+            <Anchor component={Link} to="/" fw={700} fz="lg" c="var(--mantine-color-text)" underline="never">
+              {t('app.brand')}
+            </Anchor>
+            <Group gap="xs" wrap="nowrap">
+              <LanguagePicker />
+              {state === 'signed-in' && <SignOutButton />}
+            </Group>
+          </Group>
+        </Container>
+      </Box>
+      <Container component="main" id="main" size={COLUMN} px="md" py="lg">
+        <Suspense fallback={<Busy />}>
+          <Outlet />
+        </Suspense>
+      </Container>
+    </>
+  );
+}
+
+/** Ends this session on the server (its refresh cookie is cleared there) and forgets it here. */
+function SignOutButton() {
+  const { t } = useTranslation();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [busy, setBusy] = useState(false);
+  const signOut = async () => {
+    setBusy(true);
+    await api.POST('/portal/v1/auth/logout').catch(() => undefined);
+    session.clear();
+    queryClient.clear();
+    setBusy(false);
+    await navigate({ to: '/' });
+  };
+  return (
+    <Button variant="default" size="xs" onClick={signOut} loading={busy} data-testid="sign-out">
+      {t('frame.signOut')}
+    </Button>
+  );
+}
+
+export function Busy() {
+  const { t } = useTranslation();
+  return (
+    <Center py="xl">
+      <Loader aria-label={t('frame.loading')} />
+    </Center>
+  );
+}
+
+export function Failure({ message, retry }: { message: string; retry: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <Stack align="center" py="xl">
+      <Text role="alert" ta="center">
+        {message}
+      </Text>
+      <Button onClick={retry}>{t('common.retry')}</Button>
+    </Stack>
+  );
+}
