@@ -12,7 +12,7 @@ import { defineConfig } from 'vitest/config';
  * would prove the same thing a second time.
  */
 const EMBEDDED_ONLY = [
-  'packages/{config,desired-state,domain,engine-api,format,metrics,outbound,proto,runtime,sub-formats,xray-config}/src/**/*.test.ts',
+  'packages/{client-apps,config,desired-state,domain,engine-api,format,metrics,outbound,proto,runtime,sub-formats,xray-config}/src/**/*.test.ts',
   'packages/{api-client,config,desired-state,outbound,sub-formats}/test/**/*.test.ts',
   'packages/testkit/src/{certificates,http-through-proxy,prometheus-text,share-link-client,share-links}.test.ts',
   'packages/db/src/{pglite-dialect,pglite-worker,data-dir-lock,data-model-doc}.test.ts',

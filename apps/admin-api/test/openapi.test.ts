@@ -86,6 +86,8 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       'POST /api/v1/settings/subscription-link/preview',
       'GET /api/v1/settings/outbound',
       'PATCH /api/v1/settings/outbound',
+      'GET /api/v1/settings/customer-pages',
+      'PATCH /api/v1/settings/customer-pages',
       // Ours (issue 14): outbound event webhooks (docs/notifications.md).
       ...crud('webhooks'),
       ...one('webhooks'),

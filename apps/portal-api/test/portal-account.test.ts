@@ -252,6 +252,7 @@ describe('GET /portal/v1/openapi.json', () => {
     const keys = ops.map((o) => o.key);
     for (const k of [
       'GET /portal/v1/auth/methods',
+      'GET /portal/v1/branding',
       'POST /portal/v1/auth/register',
       'POST /portal/v1/auth/login',
       'POST /portal/v1/auth/magic-link',

@@ -49,6 +49,7 @@ export { SERVED_GRACE_MS } from './fleet/serving.ts';
 export * from './inbound-profiles/index.ts';
 export * from './inbounds/index.ts';
 export * from './installation/bootstrap.ts';
+export * from './installation/customer-pages.ts';
 export * from './installation/installation-key.ts';
 export * from './installation/outbound-settings.ts';
 export * from './live/admin-events.ts';

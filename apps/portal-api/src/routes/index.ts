@@ -8,6 +8,7 @@ import * as methods from './auth/methods.ts';
 import { registerPortalOAuthRoutes } from './auth/oauth-routes.ts';
 import * as refresh from './auth/refresh.ts';
 import * as registerRoute from './auth/register.ts';
+import * as branding from './branding.ts';
 import * as checkout from './checkout/checkout.ts';
 import * as payments from './checkout/payments.ts';
 import * as me from './me.ts';
@@ -21,6 +22,7 @@ import * as usage from './subscriptions/usage.ts';
 /** Every /portal/v1 route (spec 4.6), registered explicitly. */
 const ROUTES = [
   methods,
+  branding,
   registerRoute,
   login,
   magicLink,

@@ -1127,6 +1127,30 @@ export interface paths {
         patch: operations["updatePlan"];
         trace?: never;
     };
+    "/api/v1/settings/customer-pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The brand on the customer pages (portal and /sub page): name, logo, colour, support link, announcement, apps per platform, texts per language
+         * @description Scope: admin. Roles: owner, admin, viewer.
+         */
+        get: operations["getSettingsCustomerPages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the brand on the customer pages (merge of the top-level fields; apps and texts are replaced whole when given). Installation settings: owners only (spec 5.4)
+         * @description Scope: admin. Roles: owner.
+         */
+        patch: operations["patchSettingsCustomerPages"];
+        trace?: never;
+    };
     "/api/v1/settings/outbound": {
         parameters: {
             query?: never;
@@ -1840,6 +1864,104 @@ export interface components {
             event_types?: ("client.registered" | "node.agent_outdated" | "node.apply_failed" | "node.agent_upgrade_failed" | "node.apply_recovered" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url: string;
+        };
+        CustomerPages: {
+            /** @description A notice at the top of every customer page; null: none */
+            announcement: string | null;
+            /** @description The apps offered per platform, recommended first; a platform left out gets the default order */
+            apps: {
+                android?: string[];
+                android_tv?: string[];
+                apple_tv?: string[];
+                ios?: string[];
+                linux?: string[];
+                macos?: string[];
+                windows?: string[];
+            };
+            /** @description a data: URL of a PNG, JPEG or WebP image (base64), at most 64 KiB; SVG is refused (it can carry script) */
+            logo: string | null;
+            /** @description The brand shown on the customer pages; null: the public host name */
+            name: string | null;
+            /** @description The main colour of buttons and links; null: the default */
+            primary_color: string | null;
+            /** @description Where customers get help (a page, a chat); null: not shown */
+            support_url: string | null;
+            /** @description Texts per language (en, ru, fa, zh) */
+            texts: {
+                en?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+                fa?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+                ru?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+                zh?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+            };
+        };
+        CustomerPagesPatch: {
+            /** @description A notice at the top of every customer page; null: none */
+            announcement?: string | null;
+            /** @description The apps offered per platform, recommended first; a platform left out gets the default order */
+            apps?: {
+                android?: string[];
+                android_tv?: string[];
+                apple_tv?: string[];
+                ios?: string[];
+                linux?: string[];
+                macos?: string[];
+                windows?: string[];
+            };
+            /** @description a data: URL of a PNG, JPEG or WebP image (base64), at most 64 KiB; SVG is refused (it can carry script) */
+            logo?: string | null;
+            /** @description The brand shown on the customer pages; null: the public host name */
+            name?: string | null;
+            /** @description The main colour of buttons and links; null: the default */
+            primary_color?: string | null;
+            /** @description Where customers get help (a page, a chat); null: not shown */
+            support_url?: string | null;
+            /** @description Texts per language (en, ru, fa, zh) */
+            texts?: {
+                en?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+                fa?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+                ru?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+                zh?: {
+                    /** @description Replaces the announcement in this language */
+                    announcement?: string | null;
+                    /** @description A line under the name on the sign-in and home screens */
+                    welcome?: string | null;
+                };
+            };
         };
         DnsCheckReport: {
             /** @description every step succeeded: the provider can answer DNS-01 challenges for this domain */
@@ -8685,6 +8807,122 @@ export interface operations {
             };
             /** @description No such plan */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSettingsCustomerPages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Current settings (defaults until first changed) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerPages"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchSettingsCustomerPages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerPagesPatch"];
+            };
+        };
+        responses: {
+            /** @description Updated settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerPages"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

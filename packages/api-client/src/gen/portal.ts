@@ -227,6 +227,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/v1/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operator’s brand for the customer pages (public: shown before sign-in)
+         * @description Set by owners at PATCH /api/v1/settings/customer-pages; the /sub/{token} page uses the same.
+         */
+        get: operations["getBranding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/v1/checkout": {
         parameters: {
             query?: never;
@@ -506,6 +526,45 @@ export interface components {
             password: boolean;
             /** @enum {string} */
             registration: "closed" | "application" | "open";
+        };
+        PortalBranding: {
+            announcement: string | null;
+            /** @description Per platform, the apps to offer in order (ids of @svc/client-apps), the operator’s recommended first */
+            apps: {
+                android: string[];
+                android_tv: string[];
+                apple_tv: string[];
+                ios: string[];
+                linux: string[];
+                macos: string[];
+                windows: string[];
+            };
+            /** @description A data: URL of a PNG, JPEG or WebP image, or null */
+            logo: string | null;
+            /** @description The brand (the operator’s, else the public host name) */
+            name: string;
+            /** @description #rrggbb, or null for the default */
+            primary_color: string | null;
+            support_url: string | null;
+            /** @description Texts per language */
+            texts: {
+                en?: {
+                    announcement?: string | null;
+                    welcome?: string | null;
+                };
+                fa?: {
+                    announcement?: string | null;
+                    welcome?: string | null;
+                };
+                ru?: {
+                    announcement?: string | null;
+                    welcome?: string | null;
+                };
+                zh?: {
+                    announcement?: string | null;
+                    welcome?: string | null;
+                };
+            };
         };
         PortalClient: {
             /** Format: date-time */
@@ -1394,6 +1453,35 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Branding */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalBranding"];
                 };
             };
             /** @description Rate limited (Retry-After) */

@@ -1,4 +1,4 @@
-import { OutboundSettingsFields, SubLinkSettingsFields } from '@svc/domain';
+import { CustomerPagesFields, OutboundSettingsFields, SubLinkSettingsFields } from '@svc/domain';
 import { openapi } from '@svc/http';
 import { z } from 'zod';
 
@@ -14,3 +14,6 @@ export const OutboundSettingsSchema = openapi(
   }),
   'OutboundSettings',
 );
+
+/** The customer pages' brand as stored and shown: the PATCH body's fields, all present. */
+export const CustomerPagesSchema = openapi(CustomerPagesFields, 'CustomerPages');
