@@ -42,6 +42,7 @@ export function MagicLinkRequest({ submitLabel }: { submitLabel: string }) {
     <form onSubmit={submit} noValidate>
       <TextInput
         type="email"
+        dir="ltr"
         label={t('fields.email')}
         autoComplete="email"
         inputMode="email"

@@ -1,5 +1,6 @@
 import { Alert, Badge, Button, Card, CopyButton, Group, Progress, Skeleton, Stack, Text, Title } from '@mantine/core';
-import { formatBytes, formatDateTime, formatRelative, QrCode } from '@svc/web-ui';
+import { formatBytes, formatDateTimeUtc, formatRelativeTime } from '@svc/format';
+import { QrCode } from '@svc/web-ui';
 import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { api, type PortalSchemas, unwrap } from '../api.ts';
@@ -7,7 +8,11 @@ import { Busy, Failure } from '../frame.tsx';
 
 type Subscription = PortalSchemas['PortalSubscription'];
 
-/** Home: the signed-in customer's subscriptions (GET /portal/v1/me), each with its link and QR code. */
+/**
+ * Home: the signed-in customer's subscriptions (GET /portal/v1/me), each with its link and QR
+ * code. Sizes and moments through @svc/format, as the /sub page and the mails write them ("50
+ * GiB", "in 30 days", "2027-01-01 00:00 UTC"), digits in the reader's language.
+ */
 export function HomeScreen() {
   const { t } = useTranslation();
   const me = useQuery({ queryKey: ['/portal/v1/me'], queryFn: () => unwrap(api.GET('/portal/v1/me')) });
@@ -66,11 +71,11 @@ function SubscriptionCard({ s, title }: { s: Subscription; title: string }) {
           ) : (
             <>
               <Text span fw={500}>
-                {formatRelative(lng, s.expires_at)}
+                {formatRelativeTime(new Date(s.expires_at), new Date(), lng)}
               </Text>
               <Text span c="dimmed">
                 {' · '}
-                {formatDateTime(lng, s.expires_at)}
+                {formatDateTimeUtc(s.expires_at)}
               </Text>
             </>
           )}
@@ -96,13 +101,13 @@ function Fact({ label, children, testId }: { label: string; children: React.Reac
 function Traffic({ s }: { s: Subscription }) {
   const { t, i18n } = useTranslation();
   const lng = i18n.language;
-  const used = formatBytes(lng, s.used_bytes);
+  const used = formatBytes(s.used_bytes, lng);
   const limit = s.traffic_limit_bytes;
   const pct = limit === null ? 0 : limit === 0 ? 100 : Math.min(100, (s.used_bytes / limit) * 100);
   return (
     <Fact label={t('home.traffic')} testId="subscription-traffic">
       <Text span fw={500}>
-        {limit === null ? t('home.usedUnlimited', { used }) : t('home.usedOf', { used, limit: formatBytes(lng, limit) })}
+        {limit === null ? t('home.usedUnlimited', { used }) : t('home.usedOf', { used, limit: formatBytes(limit, lng) })}
       </Text>
       {limit !== null && (
         <Progress
@@ -111,7 +116,6 @@ function Traffic({ s }: { s: Subscription }) {
           color={pct >= 100 ? 'red' : pct > 80 ? 'orange' : 'brand'}
           size="md"
           aria-label={t('home.trafficBar')}
-          data-testid="traffic-bar"
         />
       )}
       <Text span display="block" size="xs" c="dimmed" mt={4}>
@@ -145,7 +149,7 @@ function LinkBlock({ id }: { id: string }) {
           </Text>
           <CopyButton value={link.data.url}>
             {({ copied, copy }) => (
-              <Button variant={copied ? 'light' : 'filled'} onClick={copy} fullWidth data-testid="copy-link">
+              <Button variant={copied ? 'default' : 'filled'} onClick={copy} fullWidth data-testid="copy-link">
                 {copied ? t('home.copied') : t('home.copy')}
               </Button>
             )}

@@ -64,6 +64,7 @@ export function RegisterScreen() {
       <form onSubmit={submit} noValidate>
         <TextInput
           type="email"
+          dir="ltr"
           label={t('fields.email')}
           autoComplete="email"
           inputMode="email"

@@ -119,6 +119,7 @@ function PasswordForm({ onWaiting }: { onWaiting: () => void }) {
     <form onSubmit={submit} noValidate>
       <TextInput
         type="email"
+        dir="ltr"
         label={t('fields.email')}
         autoComplete="username"
         inputMode="email"

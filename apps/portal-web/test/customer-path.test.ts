@@ -1,0 +1,302 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ControlPlane, fleetOverRest, startControlPlane } from '@svc/testkit';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { CHROMIUM, expectAccessible, launchBrowser, openPage, shot } from './browser.ts';
+
+/**
+ * The customer's path through the portal in a real browser against the real system (`svc start`
+ * serving apps/portal-web at /portal/): an admin makes a client with a password and a
+ * subscription; the customer signs in on a 390 px phone and sees its status, expiry, traffic,
+ * link and QR; the session survives a reload only through the HttpOnly cookie and ends with
+ * sign-out. A mailed sign-in link (read from <data_dir>/outbox) lands in the app and is spent
+ * only by the button. Registration in mode application waits for approval. Persian is right to
+ * left; the language choice sticks. axe (no serious or critical violation) on every screen.
+ */
+
+const GIB = 1024 ** 3;
+const CUSTOMER = { email: 'customer@example.com', password: 'customer-password-1' };
+
+/** The plain-text copy of the newest mail of `kind` to `email` in the outbox, once the worker has written it. */
+async function mailTo(cp: ControlPlane, email: string, kind: string): Promise<string> {
+  const outbox = join(cp.dataDir, 'outbox');
+  for (let i = 0; i < 200; i++) {
+    const names = (await readdir(outbox).catch(() => [] as string[])).filter((f) => f.includes(kind) && f.endsWith('.txt')).sort();
+    for (const name of names.reverse()) {
+      const text = await readFile(join(outbox, name), 'utf8');
+      if (text.startsWith(`To: ${email}\n`)) return text;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no ${kind} mail to ${email} in ${outbox}`);
+}
+
+/** The mail's link as this app's landing page: the token's fragment on /portal/auth/magic-link. */
+function landingOf(cp: ControlPlane, mail: string): string {
+  const link = new URL(/https?:\/\/\S+/.exec(mail)?.[0] ?? 'missing:');
+  expect(new URLSearchParams(link.hash.slice(1)).get('token')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  return `${cp.http}/portal/auth/magic-link${link.hash}`;
+}
+
+async function signInWithPassword(
+  page: Page,
+  who: { email: string; password: string },
+  labels = { email: 'Email', password: 'Password', submit: 'Sign in' },
+) {
+  await page.getByRole('textbox', { name: labels.email }).fill(who.email);
+  await page.getByRole('textbox', { name: labels.password, exact: true }).fill(who.password);
+  await page.getByRole('button', { name: labels.submit, exact: true }).click();
+}
+
+describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
+  let cp: ControlPlane;
+  let browser: Browser;
+  let link: string;
+  beforeAll(async () => {
+    [cp, browser] = await Promise.all([
+      startControlPlane({ env: { SVC_PORTAL_REGISTRATION: 'application', SVC_MAIL_OUTBOX: 'true' } }),
+      launchBrowser(),
+    ]);
+    const api = cp.api;
+    const node = await fleetOverRest.createNode(api, { name: 'edge-portal' });
+    const profile = await fleetOverRest.createInboundProfile(api, 'vless-tcp');
+    const inbound = await fleetOverRest.createInbound(api, { nodeId: node.id, profileId: profile.id, port: 24480 });
+    const group = await fleetOverRest.createAccessGroup(api, [inbound.id]);
+    const client = await api.post('/api/v1/clients', CUSTOMER);
+    if (client.status !== 201) throw new Error(client.text);
+    const expiresAt = new Date(Date.now() + 30 * 86_400_000 + 3_600_000).toISOString();
+    const sub = await fleetOverRest.createSubscription(api, {
+      clientId: client.body.id,
+      accessGroupIds: [group.id],
+      trafficLimitBytes: 50 * GIB,
+      expiresAt,
+    });
+    link = sub.link;
+    const renewal = await api.patch(`/api/v1/subscriptions/${sub.id}`, { renewal: 'month' });
+    if (renewal.status !== 200) throw new Error(renewal.text);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await cp?.stop();
+  });
+
+  it('a customer signs in with the password on a phone and sees the subscription: status, expiry, traffic, link and QR', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 390, height: 844 });
+    onTestFailed(() => shot(page, 'en-390-failed'));
+    await page.goto(`${cp.http}/portal/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate('[document.documentElement.lang, document.documentElement.dir]')).toEqual(['en', 'ltr']);
+    // Mode application with password sign-in: the password form first, the mailed link beside it, and a way to register.
+    expect(await page.getByRole('link', { name: 'Register' }).isVisible()).toBe(true);
+    expect(await page.getByRole('link', { name: 'Forgot your password?' }).isVisible()).toBe(true);
+    await expectAccessible(page, 'sign-in (password)');
+    await shot(page, 'en-390-01-sign-in');
+
+    // A wrong password is said in words, on the form.
+    await signInWithPassword(page, { ...CUSTOMER, password: 'not-the-password' });
+    await page.getByRole('alert').getByText('Wrong email or password.').waitFor();
+
+    await signInWithPassword(page, CUSTOMER);
+    await page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
+    expect(await page.getByTestId('signed-in-as').textContent()).toBe(`Signed in as ${CUSTOMER.email}`);
+    const card = page.getByTestId('subscription');
+    expect(await card.count()).toBe(1);
+    expect(await card.getByTestId('subscription-status').textContent()).toBe('Active');
+    expect(await card.getByTestId('subscription-traffic').textContent()).toContain('0 B of 50 GiB used');
+    expect(await card.getByRole('progressbar', { name: 'Traffic used of the limit' }).getAttribute('aria-valuenow')).toBe('0');
+    expect(await card.getByTestId('subscription-traffic').textContent()).toContain('Traffic resets on the 1st of each month (UTC).');
+    expect(await card.getByTestId('subscription-expiry').textContent()).toMatch(/^Expiresin 30 days · \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+    await card.getByTestId('subscription-link').getByText(link, { exact: true }).waitFor();
+    const qr = card.getByRole('img', { name: 'QR code of the subscription link' });
+    await qr.waitFor();
+    expect(await qr.getAttribute('data-qr-value')).toBe(link);
+    // Copy puts the link on the clipboard and says so.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: cp.http });
+    await card.getByTestId('copy-link').click();
+    await card.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(link);
+    // Nothing sticks out of a 390 px screen.
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible(page, 'home');
+    await shot(page, 'en-390-02-home');
+
+    // A reload signs in again through the HttpOnly cookie only: no token in any storage a script reads.
+    await page.reload();
+    await page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
+    expect(await page.evaluate('JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie')).not.toMatch(
+      /ey[A-Za-z0-9_-]{20,}/,
+    );
+    const cookies = await context.cookies();
+    const refresh = cookies.find((c) => c.name.includes('portal_refresh'));
+    expect(refresh).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal/v1/auth/refresh' });
+
+    // Sign out: back to the sign-in screen, and a reload stays signed out (the cookie and the session are gone).
+    await page.getByTestId('sign-out').click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('the same screens at 1280 px keep one centred column', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 1280 });
+    onTestFailed(() => shot(page, 'en-1280-failed'));
+    await page.goto(`${cp.http}/portal/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await shot(page, 'en-1280-01-sign-in');
+    await signInWithPassword(page, CUSTOMER);
+    await page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
+    await page.getByRole('img', { name: 'QR code of the subscription link' }).waitFor();
+    const box = await page.locator('main').boundingBox();
+    expect(box?.width).toBeLessThanOrEqual(640);
+    expect(Math.abs((box?.x ?? 0) * 2 + (box?.width ?? 0) - 1280)).toBeLessThan(20);
+    await expectAccessible(page, 'home (1280)');
+    await shot(page, 'en-1280-02-home');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('in Persian (the browser’s language) every screen is right to left; a chosen language is remembered', async () => {
+    for (const width of [390, 1280]) {
+      const { context, page, errors } = await openPage(browser, { width, locale: 'fa-IR' });
+      onTestFailed(() => shot(page, `fa-${width}-failed`));
+      await page.goto(`${cp.http}/portal/`);
+      await page.getByRole('heading', { name: 'ورود' }).waitFor();
+      expect(await page.evaluate('[document.documentElement.lang, document.documentElement.dir]')).toEqual(['fa', 'rtl']);
+      await expectAccessible(page, `sign-in (fa, ${width})`);
+      await shot(page, `fa-${width}-01-sign-in`);
+      await signInWithPassword(page, CUSTOMER, { email: 'ایمیل', password: 'گذرواژه', submit: 'ورود' });
+      await page.getByRole('heading', { name: 'اشتراک‌های من' }).waitFor();
+      expect(await page.getByTestId('subscription-status').textContent()).toBe('فعال');
+      await page.getByRole('img', { name: 'کد QR پیوند اشتراک' }).waitFor();
+      // The link stays left to right inside the right-to-left page.
+      expect(await page.getByTestId('subscription-link').getAttribute('dir')).toBe('ltr');
+      if (width === 390) expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      await expectAccessible(page, `home (fa, ${width})`);
+      await shot(page, `fa-${width}-02-home`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+
+    // An English browser picks Russian, then Chinese; the choice outlives a reload.
+    const { context, page, errors } = await openPage(browser, { width: 390 });
+    await page.goto(`${cp.http}/portal/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByTestId('language').selectOption('ru');
+    await page.getByRole('heading', { name: 'Вход' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Вход' }).waitFor();
+    expect(await page.evaluate('[document.documentElement.lang, document.documentElement.dir]')).toEqual(['ru', 'ltr']);
+    await page.getByTestId('language').selectOption('zh');
+    await page.getByRole('heading', { name: '登录' }).waitFor();
+    await expectAccessible(page, 'sign-in (zh)');
+    await shot(page, 'zh-390-01-sign-in');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('a mailed sign-in link lands in the app, spends nothing until the button is pressed, then signs in', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 390, height: 844 });
+    onTestFailed(() => shot(page, 'link-failed'));
+    await page.goto(`${cp.http}/portal/`);
+    await page.getByText('Email link', { exact: true }).click();
+    expect(new URL(page.url()).searchParams.get('with')).toBe('link');
+    await expectAccessible(page, 'sign-in (link)');
+    await page.getByRole('textbox', { name: 'Email' }).fill(CUSTOMER.email);
+    await page.getByRole('button', { name: 'Email me a sign-in link' }).click();
+    await page.getByTestId('magic-link-sent').waitFor();
+    await expectAccessible(page, 'link sent');
+    await shot(page, 'en-390-03-link-sent');
+
+    const landing = landingOf(cp, await mailTo(cp, CUSTOMER.email, '-magic_link-'));
+    const callbacks: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/auth/callback')) callbacks.push(r.url());
+    });
+    await page.goto(landing);
+    await page.getByRole('heading', { name: 'Sign in with your link' }).waitFor();
+    // The token left the address bar; opening the page posted nothing (a mail scanner spends nothing).
+    expect(new URL(page.url()).hash).toBe('');
+    await page.waitForTimeout(300);
+    expect(callbacks).toEqual([]);
+    await expectAccessible(page, 'magic-link landing');
+    await shot(page, 'en-390-04-magic-link');
+    await page.getByTestId('magic-link-sign-in').click();
+    await page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
+    expect(callbacks).toEqual([`${cp.http}/portal/v1/auth/callback?session=cookie`]);
+    expect(new URL(page.url()).pathname).toBe('/portal/');
+
+    // The same link again: spent, said so, with the way to a new one.
+    await page.getByTestId('sign-out').click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.goto(landing);
+    await page.getByTestId('magic-link-sign-in').click();
+    await page.getByRole('alert').getByText('This link has already been used or has expired. Ask for a new one.').waitFor();
+    await page.getByRole('link', { name: 'Email me a new link' }).waitFor();
+    await expectAccessible(page, 'magic-link spent');
+    // Without a token the page says what it needs.
+    await page.goto(`${cp.http}/portal/auth/magic-link`);
+    await page.getByText('This page needs the link from your email.', { exact: false }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('“forgot password” is the mailed link, said on the screen', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 390, height: 844 });
+    await page.goto(`${cp.http}/portal/`);
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
+    await page.getByText('we will email you a one-time sign-in link instead', { exact: false }).waitFor();
+    await expectAccessible(page, 'forgot password');
+    await shot(page, 'en-390-05-forgot');
+    await page.getByRole('textbox', { name: 'Email' }).fill(CUSTOMER.email);
+    await page.getByRole('button', { name: 'Email me a sign-in link' }).click();
+    await page.getByTestId('magic-link-sent').waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('registration in mode application: waiting for approval; the confirmation link confirms; approved, the password signs in', async () => {
+    const applicant = { email: 'applicant@example.com', password: 'applicant-password-1' };
+    const { context, page, errors } = await openPage(browser, { width: 390, height: 844 });
+    onTestFailed(() => shot(page, 'register-failed'));
+    await page.goto(`${cp.http}/portal/`);
+    await page.getByRole('link', { name: 'Register' }).click();
+    await page.getByRole('heading', { name: 'Create an account' }).waitFor();
+    await page.getByText('New accounts are approved by an administrator.', { exact: false }).waitFor();
+    await expectAccessible(page, 'register');
+    await shot(page, 'en-390-06-register');
+    // The taken email is said on its field.
+    await page.getByRole('textbox', { name: 'Email' }).fill(CUSTOMER.email);
+    await page.getByRole('textbox', { name: 'Choose a password' }).fill(applicant.password);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('An account with this email already exists.', { exact: false }).waitFor();
+
+    await page.getByRole('textbox', { name: 'Email' }).fill(applicant.email);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByTestId('waiting-for-approval').waitFor();
+    await page.getByText('Confirm your email with the link we sent you.').waitFor();
+    await expectAccessible(page, 'waiting (registered)');
+    await shot(page, 'en-390-07-waiting');
+
+    // The confirmation mail's link, in the browser that registered: confirmed, still waiting.
+    await page.goto(landingOf(cp, await mailTo(cp, applicant.email, 'registration_confirmation')));
+    await page.getByTestId('magic-link-sign-in').click();
+    await page.getByTestId('waiting-for-approval').waitFor();
+    await page.getByText('Your email is confirmed.').waitFor();
+
+    // An admin approves; the password chosen at registration (kept by this browser's confirmation) signs in.
+    const found = await cp.api.get(`/api/v1/clients?email=${encodeURIComponent(applicant.email)}`);
+    const id = found.body.items[0].id as string;
+    expect((await cp.api.post(`/api/v1/clients/${id}/approve`)).status).toBe(200);
+    await page.goto(`${cp.http}/portal/`);
+    await signInWithPassword(page, applicant);
+    await page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
+    await page.getByTestId('no-subscriptions').waitFor();
+    await expectAccessible(page, 'home (no subscriptions)');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
