@@ -119,6 +119,22 @@ describe('GET /sub/{token}: the format follows the User-Agent', () => {
     expect((await get(link, { ...browser, 'user-agent': 'v2rayNG/1.9.30' })).headers.get('content-type')).toMatch(/^text\/plain/);
   });
 
+  it('the page offers the import buttons of the browser’s device, in the order the operator set for it (issue 32 item 6)', async () => {
+    const accept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const iphone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Version/18.0 Mobile/15E148 Safari/604.1';
+    const buttons = async (ua: string) =>
+      [...(await (await get(link, { 'user-agent': ua, accept })).text()).matchAll(/data-app="([^"]+)"/g)].map((m) => m[1]);
+    expect(await buttons(iphone)).toEqual(['happ', 'streisand', 'hiddify', 'shadowrocket', 'v2raytun', 'stash', 'sing-box', 'karing']);
+    const set = await s.api.patch('/api/v1/settings/customer-pages', { apps: { ios: ['stash', 'happ'] } }, { token });
+    expect(set.status, set.text).toBe(200);
+    expect(await buttons(iphone)).toEqual(['stash', 'happ']);
+    // A desktop browser gets its own platform's apps (v2rayN has no link: copy and QR serve it).
+    const windows = await buttons('Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/131.0 Safari/537.36');
+    expect(windows).toContain('clash-verge');
+    expect(windows).not.toContain('v2rayn');
+    expect((await s.api.patch('/api/v1/settings/customer-pages', { apps: {} }, { token })).status).toBe(200);
+  });
+
   it('a change to what the group grants shows on the next fetch (the cached part is dropped on nodes.changed)', async () => {
     const ua = { 'user-agent': 'v2rayNG/1.9.30' };
     expect(await linksOf(await get(link, ua))).toHaveLength(2);

@@ -1,5 +1,5 @@
 import { formatDateTimeUtc } from '@svc/format';
-import { appLinks } from './app-links.ts';
+import { type AppLinkOptions, appLinks } from './app-links.ts';
 import { PAGE_SCRIPT } from './html-assets.ts';
 import { escapeHtml as h } from './html-escape.ts';
 import { pageHead } from './html-head.ts';
@@ -31,6 +31,8 @@ export interface HtmlPageOptions {
   now: Date;
   /** The page's `lang` (BCP 47, default "en"). The texts are English; this only labels them. */
   locale?: string;
+  /** The browser's platform and the operator's app order: which import buttons, in which order (app-links.ts). */
+  apps?: AppLinkOptions;
 }
 
 export function renderHtmlPage(doc: SubscriptionDocument, opts: HtmlPageOptions): string {
@@ -42,7 +44,7 @@ export function renderHtmlPage(doc: SubscriptionDocument, opts: HtmlPageOptions)
     headerSection(doc, title),
     usageSection(doc),
     expirySection(doc, opts.now),
-    importSection(title, url),
+    importSection(title, url, opts.apps),
     serversSection(doc),
     '</main>',
     `<script>${PAGE_SCRIPT}</script>`,
@@ -114,8 +116,8 @@ function copyRow(id: string, text: string): string {
   return `<div class="copy-row"><code id="${id}">${h(text)}</code><button type="button" class="copy" data-copy="${id}">Copy</button></div>`;
 }
 
-function importSection(title: string, url: string): string {
-  const apps = appLinks(url, title).map(
+function importSection(title: string, url: string, options: AppLinkOptions = {}): string {
+  const apps = appLinks(url, title, options).map(
     (a) => `<li><a class="app" data-app="${h(a.id)}" href="${h(a.href)}">${h(a.name)}<small>${h(a.platforms)}</small></a></li>`,
   );
   return [

@@ -1,4 +1,4 @@
-export { type AppLink, appLinks, IMPORT_APPS } from './app-links.ts';
+export { type AppLink, type AppLinkOptions, appLinks, IMPORT_APP_IDS } from './app-links.ts';
 export {
   CLASH_AUTO_GROUP,
   CLASH_SELECT_GROUP,

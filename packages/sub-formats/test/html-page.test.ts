@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { appsFor, DEFAULT_APP_ORDER, PLATFORMS } from '@svc/client-apps';
 import { describe, expect, it } from 'vitest';
-import { IMPORT_APPS } from '../src/app-links.ts';
+import type { AppLinkOptions } from '../src/app-links.ts';
 import { HTML_PAGE_CSP, PAGE_SCRIPT } from '../src/html-assets.ts';
 import { renderHtmlPage } from '../src/html-page.ts';
 import type { ServerEntry, SubscriptionDocument } from '../src/model.ts';
@@ -14,8 +15,8 @@ import { attr, byId, byTag, findAll, hasClass, parseHtml, text } from './html-tr
 const URL_ = 'https://sub.example.com/sub/q3Zx-Lr9_0aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456';
 const NOW = new Date('2026-12-01T12:00:00Z'); // the fixture expires 2027-01-31T00:00Z: 60.5 days later
 
-const page = (d: SubscriptionDocument, now = NOW, url = URL_) => {
-  const { document, errors } = parseHtml(renderHtmlPage(d, { subscriptionUrl: url, now }));
+const page = (d: SubscriptionDocument, now = NOW, url = URL_, apps?: AppLinkOptions) => {
+  const { document, errors } = parseHtml(renderHtmlPage(d, { subscriptionUrl: url, now, ...(apps ? { apps } : {}) }));
   expect(errors, 'the page parses without a single HTML parse error').toEqual([]);
   return document;
 };
@@ -125,44 +126,58 @@ describe('renderHtmlPage: import links', () => {
     return { scheme: u.protocol, host: u.host, url: u.searchParams.get('url'), name: u.searchParams.get('name'), hash: u.hash };
   };
 
-  it('has a button for every app in IMPORT_APPS, in order', () => {
+  it('without a platform: a button for every app with a link, in the order the platforms list them (v2rayN has none: copy and QR)', () => {
     const ids = findAll(byId(root, 'import'), (el) => hasClass(el, 'app')).map((a) => attr(a, 'data-app'));
-    expect(ids).toEqual(IMPORT_APPS.map((a) => a.id));
-    expect(ids).toEqual(['happ', 'v2rayng', 'hiddify', 'streisand', 'shadowrocket', 'clash', 'sing-box', 'karing']);
+    const expected = [...new Set(PLATFORMS.flatMap((p) => DEFAULT_APP_ORDER[p]))].filter((id) => id !== 'v2rayn');
+    expect(ids).toEqual(expected);
+    expect(ids.slice(0, 3)).toEqual(['happ', 'v2rayng', 'hiddify']);
+  });
+
+  it('for the browser’s platform: its apps in the operator’s order', () => {
+    const ios = page({ ...doc(vlessServers()), title }, NOW, URL_, { platform: 'ios', order: { ios: ['stash', 'happ'] } });
+    expect(findAll(byId(ios, 'import'), (el) => hasClass(el, 'app')).map((a) => attr(a, 'data-app'))).toEqual(['stash', 'happ']);
+    const windows = page({ ...doc(vlessServers()), title }, NOW, URL_, { platform: 'windows' });
+    expect(findAll(byId(windows, 'import'), (el) => hasClass(el, 'app')).map((a) => attr(a, 'data-app'))).toEqual(
+      appsFor('windows')
+        .filter((a) => a.importLink)
+        .map((a) => a.id),
+    );
   });
 
   it('wraps the subscription URL the way each app reads it', () => {
     // Happ, Streisand: the URL appended as is.
     expect(hrefOf('happ')).toBe(`happ://add/${URL_}`);
     expect(hrefOf('streisand')).toBe(`streisand://import/${URL_}`);
-    // Hiddify: the app takes path.substring(1) + query after hiddify://import.
-    expect(hrefOf('hiddify')).toBe(`hiddify://import/${URL_}`);
+    // Hiddify: the app takes path.substring(1) + query after hiddify://import; the fragment names it.
     const hiddify = new URL(hrefOf('hiddify'));
-    expect([hiddify.host, hiddify.pathname.slice(1) + hiddify.search]).toEqual(['import', URL_]);
-    // Shadowrocket: sub:// + standard base64 of the URL.
-    expect(hrefOf('shadowrocket')).toBe(`sub://${Buffer.from(URL_).toString('base64')}`);
-    expect(Buffer.from(hrefOf('shadowrocket').slice('sub://'.length), 'base64').toString()).toBe(URL_);
-    // v2rayNG: ?url= percent-encoded; the app decodes it once more (URLDecoder), which leaves this URL unchanged.
-    expect(hrefOf('v2rayng')).toBe(`v2rayng://install-sub?url=${encodeURIComponent(URL_)}`);
+    expect([hiddify.host, hiddify.pathname.slice(1) + hiddify.search, decodeURIComponent(hiddify.hash.slice(1))]).toEqual([
+      'import',
+      URL_,
+      title,
+    ]);
+    // v2rayNG: ?url= percent-encoded (the app decodes it once more, which leaves this URL unchanged); the fragment names it.
     const v2 = query(hrefOf('v2rayng'));
-    expect([v2.scheme, v2.host, v2.url, decodeURIComponent(v2.url!)]).toEqual(['v2rayng:', 'install-sub', URL_, URL_]);
-    // clash:// apps: install-config?url=.
-    expect(hrefOf('clash')).toBe(`clash://install-config?url=${encodeURIComponent(URL_)}`);
-    expect(query(hrefOf('clash'))).toMatchObject({ scheme: 'clash:', host: 'install-config', url: URL_ });
+    expect([v2.scheme, v2.host, v2.url, decodeURIComponent(v2.url!), decodeURIComponent(v2.hash.slice(1))]).toEqual([
+      'v2rayng:',
+      'install-config',
+      URL_,
+      URL_,
+      title,
+    ]);
+    // Clash Verge Rev: install-config?name=…&url=… with url last.
+    expect(query(hrefOf('clash-verge'))).toMatchObject({ scheme: 'clash:', host: 'install-config', url: URL_, name: title });
+    expect(hrefOf('clash-verge').endsWith(`&url=${encodeURIComponent(URL_)}`)).toBe(true);
     // sing-box: import-remote-profile?url=<encoded>#<encoded name>.
     expect(hrefOf('sing-box')).toBe(`sing-box://import-remote-profile?url=${encodeURIComponent(URL_)}#${encodeURIComponent(title)}`);
-    const sb = query(hrefOf('sing-box'));
-    expect([sb.host, sb.url, decodeURIComponent(sb.hash.slice(1))]).toEqual(['import-remote-profile', URL_, title]);
     // Karing: install-config?url=&name=, both encoded.
     expect(hrefOf('karing')).toBe(`karing://install-config?url=${encodeURIComponent(URL_)}&name=${encodeURIComponent(title)}`);
-    expect(query(hrefOf('karing'))).toMatchObject({ scheme: 'karing:', host: 'install-config', url: URL_, name: title });
   });
 
   it('encodes what needs encoding in a URL with a query', () => {
     const url = 'https://sub.example.com/s/t?format=a&b=c d';
     const r = page(doc([]), NOW, url);
     const href = (id: string) => attr(findAll(r, (el) => attr(el, 'data-app') === id)[0]!, 'href')!;
-    for (const id of ['v2rayng', 'clash', 'sing-box', 'karing']) expect(query(href(id)).url).toBe(url);
+    for (const id of ['v2rayng', 'clash-verge', 'sing-box', 'karing']) expect(query(href(id)).url).toBe(url);
     expect(text(byId(r, 'sub-url'))).toBe(url);
   });
 

@@ -1,5 +1,13 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { type DomainDeps, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
+import { platformFromUserAgent } from '@svc/client-apps';
+import {
+  type DomainDeps,
+  getCustomerPages,
+  publicBaseUrl,
+  type SubFormat,
+  type SubLinkSettings,
+  type SubscriptionDocumentData,
+} from '@svc/domain';
 import {
   type AppEnv,
   type FastPath,
@@ -55,8 +63,14 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     const doc = documentOf(data, settings, base);
     const format = subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
     if (format === 'html') {
-      // A person in a browser: usage, expiry, QR codes and import buttons for the apps.
-      const page = renderHtmlPage(doc, { subscriptionUrl: `${base}/sub/${c.req.param('token')}`, now: deps.clock.now() });
+      // A person in a browser: usage, expiry, QR codes and import buttons for the apps of their
+      // device, in the operator's order (the customer pages' brand, as the portal shows them).
+      const { apps } = await getCustomerPages(deps);
+      const page = renderHtmlPage(doc, {
+        subscriptionUrl: `${base}/sub/${c.req.param('token')}`,
+        now: deps.clock.now(),
+        apps: { platform: platformFromUserAgent(c.req.header('user-agent') ?? ''), order: apps },
+      });
       return c.body(page, 200, {
         'content-type': 'text/html; charset=utf-8',
         'content-security-policy': HTML_PAGE_CSP,
