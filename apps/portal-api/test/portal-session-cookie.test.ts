@@ -107,6 +107,40 @@ describe('the portal refresh token in a cookie (?session=cookie)', () => {
     expect((await post('/portal/v1/auth/refresh?session=cookie', {}, { cookie: `svc_portal_refresh=${value}` })).status).toBe(401);
   });
 
+  it('sign out everywhere ends every session of the customer, this one included, and clears this browser’s cookie; another customer keeps theirs', async () => {
+    const email = await aCustomer();
+    const other = await aCustomer();
+    const signIn = async (who: string) => {
+      const res = await post('/portal/v1/auth/login?session=cookie', { email: who, password: PASSWORD });
+      return {
+        cookie: cookie(res, 'svc_portal_refresh')?.value as string,
+        token: ((await res.json()) as { access_token: string }).access_token,
+      };
+    };
+    const [phone, laptop, theirs] = [await signIn(email), await signIn(email), await signIn(other)];
+    const res = await fetch(`${p.s.url}/portal/v1/auth/logout-everywhere`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${laptop.token}` },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { sessions_ended: number }).sessions_ended).toBe(2);
+    expect(cookie(res, 'svc_portal_refresh')?.attrs['max-age']).toBe('0');
+    for (const s of [phone, laptop])
+      expect((await post('/portal/v1/auth/refresh?session=cookie', {}, { cookie: `svc_portal_refresh=${s.cookie}` })).status).toBe(401);
+    expect((await post('/portal/v1/auth/refresh?session=cookie', {}, { cookie: `svc_portal_refresh=${theirs.cookie}` })).status).toBe(200);
+    expect((await fetch(`${p.s.url}/portal/v1/auth/logout-everywhere`, { method: 'POST' })).status).toBe(401);
+  });
+
+  it('a refused sign-in says why in words and in a code a front end translates (client-disabled), and sets no cookie', async () => {
+    const email = unique('refused');
+    const made = (await p.post('/api/v1/clients', { email, password: PASSWORD })) as { id: string };
+    expect((await p.s.api.patch(`/api/v1/clients/${made.id}`, { status: 'disabled' }, { token: p.token })).status).toBe(200);
+    const res = await post('/portal/v1/auth/login?session=cookie', { email, password: PASSWORD });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ code: 'client-disabled', detail: expect.stringContaining('disabled') });
+    expect(res.headers.getSetCookie()).toEqual([]);
+  });
+
   it('without the cookie: 401 in cookie mode, 400 naming the field in body mode; an admin’s refresh token is no customer’s', async () => {
     expect((await post('/portal/v1/auth/refresh?session=cookie', {})).status).toBe(401);
     const bodyMode = await post('/portal/v1/auth/refresh', {});

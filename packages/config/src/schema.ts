@@ -274,7 +274,8 @@ export const configSchema = z.object({
       oauth_return_url: z.url().optional(),
       /**
        * Where a magic link points: `{token}` is replaced by the one-time token. Default: the
-       * portal's own page {public_base_url}/portal/v1/auth/magic-link#token={token}, which signs
+       * portal web app's page {public_base_url}/portal/auth/magic-link#token={token} (the API's bare
+       * page /portal/v1/auth/magic-link#token={token} does the same without the app), which signs
        * in only when the person presses its button (a mail scanner that opens links does not use
        * the token up; in the fragment it never reaches a server log). A front end of the
        * operator's posts the token to POST /portal/v1/auth/callback itself.

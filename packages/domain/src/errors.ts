@@ -43,8 +43,9 @@ export class UnauthenticatedError extends DomainError {
   }
 }
 export class ForbiddenError extends DomainError {
-  constructor(message = 'not allowed') {
-    super('forbidden', message);
+  /** `extra.code`: a machine-readable reason beside the words (a front end translates by it). */
+  constructor(message = 'not allowed', extra?: Record<string, unknown>) {
+    super('forbidden', message, undefined, extra);
   }
 }
 export class NotFoundError extends DomainError {

@@ -3,6 +3,7 @@ import type { AppEnv } from '@svc/http';
 import * as callback from './auth/callback.ts';
 import * as login from './auth/login.ts';
 import * as logout from './auth/logout.ts';
+import * as logoutEverywhere from './auth/logout-everywhere.ts';
 import * as magicLink from './auth/magic-link.ts';
 import * as methods from './auth/methods.ts';
 import { registerPortalOAuthRoutes } from './auth/oauth-routes.ts';
@@ -29,6 +30,7 @@ const ROUTES = [
   callback,
   refresh,
   logout,
+  logoutEverywhere,
   me,
   password,
   usage,

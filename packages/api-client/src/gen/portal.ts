@@ -99,6 +99,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/v1/auth/logout-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out everywhere: every session of the customer is revoked, this one included (each refresh token stops working, this browser's refresh cookie is cleared; access tokens expire on their own)
+         * @description Not in the spec (ours): a customer who lost a device, or shared a password, ends every sign-in at once. Scope: client.
+         */
+        post: operations["postAuthLogoutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/v1/auth/magic-link": {
         parameters: {
             query?: never;
@@ -586,6 +606,10 @@ export interface components {
             /** Format: password */
             password: string;
         };
+        PortalLogoutEverywhere: {
+            /** @description How many sessions were ended, this one included */
+            sessions_ended: number;
+        };
         PortalMe: {
             client: components["schemas"]["PortalClient"];
             subscriptions: components["schemas"]["PortalSubscription"][];
@@ -1009,6 +1033,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postAuthLogoutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sessions ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLogoutEverywhere"];
+                };
             };
             /** @description Missing, invalid or expired token, or a token of another scope */
             401: {

@@ -30,9 +30,13 @@ export const MagicLinkCallbackInput = z
   .brand<'MagicLinkCallbackInput'>();
 export type MagicLinkCallbackInput = z.output<typeof MagicLinkCallbackInput>;
 
-/** The URL a mail carries (portal_auth.link_url, or the portal's own page with the token in the fragment). */
+/**
+ * The URL a mail carries: portal_auth.link_url, or the portal web app's landing page (apps/portal-web,
+ * /portal/auth/magic-link) with the token in the fragment. The bare page the API serves at
+ * /portal/v1/auth/magic-link stays, for an installation that sets link_url to it.
+ */
 export function magicLinkUrl(config: Config, token: string): string {
-  const template = config.portal_auth.link_url ?? `${publicBaseUrl(config)}/portal/v1/auth/magic-link#token={token}`;
+  const template = config.portal_auth.link_url ?? `${publicBaseUrl(config)}/portal/auth/magic-link#token={token}`;
   return template.replaceAll('{token}', encodeURIComponent(token));
 }
 

@@ -220,6 +220,21 @@ export async function revokeSession(deps: DomainDeps, actor: Actor, sid: string)
   });
 }
 
+/**
+ * "Sign out everywhere": every session of the signed-in subject is revoked, this one included
+ * (each refresh token stops working; access tokens expire on their own within 15 minutes).
+ * Audited with how many were ended. Returns that number.
+ */
+export async function revokeEverySession(deps: DomainDeps, actor: Actor): Promise<number> {
+  if (!actor.id || (actor.type !== 'admin' && actor.type !== 'client')) return 0;
+  const subject: SessionSubject = { type: actor.type, id: actor.id };
+  return unitOfWork(deps, async (uow) => {
+    const ended = await revokeAllSessions(uow.db, subject, 'logout_everywhere', deps.clock.now());
+    uow.audit({ action: 'auth.logout_everywhere', entity_type: subject.type, entity_id: subject.id, details: { sessions: ended } }, actor);
+    return ended;
+  });
+}
+
 export async function revokeAllSessions(trx: Db, subject: SessionSubject, reason: string, now: Date): Promise<number> {
   const res = await trx
     .updateTable('sessions')
