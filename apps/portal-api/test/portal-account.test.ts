@@ -63,6 +63,16 @@ describe('GET /portal/v1/me', () => {
       traffic_limit_bytes: 10_000_000,
       expires_at: expires,
     });
+    // When the traffic count starts again: the renewal's next period, UTC (null for no_reset).
+    const sub = me.body.subscriptions[0];
+    const now = p.s.clock.now();
+    const expected =
+      sub.renewal === 'no_reset'
+        ? null
+        : sub.renewal === 'month'
+          ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
+          : expect.any(String);
+    expect(sub.next_reset_at).toEqual(expected);
     expect(JSON.stringify(me.body)).not.toContain('vip');
     expect(me.body.subscriptions[0]).not.toHaveProperty('link');
   });

@@ -24,6 +24,9 @@ export const PortalSubscriptionSchema = z
     expires_at: Timestamp.nullable().openapi({ description: 'null: never' }),
     renewal: z.enum(['no_reset', 'day', 'week', 'month']),
     period_started_at: Timestamp,
+    next_reset_at: Timestamp.nullable().openapi({
+      description: 'When the traffic count starts again (the next renewal period, UTC); null: renewal no_reset',
+    }),
     plan_id: z.string().nullable(),
     credentials_rotated_at: Timestamp.nullable(),
     created_at: Timestamp,

@@ -674,6 +674,11 @@ export interface components {
              */
             expires_at: string | null;
             id: string;
+            /**
+             * Format: date-time
+             * @description When the traffic count starts again (the next renewal period, UTC); null: renewal no_reset
+             */
+            next_reset_at: string | null;
             /** Format: date-time */
             period_started_at: string;
             plan_id: string | null;

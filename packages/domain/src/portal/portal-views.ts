@@ -1,4 +1,5 @@
 import type { ClientRow, Renewal, SubscriptionRow, SubscriptionStatus } from '@svc/db';
+import { nextPeriodStart } from '../subscriptions/limits.ts';
 import { currentStatus } from '../subscriptions/subscription-status.ts';
 
 /** The client as the portal shows them to themselves. */
@@ -36,6 +37,8 @@ export interface PortalSubscriptionView {
   expires_at: string | null;
   renewal: Renewal;
   period_started_at: string;
+  /** When the traffic count starts again (the renewal's next period, UTC); null for no_reset. */
+  next_reset_at: string | null;
   plan_id: string | null;
   credentials_rotated_at: string | null;
   created_at: string;
@@ -51,6 +54,7 @@ export const portalSubscriptionView = (r: SubscriptionRow, now: Date): PortalSub
   expires_at: r.expires_at?.toISOString() ?? null,
   renewal: r.renewal,
   period_started_at: r.period_started_at.toISOString(),
+  next_reset_at: nextPeriodStart(r.renewal, now)?.toISOString() ?? null,
   plan_id: r.plan_id,
   credentials_rotated_at: r.credentials_rotated_at?.toISOString() ?? null,
   created_at: r.created_at.toISOString(),

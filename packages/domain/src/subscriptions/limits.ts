@@ -28,6 +28,23 @@ export function periodStart(renewal: Renewal, now: Date): Date | null {
 }
 
 /**
+ * When the renewal period holding `now` ends and the traffic counts start again (the next
+ * periodStart), in UTC; null for no_reset. What the customer reads as "resets on …".
+ */
+export function nextPeriodStart(renewal: Renewal, now: Date): Date | null {
+  const start = periodStart(renewal, now);
+  if (!start) return null;
+  switch (renewal) {
+    case 'day':
+      return new Date(start.getTime() + DAY);
+    case 'week':
+      return new Date(start.getTime() + 7 * DAY);
+    default:
+      return new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
+  }
+}
+
+/**
  * Writes down the traffic limits that usage has reached: subscriptions stored as active
  * whose used_bytes reached traffic_limit_bytes take the status the rule gives now (limited,
  * or expired if that came first), their nodes get a new revision so they drop those users,
