@@ -15,8 +15,8 @@ export const session = new BrowserSession(`${PORTAL_API}/auth`);
 export const api: PortalClient = createClient<paths>({ baseUrl: ROOT_PREFIX });
 api.use(authMiddleware(session));
 
-/** A refusal as the server wrote it: the problem document with any extra members (`reason`). */
-export type PortalProblem = Problem & { reason?: string };
+/** A refusal as the server wrote it: the problem document with any extra members (`code`: a refused sign-in's reason). */
+export type PortalProblem = Problem & { code?: string };
 
 /** The data of an answer, or throws ApiError carrying the whole problem document. */
 export async function unwrap<T>(answer: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {

@@ -4,6 +4,7 @@ import { Link, Outlet, useNavigate } from '@tanstack/react-router';
 import { Suspense, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, session } from './api.ts';
+import { useBranding, useBrandText } from './branding.ts';
 import { LanguagePicker } from './components/language-picker.tsx';
 import { useSessionState } from './session-state.ts';
 
@@ -25,9 +26,7 @@ export function Frame() {
       <Box component="header" className="svc-header">
         <Container size={COLUMN} px="md" py="xs">
           <Group justify="space-between" wrap="nowrap" gap="xs">
-            <Anchor component={Link} to="/" fw={700} fz="lg" c="var(--mantine-color-text)" underline="never">
-              {t('app.brand')}
-            </Anchor>
+            <Brand />
             <Group gap="xs" wrap="nowrap">
               <LanguagePicker />
               {state === 'signed-in' && <SignOutButton />}
@@ -35,12 +34,62 @@ export function Frame() {
           </Group>
         </Container>
       </Box>
+      <Announcement />
       <Container component="main" id="main" size={COLUMN} px="md" py="lg">
         <Suspense fallback={<Busy />}>
           <Outlet />
         </Suspense>
       </Container>
+      <Footer />
     </>
+  );
+}
+
+/** The operator's logo and name (the brand), a link to the start page. */
+function Brand() {
+  const { t } = useTranslation();
+  const b = useBranding();
+  return (
+    <Anchor component={Link} to="/" fw={700} fz="lg" c="var(--mantine-color-text)" underline="never" miw={0} data-testid="brand">
+      <Group gap={8} wrap="nowrap">
+        {b?.logo && <img src={b.logo} alt="" className="svc-logo" data-testid="brand-logo" />}
+        <Text span inherit truncate="end">
+          {b?.name ?? t('app.brand')}
+        </Text>
+      </Group>
+    </Anchor>
+  );
+}
+
+/** The operator's notice (in the reader's language when given), above every screen. */
+function Announcement() {
+  const { t } = useTranslation();
+  const text = useBrandText('announcement');
+  if (!text) return null;
+  return (
+    <Box component="aside" aria-label={t('frame.announcement')} className="svc-announcement" data-testid="announcement">
+      <Container size={COLUMN} px="md" py={8}>
+        <Text size="sm" style={{ whiteSpace: 'pre-line' }}>
+          {text}
+        </Text>
+      </Container>
+    </Box>
+  );
+}
+
+/** Where customers get help, when the operator names a place. */
+function Footer() {
+  const { t } = useTranslation();
+  const url = useBranding()?.support_url;
+  if (!url) return null;
+  return (
+    <Container component="footer" size={COLUMN} px="md" pb="xl">
+      <Text size="sm" ta="center">
+        <Anchor href={url} target="_blank" rel="noopener noreferrer" data-testid="support-link">
+          {t('frame.support')}
+        </Anchor>
+      </Text>
+    </Container>
   );
 }
 

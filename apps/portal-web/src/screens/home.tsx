@@ -1,10 +1,18 @@
-import { Alert, Badge, Button, Card, CopyButton, Group, Progress, Skeleton, Stack, Text, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, CopyButton, Divider, Group, Modal, Progress, Skeleton, Stack, Text, Title } from '@mantine/core';
 import { formatBytes, formatDateTimeUtc, formatRelativeTime } from '@svc/format';
 import { QrCode } from '@svc/web-ui';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { lazy, Suspense, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { api, type PortalSchemas, unwrap } from '../api.ts';
+import { api, type PortalSchemas, session, unwrap } from '../api.ts';
+import { useBranding, useBrandText } from '../branding.ts';
+import { Connect } from '../components/connect.tsx';
+import { describeProblem } from '../components/problems.ts';
 import { Busy, Failure } from '../frame.tsx';
+
+// uPlot and its stylesheet only when a chart shows.
+const Usage = lazy(() => import('../components/usage.tsx'));
 
 type Subscription = PortalSchemas['PortalSubscription'];
 
@@ -16,6 +24,8 @@ type Subscription = PortalSchemas['PortalSubscription'];
 export function HomeScreen() {
   const { t } = useTranslation();
   const me = useQuery({ queryKey: ['/portal/v1/me'], queryFn: () => unwrap(api.GET('/portal/v1/me')) });
+  const welcome = useBrandText('welcome');
+  const brand = useBranding()?.name ?? t('app.brand');
   if (me.isError) return <Failure message={t('common.unreachable')} retry={() => me.refetch()} />;
   if (!me.data) return <Busy />;
   const { client, subscriptions } = me.data;
@@ -25,6 +35,11 @@ export function HomeScreen() {
         <Title order={1} size="h2">
           {t('home.title')}
         </Title>
+        {welcome && (
+          <Text mt={4} data-testid="welcome" style={{ whiteSpace: 'pre-line' }}>
+            {welcome}
+          </Text>
+        )}
         <Text size="sm" c="dimmed" data-testid="signed-in-as">
           {t('home.signedInAs', { email: client.email })}
         </Text>
@@ -35,19 +50,33 @@ export function HomeScreen() {
         </Alert>
       ) : (
         subscriptions.map((s, i) => (
-          <SubscriptionCard key={s.id} s={s} title={subscriptions.length > 1 ? t('home.numbered', { n: i + 1 }) : t('home.subscription')} />
+          <SubscriptionCard
+            key={s.id}
+            s={s}
+            title={subscriptions.length > 1 ? t('home.numbered', { n: i + 1 }) : t('home.subscription')}
+            // The profile's name in the app: the brand (numbered when there are several).
+            profile={subscriptions.length > 1 ? `${brand} ${i + 1}` : brand}
+          />
         ))
       )}
+      <Account />
     </Stack>
   );
 }
 
 const STATUS_COLOR: Record<Subscription['status'], string> = { active: 'teal', limited: 'orange', expired: 'red', disabled: 'gray' };
 
-function SubscriptionCard({ s, title }: { s: Subscription; title: string }) {
+const linkKey = (id: string) => ['/portal/v1/subscriptions/{id}/link', id];
+
+function SubscriptionCard({ s, title, profile }: { s: Subscription; title: string; profile: string }) {
   const { t, i18n } = useTranslation();
   const lng = i18n.language;
   const titleId = `sub-${s.id}-title`;
+  const link = useQuery({
+    queryKey: linkKey(s.id),
+    queryFn: () => unwrap(api.GET('/portal/v1/subscriptions/{id}/link', { params: { path: { id: s.id } } })),
+  });
+  const url = link.data?.url;
   return (
     <Card withBorder padding="md" radius="md" component="section" aria-labelledby={titleId} data-testid="subscription">
       <Group justify="space-between" wrap="nowrap" mb="xs">
@@ -80,7 +109,15 @@ function SubscriptionCard({ s, title }: { s: Subscription; title: string }) {
             </>
           )}
         </Fact>
-        <LinkBlock id={s.id} />
+        <Section title={t('connect.title')}>{url ? <Connect url={url} name={profile} /> : <Skeleton height={120} />}</Section>
+        {link.isError ? <Failure message={t('home.linkFailed')} retry={() => link.refetch()} /> : <LinkBlock url={url} />}
+        <Section title={t('usage.title')}>
+          <Suspense fallback={<Skeleton height={200} />}>
+            <Usage id={s.id} />
+          </Suspense>
+        </Section>
+        <Divider />
+        <Rotate id={s.id} />
       </Stack>
     </Card>
   );
@@ -125,29 +162,35 @@ function Traffic({ s }: { s: Subscription }) {
   );
 }
 
+function Section({ title, children }: { title: string; children: React.ReactNode }) {
+  return (
+    <Stack gap="xs" component="section" aria-label={title}>
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        {title}
+      </Text>
+      {children}
+    </Stack>
+  );
+}
+
 /** The subscription link (GET …/link): a QR code to scan with the phone's app, the text to copy as the fallback. */
-function LinkBlock({ id }: { id: string }) {
+function LinkBlock({ url }: { url: string | undefined }) {
   const { t } = useTranslation();
-  const link = useQuery({
-    queryKey: ['/portal/v1/subscriptions/{id}/link', id],
-    queryFn: () => unwrap(api.GET('/portal/v1/subscriptions/{id}/link', { params: { path: { id } } })),
-  });
-  if (link.isError) return <Failure message={t('home.linkFailed')} retry={() => link.refetch()} />;
   return (
     <Stack gap="sm" align="center">
       <Text size="xs" c="dimmed" tt="uppercase" fw={600} style={{ alignSelf: 'stretch' }}>
         {t('home.link')}
       </Text>
-      {link.data ? (
+      {url ? (
         <>
-          <QrCode value={link.data.url} label={t('home.qr')} size={200} />
+          <QrCode value={url} label={t('home.qr')} size={200} />
           <Text size="xs" c="dimmed" ta="center">
             {t('home.qrHint')}
           </Text>
           <Text className="svc-mono" dir="ltr" ta="center" data-testid="subscription-link">
-            {link.data.url}
+            {url}
           </Text>
-          <CopyButton value={link.data.url}>
+          <CopyButton value={url}>
             {({ copied, copy }) => (
               <Button variant={copied ? 'default' : 'filled'} onClick={copy} fullWidth data-testid="copy-link">
                 {copied ? t('home.copied') : t('home.copy')}
@@ -159,5 +202,117 @@ function LinkBlock({ id }: { id: string }) {
         <Skeleton height={200} width={200} />
       )}
     </Stack>
+  );
+}
+
+/**
+ * A new link (POST …/rotate-credentials): the old one stops at once, so every device must
+ * import the new one; asked first. The answer's link replaces the shown one (QR, buttons).
+ */
+function Rotate({ id }: { id: string }) {
+  const { t } = useTranslation();
+  const queryClient = useQueryClient();
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState(false);
+  const rotate = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const rotated = await unwrap(api.POST('/portal/v1/subscriptions/{id}/rotate-credentials', { params: { path: { id } } }));
+      queryClient.setQueryData(linkKey(id), { url: rotated.link });
+      void queryClient.invalidateQueries({ queryKey: ['/portal/v1/me'] });
+      setAsking(false);
+      setDone(true);
+    } catch (err) {
+      setError(describeProblem(t, err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Stack gap="xs">
+      {done && (
+        <Alert color="teal" role="status" title={t('rotate.doneTitle')} data-testid="rotated">
+          {t('rotate.done')}
+        </Alert>
+      )}
+      <Button variant="default" onClick={() => setAsking(true)} data-testid="rotate">
+        {t('rotate.button')}
+      </Button>
+      <Modal opened={asking} onClose={() => setAsking(false)} title={t('rotate.confirmTitle')} centered>
+        <Stack gap="md">
+          <Text size="sm">{t('rotate.warning')}</Text>
+          {error && (
+            <Alert color="red" role="alert">
+              {error}
+            </Alert>
+          )}
+          <Group justify="flex-end" gap="xs">
+            <Button variant="default" onClick={() => setAsking(false)}>
+              {t('common.cancel')}
+            </Button>
+            <Button color="red" onClick={rotate} loading={busy} data-testid="rotate-confirm">
+              {t('rotate.confirm')}
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Stack>
+  );
+}
+
+/** Sign out everywhere (POST /portal/v1/auth/logout-everywhere): every session ends, this one too; asked first. */
+function Account() {
+  const { t } = useTranslation();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const signOutEverywhere = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await unwrap(api.POST('/portal/v1/auth/logout-everywhere'));
+      session.clear();
+      queryClient.clear();
+      await navigate({ to: '/' });
+    } catch (err) {
+      setError(describeProblem(t, err));
+      setBusy(false);
+    }
+  };
+  return (
+    <Card withBorder padding="md" radius="md" component="section" aria-labelledby="account-title">
+      <Title order={2} size="h4" id="account-title" mb="xs">
+        {t('account.title')}
+      </Title>
+      <Text size="sm" mb="sm">
+        {t('account.everywhereHint')}
+      </Text>
+      <Button variant="default" color="red" onClick={() => setAsking(true)} data-testid="sign-out-everywhere">
+        {t('account.everywhere')}
+      </Button>
+      <Modal opened={asking} onClose={() => setAsking(false)} title={t('account.confirmTitle')} centered>
+        <Stack gap="md">
+          <Text size="sm">{t('account.confirm')}</Text>
+          {error && (
+            <Alert color="red" role="alert">
+              {error}
+            </Alert>
+          )}
+          <Group justify="flex-end" gap="xs">
+            <Button variant="default" onClick={() => setAsking(false)}>
+              {t('common.cancel')}
+            </Button>
+            <Button color="red" onClick={signOutEverywhere} loading={busy} data-testid="sign-out-everywhere-confirm">
+              {t('account.everywhere')}
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Card>
   );
 }

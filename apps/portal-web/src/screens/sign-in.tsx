@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, session, unwrap } from '../api.ts';
+import { useBrandText } from '../branding.ts';
 import { AuthCard } from '../components/auth-card.tsx';
 import { MagicLinkRequest } from '../components/magic-link-request.tsx';
 import { useAuthMethods } from '../components/methods.ts';
@@ -36,6 +37,7 @@ export function SignInScreen({ search, setSearch }: { search: SignInSearch; setS
     }
   });
   const [waiting, setWaiting] = useState(false);
+  const welcome = useBrandText('welcome');
   if (methods.isError) return <Failure message={t('common.unreachable')} retry={() => methods.refetch()} />;
   if (!methods.data) return <Busy />;
   if (waiting) return <WaitingForApproval emailConfirmed />;
@@ -43,6 +45,11 @@ export function SignInScreen({ search, setSearch }: { search: SignInSearch; setS
   const mode = m.password ? (search.with ?? 'password') : 'link';
   return (
     <AuthCard title={t('signIn.title')}>
+      {welcome && (
+        <Text data-testid="welcome" style={{ whiteSpace: 'pre-line' }}>
+          {welcome}
+        </Text>
+      )}
       {oauthError && (
         <Alert color="red" role="alert" title={t('signIn.oauthRefused')}>
           {oauthError}
