@@ -46,6 +46,7 @@ beforeAll(async () => {
     '/api/v1/admins/{id}': (await f.admin()).id,
     '/api/v1/settings/subscription-link': '',
     '/api/v1/settings/outbound': '',
+    '/api/v1/settings/customer-pages': '',
     '/api/v1/webhooks/{id}': (
       await s.api.post('/api/v1/webhooks', { url: 'https://hooks.example.com/svc', event_types: ['client.registered'] }, { token })
     ).body.id,
