@@ -37,6 +37,7 @@ const SECTIONS = [
   { to: '/admins', key: 'nav.admins' },
   { to: '/audit-log', key: 'nav.audit' },
   { to: '/settings', key: 'nav.settings' },
+  { to: '/customer-pages', key: 'nav.customerPages' },
 ] as const;
 
 /**

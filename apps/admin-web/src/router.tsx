@@ -32,6 +32,7 @@ const AcmeAccountsScreen = lazy(() => import('./screens/acme-accounts.tsx').then
 const PaymentProvidersScreen = lazy(() => import('./screens/payment-providers.tsx').then((m) => ({ default: m.PaymentProvidersScreen })));
 const ChainsScreen = lazy(() => import('./screens/chains.tsx').then((m) => ({ default: m.ChainsScreen })));
 const SettingsScreen = lazy(() => import('./screens/settings.tsx').then((m) => ({ default: m.SettingsScreen })));
+const CustomerPagesScreen = lazy(() => import('./screens/customer-pages.tsx').then((m) => ({ default: m.CustomerPagesScreen })));
 const WebhooksScreen = lazy(() => import('./screens/webhooks.tsx').then((m) => ({ default: m.WebhooksScreen })));
 
 // Filters live in the URL (a reload, a shared link or the back button keeps them). Each screen
@@ -180,6 +181,8 @@ const chains = createRoute({ getParentRoute: () => rootRoute, path: '/chains', c
 
 const settings = createRoute({ getParentRoute: () => rootRoute, path: '/settings', component: SettingsScreen });
 
+const customerPages = createRoute({ getParentRoute: () => rootRoute, path: '/customer-pages', component: CustomerPagesScreen });
+
 const admins = createRoute({ getParentRoute: () => rootRoute, path: '/admins', component: AdminsScreen });
 
 const auditLog = createRoute({
@@ -218,6 +221,7 @@ const routeTree = rootRoute.addChildren([
   admins,
   auditLog,
   settings,
+  customerPages,
   certificates,
   dnsProviders,
   acmeAccounts,
