@@ -32,6 +32,8 @@ export interface PageOptions {
   height?: number;
   locale?: string;
   colorScheme?: 'light' | 'dark';
+  /** The browser's User-Agent (an iPhone's: the portal offers the iOS apps). */
+  userAgent?: string;
 }
 
 /** A fresh profile (no cookies, no storage) with the page's console errors collected. */
@@ -45,6 +47,7 @@ export async function openPage(
     colorScheme: opts.colorScheme ?? 'light',
     // Screens are checked and photographed at rest, not mid-transition.
     reducedMotion: 'reduce',
+    ...(opts.userAgent ? { userAgent: opts.userAgent } : {}),
   });
   const page = await context.newPage();
   const errors: string[] = [];

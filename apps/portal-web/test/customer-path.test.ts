@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { importLinkFor } from '@svc/client-apps';
 import { type ControlPlane, fleetOverRest, startControlPlane } from '@svc/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -16,6 +17,21 @@ import { CHROMIUM, expectAccessible, launchBrowser, openPage, shot } from './bro
  */
 
 const GIB = 1024 ** 3;
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+/** A 1×1 PNG: the operator's logo. */
+const LOGO = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const BRAND = {
+  name: 'Acme VPN',
+  logo: LOGO,
+  primary_color: '#f76707',
+  support_url: 'https://help.example.com/',
+  announcement: 'Maintenance on Sunday, 02:00 UTC.',
+  apps: { ios: ['streisand', 'happ', 'shadowrocket'] },
+  texts: { ru: { announcement: 'Профилактика в воскресенье, 02:00 UTC.' }, en: { welcome: 'Welcome to Acme VPN.' } },
+};
+/** The User-Agent each app fetches its subscription with. */
+const APP_AGENT: Record<string, string> = { happ: 'Happ/3.16.0', streisand: 'Streisand/1.6.8', shadowrocket: 'Shadowrocket/2.2.60' };
 const CUSTOMER = { email: 'customer@example.com', password: 'customer-password-1' };
 
 /** The plain-text copy of the newest mail of `kind` to `email` in the outbox, once the worker has written it. */
@@ -32,11 +48,13 @@ async function mailTo(cp: ControlPlane, email: string, kind: string): Promise<st
   throw new Error(`no ${kind} mail to ${email} in ${outbox}`);
 }
 
-/** The mail's link as this app's landing page: the token's fragment on /portal/auth/magic-link. */
+/** The mail's link as it is: this app's landing page, the token in the fragment (/portal/auth/magic-link#token=…). */
 function landingOf(cp: ControlPlane, mail: string): string {
-  const link = new URL(/https?:\/\/\S+/.exec(mail)?.[0] ?? 'missing:');
+  const url = /https?:\/\/\S+/.exec(mail)?.[0] ?? 'missing:';
+  const link = new URL(url);
+  expect(`${link.origin}${link.pathname}${link.search}`).toBe(`${cp.http}/portal/auth/magic-link`);
   expect(new URLSearchParams(link.hash.slice(1)).get('token')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-  return `${cp.http}/portal/auth/magic-link${link.hash}`;
+  return url;
 }
 
 async function signInWithPassword(
@@ -296,6 +314,153 @@ describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
     await page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
     await page.getByTestId('no-subscriptions').waitFor();
     await expectAccessible(page, 'home (no subscriptions)');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('the operator’s brand; connect buttons for this device; a new link; sign out everywhere', async () => {
+    const branded = await cp.api.patch('/api/v1/settings/customer-pages', BRAND);
+    if (branded.status !== 200) throw new Error(branded.text);
+    const { context, page, errors } = await openPage(browser, { width: 390, height: 844, userAgent: IPHONE });
+    onTestFailed(() => shot(page, 'brand-failed'));
+    await page.goto(`${cp.http}/portal/`);
+    // The header shows the brand's name and logo; the page is titled with it; the announcement and the welcome show.
+    await page.getByTestId('brand').getByText('Acme VPN').waitFor();
+    expect(await page.getByTestId('brand-logo').getAttribute('src')).toBe(LOGO);
+    await page.waitForFunction(() => document.title === 'Acme VPN');
+    expect(await page.getByRole('complementary', { name: 'Announcement' }).textContent()).toBe(BRAND.announcement);
+    expect(await page.getByTestId('welcome').textContent()).toBe('Welcome to Acme VPN.');
+    expect(await page.getByTestId('support-link').getAttribute('href')).toBe(BRAND.support_url);
+    // The primary colour is the operator's, darkened as far as white text on it needs (axe checks the contrast).
+    const fill = await page.getByRole('button', { name: 'Sign in', exact: true }).evaluate((b) => getComputedStyle(b).backgroundColor);
+    expect(fill).not.toBe('rgb(8, 111, 150)');
+    expect(fill).toMatch(/^rgb\((\d+), (\d+), (\d+)\)$/);
+    const [r, g, b] = (fill.match(/\d+/g) as string[]).map(Number) as [number, number, number];
+    expect(r).toBeGreaterThan(g);
+    expect(g).toBeGreaterThan(b);
+    await expectAccessible(page, 'sign-in (branded)');
+    await shot(page, 'en-390-08-branded-sign-in');
+
+    await signInWithPassword(page, CUSTOMER);
+    await page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
+    const card = page.getByTestId('subscription');
+    await card.getByTestId('subscription-link').getByText(link, { exact: true }).waitFor();
+    // An iPhone: the iOS apps in the brand's order, each "Add to" the catalogue's import link of this subscription.
+    expect(await page.getByTestId('platform').inputValue()).toBe('ios');
+    const apps = card.getByTestId('client-app');
+    expect(await apps.evaluateAll((els) => els.map((e) => e.getAttribute('data-app')))).toEqual(BRAND.apps.ios);
+    for (const id of BRAND.apps.ios) {
+      const add = card.locator(`[data-app="${id}"]`).getByTestId('add-to-app');
+      expect(await add.getAttribute('href')).toBe(importLinkFor(id, link, BRAND.name));
+      expect((await add.textContent())?.startsWith('Add to ')).toBe(true);
+      // What the app fetches from that link answers.
+      const fetched = await fetch(link, { headers: { 'user-agent': APP_AGENT[id] as string } });
+      expect(fetched.status).toBe(200);
+    }
+    await card.locator('[data-app="streisand"]').getByTestId('get-app').waitFor();
+    // Traffic over time: a chart per day (none used yet: zero everywhere), per month at a switch.
+    const chart = card.getByRole('img', { name: 'Chart of the traffic over time' });
+    await chart.locator('canvas').waitFor();
+    expect(await card.getByTestId('usage').getByText('0 B in this range').count()).toBe(1);
+    await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/usage?granularity=month') && r.status() === 200),
+      card.getByText('Month', { exact: true }).click(),
+    ]);
+    await chart.locator('canvas').waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible(page, 'home (branded, iOS)');
+    await shot(page, 'en-390-09-connect-ios');
+
+    // Windows: v2rayN has no link to tap; copy the link, then import it from the clipboard.
+    await page.getByTestId('platform').selectOption('windows');
+    const v2rayn = card.locator('[data-app="v2rayn"]');
+    await v2rayn.waitFor();
+    expect(await v2rayn.getByTestId('add-to-app').count()).toBe(0);
+    await v2rayn.getByTestId('copy-for-app').waitFor();
+    expect(await v2rayn.getByTestId('guide').textContent()).toContain('“Import Share Links from clipboard”');
+    expect(await card.locator('[data-app="hiddify"]').getByTestId('add-to-app').getAttribute('href')).toBe(
+      importLinkFor('hiddify', link, BRAND.name),
+    );
+    await expectAccessible(page, 'home (Windows)');
+    await shot(page, 'en-390-10-connect-windows');
+
+    // A new link: asked first; then the new link and QR, and the old one answers 404.
+    await card.getByTestId('rotate').click();
+    const dialog = page.getByRole('dialog', { name: 'Replace the link?' });
+    await dialog.getByText('Every device that uses it must import the new link again.', { exact: false }).waitFor();
+    await expectAccessible(page, 'rotate (confirm)');
+    await shot(page, 'en-390-11-rotate-confirm');
+    await dialog.getByTestId('rotate-confirm').click();
+    await card.getByTestId('rotated').waitFor();
+    const fresh = (await card.getByTestId('subscription-link').textContent()) as string;
+    expect(fresh).not.toBe(link);
+    expect(fresh).toMatch(/\/sub\/[A-Za-z0-9_-]+$/);
+    expect(await card.getByRole('img', { name: 'QR code of the subscription link' }).getAttribute('data-qr-value')).toBe(fresh);
+    expect(await card.locator('[data-app="hiddify"]').getByTestId('add-to-app').getAttribute('href')).toBe(
+      importLinkFor('hiddify', fresh, BRAND.name),
+    );
+    expect((await fetch(link, { headers: { 'user-agent': 'Happ/3.16.0' } })).status).toBe(404);
+    expect((await fetch(fresh, { headers: { 'user-agent': 'Happ/3.16.0' } })).status).toBe(200);
+    link = fresh;
+    await expectAccessible(page, 'home (rotated)');
+
+    // Sign out everywhere: a second browser signed in meanwhile is signed out too.
+    const other = await openPage(browser, { width: 1280 });
+    await other.page.goto(`${cp.http}/portal/`);
+    await signInWithPassword(other.page, CUSTOMER);
+    await other.page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
+    await other.page.getByTestId('language').waitFor();
+    await shot(other.page, 'en-1280-03-home-branded');
+    await page.getByTestId('sign-out-everywhere').click();
+    const ask = page.getByRole('dialog', { name: 'Sign out everywhere?' });
+    await ask.waitFor();
+    await expectAccessible(page, 'sign out everywhere (confirm)');
+    await ask.getByTestId('sign-out-everywhere-confirm').click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await other.page.reload();
+    await other.page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(errors).toEqual([]);
+    expect(other.errors).toEqual([]);
+    await other.context.close();
+    await context.close();
+  });
+
+  it('branded, right to left: the connect buttons and the brand in Persian', async () => {
+    for (const width of [390, 1280]) {
+      const { context, page, errors } = await openPage(browser, { width, locale: 'fa-IR', userAgent: IPHONE });
+      onTestFailed(() => shot(page, `fa-${width}-brand-failed`));
+      await page.goto(`${cp.http}/portal/`);
+      await page.getByTestId('brand').getByText('Acme VPN').waitFor();
+      await signInWithPassword(page, CUSTOMER, { email: 'ایمیل', password: 'گذرواژه', submit: 'ورود' });
+      await page.getByRole('heading', { name: 'اشتراک‌های من' }).waitFor();
+      await page.getByTestId('client-app').first().waitFor();
+      expect(await page.getByTestId('add-to-app').first().textContent()).toBe('افزودن به Streisand');
+      if (width === 390) expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      await expectAccessible(page, `home (fa, branded, ${width})`);
+      await shot(page, `fa-${width}-03-connect`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it('a refused sign-in is said in the customer’s language by its code (an admin disabled the client)', async () => {
+    const banned = { email: 'banned@example.com', password: 'banned-password-1' };
+    const made = await cp.api.post('/api/v1/clients', banned);
+    if (made.status !== 201) throw new Error(made.text);
+    const off = await cp.api.patch(`/api/v1/clients/${made.body.id}`, { status: 'disabled' });
+    if (off.status !== 200) throw new Error(off.text);
+    const { context, page, errors } = await openPage(browser, { width: 390, height: 844, locale: 'ru-RU' });
+    onTestFailed(() => shot(page, 'ru-refused-failed'));
+    await page.goto(`${cp.http}/portal/`);
+    await page.getByRole('heading', { name: 'Вход' }).waitFor();
+    // The announcement in Russian replaces the default one.
+    expect(await page.getByTestId('announcement').textContent()).toBe('Профилактика в воскресенье, 02:00 UTC.');
+    await signInWithPassword(page, banned, { email: 'Эл. почта', password: 'Пароль', submit: 'Войти' });
+    await page.getByRole('alert').getByText('Эта учётная запись отключена. Обратитесь к своему провайдеру.').waitFor();
+    await expectAccessible(page, 'sign-in refused (ru)');
+    await shot(page, 'ru-390-01-refused');
     expect(errors).toEqual([]);
     await context.close();
   });

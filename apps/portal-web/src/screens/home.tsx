@@ -241,7 +241,13 @@ function Rotate({ id }: { id: string }) {
       <Button variant="default" onClick={() => setAsking(true)} data-testid="rotate">
         {t('rotate.button')}
       </Button>
-      <Modal opened={asking} onClose={() => setAsking(false)} title={t('rotate.confirmTitle')} centered>
+      <Modal
+        opened={asking}
+        onClose={() => setAsking(false)}
+        title={t('rotate.confirmTitle')}
+        closeButtonProps={{ 'aria-label': t('common.close') }}
+        centered
+      >
         <Stack gap="md">
           <Text size="sm">{t('rotate.warning')}</Text>
           {error && (
@@ -295,7 +301,13 @@ function Account() {
       <Button variant="default" color="red" onClick={() => setAsking(true)} data-testid="sign-out-everywhere">
         {t('account.everywhere')}
       </Button>
-      <Modal opened={asking} onClose={() => setAsking(false)} title={t('account.confirmTitle')} centered>
+      <Modal
+        opened={asking}
+        onClose={() => setAsking(false)}
+        title={t('account.confirmTitle')}
+        closeButtonProps={{ 'aria-label': t('common.close') }}
+        centered
+      >
         <Stack gap="md">
           <Text size="sm">{t('account.confirm')}</Text>
           {error && (
