@@ -107,6 +107,7 @@ describe.skipIf(!CHROMIUM)('the customer pages’ brand in the panel', () => {
     await page.getByLabel('Welcome line').fill('خوش آمدید');
     await expect.poll(() => preview.getByTestId('preview-welcome').getAttribute('dir')).toBe('rtl');
     await expectAccessible(page, 'customer pages (owner, unsaved)');
+    await page.evaluate('window.scrollTo(0, 0)');
     await shot(page, 'customer-pages-1280-preview');
 
     await page.getByRole('button', { name: 'Save', exact: true }).click();

@@ -220,6 +220,7 @@ function CustomerPagesForm({ settings, readOnly }: { settings: CustomerPages; re
                     label={t('customerPages.name')}
                     description={t('customerPages.nameHint', { host: window.location.hostname })}
                     maxLength={60}
+                    dir="auto"
                     error={errors.name?.message}
                     {...form.register('name')}
                   />
@@ -321,6 +322,7 @@ function CustomerPagesForm({ settings, readOnly }: { settings: CustomerPages; re
                     autosize
                     minRows={2}
                     maxLength={500}
+                    dir="auto"
                     error={errors.announcement?.message}
                     {...form.register('announcement')}
                   />
@@ -472,7 +474,8 @@ function Preview({ values, platform, lang, apps }: { values: Values; platform: P
   const ink = textOn(color);
   const name = values.name.trim() || window.location.hostname;
   const welcome = values.texts[lang].welcome.trim();
-  const announcement = values.texts[lang].announcement.trim() || values.announcement.trim();
+  const local = values.texts[lang].announcement.trim();
+  const announcement = local || values.announcement.trim();
   const dir = LOCALES.find((l) => l.code === lang)?.dir ?? 'ltr';
   return (
     <Card withBorder padding={0} data-testid="preview" aria-labelledby="preview-title">
@@ -499,13 +502,13 @@ function Preview({ values, platform, lang, apps }: { values: Values; platform: P
               data-testid="preview-logo"
             />
           )}
-          <Text fw={700} size="lg" c="inherit" data-testid="preview-name" truncate>
+          <Text fw={700} size="lg" c="inherit" data-testid="preview-name" dir="auto" truncate>
             {name}
           </Text>
         </Group>
         <Stack gap="sm" p="md" bg="var(--mantine-color-body)">
           {announcement && (
-            <Alert color="yellow" variant="light" p="xs" data-testid="preview-announcement" lang={lang} dir={dir}>
+            <Alert color="yellow" variant="light" p="xs" data-testid="preview-announcement" {...(local ? { lang, dir } : { dir: 'auto' })}>
               <Text size="sm" c="var(--mantine-color-text)">
                 {announcement}
               </Text>
