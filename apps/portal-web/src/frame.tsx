@@ -69,7 +69,7 @@ function Announcement() {
   return (
     <Box component="aside" aria-label={t('frame.announcement')} className="svc-announcement" data-testid="announcement">
       <Container size={COLUMN} px="md" py={8}>
-        <Text size="sm" style={{ whiteSpace: 'pre-line' }}>
+        <Text size="sm" dir="auto" style={{ whiteSpace: 'pre-line' }}>
           {text}
         </Text>
       </Container>

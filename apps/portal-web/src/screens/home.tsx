@@ -36,7 +36,7 @@ export function HomeScreen() {
           {t('home.title')}
         </Title>
         {welcome && (
-          <Text mt={4} data-testid="welcome" style={{ whiteSpace: 'pre-line' }}>
+          <Text mt={4} data-testid="welcome" dir="auto" style={{ whiteSpace: 'pre-line' }}>
             {welcome}
           </Text>
         )}

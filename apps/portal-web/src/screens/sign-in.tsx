@@ -46,7 +46,7 @@ export function SignInScreen({ search, setSearch }: { search: SignInSearch; setS
   return (
     <AuthCard title={t('signIn.title')}>
       {welcome && (
-        <Text data-testid="welcome" style={{ whiteSpace: 'pre-line' }}>
+        <Text data-testid="welcome" dir="auto" style={{ whiteSpace: 'pre-line' }}>
           {welcome}
         </Text>
       )}
