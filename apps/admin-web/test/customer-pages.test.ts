@@ -85,7 +85,9 @@ describe.skipIf(!CHROMIUM)('the customer pages’ brand in the panel', () => {
 
     await page.getByRole('textbox', { name: 'Primary colour' }).fill('#1d4ed8');
     await expect
-      .poll(() => preview.getByTestId('preview-header').evaluate((e) => getComputedStyle(e).backgroundColor))
+      .poll(() =>
+        preview.getByTestId('preview-header').evaluate((e) => (globalThis as unknown as Styled).getComputedStyle(e).backgroundColor),
+      )
       .toBe('rgb(29, 78, 216)');
     await page.getByLabel('Announcement', { exact: true }).fill('Maintenance on Sunday night.');
     await expect.poll(() => preview.getByTestId('preview-announcement').textContent()).toBe('Maintenance on Sunday night.');
@@ -194,3 +196,6 @@ describe.skipIf(!CHROMIUM)('the customer pages’ brand in the panel', () => {
     expect(errors).toEqual([]);
   });
 });
+
+/** The browser's getComputedStyle as these Node-typed tests name it inside evaluate (the tests' lib has no DOM). */
+type Styled = { getComputedStyle(x: unknown): { backgroundColor: string } };

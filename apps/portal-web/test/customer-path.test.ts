@@ -327,12 +327,14 @@ describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
     // The header shows the brand's name and logo; the page is titled with it; the announcement and the welcome show.
     await page.getByTestId('brand').getByText('Acme VPN').waitFor();
     expect(await page.getByTestId('brand-logo').getAttribute('src')).toBe(LOGO);
-    await page.waitForFunction(() => document.title === 'Acme VPN');
+    await page.waitForFunction("document.title === 'Acme VPN'");
     expect(await page.getByRole('complementary', { name: 'Announcement' }).textContent()).toBe(BRAND.announcement);
     expect(await page.getByTestId('welcome').textContent()).toBe('Welcome to Acme VPN.');
     expect(await page.getByTestId('support-link').getAttribute('href')).toBe(BRAND.support_url);
     // The primary colour is the operator's, darkened as far as white text on it needs (axe checks the contrast).
-    const fill = await page.getByRole('button', { name: 'Sign in', exact: true }).evaluate((b) => getComputedStyle(b).backgroundColor);
+    const fill = await page
+      .getByRole('button', { name: 'Sign in', exact: true })
+      .evaluate((b) => (globalThis as unknown as Styled).getComputedStyle(b).backgroundColor);
     expect(fill).not.toBe('rgb(8, 111, 150)');
     expect(fill).toMatch(/^rgb\((\d+), (\d+), (\d+)\)$/);
     const [r, g, b] = (fill.match(/\d+/g) as string[]).map(Number) as [number, number, number];
@@ -465,3 +467,6 @@ describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
     await context.close();
   });
 });
+
+/** The browser's getComputedStyle as these Node-typed tests name it inside evaluate (the tests' lib has no DOM). */
+type Styled = { getComputedStyle(x: unknown): { backgroundColor: string } };
