@@ -429,10 +429,15 @@ describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
     await context.close();
   });
 
-  it('branded, right to left: the connect buttons and the brand in Persian', async () => {
-    for (const width of [390, 1280]) {
-      const { context, page, errors } = await openPage(browser, { width, locale: 'fa-IR', userAgent: IPHONE });
-      onTestFailed(() => shot(page, `fa-${width}-brand-failed`));
+  it('branded, right to left: the connect buttons and the brand in Persian, light and dark', async () => {
+    const runs = [
+      { width: 390, colorScheme: 'light', name: 'fa-390' },
+      { width: 1280, colorScheme: 'light', name: 'fa-1280' },
+      { width: 390, colorScheme: 'dark', name: 'fa-dark-390' },
+    ] as const;
+    for (const { width, colorScheme, name } of runs) {
+      const { context, page, errors } = await openPage(browser, { width, colorScheme, locale: 'fa-IR', userAgent: IPHONE });
+      onTestFailed(() => shot(page, `${name}-brand-failed`));
       await page.goto(`${cp.http}/portal/`);
       await page.getByTestId('brand').getByText('Acme VPN').waitFor();
       await signInWithPassword(page, CUSTOMER, { email: 'ایمیل', password: 'گذرواژه', submit: 'ورود' });
@@ -440,8 +445,8 @@ describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
       await page.getByTestId('client-app').first().waitFor();
       expect(await page.getByTestId('add-to-app').first().textContent()).toBe('افزودن به Streisand');
       if (width === 390) expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
-      await expectAccessible(page, `home (fa, branded, ${width})`);
-      await shot(page, `fa-${width}-03-connect`);
+      await expectAccessible(page, `home (fa, branded, ${name})`);
+      await shot(page, `${name}-03-connect`);
       expect(errors).toEqual([]);
       await context.close();
     }

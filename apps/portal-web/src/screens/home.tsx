@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Card, CopyButton, Divider, Group, Modal, Progress, Skeleton, Stack, Text, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, CopyButton, Divider, Group, Progress, Skeleton, Stack, Text, Title } from '@mantine/core';
 import { formatBytes, formatDateTimeUtc, formatRelativeTime } from '@svc/format';
 import { QrCode } from '@svc/web-ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
@@ -7,8 +7,8 @@ import { lazy, Suspense, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, type PortalSchemas, session, unwrap } from '../api.ts';
 import { useBranding, useBrandText } from '../branding.ts';
+import { ConfirmAction } from '../components/confirm-action.tsx';
 import { Connect } from '../components/connect.tsx';
-import { describeProblem } from '../components/problems.ts';
 import { Busy, Failure } from '../frame.tsx';
 
 // uPlot and its stylesheet only when a chart shows.
@@ -212,24 +212,12 @@ function LinkBlock({ url }: { url: string | undefined }) {
 function Rotate({ id }: { id: string }) {
   const { t } = useTranslation();
   const queryClient = useQueryClient();
-  const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState(false);
   const rotate = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const rotated = await unwrap(api.POST('/portal/v1/subscriptions/{id}/rotate-credentials', { params: { path: { id } } }));
-      queryClient.setQueryData(linkKey(id), { url: rotated.link });
-      void queryClient.invalidateQueries({ queryKey: ['/portal/v1/me'] });
-      setAsking(false);
-      setDone(true);
-    } catch (err) {
-      setError(describeProblem(t, err));
-    } finally {
-      setBusy(false);
-    }
+    const rotated = await unwrap(api.POST('/portal/v1/subscriptions/{id}/rotate-credentials', { params: { path: { id } } }));
+    queryClient.setQueryData(linkKey(id), { url: rotated.link });
+    void queryClient.invalidateQueries({ queryKey: ['/portal/v1/me'] });
+    setDone(true);
   };
   return (
     <Stack gap="xs">
@@ -238,33 +226,14 @@ function Rotate({ id }: { id: string }) {
           {t('rotate.done')}
         </Alert>
       )}
-      <Button variant="default" onClick={() => setAsking(true)} data-testid="rotate">
-        {t('rotate.button')}
-      </Button>
-      <Modal
-        opened={asking}
-        onClose={() => setAsking(false)}
+      <ConfirmAction
+        label={t('rotate.button')}
+        testId="rotate"
         title={t('rotate.confirmTitle')}
-        closeButtonProps={{ 'aria-label': t('common.close') }}
-        centered
-      >
-        <Stack gap="md">
-          <Text size="sm">{t('rotate.warning')}</Text>
-          {error && (
-            <Alert color="red" role="alert">
-              {error}
-            </Alert>
-          )}
-          <Group justify="flex-end" gap="xs">
-            <Button variant="default" onClick={() => setAsking(false)}>
-              {t('common.cancel')}
-            </Button>
-            <Button color="red" onClick={rotate} loading={busy} data-testid="rotate-confirm">
-              {t('rotate.confirm')}
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+        text={t('rotate.warning')}
+        confirmLabel={t('rotate.confirm')}
+        run={rotate}
+      />
     </Stack>
   );
 }
@@ -274,21 +243,11 @@ function Account() {
   const { t } = useTranslation();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const signOutEverywhere = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await unwrap(api.POST('/portal/v1/auth/logout-everywhere'));
-      session.clear();
-      queryClient.clear();
-      await navigate({ to: '/' });
-    } catch (err) {
-      setError(describeProblem(t, err));
-      setBusy(false);
-    }
+    await unwrap(api.POST('/portal/v1/auth/logout-everywhere'));
+    session.clear();
+    queryClient.clear();
+    await navigate({ to: '/' });
   };
   return (
     <Card withBorder padding="md" radius="md" component="section" aria-labelledby="account-title">
@@ -298,33 +257,15 @@ function Account() {
       <Text size="sm" mb="sm">
         {t('account.everywhereHint')}
       </Text>
-      <Button variant="default" color="red" onClick={() => setAsking(true)} data-testid="sign-out-everywhere">
-        {t('account.everywhere')}
-      </Button>
-      <Modal
-        opened={asking}
-        onClose={() => setAsking(false)}
+      <ConfirmAction
+        label={t('account.everywhere')}
+        testId="sign-out-everywhere"
+        color="red"
         title={t('account.confirmTitle')}
-        closeButtonProps={{ 'aria-label': t('common.close') }}
-        centered
-      >
-        <Stack gap="md">
-          <Text size="sm">{t('account.confirm')}</Text>
-          {error && (
-            <Alert color="red" role="alert">
-              {error}
-            </Alert>
-          )}
-          <Group justify="flex-end" gap="xs">
-            <Button variant="default" onClick={() => setAsking(false)}>
-              {t('common.cancel')}
-            </Button>
-            <Button color="red" onClick={signOutEverywhere} loading={busy} data-testid="sign-out-everywhere-confirm">
-              {t('account.everywhere')}
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+        text={t('account.confirm')}
+        confirmLabel={t('account.everywhere')}
+        run={signOutEverywhere}
+      />
     </Card>
   );
 }
