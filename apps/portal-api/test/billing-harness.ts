@@ -155,7 +155,7 @@ export async function desiredRevision(b: BillingServer, nodeId: string): Promise
 export async function plan(
   b: BillingServer,
   over: Record<string, unknown> = {},
-): Promise<{ id: string; price: number; currency: string; duration_days: number }> {
+): Promise<{ id: string; name: string; price: number; currency: string; duration_days: number }> {
   return b.p.post('/api/v1/plans', {
     name: `Plan ${Math.random().toString(36).slice(2, 8)}`,
     price: 990,

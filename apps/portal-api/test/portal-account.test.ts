@@ -150,6 +150,7 @@ describe('GET /portal/v1/plans and /payment-methods', () => {
       currency: 'EUR',
       duration_days: 30,
       traffic_limit_bytes: null,
+      description: null,
       renewal: 'no_reset',
     });
 

@@ -359,7 +359,8 @@ export const configSchema = z.object({
     .object({
       /**
        * Where a payer lands after the provider's page; `{payment_id}` is replaced. Default:
-       * {public_base_url}/portal/v1/checkout/return?payment_id={payment_id} (the portal's page).
+       * {public_base_url}/portal/payments/{payment_id} (the portal web app's page of the payment,
+       * its status live); /portal/v1/checkout/return?payment_id={payment_id} is a bare page without script.
        */
       return_url: z.url().optional(),
       /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FORMAT_BROWSER_MODULE } from './gen/browser-module.ts';
-import { formatBytes, formatDateTimeUtc, formatDuration, formatRelativeTime } from './index.ts';
+import { currencyExponent, formatBytes, formatDateTimeUtc, formatDuration, formatMoney, formatRelativeTime } from './index.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -110,6 +110,25 @@ describe('moments', () => {
     expect(formatDateTimeUtc(new Date('2027-01-01T00:00:59.900Z'))).toBe('2027-01-01 00:00 UTC');
     expect(formatDateTimeUtc('2027-01-31T13:45:00.000Z')).toBe('2027-01-31 13:45 UTC');
     expect(formatDateTimeUtc('not a date')).toBe('');
+  });
+});
+
+describe('money', () => {
+  it('an amount in minor units reads by the currency’s ISO 4217 exponent, not the browser’s own data', () => {
+    expect([currencyExponent('EUR'), currencyExponent('JPY'), currencyExponent('KWD')]).toEqual([2, 0, 3]);
+    expect(formatMoney(990, 'EUR')).toBe('€9.90');
+    expect(formatMoney(500, 'JPY')).toBe('¥500');
+    // Intl puts a no-break space between a code and the number.
+    const spaced = (s: string) => s.replace(/\u00a0/g, ' ');
+    expect(spaced(formatMoney(1234, 'KWD'))).toBe('KWD 1.234');
+    // Two fraction digits always, even where a runtime's currency data says otherwise.
+    expect(spaced(formatMoney(990, 'HUF'))).toBe('HUF 9.90');
+    expect(spaced(formatMoney(99000, 'RUB', 'ru'))).toBe('990,00 ₽');
+    expect(formatMoney(990, 'EUR', 'fa')).toContain('۹٫۹۰');
+  });
+
+  it('a code the runtime cannot format still reads as an amount and a code, never an exception', () => {
+    expect(formatMoney(990, 'not-a-code')).toBe('9.90 not-a-code');
   });
 });
 

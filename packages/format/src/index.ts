@@ -9,3 +9,4 @@ export { BYTE_UNITS, formatBytes } from './bytes.ts';
 export { formatDateTimeUtc } from './date-time.ts';
 export { formatDuration, formatRelativeTime, spanUnit } from './durations.ts';
 export { DEFAULT_LOCALE } from './locale.ts';
+export { currencyExponent, formatMoney } from './money.ts';

@@ -176,9 +176,12 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     tags: [o.tag],
     summary: "Link a provider to the signed-in account (settings): answers the provider's URL; its callback links the identity",
     auth: o.auth,
-    request: { params: ProviderParam },
+    request: { params: ProviderParam, query: SessionModeQuery },
     responses: {
-      200: json(LinkStartedSchema, 'Open authorization_url in this browser: Set-Cookie binds the link to it'),
+      200: json(
+        LinkStartedSchema,
+        "Open authorization_url in this browser: Set-Cookie binds the link to it. With ?session=cookie (the web app): the callback ends at the web app, '#oauth=linked' (or '#oauth_error=…') in the fragment",
+      ),
       404: { description: 'Provider not configured' },
       503: { description: 'The provider cannot be reached' },
       504: { description: 'The provider did not answer in time' },
@@ -189,6 +192,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, o: OAuthRouteOptio
     const { sub, sid } = c.get('auth');
     const started = await startOAuth(c.get('deps'), surface, provider, requestMeta(c), { subjectId: sub, sessionId: sid });
     bindingCookie(c, surface, provider, started.browserKey);
+    if (o.webAppPath && wantsCookieSession(c)) setBindingCookie(c, webModeCookie(c, surface, provider), '1');
     return c.json({ authorization_url: started.url.toString() }, 200);
   }) as never);
 

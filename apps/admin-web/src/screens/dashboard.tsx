@@ -1,11 +1,11 @@
 import { Anchor, Card, SegmentedControl, SimpleGrid, Stack, Text } from '@mantine/core';
+import { formatMoney } from '@svc/format';
 import { formatBytes, formatDate, formatNumber } from '@svc/web-ui';
 import { useQuery } from '@tanstack/react-query';
 import { Link, type LinkProps } from '@tanstack/react-router';
 import { type ReactNode, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
-import { formatMoney } from '../components/money.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { useFallbackInterval } from '../events.ts';
 
@@ -79,7 +79,7 @@ export function DashboardScreen() {
             s &&
             (s.revenue.by_currency.length === 0
               ? '—'
-              : s.revenue.by_currency.map((r) => formatMoney(lng, r.amount, r.currency)).join(' · '))
+              : s.revenue.by_currency.map((r) => formatMoney(r.amount, r.currency, lng)).join(' · '))
           }
         >
           {s && t('dashboard.payments', { count: s.revenue.by_currency.reduce((n, r) => n + r.payments, 0) })}

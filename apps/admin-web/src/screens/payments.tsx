@@ -1,6 +1,7 @@
 import { Badge, Button, Group, Select, Text, TextInput } from '@mantine/core';
 import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
+import { formatMoney } from '@svc/format';
 import { DataTable, formatDateTime } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createColumnHelper } from '@tanstack/react-table';
@@ -10,7 +11,6 @@ import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { ListBar, SearchBox, sortParam, sortState } from '../components/list-search.tsx';
-import { formatMoney } from '../components/money.ts';
 import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
@@ -76,7 +76,7 @@ export function PaymentsScreen({ search, setSearch }: { search: PaymentsSearch; 
   });
   const ask = (p: Payment, action: 'confirm' | 'cancel' | 'refund') =>
     modals.openConfirmModal({
-      title: t(`payments.${action}Title`, { amount: formatMoney(lng, p.amount, p.currency), email: p.client_email }),
+      title: t(`payments.${action}Title`, { amount: formatMoney(p.amount, p.currency, lng), email: p.client_email }),
       children: <Text size="sm">{t(`payments.${action}Body`)}</Text>,
       labels: { confirm: t(`payments.${action}`), cancel: t('common.cancel') },
       confirmProps: action === 'confirm' ? {} : { color: 'red' },
@@ -86,7 +86,7 @@ export function PaymentsScreen({ search, setSearch }: { search: PaymentsSearch; 
     () => [
       col.accessor('created_at', { header: t('fields.created'), cell: (c) => formatDateTime(lng, c.getValue()) }),
       col.accessor('client_email', { header: t('fields.email') }),
-      col.accessor('amount', { header: t('payments.amount'), cell: (c) => formatMoney(lng, c.getValue(), c.row.original.currency) }),
+      col.accessor('amount', { header: t('payments.amount'), cell: (c) => formatMoney(c.getValue(), c.row.original.currency, lng) }),
       col.accessor('status', {
         header: t('fields.status'),
         cell: (c) => (

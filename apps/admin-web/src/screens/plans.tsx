@@ -10,10 +10,12 @@ import {
   Select,
   SimpleGrid,
   Stack,
+  Textarea,
   TextInput,
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { AdminSchemas } from '@svc/api-client';
+import { currencyExponent, formatMoney } from '@svc/format';
 import { DataTable, formatBytes } from '@svc/web-ui';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { createColumnHelper } from '@tanstack/react-table';
@@ -27,7 +29,6 @@ import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { useGroupOptions } from '../components/lookups.ts';
-import { currencyDigits, formatMoney } from '../components/money.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { useCan } from '../me.tsx';
@@ -58,7 +59,7 @@ export function PlansScreen() {
             c.getValue()
           ),
       }),
-      col.accessor('price', { header: t('plans.price'), cell: (c) => formatMoney(lng, c.getValue(), c.row.original.currency) }),
+      col.accessor('price', { header: t('plans.price'), cell: (c) => formatMoney(c.getValue(), c.row.original.currency, lng) }),
       col.accessor('duration_days', { header: t('plans.duration'), cell: (c) => t('plans.days', { count: c.getValue() }) }),
       col.accessor('traffic_limit_bytes', {
         header: t('subscriptions.limit'),
@@ -122,6 +123,7 @@ interface Values {
   currency: string;
   duration_days: number | string;
   traffic_limit_bytes: number | null;
+  description: string;
   renewal: string;
   access_group_ids: string[];
   archived: boolean;
@@ -134,10 +136,11 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
   const form = useForm<Values>({
     defaultValues: {
       name: plan?.name ?? '',
-      price: plan ? plan.price / 10 ** currencyDigits(plan.currency) : 5,
+      price: plan ? plan.price / 10 ** currencyExponent(plan.currency) : 5,
       currency: plan?.currency ?? 'USD',
       duration_days: plan?.duration_days ?? 30,
       traffic_limit_bytes: plan?.traffic_limit_bytes ?? null,
+      description: plan?.description ?? '',
       renewal: plan?.renewal ?? 'no_reset',
       access_group_ids: plan?.access_group_ids ?? [],
       archived: plan?.archived ?? false,
@@ -157,9 +160,11 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
       name: v.name,
       currency,
       // Typed in major units (5.99), stored in minor units (599).
-      price: Math.round(Number(v.price) * 10 ** currencyDigits(currency)),
+      price: Math.round(Number(v.price) * 10 ** currencyExponent(currency)),
       duration_days: Number(v.duration_days),
       traffic_limit_bytes: v.traffic_limit_bytes,
+      // Empty: no description (null).
+      description: v.description.trim() === '' ? null : v.description,
       renewal: v.renewal as Plan['renewal'],
       access_group_ids: v.access_group_ids,
       archived: v.archived,
@@ -176,6 +181,7 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
         'currency',
         'duration_days',
         'traffic_limit_bytes',
+        'description',
         'renewal',
         'access_group_ids',
         'archived',
@@ -243,6 +249,16 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
               error={errors.traffic_limit_bytes?.message}
             />
           )}
+        />
+        <Textarea
+          label={t('plans.description')}
+          description={t('plans.descriptionHint')}
+          autosize
+          minRows={2}
+          maxRows={6}
+          maxLength={1000}
+          error={errors.description?.message}
+          {...form.register('description')}
         />
         <Controller
           control={form.control}

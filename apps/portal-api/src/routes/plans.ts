@@ -11,6 +11,7 @@ export const PortalPlanSchema = z
     currency: z.string(),
     duration_days: z.number().int(),
     traffic_limit_bytes: z.number().int().nullable().openapi({ description: 'null: unlimited' }),
+    description: z.string().nullable().openapi({ description: "what the plan includes, in the operator's words (plain text); null: none" }),
     renewal: z.enum(['no_reset', 'day', 'week', 'month']).openapi({ description: 'when the traffic starts over' }),
   })
   .openapi('PortalPlan');

@@ -19,7 +19,7 @@ import {
  */
 let b: BillingServer;
 let provider: { id: string };
-let planA: { id: string; price: number };
+let planA: { id: string; price: number; name: string };
 let planB: { id: string };
 beforeAll(async () => {
   b = await startBilling();
@@ -74,9 +74,7 @@ describe('POST /portal/v1/checkout: Idempotency-Key', () => {
     expect(sent.headers.authorization).toBe(`Bearer ${STRIPE_SECRET_KEY}`);
     const form = new URLSearchParams(sent.body);
     expect(form.get('metadata[payment_id]')).toBe(res.body.payment_id);
-    expect(form.get('success_url')).toBe(
-      `https://cp.example.com/portal/v1/checkout/return?payment_id=${res.body.payment_id}&outcome=success`,
-    );
+    expect(form.get('success_url')).toBe(`https://cp.example.com/portal/payments/${res.body.payment_id}?outcome=success`);
     expect(form.get('customer_email')).toBe(c.email);
     const [row] = await paymentsOf(c.id);
     expect(row).toMatchObject({ id: res.body.payment_id, status: 'pending', amount: 1490, currency: 'EUR' });
@@ -273,6 +271,8 @@ describe('GET /portal/v1/payments', () => {
     expect(list.status).toBe(200);
     expect(list.body.items.map((p: { id: string }) => p.id)).toEqual([mine.body.payment_id]);
     expect(list.body.items[0]).toMatchObject({ status: 'pending', checkout_url: mine.body.checkout_url, paid_at: null, amount: 1490 });
+    // What it was for, in words: the plan's and the payment method's names (a receipt names them).
+    expect(list.body.items[0]).toMatchObject({ plan_name: planA.name, provider_name: 'Card', provider_kind: 'stripe' });
     const one = await b.p.s.api.get(`/portal/v1/payments/${mine.body.payment_id}`, { token: c1.token });
     expect(one.status).toBe(200);
     expect(one.body.payment_id).toBe(mine.body.payment_id);

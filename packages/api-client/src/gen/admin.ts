@@ -1819,6 +1819,8 @@ export interface components {
              * @example EUR
              */
             currency: string;
+            /** @description what the plan includes, in the operator's words (plain text, shown to customers); null: none */
+            description?: string | null;
             duration_days: number;
             name: string;
             /**
@@ -2295,6 +2297,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             currency: string;
+            /** @description what the plan includes, in the operator's words; null: none */
+            description: string | null;
             duration_days: number;
             id: string;
             name: string;
@@ -2765,6 +2769,8 @@ export interface components {
              * @example EUR
              */
             currency?: string;
+            /** @description what the plan includes, in the operator's words (plain text, shown to customers); null: none */
+            description?: string | null;
             duration_days?: number;
             name?: string;
             /**
@@ -4349,7 +4355,10 @@ export interface operations {
     };
     postAuthOauthLink: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Where the refresh token travels: `body` (default, the token pair) or `cookie` (an HttpOnly, SameSite=Strict cookie sent only to POST /auth/refresh; the body then has no refresh_token). For web apps on this origin. */
+                session?: "body" | "cookie";
+            };
             header?: never;
             path: {
                 provider: string;
@@ -4358,7 +4367,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Open authorization_url in this browser: Set-Cookie binds the link to it */
+            /** @description Open authorization_url in this browser: Set-Cookie binds the link to it. With ?session=cookie (the web app): the callback ends at the web app, '#oauth=linked' (or '#oauth_error=…') in the fragment */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -619,6 +619,12 @@ export interface components {
             id: string;
             /** Format: date-time */
             paid_at: string | null;
+            /** @description the plan's name (what was bought), as it is now */
+            plan_name: string;
+            /** @description the payment method's kind: stripe, cryptobot, yookassa, manual */
+            provider_kind: string;
+            /** @description the payment method's name, as it is now */
+            provider_name: string;
             /** @description why it ended as it did (failed, expired, canceled, refunded) */
             status_reason: string | null;
         };
@@ -637,6 +643,8 @@ export interface components {
         };
         PortalPlan: {
             currency: string;
+            /** @description what the plan includes, in the operator's words (plain text); null: none */
+            description: string | null;
             duration_days: number;
             id: string;
             name: string;
@@ -1277,7 +1285,10 @@ export interface operations {
     };
     postAuthOauthLink: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Where the refresh token travels: `body` (default, the token pair) or `cookie` (an HttpOnly, SameSite=Strict cookie sent only to POST /auth/refresh; the body then has no refresh_token). For web apps on this origin. */
+                session?: "body" | "cookie";
+            };
             header?: never;
             path: {
                 provider: string;
@@ -1286,7 +1297,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Open authorization_url in this browser: Set-Cookie binds the link to it */
+            /** @description Open authorization_url in this browser: Set-Cookie binds the link to it. With ?session=cookie (the web app): the callback ends at the web app, '#oauth=linked' (or '#oauth_error=…') in the fragment */
             200: {
                 headers: {
                     [name: string]: unknown;

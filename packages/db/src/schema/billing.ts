@@ -10,6 +10,8 @@ export interface PlansTable {
   currency: string;
   duration_days: number;
   traffic_limit_bytes: number | null;
+  /** What the plan includes, in the operator's words (shown on the portal's plan cards). */
+  description: string | null;
   /** The traffic period of a subscription bought with the plan (subscriptions.renewal). */
   renewal: Generated<'no_reset' | 'day' | 'week' | 'month'>;
   archived: Generated<boolean>;

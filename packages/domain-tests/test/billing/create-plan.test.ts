@@ -40,6 +40,28 @@ describe('createPlan', () => {
     expect((await getPlan(bed.ctx(), plan.id)).access_group_ids).toEqual([g1, g2].sort());
   });
 
+  it('the description is plain text for customers: trimmed, line breaks kept, empty is none, at most 1000 characters, no control characters', async () => {
+    expect((await create({})).description).toBeNull();
+    const plan = await create({ description: '  50 GB a month\nServers in 3 countries\n  ' });
+    expect(plan.description).toBe('50 GB a month\nServers in 3 countries');
+    expect((await getPlan(bed.ctx(), plan.id)).description).toBe(plan.description);
+    expect((await create({ description: '   ' })).description).toBeNull();
+    expect((await create({ description: null })).description).toBeNull();
+    const reason = (description: string) => {
+      try {
+        parseInput(CreatePlanInput, { ...base, description });
+        return null;
+      } catch (err) {
+        return (err as { errors: Record<string, string> }).errors.description;
+      }
+    };
+    expect(reason('x'.repeat(1000))).toBeNull();
+    expect(reason('x'.repeat(1001))).toMatch(/at most 1000/);
+    expect(reason('bell\u0007')).toMatch(/control characters/);
+    expect(reason('tab\tand\r\nbreaks')).toMatch(/control characters/);
+    expect(reason('tab\tand\nbreak')).toBeNull();
+  });
+
   it('each access group must exist: the unknown ones are named by position, and nothing is created', async () => {
     const g = await accessGroup(bed.ctx());
     const count = async () => (await bed.deps.db.selectFrom('plans').select('id').execute()).length;

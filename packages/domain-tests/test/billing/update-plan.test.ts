@@ -40,6 +40,16 @@ describe('updatePlan: a merge', () => {
     expect(await update(created.id, {})).toMatchObject({ name: 'Renamed', access_group_ids: [] });
   });
 
+  it('the description is set, kept by a patch without it, and cleared by null or an empty text', async () => {
+    const plan = await fixtures(bed.ctx()).plan();
+    expect(plan.description).toBeNull();
+    expect((await update(plan.id, { description: 'Two devices' })).description).toBe('Two devices');
+    expect((await update(plan.id, { price: 5 })).description).toBe('Two devices');
+    expect((await update(plan.id, { description: '' })).description).toBeNull();
+    await update(plan.id, { description: 'Again' });
+    expect((await update(plan.id, { description: null })).description).toBeNull();
+  });
+
   it('unknown access groups are refused by position and change nothing; an unknown plan is not found', async () => {
     const plan = await fixtures(bed.ctx()).plan();
     await expect(update(plan.id, { access_group_ids: ['agr_unknown'], price: 1 })).rejects.toMatchObject({

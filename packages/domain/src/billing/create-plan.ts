@@ -2,7 +2,16 @@ import { z } from 'zod';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { CurrencyCode, PlanAccessGroupIds, PlanDurationDays, PlanName, PlanPrice, PlanRenewal, PlanTrafficLimit } from './plan-fields.ts';
+import {
+  CurrencyCode,
+  PlanAccessGroupIds,
+  PlanDescription,
+  PlanDurationDays,
+  PlanName,
+  PlanPrice,
+  PlanRenewal,
+  PlanTrafficLimit,
+} from './plan-fields.ts';
 import { checkAccessGroups, type PlanView, planView, replacePlanAccessGroups } from './plan-view.ts';
 
 /** POST /plans and fixtures. */
@@ -13,6 +22,7 @@ export const CreatePlanInput = z
     currency: CurrencyCode,
     duration_days: PlanDurationDays,
     traffic_limit_bytes: PlanTrafficLimit.optional(),
+    description: PlanDescription.optional(),
     renewal: PlanRenewal.optional().meta({
       description: 'when the traffic of a subscription bought with the plan starts over; default no_reset',
     }),
@@ -39,6 +49,7 @@ export async function createPlan(ctx: DomainContext, input: CreatePlanInput): Pr
         currency,
         duration_days: input.duration_days,
         traffic_limit_bytes: input.traffic_limit_bytes ?? null,
+        description: input.description ?? null,
         renewal: input.renewal ?? 'no_reset',
         archived: input.archived ?? false,
         created_at: now,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RefId, trimmedName } from '../shared/fields.ts';
+import { plainText, RefId, trimmedName } from '../shared/fields.ts';
 import { TrafficLimitBytes } from '../subscriptions/subscription-fields.ts';
 
 const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(
@@ -32,3 +32,9 @@ export const PlanTrafficLimit = TrafficLimitBytes.meta({ description: 'bytes per
 
 /** The access groups a plan grants (each must exist: checked by the use case). */
 export const PlanAccessGroupIds = z.array(RefId).max(1000).meta({ description: 'access groups granted by the plan; each must exist' });
+
+/** What the plan includes, in the operator's words: plain text for the portal's plan cards (null or empty: none). */
+export const PlanDescription = plainText(1000)
+  .nullable()
+  .transform((v) => (v === '' ? null : v))
+  .meta({ description: "what the plan includes, in the operator's words (plain text, shown to customers); null: none" });

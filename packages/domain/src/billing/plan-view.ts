@@ -11,6 +11,8 @@ export interface PlanView {
   duration_days: number;
   /** null: unlimited. */
   traffic_limit_bytes: number | null;
+  /** What the plan includes, in the operator's words; null: none. */
+  description: string | null;
   /** The traffic period of a subscription bought with the plan. */
   renewal: 'no_reset' | 'day' | 'week' | 'month';
   access_group_ids: string[];
@@ -26,6 +28,7 @@ export const planView = (r: PlanRow, accessGroupIds: string[]): PlanView => ({
   currency: r.currency,
   duration_days: r.duration_days,
   traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+  description: r.description,
   renewal: r.renewal,
   access_group_ids: accessGroupIds,
   archived: r.archived,

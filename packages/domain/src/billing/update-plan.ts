@@ -3,7 +3,16 @@ import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
-import { CurrencyCode, PlanAccessGroupIds, PlanDurationDays, PlanName, PlanPrice, PlanRenewal, PlanTrafficLimit } from './plan-fields.ts';
+import {
+  CurrencyCode,
+  PlanAccessGroupIds,
+  PlanDescription,
+  PlanDurationDays,
+  PlanName,
+  PlanPrice,
+  PlanRenewal,
+  PlanTrafficLimit,
+} from './plan-fields.ts';
 import { checkAccessGroups, type PlanView, planAccessGroups, planView, replacePlanAccessGroups } from './plan-view.ts';
 import { getPlan } from './read-plans.ts';
 
@@ -15,6 +24,7 @@ export const UpdatePlanInput = z
     currency: CurrencyCode.optional(),
     duration_days: PlanDurationDays.optional(),
     traffic_limit_bytes: PlanTrafficLimit.optional(),
+    description: PlanDescription.optional(),
     renewal: PlanRenewal.optional(),
     access_group_ids: PlanAccessGroupIds.optional().meta({ description: 'replaces the whole list' }),
     archived: z.boolean().optional(),
@@ -45,6 +55,7 @@ export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePl
         ...(input.duration_days !== undefined ? { duration_days: input.duration_days } : {}),
         ...(input.traffic_limit_bytes !== undefined ? { traffic_limit_bytes: input.traffic_limit_bytes } : {}),
         ...(input.renewal !== undefined ? { renewal: input.renewal } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
         ...(input.archived !== undefined ? { archived: input.archived } : {}),
         updated_at: now,
       })

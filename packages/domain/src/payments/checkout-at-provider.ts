@@ -10,9 +10,13 @@ import { providerPort, providerRow } from './provider-port.ts';
 import { pendingDeadline } from './recheck-payments.ts';
 import { firstRecheckAt } from './recheck-schedule.ts';
 
-/** The return address of the provider's page: billing.return_url, else the portal's page. */
+/**
+ * The return address of the provider's page: billing.return_url, else the portal web app's page
+ * of the payment (/portal/payments/{id}), which shows its status live until it settles. The bare
+ * page /portal/v1/checkout/return stays for installations that name it.
+ */
 export function checkoutReturnUrl(ctx: Pick<PortalCtx, 'config'>, paymentId: string, outcome: 'success' | 'canceled'): string {
-  const template = ctx.config.billing.return_url ?? `${publicBaseUrl(ctx.config)}/portal/v1/checkout/return?payment_id={payment_id}`;
+  const template = ctx.config.billing.return_url ?? `${publicBaseUrl(ctx.config)}/portal/payments/{payment_id}`;
   const url = new URL(template.replaceAll('{payment_id}', encodeURIComponent(paymentId)));
   url.searchParams.set('outcome', outcome);
   return url.toString();

@@ -17,6 +17,19 @@ export const labelName = (max: number) =>
     // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
     .refine((n) => !/[\u0000-\u001f\u007f]/.test(n), 'must not contain control characters');
 
+/**
+ * Text an operator writes for customers (a plan's description): trimmed, at most `max`
+ * characters, line breaks and tabs kept, no other control character (nor a carriage return:
+ * a line ends with \n).
+ */
+export const plainText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max, `must be at most ${max} characters`)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+    .refine((v) => !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(v), 'must not contain control characters');
+
 /** The id of another row the input refers to (whether it exists is the use case's question). */
 export const RefId = z.string().min(1).max(64);
 

@@ -10,6 +10,7 @@ export const PlanSchema = z
     currency: z.string(),
     duration_days: z.number().int(),
     traffic_limit_bytes: z.number().int().nullable(),
+    description: z.string().nullable().openapi({ description: "what the plan includes, in the operator's words; null: none" }),
     renewal: z.enum(['no_reset', 'day', 'week', 'month']),
     access_group_ids: z.array(z.string()),
     archived: z.boolean(),

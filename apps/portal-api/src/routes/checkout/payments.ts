@@ -9,6 +9,9 @@ export const PortalPaymentSchema = CheckoutSchema.extend({
   id: z.string().openapi({ description: 'the payment id (payment_id)' }),
   paid_at: z.string().nullable().openapi({ format: 'date-time' }),
   status_reason: z.string().nullable().openapi({ description: 'why it ended as it did (failed, expired, canceled, refunded)' }),
+  plan_name: z.string().openapi({ description: "the plan's name (what was bought), as it is now" }),
+  provider_name: z.string().openapi({ description: "the payment method's name, as it is now" }),
+  provider_kind: z.string().openapi({ description: "the payment method's kind: stripe, cryptobot, yookassa, manual" }),
 }).openapi('PortalPayment');
 
 export const listRoute = defineRoute({

@@ -1,30 +1,8 @@
+import { currencyExponent } from '@svc/format';
 import { ValidationError } from '../../errors.ts';
 
-/**
- * Minor units <-> the decimal strings some providers take ("12.50"). The exponent of a
- * currency is 2 unless ISO 4217 says otherwise (the zero- and three-decimal currencies).
- */
-const ZERO_DECIMAL = new Set([
-  'BIF',
-  'CLP',
-  'DJF',
-  'GNF',
-  'ISK',
-  'JPY',
-  'KMF',
-  'KRW',
-  'PYG',
-  'RWF',
-  'UGX',
-  'VND',
-  'VUV',
-  'XAF',
-  'XOF',
-  'XPF',
-]);
-const THREE_DECIMAL = new Set(['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND']);
-
-export const currencyExponent = (currency: string): number => (ZERO_DECIMAL.has(currency) ? 0 : THREE_DECIMAL.has(currency) ? 3 : 2);
+// Minor units <-> the decimal strings some providers take ("12.50"), by the currency's ISO 4217
+// exponent (@svc/format: the same table the panel, the portal and the mails write amounts by).
 
 /** 1250 RUB -> "12.50"; 500 JPY -> "500". */
 export function minorToDecimal(amount: number, currency: string): string {
