@@ -68,7 +68,7 @@ function until(c: Rgb, to: number, against: Rgb): Rgb {
 
 /**
  * The ten shades of the operator's colour, each readable where Mantine puts it (axe, WCAG
- * 1.4.3): shades 5-9 carry white text (buttons; the theme's primary shades are 8 light, 6
+ * 1.4.3): shades 5-9 carry white text (buttons; the theme's primary shades are 8 light, 7
  * dark) and are links on the light page, so the operator's colour is darkened as little as
  * needed for 4.6:1 against white; shade 4 is the link colour on the dark page, lightened as
  * needed; 0-3 are tints.

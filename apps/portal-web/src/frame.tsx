@@ -34,6 +34,7 @@ export function Frame() {
           </Group>
         </Container>
       </Box>
+      {state === 'signed-in' && <Nav />}
       <Announcement />
       <Container component="main" id="main" size={COLUMN} px="md" py="lg">
         <Suspense fallback={<Busy />}>
@@ -42,6 +43,40 @@ export function Frame() {
       </Container>
       <Footer />
     </>
+  );
+}
+
+/**
+ * Where a signed-in customer goes: subscriptions, plans, payments, settings. A row of links
+ * under the header (it scrolls sideways when the words do not fit a phone); the current one
+ * is marked (aria-current, by the router).
+ */
+function Nav() {
+  const { t } = useTranslation();
+  const links = [
+    { to: '/', label: t('nav.home'), exact: true },
+    { to: '/plans', label: t('nav.plans'), exact: false },
+    { to: '/payments', label: t('nav.payments'), exact: false },
+    { to: '/settings', label: t('nav.settings'), exact: false },
+  ] as const;
+  return (
+    <Box component="nav" aria-label={t('nav.label')} className="svc-nav">
+      <Container size={COLUMN} px="md">
+        <div className="svc-nav-row">
+          {links.map((l) => (
+            <Link
+              key={l.to}
+              to={l.to}
+              className="svc-nav-link"
+              activeOptions={{ exact: l.exact, includeSearch: false }}
+              data-testid={`nav-${l.to.slice(1) || 'home'}`}
+            >
+              {l.label}
+            </Link>
+          ))}
+        </div>
+      </Container>
+    </Box>
   );
 }
 

@@ -1,5 +1,5 @@
 import { createRootRoute, createRoute, createRouter, Navigate, useNavigate } from '@tanstack/react-router';
-import { type ComponentType, lazy } from 'react';
+import { type ComponentType, lazy, type ReactNode, useState } from 'react';
 import { Busy, Frame } from './frame.tsx';
 import { ROUTER_BASE } from './paths.ts';
 import { NotFoundScreen } from './screens/not-found.tsx';
@@ -13,6 +13,11 @@ const SignInScreen = lazy(() => import('./screens/sign-in.tsx').then((m) => ({ d
 const RegisterScreen = lazy(() => import('./screens/register.tsx').then((m) => ({ default: m.RegisterScreen })));
 const ForgotPasswordScreen = lazy(() => import('./screens/forgot-password.tsx').then((m) => ({ default: m.ForgotPasswordScreen })));
 const MagicLinkScreen = lazy(() => import('./screens/magic-link.tsx').then((m) => ({ default: m.MagicLinkScreen })));
+const PlansScreen = lazy(() => import('./screens/plans.tsx').then((m) => ({ default: m.PlansScreen })));
+const CheckoutScreen = lazy(() => import('./screens/checkout.tsx').then((m) => ({ default: m.CheckoutScreen })));
+const PaymentsScreen = lazy(() => import('./screens/payments.tsx').then((m) => ({ default: m.PaymentsScreen })));
+const PaymentScreen = lazy(() => import('./screens/payment.tsx').then((m) => ({ default: m.PaymentScreen })));
+const SettingsScreen = lazy(() => import('./screens/settings.tsx').then((m) => ({ default: m.SettingsScreen })));
 
 const oneOf =
   <T extends string>(...values: T[]) =>
@@ -32,9 +37,101 @@ const home = createRoute({
     const search = home.useSearch();
     const navigate = useNavigate({ from: '/' });
     if (state === 'resuming') return <Busy />;
+    // The end of linking a provider from the settings (#oauth=linked, #oauth_error=…): said there.
+    if (state === 'signed-in' && window.location.hash.startsWith('#oauth'))
+      return <Navigate to="/settings" hash={window.location.hash.slice(1)} replace />;
     if (state === 'signed-in') return <HomeScreen />;
     return <SignInScreen search={search} setSearch={(next) => navigate({ search: strip(next), replace: true })} />;
   },
+});
+
+/**
+ * A screen of a signed-in customer. Signed out (a bookmark, the way back from a payment page in a
+ * new browser), the sign-in form shows in its place and the screen follows at the same address.
+ */
+function SignedIn({ children }: { children: ReactNode }) {
+  const state = useSessionState();
+  const [search, setSearch] = useState<SignInSearch>({});
+  if (state === 'resuming') return <Busy />;
+  if (state === 'signed-out') return <SignInScreen search={search} setSearch={(next) => setSearch(strip(next))} />;
+  return <>{children}</>;
+}
+
+const idParam = (v: unknown): string | undefined => (typeof v === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(v) ? v : undefined);
+
+export interface PlansSearch {
+  /** The subscription to renew (more time for it) instead of buying a new one. */
+  renew?: string;
+}
+const plans = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/plans',
+  validateSearch: (s: Record<string, unknown>): PlansSearch => strip({ renew: idParam(s.renew) }),
+  component: function Plans() {
+    return (
+      <SignedIn>
+        <PlansScreen search={plans.useSearch()} />
+      </SignedIn>
+    );
+  },
+});
+
+export interface CheckoutSearch {
+  plan?: string;
+  renew?: string;
+}
+const checkout = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/checkout',
+  validateSearch: (s: Record<string, unknown>): CheckoutSearch => strip({ plan: idParam(s.plan), renew: idParam(s.renew) }),
+  component: function Checkout() {
+    const search = checkout.useSearch();
+    if (!search.plan) return <Navigate to="/plans" replace />;
+    return (
+      <SignedIn>
+        <CheckoutScreen planId={search.plan} {...(search.renew ? { renew: search.renew } : {})} />
+      </SignedIn>
+    );
+  },
+});
+
+const payments = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/payments',
+  component: () => (
+    <SignedIn>
+      <PaymentsScreen />
+    </SignedIn>
+  ),
+});
+
+export interface PaymentSearch {
+  /** How the payer left the provider's page (billing.return_url adds it): success or canceled. */
+  outcome?: 'success' | 'canceled';
+}
+const payment = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/payments/$id',
+  validateSearch: (s: Record<string, unknown>): PaymentSearch => strip({ outcome: oneOf('success', 'canceled')(s.outcome) }),
+  component: function Payment() {
+    const { id } = payment.useParams();
+    const { outcome } = payment.useSearch();
+    return (
+      <SignedIn>
+        <PaymentScreen id={id} {...(outcome ? { outcome } : {})} />
+      </SignedIn>
+    );
+  },
+});
+
+const settings = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/settings',
+  component: () => (
+    <SignedIn>
+      <SettingsScreen />
+    </SignedIn>
+  ),
 });
 
 /** A screen for signed-out visitors only: signed in, it is the home screen. */
@@ -55,7 +152,7 @@ const forgotPassword = createRoute({
 // Where a mailed sign-in link lands (#token=… in the fragment): open to anyone, signed in or not.
 const magicLink = createRoute({ getParentRoute: () => rootRoute, path: '/auth/magic-link', component: MagicLinkScreen });
 
-const routeTree = rootRoute.addChildren([home, register, forgotPassword, magicLink]);
+const routeTree = rootRoute.addChildren([home, register, forgotPassword, magicLink, plans, checkout, payments, payment, settings]);
 
 export const router = createRouter({ routeTree, basepath: ROUTER_BASE, defaultPreload: false, scrollRestoration: true });
 

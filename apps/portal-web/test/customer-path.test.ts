@@ -413,6 +413,9 @@ describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
     await other.page.getByRole('heading', { name: 'My subscriptions' }).waitFor();
     await other.page.getByTestId('language').waitFor();
     await shot(other.page, 'en-1280-03-home-branded');
+    // In the settings.
+    await page.getByTestId('nav-settings').click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
     await page.getByTestId('sign-out-everywhere').click();
     const ask = page.getByRole('dialog', { name: 'Sign out everywhere?' });
     await ask.waitFor();

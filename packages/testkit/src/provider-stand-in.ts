@@ -13,7 +13,7 @@ export interface Recorded {
   body: string;
 }
 
-export type Answer = { status: number; json?: unknown; text?: string } | 'silent';
+export type Answer = { status: number; json?: unknown; text?: string; html?: string } | 'silent';
 export type Handler = (req: Recorded) => Answer | Promise<Answer>;
 
 export interface StandIn {
@@ -38,8 +38,9 @@ export async function startStandIn(prefix = ''): Promise<StandIn> {
     requests.push(rec);
     const answer = await handler(rec);
     if (answer === 'silent') return;
-    const text = answer.text ?? JSON.stringify(answer.json ?? null);
-    res.writeHead(answer.status, { 'content-type': answer.text === undefined ? 'application/json' : 'text/plain' });
+    const text = answer.html ?? answer.text ?? JSON.stringify(answer.json ?? null);
+    const type = answer.html !== undefined ? 'text/html; charset=utf-8' : answer.text !== undefined ? 'text/plain' : 'application/json';
+    res.writeHead(answer.status, { 'content-type': type });
     res.end(text);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

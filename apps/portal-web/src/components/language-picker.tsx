@@ -10,20 +10,21 @@ import { switchLocale } from '../i18n.ts';
  * NativeSelect: Menu brings Popover and floating-ui (~12 KiB gzipped), NativeSelect the input
  * machinery (~4 KiB), into the first load, which the portal's 150 KiB budget has no room for.
  */
-export function LanguagePicker() {
+export function LanguagePicker({ id, testId = 'language' }: { id?: string; testId?: string } = {}) {
   const { t, i18n } = useTranslation();
   const { setDirection } = useDirection();
   const current = LOCALES.find((l) => l.code === i18n.language)?.code ?? 'en';
   return (
     <select
       className="svc-language"
-      aria-label={t('frame.language')}
+      // With an id, a <label for> names it; else its own label.
+      {...(id ? { id } : { 'aria-label': t('frame.language') })}
       value={current}
       onChange={(e) => {
         const code = e.currentTarget.value as LocaleCode;
         void switchLocale(code).then(() => setDirection(directionOf(code)));
       }}
-      data-testid="language"
+      data-testid={testId}
     >
       {LOCALES.map((l) => (
         <option key={l.code} value={l.code} lang={l.code} dir={l.dir}>

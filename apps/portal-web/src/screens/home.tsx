@@ -2,10 +2,11 @@ import { Alert, Badge, Button, Card, CopyButton, Divider, Group, Progress, Skele
 import { formatBytes, formatDateTimeUtc, formatRelativeTime } from '@svc/format';
 import { QrCode } from '@svc/web-ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useNavigate } from '@tanstack/react-router';
+import { Link } from '@tanstack/react-router';
 import { lazy, Suspense, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { api, type PortalSchemas, session, unwrap } from '../api.ts';
+import { api, type PortalSchemas, unwrap } from '../api.ts';
+import { useMe } from '../billing.ts';
 import { useBranding, useBrandText } from '../branding.ts';
 import { ConfirmAction } from '../components/confirm-action.tsx';
 import { Connect } from '../components/connect.tsx';
@@ -23,7 +24,7 @@ type Subscription = PortalSchemas['PortalSubscription'];
  */
 export function HomeScreen() {
   const { t } = useTranslation();
-  const me = useQuery({ queryKey: ['/portal/v1/me'], queryFn: () => unwrap(api.GET('/portal/v1/me')) });
+  const me = useMe();
   const welcome = useBrandText('welcome');
   const brand = useBranding()?.name ?? t('app.brand');
   if (me.isError) return <Failure message={t('common.unreachable')} retry={() => me.refetch()} />;
@@ -45,9 +46,14 @@ export function HomeScreen() {
         </Text>
       </div>
       {subscriptions.length === 0 ? (
-        <Alert color="gray" data-testid="no-subscriptions">
-          {t('home.none')}
-        </Alert>
+        <Card withBorder padding="md" radius="md" data-testid="no-subscriptions">
+          <Stack gap="sm" align="flex-start">
+            <Text>{t('home.none')}</Text>
+            <Button component={Link} to="/plans" data-testid="see-plans">
+              {t('home.seePlans')}
+            </Button>
+          </Stack>
+        </Card>
       ) : (
         subscriptions.map((s, i) => (
           <SubscriptionCard
@@ -59,7 +65,6 @@ export function HomeScreen() {
           />
         ))
       )}
-      <Account />
     </Stack>
   );
 }
@@ -117,6 +122,11 @@ function SubscriptionCard({ s, title, profile }: { s: Subscription; title: strin
           </Suspense>
         </Section>
         <Divider />
+        <Group grow wrap="wrap" gap="xs">
+          <Button renderRoot={(props) => <Link to="/plans" search={{ renew: s.id }} {...props} />} variant="light" data-testid="renew">
+            {t('home.renew')}
+          </Button>
+        </Group>
         <Rotate id={s.id} />
       </Stack>
     </Card>
@@ -235,37 +245,5 @@ function Rotate({ id }: { id: string }) {
         run={rotate}
       />
     </Stack>
-  );
-}
-
-/** Sign out everywhere (POST /portal/v1/auth/logout-everywhere): every session ends, this one too; asked first. */
-function Account() {
-  const { t } = useTranslation();
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
-  const signOutEverywhere = async () => {
-    await unwrap(api.POST('/portal/v1/auth/logout-everywhere'));
-    session.clear();
-    queryClient.clear();
-    await navigate({ to: '/' });
-  };
-  return (
-    <Card withBorder padding="md" radius="md" component="section" aria-labelledby="account-title">
-      <Title order={2} size="h4" id="account-title" mb="xs">
-        {t('account.title')}
-      </Title>
-      <Text size="sm" mb="sm">
-        {t('account.everywhereHint')}
-      </Text>
-      <ConfirmAction
-        label={t('account.everywhere')}
-        testId="sign-out-everywhere"
-        color="red"
-        title={t('account.confirmTitle')}
-        text={t('account.confirm')}
-        confirmLabel={t('account.everywhere')}
-        run={signOutEverywhere}
-      />
-    </Card>
   );
 }
