@@ -1,6 +1,7 @@
 import { createRootRoute, createRoute, createRouter, Navigate, useNavigate } from '@tanstack/react-router';
 import { type ComponentType, lazy, type ReactNode, useState } from 'react';
 import { Busy, Frame } from './frame.tsx';
+import { loadAccountTexts } from './i18n.ts';
 import { ROUTER_BASE } from './paths.ts';
 import { NotFoundScreen } from './screens/not-found.tsx';
 import type { SignInSearch } from './screens/sign-in.tsx';
@@ -8,16 +9,21 @@ import { useSessionState } from './session-state.ts';
 
 // Each screen is its own chunk: the first load carries the frame only, and a reload with a
 // session never loads the sign-in screens.
-const HomeScreen = lazy(() => import('./screens/home.tsx').then((m) => ({ default: m.HomeScreen })));
+// The screens of a signed-in customer come with their texts (locales/account: i18n.ts).
+const withTexts =
+  <T,>(load: () => Promise<T>) =>
+  () =>
+    Promise.all([load(), loadAccountTexts()]).then(([m]) => m);
+const HomeScreen = lazy(withTexts(() => import('./screens/home.tsx').then((m) => ({ default: m.HomeScreen }))));
 const SignInScreen = lazy(() => import('./screens/sign-in.tsx').then((m) => ({ default: m.SignInScreen })));
 const RegisterScreen = lazy(() => import('./screens/register.tsx').then((m) => ({ default: m.RegisterScreen })));
 const ForgotPasswordScreen = lazy(() => import('./screens/forgot-password.tsx').then((m) => ({ default: m.ForgotPasswordScreen })));
 const MagicLinkScreen = lazy(() => import('./screens/magic-link.tsx').then((m) => ({ default: m.MagicLinkScreen })));
-const PlansScreen = lazy(() => import('./screens/plans.tsx').then((m) => ({ default: m.PlansScreen })));
-const CheckoutScreen = lazy(() => import('./screens/checkout.tsx').then((m) => ({ default: m.CheckoutScreen })));
-const PaymentsScreen = lazy(() => import('./screens/payments.tsx').then((m) => ({ default: m.PaymentsScreen })));
-const PaymentScreen = lazy(() => import('./screens/payment.tsx').then((m) => ({ default: m.PaymentScreen })));
-const SettingsScreen = lazy(() => import('./screens/settings.tsx').then((m) => ({ default: m.SettingsScreen })));
+const PlansScreen = lazy(withTexts(() => import('./screens/plans.tsx').then((m) => ({ default: m.PlansScreen }))));
+const CheckoutScreen = lazy(withTexts(() => import('./screens/checkout.tsx').then((m) => ({ default: m.CheckoutScreen }))));
+const PaymentsScreen = lazy(withTexts(() => import('./screens/payments.tsx').then((m) => ({ default: m.PaymentsScreen }))));
+const PaymentScreen = lazy(withTexts(() => import('./screens/payment.tsx').then((m) => ({ default: m.PaymentScreen }))));
+const SettingsScreen = lazy(withTexts(() => import('./screens/settings.tsx').then((m) => ({ default: m.SettingsScreen }))));
 
 const oneOf =
   <T extends string>(...values: T[]) =>

@@ -370,10 +370,13 @@ describe.skipIf(!CHROMIUM)('buying in the customer portal', () => {
     await page.getByTestId('settings-language').selectOption('fa');
     await page.waitForFunction('document.documentElement.dir === "rtl"');
     expect(await page.evaluate('document.documentElement.lang')).toBe('fa');
+    // The signed-in screens' texts (a part of the catalogue fetched after sign-in) come in the new language too.
+    await page.getByRole('heading', { name: 'تنظیمات', level: 1 }).waitFor();
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await expectAccessible(page, 'settings (fa, dark)');
     await shot(page, 'fa-dark-390-04-settings');
     await page.getByTestId('nav-payments').click();
+    await page.getByRole('heading', { name: 'پرداخت‌ها', level: 1 }).waitFor();
     await page.getByTestId('payment').first().waitFor();
     await expectAccessible(page, 'payments (fa, dark)');
     await shot(page, 'fa-dark-390-05-payments');

@@ -30,6 +30,11 @@ export interface ControlPlaneOptions {
    * admin panel's setup screen) reads `setupToken`; `api` signs in as `owner` once that is done.
    */
   skipSetup?: boolean;
+  /**
+   * The HTTP port, when the test must know the address before the start (an OpenID provider
+   * registered with the callback URL); default: a free one.
+   */
+  httpPort?: number;
 }
 
 /** An admin API client that sends the owner's token with every call and signs in again on a 401 (expiry, restart). */
@@ -71,7 +76,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   };
   try {
     database = testDatabaseUrl() ? await createTestDatabase() : undefined;
-    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    const [httpPort, grpcPort] = [opts.httpPort ?? (await freePort()), await freePort()];
     const http = `http://127.0.0.1:${httpPort}`;
     const grpcEndpoint = `127.0.0.1:${grpcPort}`;
     const env: Record<string, string> = {

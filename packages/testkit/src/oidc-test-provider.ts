@@ -21,6 +21,8 @@ export interface OidcTestProvider {
    * URL starting with `stopAt` (the relying party's callback), which it returns.
    */
   authorize(authorizationUrl: string, subject: string, stopAt: string): Promise<URL>;
+  /** The account the next login prompt signs in, for a real browser walking the provider's pages itself. */
+  signInNextAs(subject: string): void;
   close(): Promise<void>;
 }
 
@@ -120,6 +122,9 @@ export async function startOidcTestProvider(opts: { redirectUris: string[] }): P
     clientSecret,
     accounts,
     authorize,
+    signInNextAs: (subject) => {
+      nextSubject = subject;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

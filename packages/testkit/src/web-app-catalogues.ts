@@ -4,9 +4,25 @@ import { describe, expect, it } from 'vitest';
 
 export const LANGS = ['en', 'ru', 'fa', 'zh'] as const;
 
-/** `<src>/locales/<lang>.json`, parsed. */
-export const catalogue = (src: string, lang: string) =>
-  JSON.parse(readFileSync(join(src, 'locales', `${lang}.json`), 'utf8')) as Record<string, unknown>;
+const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+
+/**
+ * A language's whole catalogue: `<src>/locales/<lang>.json` and the parts an app loads later
+ * (`<src>/locales/<part>/<lang>.json`, e.g. the portal's signed-in screens), merged. A top-level
+ * key in two parts is an error: one would hide the other at run time.
+ */
+export function catalogue(src: string, lang: string): Record<string, unknown> {
+  const dir = join(src, 'locales');
+  const whole = read(join(dir, `${lang}.json`));
+  for (const part of readdirSync(dir).filter((name) => statSync(join(dir, name)).isDirectory())) {
+    const more = read(join(dir, part, `${lang}.json`));
+    for (const key of Object.keys(more)) {
+      if (key in whole) throw new Error(`${lang}: "${key}" is in locales/${lang}.json and locales/${part}/${lang}.json`);
+      whole[key] = more[key];
+    }
+  }
+  return whole;
+}
 
 /** Every key of a catalogue, dotted. */
 export function keys(tree: Record<string, unknown>, prefix = ''): string[] {

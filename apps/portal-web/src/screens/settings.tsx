@@ -257,11 +257,11 @@ function IdentitiesCard({ providers }: { providers: string[] }) {
                   </Text>
                 </Stack>
                 {identity ? (
-                  <Button variant="default" size="xs" loading={busy === provider} onClick={() => unlink(provider)}>
+                  <Button variant="default" size="xs" loading={busy === provider} onClick={() => unlink(provider)} style={{ flex: 'none' }}>
                     {t('settings.identities.unlink')}
                   </Button>
                 ) : (
-                  <Button size="xs" loading={busy === provider} onClick={() => link(provider)}>
+                  <Button size="xs" loading={busy === provider} onClick={() => link(provider)} style={{ flex: 'none' }}>
                     {t('settings.identities.link')}
                   </Button>
                 )}
