@@ -1,13 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { platformFromUserAgent } from '@svc/client-apps';
-import {
-  type DomainDeps,
-  getCustomerPages,
-  publicBaseUrl,
-  type SubFormat,
-  type SubLinkSettings,
-  type SubscriptionDocumentData,
-} from '@svc/domain';
+import { type DomainDeps, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
 import {
   type AppEnv,
   type FastPath,
@@ -65,7 +58,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     if (format === 'html') {
       // A person in a browser: usage, expiry, QR codes and import buttons for the apps of their
       // device, in the operator's order (the customer pages' brand, as the portal shows them).
-      const { apps } = await getCustomerPages(deps);
+      const { apps } = await caches.customerPages();
       const page = renderHtmlPage(doc, {
         subscriptionUrl: `${base}/sub/${c.req.param('token')}`,
         now: deps.clock.now(),
