@@ -1,6 +1,7 @@
 import { JOBS } from '@svc/domain';
 import { fleetOverRest, until } from '@svc/testkit';
-import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
+import type { StandIn } from '@svc/testkit/provider-stand-in';
+import { startStripeStandIn } from '@svc/testkit/stripe-stand-in';
 import { createWorker, registerPaymentWebhooks, type WorkerService } from '@svc/worker';
 import Stripe from 'stripe';
 import { expect } from 'vitest';
@@ -39,49 +40,10 @@ export interface BillingServer {
  * worker's payment jobs in process when started (the mails are read by the test).
  */
 export async function startBilling(env: Record<string, string> = {}): Promise<BillingServer> {
-  const stripe = await startStandIn();
-  const sessions: Sessions = new Map();
-  let n = 0;
-  stripe.handle(async (req) => {
-    if (req.method === 'POST' && req.path === '/v1/checkout/sessions') {
-      if (server.stripeDown) return { status: 500, json: { error: { type: 'api_error', message: 'down for the test' } } };
-      if (server.stripeDelayMs > 0) await new Promise((r) => setTimeout(r, server.stripeDelayMs));
-      if (server.stripeAnswersWith) return { status: 200, json: sessions.get(server.stripeAnswersWith) };
-      const form = Object.fromEntries(new URLSearchParams(req.body));
-      const id = `cs_test_${++n}_${Math.random().toString(36).slice(2, 8)}`;
-      const session = {
-        id,
-        object: 'checkout.session',
-        status: 'open',
-        payment_status: 'unpaid',
-        amount_total: Number(form['line_items[0][price_data][unit_amount]']),
-        currency: form['line_items[0][price_data][currency]'],
-        client_reference_id: form.client_reference_id,
-        metadata: { payment_id: form['metadata[payment_id]'] },
-        payment_intent: `pi_${id}`,
-        url: `https://checkout.stripe.example/c/pay/${id}`,
-        // Stripe's default: a session can be paid for 24 hours (on the server's fake clock).
-        expires_at: Math.floor(server.p.s.clock.now().getTime() / 1000) + 86400,
-        success_url: form.success_url,
-      };
-      sessions.set(id, session);
-      return { status: 200, json: session };
-    }
-    const [path, query = ''] = req.path.split('?') as [string, string?];
-    const one = /^\/v1\/checkout\/sessions\/([A-Za-z0-9_]+)$/.exec(path);
-    if (req.method === 'GET' && one) {
-      const s = sessions.get(one[1] as string);
-      return s ? { status: 200, json: s } : { status: 404, json: { error: { type: 'invalid_request_error', message: 'No such session' } } };
-    }
-    if (req.method === 'GET' && path === '/v1/checkout/sessions') {
-      const intent = new URLSearchParams(query).get('payment_intent');
-      return {
-        status: 200,
-        json: { object: 'list', data: [...sessions.values()].filter((s) => s.payment_intent === intent), has_more: false },
-      };
-    }
-    return { status: 404, json: { error: { type: 'invalid_request_error', message: `no route ${req.path}` } } };
-  });
+  // Stripe played locally (@svc/testkit/stripe-stand-in), on the server's fake clock.
+  const played = await startStripeStandIn(() => server.p.s.clock.now());
+  const stripe = played.stand;
+  const sessions: Sessions = played.sessions as Sessions;
   const p = await startPortal(
     { SVC_BILLING_STRIPE_API_URL: stripe.base, SVC_PUBLIC_BASE_URL: 'https://cp.example.com', ...env },
     { rate_limits: { magic_link: { per_ip: { limit: 1000, window_seconds: 60 } } } },
@@ -93,9 +55,24 @@ export async function startBilling(env: Record<string, string> = {}): Promise<Bi
     mail,
     stripe,
     sessions,
-    stripeDown: false,
-    stripeDelayMs: 0,
-    stripeAnswersWith: null,
+    get stripeDown() {
+      return played.down;
+    },
+    set stripeDown(v) {
+      played.down = v;
+    },
+    get stripeDelayMs() {
+      return played.delayMs;
+    },
+    set stripeDelayMs(v) {
+      played.delayMs = v;
+    },
+    get stripeAnswersWith() {
+      return played.answersWith;
+    },
+    set stripeAnswersWith(v) {
+      played.answersWith = v;
+    },
     worker: null,
     async startWorker() {
       server.worker = createWorker(p.s.runtime, { only: [JOBS.paymentsProcessEvent, JOBS.paymentsSweep], paymentsEveryMs: 50 });
@@ -109,7 +86,7 @@ export async function startBilling(env: Record<string, string> = {}): Promise<Bi
       await server.worker?.stop();
       await mail.stop();
       await p.stop();
-      await stripe.close();
+      await played.close();
     },
   };
   return server;

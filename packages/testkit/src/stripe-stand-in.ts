@@ -14,6 +14,12 @@ export interface StripeStandIn {
   stand: StandIn;
   /** Sessions by id, as Stripe keeps them. */
   sessions: Map<string, StripeSession>;
+  /** While true, a new Checkout Session is answered 500 (Stripe down). */
+  down: boolean;
+  /** Stripe takes this long to create a Checkout Session (racing requests arrive meanwhile). */
+  delayMs: number;
+  /** While set, a new Checkout Session is answered with this existing one (another payment's). */
+  answersWith: string | null;
   /** The session made for our payment `paymentId` (metadata.payment_id). */
   sessionOf(paymentId: string): StripeSession;
   /** The payer paid: the session is complete and paid (what a re-read then sees). */
@@ -45,9 +51,12 @@ export async function startStripeStandIn(now: () => Date = () => new Date()): Pr
   const stand = await startStandIn();
   const sessions = new Map<string, StripeSession>();
   let n = 0;
-  stand.handle((req) => {
+  stand.handle(async (req) => {
     const [path, query = ''] = req.path.split('?') as [string, string?];
     if (req.method === 'POST' && path === '/v1/checkout/sessions') {
+      if (self.down) return { status: 500, json: { error: { type: 'api_error', message: 'down for the test' } } };
+      if (self.delayMs > 0) await new Promise((r) => setTimeout(r, self.delayMs));
+      if (self.answersWith) return { status: 200, json: sessions.get(self.answersWith) };
       const form = Object.fromEntries(new URLSearchParams(req.body));
       const id = `cs_test_${++n}_${Math.random().toString(36).slice(2, 8)}`;
       const session: StripeSession = {
@@ -97,10 +106,13 @@ export async function startStripeStandIn(now: () => Date = () => new Date()): Pr
     if (!s) throw new Error(`no Stripe session for ${paymentId}`);
     return s;
   };
-  return {
+  const self: StripeStandIn = {
     base: stand.base,
     stand,
     sessions,
+    down: false,
+    delayMs: 0,
+    answersWith: null,
     sessionOf,
     pay(sessionId) {
       const s = sessions.get(sessionId);
@@ -116,4 +128,5 @@ export async function startStripeStandIn(now: () => Date = () => new Date()): Pr
     },
     close: () => stand.close(),
   };
+  return self;
 }
