@@ -210,10 +210,14 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     await plan.getByLabel('Name').fill('Weekly');
     await plan.getByRole('textbox', { name: 'Price' }).fill('1.99');
     await plan.getByRole('textbox', { name: 'Duration' }).fill('7');
+    await plan.getByRole('textbox', { name: 'What it includes' }).fill('  Two devices\nServers in Europe  ');
     await expectAccessible(page, 'plan form');
     await plan.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('button', { name: 'Weekly' }).waitFor();
     await page.getByRole('cell', { name: '$1.99' }).waitFor();
+    // What it includes, as customers will read it in the portal (trimmed, the line break kept).
+    const onSale = (await cp.api.get('/api/v1/plans')).body.items.find((p: { name: string }) => p.name === 'Weekly');
+    expect(onSale.description).toBe('Two devices\nServers in Europe');
 
     await page.getByRole('navigation').getByRole('link', { name: 'Webhooks' }).click();
     await page.getByTestId('create-webhook').click();

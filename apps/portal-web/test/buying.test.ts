@@ -380,10 +380,22 @@ describe.skipIf(!CHROMIUM)('buying in the customer portal', () => {
     await page.getByTestId('payment').first().waitFor();
     await expectAccessible(page, 'payments (fa, dark)');
     await shot(page, 'fa-dark-390-05-payments');
+    await page.getByTestId('payment-link').first().click();
+    await page.getByTestId('receipt').waitFor();
+    // The payment number stays left to right inside the right-to-left receipt.
+    expect(await page.getByTestId('receipt-number').locator('span').getAttribute('dir')).toBe('ltr');
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible(page, 'payment (fa, dark)');
+    await shot(page, 'fa-dark-390-07-receipt');
     await page.getByTestId('nav-plans').click();
     await page.getByTestId('plan').first().waitFor();
     await expectAccessible(page, 'plans (fa, dark)');
     await shot(page, 'fa-dark-390-06-plans');
+    await page.getByTestId('choose-plan').first().click();
+    await page.getByTestId('pay').waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible(page, 'checkout (fa, dark)');
+    await shot(page, 'fa-dark-390-08-checkout');
     expect(errors).toEqual([]);
     await context.close();
   });
