@@ -603,6 +603,24 @@ const STEPS: Record<string, Step> = {
         .execute();
     },
   },
+  '2026-11-29T1800-plan-description': {
+    async check(db) {
+      // Plans from before say nothing of what they include.
+      expect(await one(db, 'plans', { id: PLAN })).toMatchObject({ description: null });
+    },
+    async seed(db) {
+      await put(db, 'plans', {
+        id: id('pln', 2),
+        name: 'Described',
+        price: 900,
+        currency: 'EUR',
+        duration_days: 30,
+        description: 'Two devices\nServers in Europe',
+        created_at: T0,
+        updated_at: T0,
+      });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
@@ -733,7 +751,10 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
         ],
       },
     ]);
-    expect((await listPlans(ctx, { limit: 10 })).items).toMatchObject([{ id: PLAN, renewal: 'no_reset', price: 500 }]);
+    expect((await listPlans(ctx, { limit: 10 })).items).toMatchObject([
+      { id: PLAN, renewal: 'no_reset', price: 500, description: null },
+      { id: id('pln', 2), description: 'Two devices\nServers in Europe' },
+    ]);
     const payments = (await listPayments(ctx, { limit: 10 })).items;
     expect(payments.map((p) => [p.id, p.status]).sort()).toEqual([
       [PAYMENT, 'succeeded'],
