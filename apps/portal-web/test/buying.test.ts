@@ -1,11 +1,9 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { importLinkFor } from '@svc/client-apps';
 import { type ControlPlane, fleetOverRest, startControlPlane } from '@svc/testkit';
 import { type StripeStandIn, startStripeStandIn } from '@svc/testkit/stripe-stand-in';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { CHROMIUM, expectAccessible, launchBrowser, openPage, shot } from './browser.ts';
+import { CHROMIUM, expectAccessible, launchBrowser, mailTo, openPage, shot, signInWithPassword } from './browser.ts';
 
 /**
  * Buying in the portal (issue 32 item 4), in a real browser against the real system (`svc start`)
@@ -25,26 +23,6 @@ const STRIPE_SECRET_KEY = 'sk_test_51PortalBuyingStandInKey000000000';
 const STRIPE_WEBHOOK_SECRET = 'whsec_portalBuyingStandInSecret000000';
 const ANDROID = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36';
 const BUYER = { email: 'buyer@example.com', password: 'buyer-password-1' };
-
-/** The plain-text copy of the newest mail of `kind` to `email` in the outbox, once the worker has written it. */
-async function mailTo(cp: ControlPlane, email: string, kind: string): Promise<string> {
-  const outbox = join(cp.dataDir, 'outbox');
-  for (let i = 0; i < 200; i++) {
-    const names = (await readdir(outbox).catch(() => [] as string[])).filter((f) => f.includes(kind) && f.endsWith('.txt')).sort();
-    for (const name of names.reverse()) {
-      const text = await readFile(join(outbox, name), 'utf8');
-      if (text.startsWith(`To: ${email}\n`)) return text;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no ${kind} mail to ${email} in ${outbox}`);
-}
-
-async function signIn(page: Page, who: { email: string; password: string }) {
-  await page.getByRole('textbox', { name: 'Email' }).fill(who.email);
-  await page.getByRole('textbox', { name: 'Password', exact: true }).fill(who.password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-}
 
 const ok = <T extends { status: number; text: string }>(res: T, status = 200): T => {
   if (res.status !== status) throw new Error(`${res.status}: ${res.text}`);
@@ -275,7 +253,7 @@ describe.skipIf(!CHROMIUM)('buying in the customer portal', () => {
     onTestFailed(() => shot(page, 'stripe-failed'));
     await page.goto(`${cp.http}/portal/plans`);
     // Signed out at a signed-in address: the sign-in form, then the screen asked for.
-    await signIn(page, BUYER);
+    await signInWithPassword(page, BUYER);
     await page.getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
     await page
       .getByTestId('plan')
@@ -321,7 +299,7 @@ describe.skipIf(!CHROMIUM)('buying in the customer portal', () => {
   it('a canceled card payment says nothing was charged and offers the way back to the payment page', async () => {
     const { context, page, errors } = await openPage(browser, { width: 390, height: 844 });
     await page.goto(`${cp.http}/portal/`);
-    await signIn(page, BUYER);
+    await signInWithPassword(page, BUYER);
     await page.getByTestId('nav-plans').click();
     await page
       .getByTestId('plan')
@@ -344,7 +322,7 @@ describe.skipIf(!CHROMIUM)('buying in the customer portal', () => {
     const { context, page, errors } = await openPage(browser, { width: 390, height: 844 });
     onTestFailed(() => shot(page, 'settings-failed'));
     await page.goto(`${cp.http}/portal/settings`);
-    await signIn(page, BUYER);
+    await signInWithPassword(page, BUYER);
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
     await expectAccessible(page, 'settings');
     await shot(page, 'en-390-29-settings');

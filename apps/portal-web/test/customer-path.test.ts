@@ -1,10 +1,8 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { importLinkFor } from '@svc/client-apps';
 import { type ControlPlane, fleetOverRest, startControlPlane } from '@svc/testkit';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { CHROMIUM, expectAccessible, launchBrowser, openPage, shot } from './browser.ts';
+import { CHROMIUM, expectAccessible, launchBrowser, mailTo, openPage, shot, signInWithPassword } from './browser.ts';
 
 /**
  * The customer's path through the portal in a real browser against the real system (`svc start`
@@ -34,20 +32,6 @@ const BRAND = {
 const APP_AGENT: Record<string, string> = { happ: 'Happ/3.16.0', streisand: 'Streisand/1.6.8', shadowrocket: 'Shadowrocket/2.2.60' };
 const CUSTOMER = { email: 'customer@example.com', password: 'customer-password-1' };
 
-/** The plain-text copy of the newest mail of `kind` to `email` in the outbox, once the worker has written it. */
-async function mailTo(cp: ControlPlane, email: string, kind: string): Promise<string> {
-  const outbox = join(cp.dataDir, 'outbox');
-  for (let i = 0; i < 200; i++) {
-    const names = (await readdir(outbox).catch(() => [] as string[])).filter((f) => f.includes(kind) && f.endsWith('.txt')).sort();
-    for (const name of names.reverse()) {
-      const text = await readFile(join(outbox, name), 'utf8');
-      if (text.startsWith(`To: ${email}\n`)) return text;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no ${kind} mail to ${email} in ${outbox}`);
-}
-
 /** The mail's link as it is: this app's landing page, the token in the fragment (/portal/auth/magic-link#token=…). */
 function landingOf(cp: ControlPlane, mail: string): string {
   const url = /https?:\/\/\S+/.exec(mail)?.[0] ?? 'missing:';
@@ -55,16 +39,6 @@ function landingOf(cp: ControlPlane, mail: string): string {
   expect(`${link.origin}${link.pathname}${link.search}`).toBe(`${cp.http}/portal/auth/magic-link`);
   expect(new URLSearchParams(link.hash.slice(1)).get('token')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   return url;
-}
-
-async function signInWithPassword(
-  page: Page,
-  who: { email: string; password: string },
-  labels = { email: 'Email', password: 'Password', submit: 'Sign in' },
-) {
-  await page.getByRole('textbox', { name: labels.email }).fill(who.email);
-  await page.getByRole('textbox', { name: labels.password, exact: true }).fill(who.password);
-  await page.getByRole('button', { name: labels.submit, exact: true }).click();
 }
 
 describe.skipIf(!CHROMIUM)('the customer portal in a browser', () => {
