@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { peerMissing } from '@svc/testkit/peers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, nodeRow, startGateway } from './harness.ts';
 
@@ -20,6 +21,7 @@ const run = promisify(execFile);
 const probe = spawnSync(PYTHON, ['-c', 'import grpc, grpc_tools, cryptography'], { encoding: 'utf8', timeout: 30_000 });
 const unavailable = probe.error ? probe.error.message : probe.status !== 0 ? (probe.stderr.trim().split('\n').at(-1) ?? 'failed') : null;
 if (unavailable) {
+  peerMissing('python3-grpcio', `${PYTHON} cannot import grpc, grpc_tools and cryptography (${unavailable})`);
   console.warn(
     `python client test skipped: ${PYTHON} cannot import grpc, grpc_tools and cryptography (${unavailable}); ` +
       'install python3-grpcio python3-grpc-tools python3-cryptography',

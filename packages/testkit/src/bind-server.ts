@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './engine-process.ts';
+import { peerMissing } from './peers.ts';
 import { stopChild } from './processes.ts';
 
 /**
@@ -23,7 +24,12 @@ export interface BindServer {
 
 export const NAMED = '/usr/sbin/named';
 
-export const bindAvailable = (): boolean => spawnSync(NAMED, ['-v'], { stdio: 'ignore' }).status === 0;
+/** Whether BIND's named can run; with CI=true, missing is an error (peers.ts). */
+export function bindAvailable(): boolean {
+  if (spawnSync(NAMED, ['-v'], { stdio: 'ignore' }).status === 0) return true;
+  peerMissing('BIND', `${NAMED} not runnable; apt-get install bind9 bind9-utils`);
+  return false;
+}
 
 export async function startBind(zone = 'example.test'): Promise<BindServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bind-'));

@@ -3,13 +3,14 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { peerMissing } from './peers.ts';
 
 /**
  * A real Chromium, headless, driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`:
  * JSON messages ended by NUL on file descriptors 3 and 4, so no WebSocket client and no port).
  * For tests of pages whose script does the work (the bare portal page): the page runs as a
  * customer's browser runs it, against the server under test. Null where no Chromium is
- * installed (the test skips and says so).
+ * installed (the test skips and says so; with CI=true that is an error: peers.ts).
  */
 export function chromiumPath(): string | null {
   const names = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
@@ -21,6 +22,7 @@ export function chromiumPath(): string | null {
       } catch {}
     }
   }
+  peerMissing('Chromium', 'no chromium on PATH; apt-get install chromium');
   return null;
 }
 

@@ -34,6 +34,7 @@ export {
   streamThroughProxy,
 } from './http-through-proxy.ts';
 export { testOutbound } from './outbound.ts';
+export { MissingPeerError, peerMissing, requirePeer } from './peers.ts';
 export {
   type PrivatePostgres,
   type PrivateRedis,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { caSignedCertificate } from './certificates.ts';
 import { freePort } from './engine-process.ts';
+import { peerMissing } from './peers.ts';
 import { stopChild } from './processes.ts';
 
 /**
@@ -23,8 +24,18 @@ export interface PebbleServer {
 
 export const PEBBLE = '/usr/bin/pebble';
 
-export const pebbleAvailable = (): boolean =>
-  spawnSync(PEBBLE, ['-h'], { stdio: 'ignore' }).error === undefined && spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
+/** Whether pebble (and the openssl it is driven with) can run; with CI=true, missing is an error (peers.ts). */
+export function pebbleAvailable(): boolean {
+  if (spawnSync(PEBBLE, ['-h'], { stdio: 'ignore' }).error !== undefined) {
+    peerMissing('pebble', `${PEBBLE} not runnable; apt-get install pebble`);
+    return false;
+  }
+  if (spawnSync('openssl', ['version'], { stdio: 'ignore' }).status !== 0) {
+    peerMissing('openssl', 'openssl not runnable; apt-get install openssl');
+    return false;
+  }
+  return true;
+}
 
 export async function startPebble(opts: {
   dnsPort: number;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Inbound, type InboundUser, Network, NodeConfig, type Outbound, Protocol, SecurityT, type StreamSettings } from '@svc/proto';
 import { selfSignedCertificate } from '@svc/testkit/certificates';
+import { peerMissing } from '@svc/testkit/peers';
 import { v2rayAvailable, v2rayTest } from '@svc/testkit/v2ray';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -37,6 +38,7 @@ import { type CertificateFiles, renderXrayConfig } from './index.ts';
 const v2ray = v2rayAvailable();
 const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const unavailable = !v2ray.available ? v2ray.reason : openssl.error ? `openssl not runnable (${openssl.error.message})` : null;
+if (openssl.error) peerMissing('openssl', openssl.error.message);
 if (unavailable) console.warn(`v2ray config tests skipped: ${unavailable}`);
 else if (v2ray.available) console.info(`v2ray config tests with ${v2ray.version}`);
 

@@ -9,10 +9,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { peerMissing } from '@svc/testkit/peers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CounterReading, type JournalRecord, UsageJournal } from '../../src/usage/index.ts';
 
 const hasV2ctl = spawnSync('v2ctl', ['version'], { stdio: 'ignore' }).error === undefined;
+if (!hasV2ctl) peerMissing('v2ctl', 'v2ray/v2ctl (v4) not on PATH; apt-get install v2ray');
 if (!hasV2ctl) console.warn('engine-counters.test.ts skipped: v2ray/v2ctl (v4) not on PATH; install it with apt-get install v2ray');
 
 const UUID = 'b831381d-6324-4d53-ad4f-8cda48b30811';
