@@ -10,6 +10,7 @@ export * from './sub-link-settings.ts';
 export * from './subscription-document.ts';
 export * from './subscription-fields.ts';
 export * from './subscription-status.ts';
+export * from './subscription-term.ts';
 export * from './subscription-view.ts';
 export * from './sweep.ts';
 export * from './update-subscription.ts';
