@@ -42,7 +42,7 @@ interface NormalizedMethod {
   responseSerialize(value: unknown): Uint8Array;
   responseDeserialize(bytes: Buffer): unknown;
 }
-interface NiceGrpcInternals {
+export interface NiceGrpcInternals {
   normalizeServiceDefinition(d: unknown): Record<string, NormalizedMethod>;
   unary: Handler;
   serverStreaming: Handler;
@@ -50,7 +50,7 @@ interface NiceGrpcInternals {
   bidi: Handler;
 }
 
-const niceGrpc = (): NiceGrpcInternals => {
+export const niceGrpcInternals = (): NiceGrpcInternals => {
   const req = createRequire(createRequire(import.meta.url).resolve('nice-grpc'));
   const defs = req('./service-definitions') as Pick<NiceGrpcInternals, 'normalizeServiceDefinition'>;
   return {
@@ -93,7 +93,7 @@ export function createGatewayGrpcServer<S extends CompatServiceDefinition>(
   definition: S,
   implementation: ServiceImplementation<S>,
 ): GatewayGrpcServer {
-  const nice = niceGrpc();
+  const nice = niceGrpcInternals();
   const server = new grpc.Server(options);
   const normalized = nice.normalizeServiceDefinition(definition);
   const handlers: grpc.UntypedServiceImplementation = {};
