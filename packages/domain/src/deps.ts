@@ -9,7 +9,7 @@ import { createTokenService } from './auth/tokens.ts';
 import { bindInstallationKey } from './installation/installation-key.ts';
 import type { MessageBus } from './shared/bus.ts';
 import type { Clock } from './shared/clock.ts';
-import type { DomainDeps } from './shared/context.ts';
+import type { DomainDeps, Vendors } from './shared/context.ts';
 import type { JobQueue } from './shared/jobs.ts';
 import type { OutboundPort } from './shared/outbound.ts';
 import { createSealer } from './shared/sealed.ts';
@@ -29,6 +29,7 @@ export async function createDomainDeps(opts: {
   installationKey: Buffer;
   metrics: Metrics;
   outbound: OutboundPort;
+  vendors: Vendors;
 }): Promise<DomainDeps> {
   await bindInstallationKey(opts.db, opts.installationKey, opts.clock);
   const tokens = await createTokenService({
@@ -49,5 +50,6 @@ export async function createDomainDeps(opts: {
     secrets: createSealer(opts.installationKey),
     metrics: opts.metrics,
     outbound: opts.outbound,
+    vendors: opts.vendors,
   };
 }

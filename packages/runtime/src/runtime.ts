@@ -12,6 +12,7 @@ import {
 } from '@svc/domain';
 import { type AppName, createMetrics, type Metrics } from '@svc/metrics';
 import { createOutboundClient, type HostLookup } from '@svc/outbound';
+import { createVendors } from '@svc/providers';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.ts';
 import { createMailer } from './mail/create-mailer.ts';
@@ -91,6 +92,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         policy: async () => ({ allowPrivateNetworks: await allowPrivateNetworks({ db: database.db, config }) }),
         lookup: opts.outboundLookup,
       }),
+      // The vendor clients (payment providers), outside the domain behind its ports.
+      vendors: createVendors(),
     });
     const mailer = createMailer(config, { clock, log });
     closers.unshift(() => mailer.close());

@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
-import { CreatePaymentProviderInput, createPaymentProvider, openProviderSecrets, parseInput, paymentProviderAdapter } from '@svc/domain';
+import { CreatePaymentProviderInput, createPaymentProvider, openProviderSecrets, parseInput } from '@svc/domain';
+import { paymentProviderAdapter } from '@svc/providers';
 import { createDomainTestbed, type DomainTestbed } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

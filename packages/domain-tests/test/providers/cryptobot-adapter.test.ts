@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { CRYPTOBOT_API, CRYPTOBOT_STATUS_TABLE, cryptobotAdapter, paymentProviderAdapter } from '@svc/domain';
+import { CRYPTOBOT_API, CRYPTOBOT_STATUS_TABLE, cryptobotAdapter, paymentProviderAdapter } from '@svc/providers';
 import { testOutbound } from '@svc/testkit';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

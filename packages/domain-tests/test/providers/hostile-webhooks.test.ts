@@ -1,12 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
-import {
-  cryptobotAdapter,
-  type PaymentProviderPort,
-  paymentProviderAdapter,
-  stripeAdapter,
-  WEBHOOK_MAX_BYTES,
-  yookassaAdapter,
-} from '@svc/domain';
+import { type PaymentProviderPort, WEBHOOK_MAX_BYTES } from '@svc/domain';
+import { cryptobotAdapter, paymentProviderAdapter, stripeAdapter, yookassaAdapter } from '@svc/providers';
 import { testOutbound } from '@svc/testkit';
 import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import fc from 'fast-check';

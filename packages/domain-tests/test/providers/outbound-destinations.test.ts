@@ -1,4 +1,5 @@
-import { cryptobotAdapter, PRIVATE_NETWORKS_SETTING, stripeAdapter, yookassaAdapter } from '@svc/domain';
+import { PRIVATE_NETWORKS_SETTING } from '@svc/domain';
+import { cryptobotAdapter, stripeAdapter, yookassaAdapter } from '@svc/providers';
 import { testOutbound } from '@svc/testkit';
 import { type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { stripeAdapter } from '@svc/domain';
+import { stripeAdapter } from '@svc/providers';
 import { testOutbound } from '@svc/testkit';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import Stripe from 'stripe';

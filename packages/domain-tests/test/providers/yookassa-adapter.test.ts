@@ -1,4 +1,5 @@
-import { paymentProviderAdapter, YOOKASSA_SOURCE_CIDRS, yookassaAdapter } from '@svc/domain';
+import { YOOKASSA_SOURCE_CIDRS } from '@svc/domain';
+import { paymentProviderAdapter, yookassaAdapter } from '@svc/providers';
 import { testOutbound } from '@svc/testkit';
 import { downAddress, type StandIn, startStandIn } from '@svc/testkit/provider-stand-in';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -6,7 +6,7 @@ import { checkSourceCidrs, YOOKASSA_SOURCE_CIDRS } from './providers/yookassa-so
  * The registry of payment provider kinds: the one place that says which settings a kind
  * has and which of them are secret. Secrets are write-only (sealed in secrets_enc); public
  * settings are stored in `config` and shown. Each kind's behaviour (checkout, webhooks,
- * re-reads) is its adapter in providers/, built by `paymentProviderAdapter`.
+ * re-reads) is its adapter in @svc/providers, built by `paymentProviderAdapter` there.
  */
 export interface PaymentProviderKind {
   kind: string;

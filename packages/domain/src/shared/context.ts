@@ -6,6 +6,7 @@ import type { AdminAccessCache } from '../auth/admin-access.ts';
 import type { PasswordHasher } from '../auth/password-hasher.ts';
 import type { RateLimitStore } from '../auth/rate-limit.ts';
 import type { TokenService } from '../auth/tokens.ts';
+import type { PaymentAdapterFactory } from '../billing/providers/port.ts';
 import type { MessageBus } from './bus.ts';
 import type { Clock } from './clock.ts';
 import type { JobQueue } from './jobs.ts';
@@ -45,6 +46,13 @@ export interface DomainDeps {
   metrics: Metrics;
   /** Every connection to a destination an admin or the configuration named, under the destination policy. */
   outbound: OutboundPort;
+  /** The vendor clients the runtime builds (@svc/providers), behind the ports the domain declares. */
+  vendors: Vendors;
+}
+
+/** The vendor clients, by family: each builds the port of a stored provider. */
+export interface Vendors {
+  paymentProvider: PaymentAdapterFactory;
 }
 
 export interface DomainContext extends DomainDeps {

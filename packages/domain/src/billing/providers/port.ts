@@ -3,7 +3,8 @@ import type { OutboundPort } from '../../shared/outbound.ts';
 /**
  * The payment-provider port: what checkout, the webhook ingress and the worker ask of a
  * provider, whatever its kind. Each kind (stripe, cryptobot, yookassa, manual) implements it
- * in its own adapter; `paymentProviderAdapter` (registry.ts) builds one from a stored provider.
+ * in its own adapter (@svc/providers, a vendor client outside the domain); the runtime hands
+ * the domain a PaymentAdapterFactory (DomainDeps.vendors) that builds one from a stored provider.
  *
  * Amounts are integers in minor units of an ISO 4217 currency (upper case), as in `payments`.
  */
@@ -129,3 +130,16 @@ export interface ProviderAdapterDeps {
   /** The clock used for webhook timestamp tolerance; default Date.now. */
   now?: (() => Date) | undefined;
 }
+
+/**
+ * Builds the port of a stored provider from its kind, public config and opened secrets
+ * (@svc/providers `paymentProviderAdapter`). A provider missing a setting its adapter needs is
+ * not usable: UnavailableError naming the setting, never its value; an unknown kind is a
+ * ValidationError.
+ */
+export type PaymentAdapterFactory = (
+  kind: string,
+  config: Readonly<Record<string, unknown>>,
+  secrets: Readonly<Record<string, string>>,
+  deps?: ProviderAdapterDeps,
+) => PaymentProviderPort;

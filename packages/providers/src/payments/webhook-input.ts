@@ -1,5 +1,4 @@
-import { WEBHOOK_MAX_BYTES, type WebhookHeaders } from './port.ts';
-import { WebhookRefusedError } from './provider-errors.ts';
+import { WEBHOOK_MAX_BYTES, type WebhookHeaders, WebhookRefusedError } from '@svc/domain';
 
 /** The single value of a header (case-insensitive); a repeated header is refused by the caller as missing. */
 export function headerValue(headers: WebhookHeaders, name: string): string | undefined {

@@ -1,4 +1,4 @@
-import type { ProviderPaymentStatus } from './port.ts';
+import type { ProviderPaymentStatus } from '@svc/domain';
 
 /**
  * YooKassa payment states -> ours. `canceled` is split by `cancellation_details.reason`

@@ -1,6 +1,5 @@
+import { checkFields, PAYMENT_PROVIDER_KINDS } from '@svc/domain';
 import { describe, expect, it } from 'vitest';
-import { checkFields } from '../config-fields.ts';
-import { PAYMENT_PROVIDER_KINDS } from '../provider-kinds.ts';
 import { paymentProviderAdapter } from './registry.ts';
 
 describe('payment provider registry', () => {

@@ -1,17 +1,21 @@
-import { NotFoundError, UnavailableError } from '../../errors.ts';
+import {
+  assertMoney,
+  type CheckoutRequest,
+  type CheckoutResult,
+  decimalToMinor,
+  minorToDecimal,
+  NotFoundError,
+  type PaymentProviderPort,
+  type ProviderAdapterDeps,
+  type ProviderPaymentState,
+  refusedByProvider,
+  UnavailableError,
+  type VerifiedWebhook,
+  WebhookRefusedError,
+  type WebhookRequest,
+} from '@svc/domain';
 import { CRYPTOBOT_SIGNATURE_HEADER, cryptobotSignatureMatches } from './cryptobot-signature.ts';
 import { cryptobotMapStatus } from './cryptobot-status.ts';
-import { assertMoney, decimalToMinor, minorToDecimal } from './money.ts';
-import type {
-  CheckoutRequest,
-  CheckoutResult,
-  PaymentProviderPort,
-  ProviderAdapterDeps,
-  ProviderPaymentState,
-  VerifiedWebhook,
-  WebhookRequest,
-} from './port.ts';
-import { refusedByProvider, WebhookRefusedError } from './provider-errors.ts';
 import { callProvider } from './provider-http.ts';
 import { boundedBody, headerValue, isoTime, isRecord, jsonObjectBody, textField } from './webhook-input.ts';
 

@@ -1,19 +1,24 @@
-import Stripe from 'stripe';
-import { type DomainError, NotFoundError, UnavailableError } from '../../errors.ts';
-import { providerIdempotencyKey } from './idempotency.ts';
-import { assertMoney } from './money.ts';
 import {
+  assertMoney,
   type CheckoutRequest,
   type CheckoutResult,
+  callFailure,
+  type DomainError,
+  NotFoundError,
   type PaymentProviderPort,
   PROVIDER_ANSWER_MAX_BYTES,
   PROVIDER_CALL_TIMEOUT_MS,
   type ProviderAdapterDeps,
   type ProviderPaymentState,
+  providerSays,
+  refusedByProvider,
+  UnavailableError,
   type VerifiedWebhook,
+  WebhookRefusedError,
   type WebhookRequest,
-} from './port.ts';
-import { callFailure, providerSays, refusedByProvider, WebhookRefusedError } from './provider-errors.ts';
+} from '@svc/domain';
+import Stripe from 'stripe';
+import { providerIdempotencyKey } from './idempotency.ts';
 import { outboundOf } from './provider-http.ts';
 import { STRIPE_SIGNATURE_TOLERANCE_SECONDS, stripeTimestampRefusal } from './stripe-signature-time.ts';
 import { STRIPE_EVENT_STATES, stripeMapStatus, stripeSessionState } from './stripe-status.ts';

@@ -1,4 +1,4 @@
-import type { ProviderPaymentStatus } from './port.ts';
+import type { ProviderPaymentStatus } from '@svc/domain';
 
 /** Crypto Pay invoice statuses -> ours. An invoice cannot be refunded through the API. */
 export const CRYPTOBOT_STATUS_TABLE: Readonly<Record<string, ProviderPaymentStatus>> = {

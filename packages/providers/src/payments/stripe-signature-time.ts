@@ -1,4 +1,4 @@
-import { WebhookRefusedError } from './provider-errors.ts';
+import { WebhookRefusedError } from '@svc/domain';
 
 /** Seconds a Stripe-Signature timestamp may be from our clock, either way (the tolerance of Stripe's own libraries). */
 export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300;

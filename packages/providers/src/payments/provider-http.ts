@@ -1,7 +1,14 @@
-import { NotFoundError, UnavailableError } from '../../errors.ts';
-import type { OutboundPort } from '../../shared/outbound.ts';
-import { PROVIDER_ANSWER_MAX_BYTES, PROVIDER_CALL_TIMEOUT_MS } from './port.ts';
-import { callFailure, providerSays, redact, refusedByProvider } from './provider-errors.ts';
+import {
+  callFailure,
+  NotFoundError,
+  type OutboundPort,
+  PROVIDER_ANSWER_MAX_BYTES,
+  PROVIDER_CALL_TIMEOUT_MS,
+  providerSays,
+  redact,
+  refusedByProvider,
+  UnavailableError,
+} from '@svc/domain';
 
 export interface ProviderCall {
   provider: string;

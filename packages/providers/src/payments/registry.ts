@@ -1,8 +1,12 @@
-import { UnavailableError, ValidationError } from '../../errors.ts';
-import { PAYMENT_PROVIDER_KIND_NAMES } from '../provider-kinds.ts';
+import {
+  PAYMENT_PROVIDER_KIND_NAMES,
+  type PaymentProviderPort,
+  type ProviderAdapterDeps,
+  UnavailableError,
+  ValidationError,
+} from '@svc/domain';
 import { type CryptobotNetwork, cryptobotAdapter } from './cryptobot-adapter.ts';
 import { manualAdapter } from './manual-adapter.ts';
-import type { PaymentProviderPort, ProviderAdapterDeps } from './port.ts';
 import { stripeAdapter } from './stripe-adapter.ts';
 import { yookassaAdapter } from './yookassa-adapter.ts';
 

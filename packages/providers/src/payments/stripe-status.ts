@@ -1,4 +1,4 @@
-import type { ProviderPaymentStatus } from './port.ts';
+import type { ProviderPaymentStatus } from '@svc/domain';
 import { isRecord } from './webhook-input.ts';
 
 /**

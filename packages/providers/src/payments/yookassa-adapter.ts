@@ -1,19 +1,23 @@
-import { isDomainError, NotFoundError, UnavailableError } from '../../errors.ts';
+import {
+  assertMoney,
+  type CheckoutRequest,
+  type CheckoutResult,
+  decimalToMinor,
+  isDomainError,
+  minorToDecimal,
+  NotFoundError,
+  type PaymentProviderPort,
+  type ProviderAdapterDeps,
+  type ProviderPaymentState,
+  UnavailableError,
+  type VerifiedWebhook,
+  WebhookRefusedError,
+  type WebhookRequest,
+  yookassaSourceMatcher,
+} from '@svc/domain';
 import { providerIdempotencyKey } from './idempotency.ts';
-import { assertMoney, decimalToMinor, minorToDecimal } from './money.ts';
-import type {
-  CheckoutRequest,
-  CheckoutResult,
-  PaymentProviderPort,
-  ProviderAdapterDeps,
-  ProviderPaymentState,
-  VerifiedWebhook,
-  WebhookRequest,
-} from './port.ts';
-import { WebhookRefusedError } from './provider-errors.ts';
 import { callProvider } from './provider-http.ts';
 import { boundedBody, isoTime, isRecord, jsonObjectBody, textField } from './webhook-input.ts';
-import { yookassaSourceMatcher } from './yookassa-sources.ts';
 import { yookassaMapStatus, yookassaPaymentState } from './yookassa-status.ts';
 
 export const YOOKASSA_API = 'https://api.yookassa.ru/v3';

@@ -1,6 +1,12 @@
-import { NotFoundError, ValidationError } from '../../errors.ts';
-import { assertMoney } from './money.ts';
-import type { CheckoutRequest, CheckoutResult, PaymentProviderPort, ProviderPaymentStatus } from './port.ts';
+import {
+  assertMoney,
+  type CheckoutRequest,
+  type CheckoutResult,
+  NotFoundError,
+  type PaymentProviderPort,
+  type ProviderPaymentStatus,
+  ValidationError,
+} from '@svc/domain';
 
 export interface ManualSettings {
   instructions: string;
