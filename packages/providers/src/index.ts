@@ -1,12 +1,24 @@
 /**
- * The vendor clients, outside the domain (issue 33): each speaks a vendor's API behind a port
+ * The vendor clients, outside the domain (issue 33): payment providers and DNS providers (DNS-01),
+ * each speaking a vendor's API behind a port
  * the domain declares, through the outbound client it is given. The runtime builds `vendors`
  * from here and hands them to the domain (DomainDeps.vendors); a new provider is one new file
  * here, tested against its stand-in without a database.
  */
 import type { Vendors } from '@svc/domain';
+import { dnsProviderPort } from './dns/registry.ts';
 import { paymentProviderAdapter } from './payments/registry.ts';
 
+export * from './dns/authoritative-visibility.ts';
+export * from './dns/cloudflare-client.ts';
+export * from './dns/digitalocean-client.ts';
+export { DNS_API_MAX_BYTES, DNS_API_TIMEOUT_MS, type HostedDnsDeps } from './dns/hosted-dns-api.ts';
+export * from './dns/registry.ts';
+export * from './dns/rfc2136-client.ts';
+export * from './dns/rfc2136-message.ts';
+export * from './dns/route53-client.ts';
+export * from './dns/route53-xml.ts';
+export * from './dns/sigv4.ts';
 export * from './payments/cryptobot-adapter.ts';
 export * from './payments/cryptobot-signature.ts';
 export * from './payments/cryptobot-status.ts';
@@ -22,4 +34,4 @@ export * from './payments/yookassa-adapter.ts';
 export * from './payments/yookassa-status.ts';
 
 /** Every family's factory, as the domain takes them. */
-export const createVendors = (): Vendors => ({ paymentProvider: paymentProviderAdapter });
+export const createVendors = (): Vendors => ({ paymentProvider: paymentProviderAdapter, dnsProvider: dnsProviderPort });

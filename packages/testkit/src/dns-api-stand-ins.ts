@@ -1,17 +1,8 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  type DnsProviderPort,
-  dnsProviderPort,
-  ROUTE53_XMLNS,
-  route53TxtDecode,
-  sigV4,
-  xmlElements,
-  xmlEscape,
-  xmlText,
-  xmlUnescape,
-} from '@svc/domain';
+import type { DnsProviderPort } from '@svc/domain';
+import { dnsProviderPort, ROUTE53_XMLNS, route53TxtDecode, sigV4, xmlElements, xmlEscape, xmlText, xmlUnescape } from '@svc/providers';
 import type { BindServer } from './bind-server.ts';
 import { testOutbound } from './outbound.ts';
 

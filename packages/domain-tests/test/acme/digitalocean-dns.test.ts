@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns/promises';
-import { type DnsProviderPort, dnsProviderPort, relativeName } from '@svc/domain';
+import type { DnsProviderPort } from '@svc/domain';
+import { dnsProviderPort, relativeName } from '@svc/providers';
 import { testOutbound } from '@svc/testkit';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type DigitalOceanStandIn, startDigitalOceanStandIn } from '@svc/testkit/dns-api-stand-ins';

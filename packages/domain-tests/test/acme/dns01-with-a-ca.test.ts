@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { Agent, get } from 'node:https';
-import { type DnsProviderPort, dnsProviderPort } from '@svc/domain';
+import type { DnsProviderPort } from '@svc/domain';
+import { dnsProviderPort } from '@svc/providers';
 import { testOutbound, until } from '@svc/testkit';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type PebbleServer, pebbleAvailable, startPebble } from '@svc/testkit/pebble-server';

@@ -1,4 +1,4 @@
-import { checkAnswer, type Rfc2136Settings, signedUpdate, txtVisibleAt, updateTxt, zoneAt } from '@svc/domain';
+import { checkAnswer, type Rfc2136Settings, signedUpdate, txtVisibleAt, updateTxt, zoneAt } from '@svc/providers';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import { Resolver } from 'node:dns/promises';
+import type { DnsProviderPort } from '@svc/domain';
 import {
-  type DnsProviderPort,
   dnsProviderPort,
   parseRecordSets,
   parseRoute53Error,
@@ -8,7 +8,7 @@ import {
   route53TxtValue,
   xmlElements,
   xmlText,
-} from '@svc/domain';
+} from '@svc/providers';
 import { testOutbound } from '@svc/testkit';
 import { type BindServer, bindAvailable, startBind } from '@svc/testkit/bind-server';
 import { type Route53StandIn, startRoute53StandIn } from '@svc/testkit/dns-api-stand-ins';

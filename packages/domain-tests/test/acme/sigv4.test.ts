@@ -1,4 +1,4 @@
-import { amzDate, type SigV4Key, sigV4, sigV4Headers } from '@svc/domain';
+import { amzDate, type SigV4Key, sigV4, sigV4Headers } from '@svc/providers';
 import { describe, expect, it } from 'vitest';
 
 // AWS Signature Version 4 against the AWS SigV4 test suite (aws-sig-v4-test-suite): the example

@@ -2,6 +2,7 @@ import type { Config } from '@svc/config';
 import type { ActorType, AdminRole, Db } from '@svc/db';
 import type { Metrics } from '@svc/metrics';
 import type { Logger } from 'pino';
+import type { DnsAdapterFactory } from '../acme/dns/dns-provider-port.ts';
 import type { AdminAccessCache } from '../auth/admin-access.ts';
 import type { PasswordHasher } from '../auth/password-hasher.ts';
 import type { RateLimitStore } from '../auth/rate-limit.ts';
@@ -53,6 +54,7 @@ export interface DomainDeps {
 /** The vendor clients, by family: each builds the port of a stored provider. */
 export interface Vendors {
   paymentProvider: PaymentAdapterFactory;
+  dnsProvider: DnsAdapterFactory;
 }
 
 export interface DomainContext extends DomainDeps {

@@ -1,17 +1,11 @@
-import { UnavailableError } from '../../errors.ts';
-import { outboundFailure, outboundReason } from '../../shared/outbound.ts';
-import { cloudflareDnsPort } from './cloudflare-client.ts';
-import { digitalOceanDnsPort } from './digitalocean-client.ts';
-import type { HostedDnsDeps } from './hosted-dns-api.ts';
-import { type Rfc2136Settings, serverUnreachable, txtVisibleAt, updateTxt, zoneAt } from './rfc2136-client.ts';
-import type { TsigAlgorithm } from './rfc2136-message.ts';
-import { route53DnsPort } from './route53-client.ts';
+import type { OutboundPort } from '../../shared/outbound.ts';
 
 /**
  * What DNS-01 asks of a DNS provider, whatever its kind: add one TXT value to a name and
  * remove that one value again (never the whole set: the apex and the wildcard authorization of
  * one name share `_acme-challenge.<name>` and run at once), and tell whether a value is visible
- * at the zone's own authoritative servers (the CA's resolver asks them).
+ * at the zone's own authoritative servers (the CA's resolver asks them). Its clients (RFC 2136,
+ * Cloudflare, Route 53, DigitalOcean) are vendor clients in @svc/providers.
  */
 export interface DnsProviderPort {
   readonly kind: string;
@@ -23,64 +17,20 @@ export interface DnsProviderPort {
 /** TTL of the challenge records: short, so a retried challenge is not served an old value for long. */
 export const CHALLENGE_TTL_SECONDS = 60;
 
-export function rfc2136Settings(credentials: Readonly<Record<string, string>>): Rfc2136Settings {
-  const need = (k: string) => {
-    const v = credentials[k];
-    if (!v) throw new UnavailableError(`the rfc2136 DNS provider is not configured: ${k} is not set`);
-    return v;
-  };
-  return {
-    server: need('server'),
-    port: credentials.port ? Number(credentials.port) : 53,
-    key: { name: need('key_name'), algorithm: (credentials.key_algorithm ?? 'hmac-sha256') as TsigAlgorithm, secret: need('key_secret') },
-    zone: credentials.zone,
-  };
-}
-
 /**
  * What a port needs besides its credentials: the clock, the outbound client (every API call and
  * DNS exchange under the destination policy), and (tests) where the zones' name servers are reached.
  */
-export type DnsProviderDeps = HostedDnsDeps;
-
-/** The port of a stored DNS provider, its credentials opened. */
-export function dnsProviderPort(kind: string, credentials: Readonly<Record<string, string>>, deps: DnsProviderDeps): DnsProviderPort {
-  if (kind === 'rfc2136') return rfc2136Port(rfc2136Settings(credentials), deps);
-  if (kind === 'cloudflare') return cloudflareDnsPort(credentials, deps);
-  if (kind === 'route53') return route53DnsPort(credentials, deps);
-  if (kind === 'digitalocean') return digitalOceanDnsPort(credentials, deps);
-  throw new UnavailableError(`DNS provider kind ${kind} cannot change records`);
+export interface DnsProviderDeps {
+  now: () => Date;
+  outbound: Pick<OutboundPort, 'request' | 'pin'>;
+  /** The API's origin (`http://127.0.0.1:4567` in tests); the provider's own otherwise. */
+  apiBase?: string | undefined;
+  /** The port the zone's name servers answer on; 53 otherwise. */
+  nameserverPort?: number | undefined;
+  /** A name server's host name to an address; node:dns lookup otherwise. */
+  resolveHost?: ((host: string) => Promise<string>) | undefined;
 }
 
-/**
- * RFC 2136: the configured server resolved once per operation by the outbound client and checked
- * against the destination policy; the exchange goes to that address. A refused destination says
- * which rule refused it; a name with no address reads like any server that does not answer.
- */
-function rfc2136Port(s: Rfc2136Settings, deps: DnsProviderDeps): DnsProviderPort {
-  const pinned = async (): Promise<Rfc2136Settings> => {
-    const startedAt = Date.now();
-    try {
-      return { ...s, server: (await deps.outbound.pin(s.server)).address, name: s.server };
-    } catch (err) {
-      const failure = outboundFailure(err);
-      if (failure?.reason === 'refused') throw new UnavailableError(`the DNS server ${s.server}:${s.port}: ${outboundReason(failure)}`);
-      return serverUnreachable(s, startedAt);
-    }
-  };
-  return {
-    kind: 'rfc2136',
-    addTxt: async (fqdn, value) => {
-      const at = await pinned();
-      await updateTxt(at, await zoneAt(at, fqdn), [{ op: 'add', name: fqdn, value, ttl: CHALLENGE_TTL_SECONDS }], deps.now);
-    },
-    removeTxt: async (fqdn, value) => {
-      const at = await pinned();
-      await updateTxt(at, await zoneAt(at, fqdn), [{ op: 'delete', name: fqdn, value }], deps.now);
-    },
-    isVisible: async (fqdn, value) => {
-      const at = await pinned().catch(() => undefined);
-      return at !== undefined && txtVisibleAt(at, fqdn, value);
-    },
-  };
-}
+/** Builds the port of a stored DNS provider from its kind and opened credentials (@svc/providers `dnsProviderPort`). */
+export type DnsAdapterFactory = (kind: string, credentials: Readonly<Record<string, string>>, deps: DnsProviderDeps) => DnsProviderPort;

@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import { connect, isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UnavailableError } from '../../errors.ts';
+import { UnavailableError } from '@svc/domain';
 import { checkAnswer, DnsAnswerError, describeAnswer, signedUpdate, type TsigKey, type TxtChange } from './rfc2136-message.ts';
 
 /** Where updates go: the primary server of the zone (BIND, PowerDNS, Knot), and the TSIG key it accepts. */

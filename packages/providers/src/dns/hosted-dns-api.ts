@@ -1,6 +1,4 @@
-import { redact } from '../../billing/providers/provider-errors.ts';
-import { UnavailableError } from '../../errors.ts';
-import { type OutboundPort, outboundFailure, outboundReason } from '../../shared/outbound.ts';
+import { type DnsProviderDeps, type OutboundPort, outboundFailure, outboundReason, redact, UnavailableError } from '@svc/domain';
 
 /**
  * What the adapters of the hosted DNS APIs (Cloudflare, Route 53, DigitalOcean) share: how an
@@ -11,16 +9,8 @@ import { type OutboundPort, outboundFailure, outboundReason } from '../../shared
  */
 
 /** The clock, the outbound client, and the seams the tests use: a stand-in API, a name server on a high port. */
-export interface HostedDnsDeps {
-  now: () => Date;
-  outbound: Pick<OutboundPort, 'request' | 'pin'>;
-  /** The API's origin (`http://127.0.0.1:4567` in tests); the provider's own otherwise. */
-  apiBase?: string | undefined;
-  /** The port the zone's name servers answer on; 53 otherwise. */
-  nameserverPort?: number | undefined;
-  /** A name server's host name to an address; node:dns lookup otherwise. */
-  resolveHost?: ((host: string) => Promise<string>) | undefined;
-}
+/** What the hosted APIs' clients take (the domain's DnsProviderDeps). */
+export type HostedDnsDeps = DnsProviderDeps;
 
 /** Each call is given up after this long. */
 export const DNS_API_TIMEOUT_MS = 10_000;

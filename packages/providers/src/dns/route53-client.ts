@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UnavailableError } from '../../errors.ts';
+import { CHALLENGE_TTL_SECONDS, type DnsProviderPort, UnavailableError } from '@svc/domain';
 import { visibleAtNameservers } from './authoritative-visibility.ts';
-import { CHALLENGE_TTL_SECONDS, type DnsProviderPort } from './dns-provider-port.ts';
 import { callDnsApi, dnsName, findZone, type HostedDnsDeps, providerText, refusedBy, requiredCredential } from './hosted-dns-api.ts';
 import {
   changeBatchXml,

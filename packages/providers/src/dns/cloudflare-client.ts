@@ -1,6 +1,5 @@
-import { UnavailableError } from '../../errors.ts';
+import { CHALLENGE_TTL_SECONDS, type DnsProviderPort, UnavailableError } from '@svc/domain';
 import { visibleAtNameservers } from './authoritative-visibility.ts';
-import { CHALLENGE_TTL_SECONDS, type DnsProviderPort } from './dns-provider-port.ts';
 import {
   asArray,
   asRecord,

@@ -1,6 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import type { OutboundPort } from '../../shared/outbound.ts';
+import type { OutboundPort } from '@svc/domain';
 
 /**
  * Whether a TXT value is visible where the CA will look: at the zone's own authoritative name

@@ -1,7 +1,6 @@
 import { resolveNs } from 'node:dns/promises';
-import { UnavailableError } from '../../errors.ts';
+import { CHALLENGE_TTL_SECONDS, type DnsProviderPort, UnavailableError } from '@svc/domain';
 import { visibleAtNameservers } from './authoritative-visibility.ts';
-import { CHALLENGE_TTL_SECONDS, type DnsProviderPort } from './dns-provider-port.ts';
 import {
   asArray,
   asRecord,
