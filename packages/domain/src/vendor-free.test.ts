@@ -11,8 +11,8 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(HERE, '../package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
 const FORBIDDEN = ['stripe', 'axios', 'node-fetch', 'got', 'undici', 'ky', 'superagent', 'acme-client', 'openid-client'];
-/** Vendor SDKs still in the domain, to move to @svc/providers: the ACME client and the OAuth/OIDC client. */
-const STILL_INSIDE = ['acme-client', 'openid-client'];
+/** Vendor SDKs still in the domain, to move to @svc/providers: the ACME protocol client. */
+const STILL_INSIDE = ['acme-client'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

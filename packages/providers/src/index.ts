@@ -1,5 +1,6 @@
 /**
- * The vendor clients, outside the domain (issue 33): payment providers and DNS providers (DNS-01),
+ * The vendor clients, outside the domain (issue 33): payment providers, DNS providers (DNS-01) and
+ * OAuth/OpenID Connect providers,
  * each speaking a vendor's API behind a port
  * the domain declares, through the outbound client it is given. The runtime builds `vendors`
  * from here and hands them to the domain (DomainDeps.vendors); a new provider is one new file
@@ -7,6 +8,7 @@
  */
 import type { Vendors } from '@svc/domain';
 import { dnsProviderPort } from './dns/registry.ts';
+import { oauthProviderAdapter } from './oauth/registry.ts';
 import { paymentProviderAdapter } from './payments/registry.ts';
 
 export * from './dns/authoritative-visibility.ts';
@@ -19,6 +21,9 @@ export * from './dns/rfc2136-message.ts';
 export * from './dns/route53-client.ts';
 export * from './dns/route53-xml.ts';
 export * from './dns/sigv4.ts';
+export * from './oauth/github-adapter.ts';
+export * from './oauth/oidc-adapter.ts';
+export * from './oauth/registry.ts';
 export * from './payments/cryptobot-adapter.ts';
 export * from './payments/cryptobot-signature.ts';
 export * from './payments/cryptobot-status.ts';
@@ -34,4 +39,8 @@ export * from './payments/yookassa-adapter.ts';
 export * from './payments/yookassa-status.ts';
 
 /** Every family's factory, as the domain takes them. */
-export const createVendors = (): Vendors => ({ paymentProvider: paymentProviderAdapter, dnsProvider: dnsProviderPort });
+export const createVendors = (): Vendors => ({
+  paymentProvider: paymentProviderAdapter,
+  dnsProvider: dnsProviderPort,
+  oauthProvider: oauthProviderAdapter,
+});

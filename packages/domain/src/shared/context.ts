@@ -4,6 +4,7 @@ import type { Metrics } from '@svc/metrics';
 import type { Logger } from 'pino';
 import type { DnsAdapterFactory } from '../acme/dns/dns-provider-port.ts';
 import type { AdminAccessCache } from '../auth/admin-access.ts';
+import type { OAuthAdapterFactory } from '../auth/oauth/provider.ts';
 import type { PasswordHasher } from '../auth/password-hasher.ts';
 import type { RateLimitStore } from '../auth/rate-limit.ts';
 import type { TokenService } from '../auth/tokens.ts';
@@ -55,6 +56,7 @@ export interface DomainDeps {
 export interface Vendors {
   paymentProvider: PaymentAdapterFactory;
   dnsProvider: DnsAdapterFactory;
+  oauthProvider: OAuthAdapterFactory;
 }
 
 export interface DomainContext extends DomainDeps {

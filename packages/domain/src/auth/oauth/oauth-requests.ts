@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Config } from '@svc/config';
 import type { OAuthRequestRow, OAuthSurface } from '@svc/db';
-import * as oidc from 'openid-client';
 import type { DomainDeps } from '../../shared/context.ts';
 import { publicBaseUrl } from '../../shared/public-url.ts';
 import { randomToken, sha256Hex } from '../../shared/secrets.ts';
@@ -47,13 +47,14 @@ export async function startOAuth(
   const limits = deps.config.rate_limits.oauth;
   await enforceRateLimit(deps, 'oauth', limits, { ip: meta.ip, subject: linkSubjectId ? `${surface}:${linkSubjectId}` : null });
   const state = randomToken(32);
-  const codeVerifier = oidc.randomPKCECodeVerifier();
-  const nonce = oidc.randomNonce();
+  // PKCE (RFC 7636): a 43-character verifier and its S256 challenge; the nonce the same size.
+  const codeVerifier = randomToken(32);
+  const nonce = randomToken(32);
   const redirectUri = oauthRedirectUri(deps.config, surface, provider);
   // Built before anything is stored: a provider that cannot be reached leaves no row behind.
   const url = await adapter.authorizationUrl({
     state,
-    codeChallenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url'),
     nonce,
     redirectUri,
   });

@@ -1,9 +1,12 @@
+import type { OAuthProviderConfig } from '@svc/config';
+import type { OutboundFetch } from '../../shared/outbound.ts';
 import { Email } from '../credential-fields.ts';
 
 /**
  * The OAuth provider port (spec 5.6): two operations, one adapter per kind of provider
- * (generic OpenID Connect, Google, GitHub). The registry (registry.ts) fills it from
- * configuration: a provider is enabled exactly when it is configured.
+ * (generic OpenID Connect, Google, GitHub), vendor clients in @svc/providers. The registry
+ * (registry.ts) builds them from configuration through DomainDeps.vendors.oauthProvider: a
+ * provider is enabled exactly when it is configured.
  */
 
 /** Spec 2.2 "OAuth profile (internal)". */
@@ -67,3 +70,6 @@ export function checkedProfile(p: OAuthProfile): OAuthProfile {
   const email = normalEmail(p.email);
   return { provider_user_id: p.provider_user_id, email, email_verified: email !== null && p.email_verified === true };
 }
+
+/** Builds the adapter of a configured provider by its name (@svc/providers `oauthProviderAdapter`); its requests go through `fetch`. */
+export type OAuthAdapterFactory = (name: string, config: OAuthProviderConfig, fetch: OutboundFetch) => OAuthProviderAdapter;

@@ -1,16 +1,16 @@
-import * as oidc from 'openid-client';
-import { DomainError } from '../../errors.ts';
-import type { OutboundFetch } from '../../shared/outbound.ts';
 import {
   type AuthorizationRequest,
   type CodeExchange,
+  DomainError,
   isVerified,
   normalEmail,
   type OAuthProfile,
   type OAuthProviderAdapter,
+  type OutboundFetch,
   PROVIDER_TIMEOUT_SECONDS,
-} from './provider.ts';
-import { providerFailure } from './provider-errors.ts';
+  providerFailure,
+} from '@svc/domain';
+import * as oidc from 'openid-client';
 
 /** What an OpenID Connect (or plain OAuth 2 with a userinfo endpoint) adapter is made from. */
 export interface OidcAdapterOptions {

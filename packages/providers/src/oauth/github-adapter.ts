@@ -1,16 +1,16 @@
-import * as oidc from 'openid-client';
-import { DomainError } from '../../errors.ts';
-import type { OutboundFetch } from '../../shared/outbound.ts';
-import { isLoopbackHttp } from './oidc-adapter.ts';
 import {
   type AuthorizationRequest,
   type CodeExchange,
+  DomainError,
   normalEmail,
   type OAuthProfile,
   type OAuthProviderAdapter,
+  type OutboundFetch,
   PROVIDER_TIMEOUT_SECONDS,
-} from './provider.ts';
-import { providerFailure } from './provider-errors.ts';
+  providerFailure,
+} from '@svc/domain';
+import * as oidc from 'openid-client';
+import { isLoopbackHttp } from './oidc-adapter.ts';
 
 export const GITHUB_DEFAULTS = {
   authorizationEndpoint: 'https://github.com/login/oauth/authorize',
