@@ -4,15 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // The domain holds rules, not vendor clients (issue 33 item 1): vendor SDKs and HTTP clients
-// live in @svc/providers behind the ports the domain declares. `STILL_INSIDE` is what has not
-// moved yet; it may only shrink (this test fails when one of them is gone from package.json
-// but still listed, or when anything else comes in).
+// live in @svc/providers behind the ports the domain declares (payments, DNS, OAuth, ACME).
+// `STILL_INSIDE` is what has not moved yet: empty, and it may only stay so.
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(HERE, '../package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
 const FORBIDDEN = ['stripe', 'axios', 'node-fetch', 'got', 'undici', 'ky', 'superagent', 'acme-client', 'openid-client'];
-/** Vendor SDKs still in the domain, to move to @svc/providers: the ACME protocol client. */
-const STILL_INSIDE = ['acme-client'];
+/** Vendor SDKs still in the domain, to move to @svc/providers: none. */
+const STILL_INSIDE: string[] = [];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

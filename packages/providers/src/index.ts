@@ -1,16 +1,18 @@
 /**
  * The vendor clients, outside the domain (issue 33): payment providers, DNS providers (DNS-01) and
- * OAuth/OpenID Connect providers,
+ * OAuth/OpenID Connect providers and the ACME protocol client,
  * each speaking a vendor's API behind a port
  * the domain declares, through the outbound client it is given. The runtime builds `vendors`
  * from here and hands them to the domain (DomainDeps.vendors); a new provider is one new file
  * here, tested against its stand-in without a database.
  */
 import type { Vendors } from '@svc/domain';
+import { acmeProtocol } from './acme/acme-protocol.ts';
 import { dnsProviderPort } from './dns/registry.ts';
 import { oauthProviderAdapter } from './oauth/registry.ts';
 import { paymentProviderAdapter } from './payments/registry.ts';
 
+export * from './acme/acme-protocol.ts';
 export * from './dns/authoritative-visibility.ts';
 export * from './dns/cloudflare-client.ts';
 export * from './dns/digitalocean-client.ts';
@@ -43,4 +45,5 @@ export const createVendors = (): Vendors => ({
   paymentProvider: paymentProviderAdapter,
   dnsProvider: dnsProviderPort,
   oauthProvider: oauthProviderAdapter,
+  acme: acmeProtocol,
 });

@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 
 // A reach into acme-client (docs/dependency-seams.md): its one process-wide axios instance gets a
 // request interceptor that sends a session's requests through our outbound client, and its own
-// retries are turned off through `defaults.acmeSettings` (packages/domain/src/acme/acme-protocol.ts).
+// retries are turned off through `defaults.acmeSettings` (packages/providers/src/acme/acme-protocol.ts).
 // An upgrade that changes either fails here by name; the pebble suites then prove the routing.
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const workspace = readFileSync(join(root, 'pnpm-workspace.yaml'), 'utf8');
-const require = createRequire(join(root, 'packages/domain/package.json'));
+const require = createRequire(join(root, 'packages/providers/package.json'));
 
 describe('the reach into acme-client', () => {
   it('is against the version it was written for', () => {

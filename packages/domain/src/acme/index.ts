@@ -1,5 +1,6 @@
 // Use cases of this feature, exported for every surface.
 export * from './acme-account-view.ts';
+export * from './acme-port.ts';
 export * from './answer-visibility.ts';
 export * from './check-dns-provider.ts';
 export * from './create-acme-account.ts';

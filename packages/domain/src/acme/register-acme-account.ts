@@ -2,7 +2,7 @@ import { isDomainError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type AcmeAccountView, acmeAccountView } from './acme-account-view.ts';
-import { acmeSession, caSays, newAccountKeyPem } from './acme-protocol.ts';
+import { caSays } from './acme-port.ts';
 
 /** One registration attempt (directory, nonce, account) gives up after this long and frees its slot. */
 export const ACME_REGISTRATION_DEADLINE_MS = 120_000;
@@ -12,7 +12,7 @@ export interface RegisterOptions {
   deadlineMs?: number | undefined;
   /** The deadline the error states, when deadlineMs is what is left of a longer job's. */
   statedDeadlineMs?: number | undefined;
-  /** Per request to the CA; default ACME_REQUEST_TIMEOUT_MS. */
+  /** Per request to the CA; default the ACME client's (30 s). */
   requestTimeoutMs?: number | undefined;
 }
 
@@ -21,7 +21,7 @@ export interface RegisterOptions {
  * 4.4 acme-accounts). The key is made and sealed before the first attempt and kept, so a retry
  * (after a crash, a CA that was down) asks for the same account: a CA that knows the key
  * answers it (`onlyReturnExisting`). External Account Binding (ZeroSSL, a private CA) is used
- * once and then dropped. Every request goes through the outbound client (acme-protocol.ts) and
+ * once and then dropped. Every request goes through the outbound client (@svc/providers acme-protocol.ts) and
  * the attempt gives up at its deadline. The CA's refusal, the rule that refused the directory,
  * "not reachable" or the deadline is kept as registration_error (shown to owners and admins) and
  * thrown, so the job is retried; an account already registered is left as it is.
@@ -31,7 +31,7 @@ export async function registerAcmeAccount(ctx: DomainContext, id: string, opts: 
   if (!row) throw new NotFoundError('ACME account', id);
   if (row.account_url !== null) return acmeAccountView(row);
   if (row.account_key_enc === null) {
-    const sealed = ctx.secrets.seal(await newAccountKeyPem());
+    const sealed = ctx.secrets.seal(await ctx.vendors.acme.newAccountKeyPem());
     await ctx.db
       .updateTable('acme_accounts')
       .set({ account_key_enc: sealed })
@@ -44,7 +44,7 @@ export async function registerAcmeAccount(ctx: DomainContext, id: string, opts: 
   const contact = [`mailto:${row.email}`];
   let accountUrl: string;
   try {
-    accountUrl = await acmeSession(
+    accountUrl = await ctx.vendors.acme.session(
       {
         outbound: ctx.outbound,
         directoryUrl: row.directory_url,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CertificateRow } from '@svc/db';
-import { acmeSession, caSays, orderCertificate } from '../acme/acme-protocol.ts';
+import { caSays } from '../acme/acme-port.ts';
 import type { DnsProviderPort } from '../acme/dns/dns-provider-port.ts';
 import { ACME_REGISTRATION_DEADLINE_MS, registerAcmeAccount } from '../acme/register-acme-account.ts';
 import { storedDnsProviderPort } from '../acme/stored-dns-provider.ts';
@@ -22,7 +22,7 @@ export interface IssueOptions {
   deadlineMs?: number | undefined;
   /** The account's registration, when it runs first, gives up after this long (within the attempt's deadline). */
   registrationDeadlineMs?: number | undefined;
-  /** Per request to the CA; default ACME_REQUEST_TIMEOUT_MS. */
+  /** Per request to the CA; default the ACME client's (30 s). */
   requestTimeoutMs?: number | undefined;
 }
 
@@ -96,7 +96,7 @@ async function order(ctx: DomainContext, row: CertificateRow, opts: IssueOptions
   // TSIG and API signatures carry the wall-clock time the server checks, not the business clock.
   const dns = storedDnsProviderPort(ctx, provider, () => new Date());
   const waitMs = ctx.config.acme.propagation_timeout_seconds * 1000;
-  return acmeSession(
+  return ctx.vendors.acme.session(
     {
       outbound: ctx.outbound,
       directoryUrl: account.directory_url,
@@ -108,7 +108,7 @@ async function order(ctx: DomainContext, row: CertificateRow, opts: IssueOptions
       requestTimeoutMs: opts.requestTimeoutMs,
     },
     (client, signal) =>
-      orderCertificate(client, row.domains as string[], {
+      client.orderCertificate(row.domains as string[], {
         publish: async (fqdn, value) => {
           await dns.addTxt(fqdn, value);
           await visible(dns, fqdn, value, waitMs, opts.pollMs ?? 2000, signal);

@@ -2,6 +2,7 @@ import type { Config } from '@svc/config';
 import type { ActorType, AdminRole, Db } from '@svc/db';
 import type { Metrics } from '@svc/metrics';
 import type { Logger } from 'pino';
+import type { AcmeProtocol } from '../acme/acme-port.ts';
 import type { DnsAdapterFactory } from '../acme/dns/dns-provider-port.ts';
 import type { AdminAccessCache } from '../auth/admin-access.ts';
 import type { OAuthAdapterFactory } from '../auth/oauth/provider.ts';
@@ -57,6 +58,7 @@ export interface Vendors {
   paymentProvider: PaymentAdapterFactory;
   dnsProvider: DnsAdapterFactory;
   oauthProvider: OAuthAdapterFactory;
+  acme: AcmeProtocol;
 }
 
 export interface DomainContext extends DomainDeps {

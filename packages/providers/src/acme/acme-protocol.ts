@@ -1,8 +1,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
+import {
+  type AcmeAccountClient,
+  type AcmeProtocol,
+  type AcmeSessionOptions,
+  type Dns01Hooks,
+  isDomainError,
+  type OutboundFailure,
+  type OutboundPort,
+  outboundFailure,
+  outboundReason,
+  TimeoutError,
+  UnavailableError,
+} from '@svc/domain';
 import acme from 'acme-client';
-import { isDomainError, TimeoutError, UnavailableError } from '../errors.ts';
-import { type OutboundFailure, type OutboundPort, outboundFailure, outboundReason } from '../shared/outbound.ts';
 
 /**
  * The ACME protocol is acme-client's (MIT; the issue asks for a maintained library, not our own
@@ -103,20 +114,6 @@ async function sendThrough(call: AcmeCall, config: AxiosLikeConfig): Promise<unk
   });
 }
 
-export interface AcmeSessionOptions {
-  outbound: OutboundPort;
-  directoryUrl: string;
-  accountKeyPem: string;
-  accountUrl?: string | undefined;
-  eab?: { kid: string; hmac_key: string } | undefined;
-  extraCaFile?: string | undefined;
-  /** The whole session (a registration, an issuance) gives up after this long. */
-  deadlineMs: number;
-  /** The job's deadline as its error states it, when the session has only what is left of it; deadlineMs otherwise. */
-  statedDeadlineMs?: number | undefined;
-  requestTimeoutMs?: number | undefined;
-}
-
 /** URLs a directory must name as https (RFC 8555 7.1.1); `meta` holds no endpoint. */
 const DIRECTORY_RESOURCES = ['newNonce', 'newAccount', 'newOrder', 'newAuthz', 'revokeCert', 'keyChange', 'renewalInfo'];
 
@@ -128,7 +125,10 @@ const DIRECTORY_RESOURCES = ['newNonce', 'newAccount', 'newOrder', 'newAuthz', '
  * deadline a TimeoutError (`signal` tells the work's own waits to stop); anything else (the CA's
  * refusals) is rethrown for the caller to word.
  */
-export async function acmeSession<T>(o: AcmeSessionOptions, work: (client: acme.Client, signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function acmeSession<T>(
+  o: AcmeSessionOptions,
+  work: (client: AcmeAccountClient, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   routeThroughOutbound();
   const controller = new AbortController();
   const call: AcmeCall = {
@@ -154,7 +154,7 @@ export async function acmeSession<T>(o: AcmeSessionOptions, work: (client: acme.
       ...(o.accountUrl ? { accountUrl: o.accountUrl } : {}),
       ...(o.eab ? { externalAccountBinding: { kid: o.eab.kid, hmacKey: o.eab.hmac_key } } : {}),
     });
-    return work(client, controller.signal);
+    return work(accountClient(client), controller.signal);
   });
   try {
     return await Promise.race([session, deadline]);
@@ -207,19 +207,12 @@ async function checkDirectory(call: AcmeCall, url: string): Promise<void> {
 /** A new account key: ECDSA P-256, PEM. */
 export const newAccountKeyPem = async (): Promise<string> => (await acme.crypto.createPrivateEcdsaKey('P-256')).toString();
 
-/** What the CA said, bounded and printable (acme-client's errors carry the ACME problem's detail). */
-export const caSays = (err: unknown): string =>
-  String((err as Error)?.message ?? err)
-    .replace(/[^\x20-\x7e]/g, '?')
-    .slice(0, 300);
-
-/** What DNS-01 needs from the caller: publish one value for one name, and take it away again. */
-export interface Dns01Hooks {
-  /** Publishes `value` at `_acme-challenge.<name>` and resolves once it is visible where the CA looks. */
-  publish(fqdn: string, value: string): Promise<void>;
-  /** Removes that one value (the apex and the wildcard of a name publish two at once). */
-  unpublish(fqdn: string, value: string): Promise<void>;
-}
+/** acme-client's Client as the domain's AcmeAccountClient. */
+const accountClient = (client: acme.Client): AcmeAccountClient => ({
+  createAccount: (opts) => client.createAccount(opts),
+  getAccountUrl: () => client.getAccountUrl(),
+  orderCertificate: (domains, dns) => orderCertificate(client, domains, dns),
+});
 
 /**
  * Orders a certificate for `domains` over DNS-01 (acme-client's auto(): order, authorizations,
@@ -253,3 +246,6 @@ export async function orderCertificate(
   });
   return { chainPem, keyPem: key.toString() };
 }
+
+/** The ACME protocol the domain takes (DomainDeps.vendors.acme). */
+export const acmeProtocol: AcmeProtocol = { session: acmeSession, newAccountKeyPem };
