@@ -6,7 +6,8 @@
  * from here and hands them to the domain (DomainDeps.vendors); a new provider is one new file
  * here, tested against its stand-in without a database.
  */
-import type { Vendors } from '@svc/domain';
+import type { OAuthProviderConfig } from '@svc/config';
+import type { OAuthProviderAdapter, Vendors } from '@svc/domain';
 import { acmeProtocol } from './acme/acme-protocol.ts';
 import { dnsProviderPort } from './dns/registry.ts';
 import { oauthProviderAdapter } from './oauth/registry.ts';
@@ -40,10 +41,24 @@ export * from './payments/webhook-input.ts';
 export * from './payments/yookassa-adapter.ts';
 export * from './payments/yookassa-status.ts';
 
-/** Every family's factory, as the domain takes them. */
-export const createVendors = (): Vendors => ({
-  paymentProvider: paymentProviderAdapter,
-  dnsProvider: dnsProviderPort,
-  oauthProvider: oauthProviderAdapter,
-  acme: acmeProtocol,
-});
+/**
+ * Every family's factory, as the domain takes them, owned by one runtime: an OAuth adapter is
+ * made once per configured provider (its discovered configuration kept with it) and kept here,
+ * not in module state, so two runtimes in one process (the tests) share nothing.
+ */
+export function createVendors(): Vendors {
+  const oauth = new WeakMap<OAuthProviderConfig, OAuthProviderAdapter>();
+  return {
+    paymentProvider: paymentProviderAdapter,
+    dnsProvider: dnsProviderPort,
+    oauthProvider: (name, config, fetch) => {
+      let adapter = oauth.get(config);
+      if (!adapter) {
+        adapter = oauthProviderAdapter(name, config, fetch);
+        oauth.set(config, adapter);
+      }
+      return adapter;
+    },
+    acme: acmeProtocol,
+  };
+}

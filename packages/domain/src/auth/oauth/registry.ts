@@ -10,10 +10,6 @@ export const GOOGLE_ISSUER = 'https://accounts.google.com';
 export const surfaceProviders = (config: Config, surface: OAuthSurface): Record<string, OAuthProviderConfig> =>
   surface === 'admin' ? config.auth.oauth : config.portal_auth.oauth;
 
-// One registry per configuration object (one installation; several in tests), built lazily:
-// an adapter keeps its discovered configuration for the life of the process.
-const registries = new WeakMap<object, Map<string, OAuthProviderAdapter>>();
-
 /** Spec 5.9 rule 1: an unconfigured provider's routes are 404, as if they did not exist. */
 export function providerOf(
   deps: Pick<DomainDeps, 'config' | 'outbound' | 'vendors'>,
@@ -22,17 +18,8 @@ export function providerOf(
 ): OAuthProviderAdapter {
   const providers = surfaceProviders(deps.config, surface);
   if (!Object.hasOwn(providers, name)) throw new NotFoundError('route');
-  let registry = registries.get(providers);
-  if (!registry) {
-    registry = new Map();
-    registries.set(providers, registry);
-  }
-  let adapter = registry.get(name);
-  if (!adapter) {
-    adapter = deps.vendors.oauthProvider(name, providers[name] as OAuthProviderConfig, deps.outbound.fetch());
-    registry.set(name, adapter);
-  }
-  return adapter;
+  // The vendors keep each adapter for the life of the runtime (its discovered configuration with it).
+  return deps.vendors.oauthProvider(name, providers[name] as OAuthProviderConfig, deps.outbound.fetch());
 }
 
 /** The gate of every route of a provider: 404 unless configured on that surface. */
