@@ -92,17 +92,136 @@ export interface WorkerOptions {
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
-export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerService {
+/** One job of the worker: its handler, how many run at once, and (a sweep) how often it is scheduled. */
+interface JobEntry<N extends JobName> {
+  handle(data: JobData[N]): Promise<void>;
+  concurrency?: number;
+  /** Scheduled this often (one schedule however many workers), with empty data. */
+  everyMs?: number;
+  /** False: neither taken nor scheduled in this installation (backups without backup.dir). */
+  enabled?: boolean;
+}
+
+/** Every job name with its entry: a name of JOBS without one (or one too many) does not compile. */
+export type JobTable = { [N in JobName]: JobEntry<N> };
+
+function jobTable(rt: Runtime, opts: WorkerOptions): JobTable {
   const ctx = withActor(rt.deps, SYSTEM);
+  return {
+    [JOBS.subscriptionsSweep]: {
+      everyMs: opts.sweepEveryMs ?? 30_000,
+      handle: async () => {
+        const written = await sweepSubscriptionStatuses(ctx);
+        if (written.reset || written.limited || written.expired) rt.log.info(written, 'subscription statuses written down');
+      },
+    },
+    [JOBS.enforceLimits]: {
+      concurrency: 2,
+      handle: async ({ ids }) => {
+        const limited = await enforceTrafficLimitsOf(ctx, ids);
+        if (limited) rt.log.info({ limited }, 'traffic limits reached');
+      },
+    },
+    [JOBS.signInCleanup]: {
+      everyMs: opts.cleanupEveryMs ?? 3600_000,
+      handle: async () => {
+        const removed = await cleanUpSignIn(ctx);
+        if (removed.registrations) rt.log.info(removed, 'unconfirmed registrations removed');
+      },
+    },
+    [JOBS.mailSend]: {
+      concurrency: 2,
+      handle: async (message) => {
+        try {
+          const sent = await rt.mailer.send(message);
+          if (rt.mailer.kind === 'smtp')
+            rt.log.info({ to: message.to, category: message.category, message_id: sent.message_id }, 'mail sent');
+        } catch (err) {
+          rt.log.warn({ err, to: message.to, category: message.category, transport: rt.mailer.kind }, 'mail not sent; retried');
+          throw err;
+        }
+      },
+    },
+    [JOBS.eventsDispatch]: {
+      everyMs: opts.eventsEveryMs ?? 60_000,
+      handle: async () => {
+        const done = await dispatchEvents(ctx);
+        if (done.events) rt.log.info(done, 'events dispatched');
+      },
+    },
+    [JOBS.webhooksDeliver]: {
+      concurrency: 4,
+      handle: async ({ id }) => {
+        await deliverWebhook(ctx, id, { timeoutMs: opts.webhookTimeoutMs });
+      },
+    },
+    [JOBS.webhooksSweep]: {
+      everyMs: opts.webhooksEveryMs ?? 15_000,
+      handle: async () => {
+        await enqueueDueWebhookDeliveries(ctx);
+      },
+    },
+    [JOBS.paymentsProcessEvent]: {
+      concurrency: 2,
+      handle: async ({ id }) => {
+        const outcome = await processPaymentEvent(ctx, id);
+        if (outcome) rt.log.info({ payment_event: id, outcome }, 'payment event processed');
+      },
+    },
+    [JOBS.paymentsSweep]: {
+      everyMs: opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000,
+      handle: async () => {
+        const stranded = await processStrandedPaymentEvents(ctx);
+        if (stranded) rt.log.info({ stranded }, 'payment events whose job was lost processed');
+        const rechecked = await recheckDuePayments(ctx);
+        if (rechecked.checked) rt.log.info(rechecked, 'pending payments re-read');
+      },
+    },
+    [JOBS.acmeRegisterAccount]: {
+      concurrency: 2,
+      handle: async ({ id }) => {
+        const account = await registerAcmeAccount(ctx, id, {
+          deadlineMs: opts.acme?.registrationDeadlineMs,
+          requestTimeoutMs: opts.acme?.requestTimeoutMs,
+        });
+        if (account.registered) rt.log.info({ acme_account_id: id }, 'ACME account registered');
+      },
+    },
+    [JOBS.certificatesIssue]: {
+      concurrency: 2,
+      handle: async ({ id }) => {
+        const outcome = await issueAcmeCertificate(ctx, id, {
+          pollMs: opts.dnsPollMs,
+          deadlineMs: opts.acme?.issuanceDeadlineMs,
+          registrationDeadlineMs: opts.acme?.registrationDeadlineMs,
+          requestTimeoutMs: opts.acme?.requestTimeoutMs,
+        });
+        if (outcome !== 'not due') rt.log.info({ certificate_id: id, outcome }, 'ACME certificate attempt done');
+      },
+    },
+    [JOBS.certificatesSweep]: {
+      everyMs: opts.certificatesEveryMs ?? 600_000,
+      handle: async () => {
+        const announced = await announceExpiringCertificates(ctx);
+        if (announced) rt.log.info({ announced }, 'expiring certificates announced');
+        const due = await enqueueDueIssuance(ctx);
+        if (due) rt.log.info({ due }, 'ACME certificates due for issuance or renewal');
+      },
+    },
+    [JOBS.backupsRun]: {
+      enabled: Boolean(rt.config.backup.dir),
+      everyMs: rt.config.backup.every_hours * 3600_000,
+      handle: backupJob(rt, ctx),
+    },
+  };
+}
+
+export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerService {
   const stops: Array<() => Promise<void>> = [];
   const takes = (name: JobName) => opts.only === undefined || opts.only.includes(name);
-  // The queue as this worker sees it: jobs outside `only` are neither taken nor scheduled here.
-  const jobs = {
-    consume: <N extends JobName>(name: N, handler: (data: JobData[N]) => Promise<void>, o?: { concurrency?: number }) =>
-      takes(name) ? rt.deps.jobs.consume(name, handler, o) : Promise.resolve(async () => {}),
-    schedule: <N extends JobName>(name: N, everyMs: number, data: JobData[N]) =>
-      takes(name) ? rt.deps.jobs.schedule(name, everyMs, data) : Promise.resolve(),
-  };
+  const table = jobTable(rt, opts);
+  // Jobs outside `only` (or not enabled here) are neither taken nor scheduled by this worker.
+  const names = (Object.keys(table) as JobName[]).filter((name) => takes(name) && table[name].enabled !== false);
   return {
     start: async () => {
       // The worker reports the queues' depths (svc_job_queue_depth), read at each scrape; with
@@ -116,129 +235,16 @@ export function createWorker(rt: Runtime, opts: WorkerOptions = {}): WorkerServi
       const unknown = rt.config.notify.email_events.filter((t) => !(EVENT_TYPES as string[]).includes(t));
       if (unknown.length)
         rt.log.warn({ unknown, known: EVENT_TYPES }, 'notify.email_events (SVC_NOTIFY_EMAIL_EVENTS) names event types that do not exist');
-      stops.push(
-        await jobs.consume(JOBS.subscriptionsSweep, async () => {
-          const written = await sweepSubscriptionStatuses(ctx);
-          if (written.reset || written.limited || written.expired) rt.log.info(written, 'subscription statuses written down');
-        }),
-      );
-      stops.push(
-        await jobs.consume(
-          JOBS.enforceLimits,
-          async ({ ids }) => {
-            const limited = await enforceTrafficLimitsOf(ctx, ids);
-            if (limited) rt.log.info({ limited }, 'traffic limits reached');
-          },
-          { concurrency: 2 },
-        ),
-      );
-      stops.push(
-        await jobs.consume(JOBS.signInCleanup, async () => {
-          const removed = await cleanUpSignIn(ctx);
-          if (removed.registrations) rt.log.info(removed, 'unconfirmed registrations removed');
-        }),
-      );
-      stops.push(
-        await jobs.consume(
-          JOBS.mailSend,
-          async (message) => {
-            try {
-              const sent = await rt.mailer.send(message);
-              if (rt.mailer.kind === 'smtp')
-                rt.log.info({ to: message.to, category: message.category, message_id: sent.message_id }, 'mail sent');
-            } catch (err) {
-              rt.log.warn({ err, to: message.to, category: message.category, transport: rt.mailer.kind }, 'mail not sent; retried');
-              throw err;
-            }
-          },
-          { concurrency: 2 },
-        ),
-      );
-      stops.push(
-        await jobs.consume(JOBS.eventsDispatch, async () => {
-          const done = await dispatchEvents(ctx);
-          if (done.events) rt.log.info(done, 'events dispatched');
-        }),
-      );
-      stops.push(
-        await jobs.consume(
-          JOBS.webhooksDeliver,
-          async ({ id }) => {
-            await deliverWebhook(ctx, id, { timeoutMs: opts.webhookTimeoutMs });
-          },
-          { concurrency: 4 },
-        ),
-      );
-      stops.push(
-        await jobs.consume(JOBS.webhooksSweep, async () => {
-          await enqueueDueWebhookDeliveries(ctx);
-        }),
-      );
-      stops.push(
-        await jobs.consume(
-          JOBS.paymentsProcessEvent,
-          async ({ id }) => {
-            const outcome = await processPaymentEvent(ctx, id);
-            if (outcome) rt.log.info({ payment_event: id, outcome }, 'payment event processed');
-          },
-          { concurrency: 2 },
-        ),
-      );
-      stops.push(
-        await jobs.consume(JOBS.paymentsSweep, async () => {
-          const stranded = await processStrandedPaymentEvents(ctx);
-          if (stranded) rt.log.info({ stranded }, 'payment events whose job was lost processed');
-          const rechecked = await recheckDuePayments(ctx);
-          if (rechecked.checked) rt.log.info(rechecked, 'pending payments re-read');
-        }),
-      );
-      stops.push(
-        await jobs.consume(
-          JOBS.acmeRegisterAccount,
-          async ({ id }) => {
-            const account = await registerAcmeAccount(ctx, id, {
-              deadlineMs: opts.acme?.registrationDeadlineMs,
-              requestTimeoutMs: opts.acme?.requestTimeoutMs,
-            });
-            if (account.registered) rt.log.info({ acme_account_id: id }, 'ACME account registered');
-          },
-          { concurrency: 2 },
-        ),
-      );
-      stops.push(
-        await jobs.consume(
-          JOBS.certificatesIssue,
-          async ({ id }) => {
-            const outcome = await issueAcmeCertificate(ctx, id, {
-              pollMs: opts.dnsPollMs,
-              deadlineMs: opts.acme?.issuanceDeadlineMs,
-              registrationDeadlineMs: opts.acme?.registrationDeadlineMs,
-              requestTimeoutMs: opts.acme?.requestTimeoutMs,
-            });
-            if (outcome !== 'not due') rt.log.info({ certificate_id: id, outcome }, 'ACME certificate attempt done');
-          },
-          { concurrency: 2 },
-        ),
-      );
-      stops.push(
-        await jobs.consume(JOBS.certificatesSweep, async () => {
-          const announced = await announceExpiringCertificates(ctx);
-          if (announced) rt.log.info({ announced }, 'expiring certificates announced');
-          const due = await enqueueDueIssuance(ctx);
-          if (due) rt.log.info({ due }, 'ACME certificates due for issuance or renewal');
-        }),
-      );
-      if (rt.config.backup.dir) {
-        stops.push(await jobs.consume(JOBS.backupsRun, backupJob(rt, ctx)));
-        if (takes(JOBS.backupsRun)) announceBackups(rt);
-        await jobs.schedule(JOBS.backupsRun, rt.config.backup.every_hours * 3600_000, {});
+      for (const name of names) {
+        const entry = table[name] as JobEntry<JobName>;
+        const handler = entry.handle as (data: JobData[JobName]) => Promise<void>;
+        stops.push(await rt.deps.jobs.consume(name, handler, entry.concurrency ? { concurrency: entry.concurrency } : undefined));
       }
-      await jobs.schedule(JOBS.certificatesSweep, opts.certificatesEveryMs ?? 600_000, {});
-      await jobs.schedule(JOBS.paymentsSweep, opts.paymentsEveryMs ?? rt.config.billing.recheck_every_seconds * 1000, {});
-      await jobs.schedule(JOBS.subscriptionsSweep, opts.sweepEveryMs ?? 30_000, {});
-      await jobs.schedule(JOBS.eventsDispatch, opts.eventsEveryMs ?? 60_000, {});
-      await jobs.schedule(JOBS.webhooksSweep, opts.webhooksEveryMs ?? 15_000, {});
-      await jobs.schedule(JOBS.signInCleanup, opts.cleanupEveryMs ?? 3600_000, {});
+      if (names.includes(JOBS.backupsRun)) announceBackups(rt);
+      for (const name of names) {
+        const everyMs = table[name].everyMs;
+        if (everyMs !== undefined) await rt.deps.jobs.schedule(name, everyMs, {} as JobData[typeof name]);
+      }
     },
     stop: async () => {
       for (const stop of stops.splice(0)) await stop();
