@@ -24,9 +24,9 @@ import { Status } from 'nice-grpc';
  * NUL, no unpaired surrogate), except a UsageReport's entries: the domain's usage ingest drops
  * a bad entry and the report is still acknowledged (issue 12.1, 12.4).
  *
- * A message that breaks a rule is still handed to the handler, marked with its fault
- * (faultOf), because what follows depends on the message: Enroll answers the status; Sync
- * decides per kind (sync-stream.ts). A message that does not decode at all is refused by
+ * The decoder hands the handler the message with its fault (Inbound: the fault null when it
+ * passed every rule), because what follows depends on the message: Enroll answers the status;
+ * Sync decides per kind (sync-stream.ts). A message that does not decode at all is refused by
  * grpc-js with INVALID_ARGUMENT (patched; it was INTERNAL).
  */
 export const ENROLL_MAX_BYTES = 16 * 1024;
@@ -48,10 +48,11 @@ export interface InboundFault {
   reason: string;
 }
 
-const faults = new WeakMap<object, InboundFault>();
-
-/** The fault the decode step found in `message`, or null when it passed every rule. */
-export const faultOf = (message: object): InboundFault | null => faults.get(message) ?? null;
+/** A decoded message as the handlers receive it: the message, and the fault the decode step found (null: none). */
+export interface Inbound<T> {
+  message: T;
+  fault: InboundFault | null;
+}
 
 /** `field: reason` as status details and log fields. */
 export const describeFault = (f: InboundFault): string => `${f.field}: ${f.reason}`;
@@ -84,27 +85,34 @@ function agentMessageFault(m: AgentMessage, bytes: number): InboundFault | null 
 
 type Wire = typeof ControlPlaneWireDefinition;
 
-/** The service definition with the checks above in its request decoders. */
-export function guardedDefinition(def: Wire): Wire {
-  const enrollDecode = def.enroll.requestDeserialize;
-  const syncDecode = def.sync.requestDeserialize;
+/** A method whose requests arrive as Inbound<Req>. */
+type Guarded<M extends { requestSerialize(v: never): Uint8Array }, Req> = Omit<M, 'requestSerialize' | 'requestDeserialize'> & {
+  requestSerialize(value: Inbound<Req>): Uint8Array;
+  requestDeserialize(bytes: Uint8Array): Inbound<Req>;
+};
+
+/** The gateway's service definition: the wire definition with the checks above in its request decoders. */
+export type GuardedWire = { enroll: Guarded<Wire['enroll'], EnrollRequest>; sync: Guarded<Wire['sync'], AgentMessage> };
+
+/** The service definition with the checks above in its request decoders, each answer the message and its fault. */
+export function guardedDefinition(def: Wire): GuardedWire {
+  const enroll = def.enroll;
+  const sync = def.sync;
   return {
     enroll: {
-      ...def.enroll,
-      requestDeserialize: (bytes: Uint8Array): EnrollRequest => {
-        const m = enrollDecode(bytes);
-        const fault = textFault(m);
-        if (fault) faults.set(m, fault);
-        return m;
+      ...enroll,
+      requestSerialize: (value) => enroll.requestSerialize(value.message),
+      requestDeserialize: (bytes) => {
+        const message = enroll.requestDeserialize(bytes);
+        return { message, fault: textFault(message) };
       },
     },
     sync: {
-      ...def.sync,
-      requestDeserialize: (bytes: Uint8Array): AgentMessage => {
-        const m = syncDecode(bytes);
-        const fault = agentMessageFault(m, bytes.length);
-        if (fault) faults.set(m, fault);
-        return m;
+      ...sync,
+      requestSerialize: (value) => sync.requestSerialize(value.message),
+      requestDeserialize: (bytes) => {
+        const message = sync.requestDeserialize(bytes);
+        return { message, fault: agentMessageFault(message, bytes.length) };
       },
     },
   };

@@ -1,8 +1,9 @@
 import type { Metrics } from '@svc/metrics';
-import type { ControlPlaneWireDefinition, ServerMessage } from '@svc/proto';
+import type { ServerMessage } from '@svc/proto';
 import type { Compressor } from './cached-gzip.ts';
 
-type Wire = typeof ControlPlaneWireDefinition;
+/** A definition whose Sync answers ServerMessages: the gateway's guarded one, or the plain wire definition. */
+type Wire = { sync: { responseSerialize(value: ServerMessage): Uint8Array } };
 
 /**
  * Counts the DesiredStates the gateway sends and their bytes, raw and as sent.
@@ -16,7 +17,7 @@ type Wire = typeof ControlPlaneWireDefinition;
  * produced as sent; otherwise a microtask counts the raw size as sent.
  */
 export function sentMetrics(metrics: Metrics): {
-  definition(def: Wire): Wire;
+  definition<W extends Wire>(def: W): W;
   compressor(compress: Compressor): Compressor;
 } {
   let pending: Uint8Array | null = null;

@@ -1,24 +1,18 @@
 import { type DomainDeps, enrollNode, type LoadedCa } from '@svc/domain';
-import type { ControlPlaneWireDefinition } from '@svc/proto';
 import { ServerError, type ServiceImplementation } from 'nice-grpc';
 import { toGrpcStatus } from './errors.ts';
-import { describeFault, faultOf } from './inbound-guard.ts';
+import { describeFault, type GuardedWire } from './inbound-guard.ts';
 import { peerIp } from './peer.ts';
 import { type SyncDeps, syncHandler } from './sync-stream.ts';
 
 /**
- * svc.controlplane.v1.ControlPlane: thin handlers over domain use cases. Typed against the
- * wire definition, so every response is a complete message (it is encoded as is, no
+ * svc.controlplane.v1.ControlPlane: thin handlers over domain use cases, each request with the
+ * fault its decoder found (inbound-guard.ts). Typed against the wire definition, so every response is a complete message (it is encoded as is, no
  * fromPartial copy).
  */
-export function controlPlaneService(
-  deps: DomainDeps,
-  ca: LoadedCa,
-  sync: SyncDeps,
-): ServiceImplementation<typeof ControlPlaneWireDefinition> {
+export function controlPlaneService(deps: DomainDeps, ca: LoadedCa, sync: SyncDeps): ServiceImplementation<GuardedWire> {
   return {
-    async enroll(req, ctx) {
-      const fault = faultOf(req);
+    async enroll({ message: req, fault }, ctx) {
       if (fault) throw new ServerError(fault.code, `invalid EnrollRequest (${describeFault(fault)})`);
       const ip = peerIp(ctx.peer);
       try {

@@ -27,7 +27,7 @@ import { AgentSession } from './agent-session.ts';
 import type { SnapshotSource } from './desired-state-source.ts';
 import { toGrpcError, toGrpcStatus } from './errors.ts';
 import { identityOf, UNAUTHENTICATED_DETAILS } from './identity-interceptor.ts';
-import { describeFault, faultOf, type InboundFault, textFault } from './inbound-guard.ts';
+import { describeFault, type Inbound, type InboundFault, textFault } from './inbound-guard.ts';
 import { peerIp } from './peer.ts';
 import type { StreamRegistry } from './stream-registry.ts';
 
@@ -94,7 +94,7 @@ async function first<T>(it: AsyncIterator<T>, timeoutMs: number): Promise<Iterat
  */
 export function syncHandler(s: SyncDeps) {
   const { deps, registry } = s;
-  return async function* sync(requests: AsyncIterable<AgentMessage>, ctx: CallContext): AsyncGenerator<ServerMessage> {
+  return async function* sync(requests: AsyncIterable<Inbound<AgentMessage>>, ctx: CallContext): AsyncGenerator<ServerMessage> {
     const identity = identityOf(ctx.metadata);
     if (!identity) throw new ServerError(Status.UNAUTHENTICATED, UNAUTHENTICATED_DETAILS);
     const incoming = requests[Symbol.asyncIterator]();
@@ -102,9 +102,9 @@ export function syncHandler(s: SyncDeps) {
     if (opening === 'timeout') throw new ServerError(Status.DEADLINE_EXCEEDED, 'no Hello within 30 s of opening the stream');
     if (opening.done) return;
     // A Hello that breaks the text rule or its size bound ends the stream naming the field.
-    const openingFault = faultOf(opening.value);
+    const openingFault = opening.value.fault;
     if (openingFault) throw new ServerError(openingFault.code, describeFault(openingFault));
-    const hello = opening.value.hello;
+    const hello = opening.value.message.hello;
     if (!hello) throw new ServerError(Status.FAILED_PRECONDITION, 'the first message on the stream must be Hello');
 
     // In line: at most admissions_per_second a second and admission_concurrency at once.
@@ -312,7 +312,7 @@ export function syncHandler(s: SyncDeps) {
           if (r.done || session.ended) break;
           touch();
           try {
-            await handle(r.value, faultOf(r.value));
+            await handle(r.value.message, r.value.fault);
           } catch (err) {
             const mapped = toGrpcError(err);
             // A refused message (bad text in an ApplyResult, a node disabled meanwhile) ends the
