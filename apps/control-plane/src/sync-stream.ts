@@ -1,33 +1,25 @@
 import {
-  type AgentReply,
   type AgentStatus,
   type ApplyRecovery,
   closeAgentStream,
   type DomainDeps,
   type EngineReport,
-  ingestUsageReport,
   isDatabaseUnavailable,
-  isDomainError,
   type LoadedCa,
-  type LogLine,
   newId,
   type OpenedStream,
-  recordAgentUpgradeResult,
-  recordApplyFailure,
-  renewAgentCertificate,
-  replyTopic,
   type Slots,
   type StreamOpening,
-  type UsageIngestResult,
 } from '@svc/domain';
-import { type AgentMessage, LogSource, type ServerMessage } from '@svc/proto';
+import type { AgentMessage, ServerMessage } from '@svc/proto';
 import { type CallContext, ServerError, Status } from 'nice-grpc';
 import { type AdmissionLine, AdmissionRefused } from './admission-line.ts';
+import { handleAgentMessage } from './agent-messages.ts';
 import { AgentSession } from './agent-session.ts';
 import type { SnapshotSource } from './desired-state-source.ts';
 import { toGrpcError, toGrpcStatus } from './errors.ts';
 import { identityOf, UNAUTHENTICATED_DETAILS } from './identity-interceptor.ts';
-import { describeFault, type Inbound, type InboundFault, textFault } from './inbound-guard.ts';
+import { describeFault, type Inbound } from './inbound-guard.ts';
 import { peerIp } from './peer.ts';
 import type { StreamRegistry } from './stream-registry.ts';
 
@@ -54,24 +46,8 @@ export interface SyncDeps {
   openStream: (opening: StreamOpening) => Promise<OpenedStream>;
 }
 
-/** svc_usage_*: what became of a report's entries (the reasons are UsageIngestResult's). */
-function countUsage(deps: DomainDeps, result: UsageIngestResult, entries: number): void {
-  const m = deps.metrics;
-  if (!result.applied) {
-    m.usageReports.inc({ result: 'replayed' });
-    if (entries > 0) m.usageRefused.inc({ reason: 'replayed' }, entries);
-    return;
-  }
-  m.usageReports.inc({ result: 'applied' });
-  if (result.accepted > 0) m.usageIngested.inc(result.accepted);
-  if (result.invalid > 0) m.usageRefused.inc({ reason: 'invalid' }, result.invalid);
-  if (result.dropped > result.invalid) m.usageRefused.inc({ reason: 'not_served' }, result.dropped - result.invalid);
-}
-
 /** The standard gRPC trailer a client's retry honours: when to try again, in milliseconds. */
 export const RETRY_PUSHBACK = 'grpc-retry-pushback-ms';
-
-const sourceName = (s: LogSource): LogLine['source'] => (s === LogSource.AGENT ? 'agent' : 'xray');
 
 async function first<T>(it: AsyncIterator<T>, timeoutMs: number): Promise<IteratorResult<T> | 'timeout'> {
   let timer: NodeJS.Timeout | undefined;
@@ -181,128 +157,7 @@ export function syncHandler(s: SyncDeps) {
     };
     touch();
 
-    /**
-     * One message of the agent. `fault` is what the decode step found (inbound-guard.ts): a
-     * refused CertRenewal is answered with CertIssued.error and the stream stays open; log
-     * lines that break the text rule are left out of their batch (Xray's lines can carry
-     * what a client sent; one must not cut a node off); a bad ApplyResult, StatusReport or
-     * second Hello ends the stream with the fault's status naming the field. UsageReport
-     * entries are never marked: the domain drops a bad entry and the report is acknowledged.
-     */
-    const handle = async (m: AgentMessage, fault: InboundFault | null): Promise<void> => {
-      if (fault && !m.certRenewal && !m.logs) throw new ServerError(fault.code, describeFault(fault));
-      if (m.applyResult) {
-        const r = m.applyResult;
-        if (r.success) {
-          session.applied(Number(r.revision));
-          const recovered = await s.recordApplied(ticket.node_id, Number(r.revision));
-          if (recovered)
-            deps.log.info(
-              {
-                node_id: recovered.node_id,
-                node_name: recovered.name,
-                revision: recovered.revision,
-                failed_revision: recovered.failed_revision,
-              },
-              'node applied its desired state again',
-            );
-        } else {
-          const failed = await recordApplyFailure(deps, ticket.node_id, { revision: Number(r.revision), error: r.error });
-          // Every failure is logged (a repeat after a reconnect too); node.apply_failed is raised once per revision.
-          if (failed)
-            deps.log.warn(
-              {
-                node_id: failed.node_id,
-                node_name: failed.name,
-                revision: failed.revision,
-                applied_revision: failed.applied_revision,
-                failing_since: failed.failing_since.toISOString(),
-                repeat: !failed.first,
-                error: failed.error,
-              },
-              'node failed to apply its desired state',
-            );
-        }
-        deps.metrics.applyResults.inc({ result: r.success ? 'applied' : 'failed' });
-      } else if (m.status) {
-        const st = m.status;
-        await s.recordStatus(ticket.node_id, {
-          xray_running: st.xrayRunning,
-          cpu_percent: st.cpuPercent,
-          memory_used_bytes: Number(st.memoryUsedBytes),
-          memory_total_bytes: Number(st.memoryTotalBytes),
-          disk_used_bytes: Number(st.diskUsedBytes),
-          disk_total_bytes: Number(st.diskTotalBytes),
-          connections: st.connections,
-          xray_uptime_seconds: Number(st.xrayUptimeSeconds),
-        });
-      } else if (m.usage) {
-        const u = m.usage;
-        const result = await s.usageSlots.run(() =>
-          ingestUsageReport(deps, ticket.node_id, {
-            report_id: u.reportId,
-            entries: u.entries.map((e) => ({
-              subscription_id: e.subscriptionId,
-              uplink_bytes: e.uplinkBytes,
-              downlink_bytes: e.downlinkBytes,
-            })),
-          }),
-        );
-        countUsage(deps, result, u.entries.length);
-        // Counted on the node too (usage_entries_dropped); not_served: entries for subscriptions
-        // this node does not serve, the sign of a node charging others.
-        if (result.dropped > 0)
-          deps.log.info(
-            { node_id: ticket.node_id, report_id: String(u.reportId), dropped: result.dropped, not_served: result.not_served },
-            'usage entries dropped',
-          );
-        session.send({ usageAck: { reportId: u.reportId } });
-      } else if (m.logs) {
-        let entries = m.logs.entries;
-        if (fault) {
-          if (!fault.field.startsWith('logs.entries.')) {
-            deps.log.warn({ node_id: ticket.node_id, fault: describeFault(fault) }, 'a log batch was dropped');
-            return;
-          }
-          entries = entries.filter((e) => textFault(e) === null);
-          deps.log.warn(
-            { node_id: ticket.node_id, command_id: m.logs.commandId, left_out: m.logs.entries.length - entries.length },
-            'log lines that break the text rule were left out',
-          );
-        }
-        const reply: AgentReply = {
-          type: 'logs',
-          eof: m.logs.eof,
-          entries: entries.map((e) => ({ timestamp_ms: Number(e.timestampMs), source: sourceName(e.source), line: e.line })),
-        };
-        await deps.bus.publish(replyTopic(m.logs.commandId), reply);
-      } else if (m.upgradeResult) {
-        const r = m.upgradeResult;
-        const state = await recordAgentUpgradeResult(deps, ticket.node_id, r);
-        if (state)
-          deps.log[state === 'failed' ? 'warn' : 'info'](
-            { node_id: ticket.node_id, command_id: r.commandId, agent_version: r.agentVersion, ...(r.success ? {} : { error: r.error }) },
-            state === 'failed' ? 'agent upgrade failed; the old agent runs on' : 'agent upgraded',
-          );
-      } else if (m.certRenewal) {
-        // A refused renewal is answered (CertIssued.error, our extension) and the stream stays
-        // open: the agent keeps its current certificate and may try again (issue 12.8).
-        if (fault) {
-          session.send({ certIssued: { clientCertPem: '', error: describeFault(fault) } });
-          return;
-        }
-        try {
-          const issued = await renewAgentCertificate(deps, s.ca, ticket.node_id, m.certRenewal.csrPem, { ip });
-          session.send({ certIssued: { clientCertPem: issued.client_cert_pem, error: '' } });
-        } catch (err) {
-          if (!isDomainError(err) || err.type !== 'validation') throw err;
-          const mapped = toGrpcError(err) as ServerError;
-          session.send({ certIssued: { clientCertPem: '', error: mapped.details } });
-        }
-      } else if (m.hello) {
-        deps.log.warn({ node_id: ticket.node_id }, 'a second Hello on one stream was ignored');
-      }
-    };
+    const scope = { s, session, nodeId: ticket.node_id, ip };
 
     const reading = (async () => {
       try {
@@ -312,7 +167,7 @@ export function syncHandler(s: SyncDeps) {
           if (r.done || session.ended) break;
           touch();
           try {
-            await handle(r.value.message, r.value.fault);
+            await handleAgentMessage(scope, r.value.message, r.value.fault);
           } catch (err) {
             const mapped = toGrpcError(err);
             // A refused message (bad text in an ApplyResult, a node disabled meanwhile) ends the
