@@ -1,6 +1,7 @@
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { CLOCK_EXPIRES } from './subscription-status.ts';
 
 /**
  * Writes down expiries that time alone has caused: subscriptions stored as active or
@@ -16,7 +17,7 @@ export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): P
     const due = await trx
       .selectFrom('subscriptions')
       .select(['id', 'status'])
-      .where('status', 'in', ['active', 'limited'])
+      .where('status', 'in', CLOCK_EXPIRES)
       .where('expires_at', '<=', now)
       .orderBy('id')
       .limit(batch)

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { type ListPage, type ListRequest, type ListSpec, listPage, type SearchBranch, searchTerms } from '../shared/list-query.ts';
+import { CLOCK_EXPIRES } from './subscription-status.ts';
 import {
   groupIdsOf,
   linkOf,
@@ -48,9 +49,7 @@ export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Pr
       q = q.where('status', '=', 'disabled');
       break;
     case 'expired':
-      q = q.where((eb) =>
-        eb.or([eb('status', '=', 'expired'), eb.and([eb('status', 'in', ['active', 'limited']), eb('expires_at', '<=', now)])]),
-      );
+      q = q.where((eb) => eb.or([eb('status', '=', 'expired'), eb.and([eb('status', 'in', CLOCK_EXPIRES), eb('expires_at', '<=', now)])]));
       break;
     default:
       // Not expired yet, said as a range of the expiry index (never-expiring rows sort last):

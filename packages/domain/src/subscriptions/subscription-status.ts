@@ -72,8 +72,15 @@ export const limitReachedSql = () =>
   sql<boolean>`coalesce(s.traffic_limit_bytes is not null and s.used_bytes >= s.traffic_limit_bytes, false)`;
 
 /**
+ * The stored statuses the clock turns into `expired` once expires_at has passed (disabled
+ * outranks expired; expired is already so): the rule's expiry step over stored rows, for the
+ * SQL forms below, the list filter and the sweep that writes it down.
+ */
+export const CLOCK_EXPIRES: readonly SubscriptionStatus[] = ['active', 'limited'];
+
+/**
  * The same rule in SQL, for counts and filters over stored rows: a stored active or limited
  * row whose expires_at has passed is expired (the stored value waits for the sweep).
  */
 export const effectiveStatusSql = (now: Date) =>
-  sql<SubscriptionStatus>`case when status in ('active', 'limited') and expires_at <= ${now} then 'expired' else status end`;
+  sql<SubscriptionStatus>`case when status in (${sql.join(CLOCK_EXPIRES.map((s) => sql.lit(s)))}) and expires_at <= ${now} then 'expired' else status end`;
