@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { StoredStream } from './inbound-stream.ts';
 
 type Json<T> = ColumnType<T, string, string>;
 type Int8 = ColumnType<number, number | undefined, number>;
@@ -96,8 +97,8 @@ export interface InboundProfilesTable {
   id: string;
   name: string;
   protocol: Protocol;
-  /** {network, security, tcp|ws|grpc|httpupgrade|xhttp, tls|reality} without the REALITY private key. */
-  stream: Json<Record<string, unknown>>;
+  /** {network, security, tcp|ws|grpc|httpupgrade|xhttp, tls|reality} without the REALITY private key (inbound-stream.ts). */
+  stream: Json<StoredStream>;
   sniffing: Json<{ enabled: boolean; dest_override: string[]; route_only: boolean }>;
   vless_flow: string | null;
   shadowsocks_method: string | null;

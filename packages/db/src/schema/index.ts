@@ -89,6 +89,7 @@ export type * from './audit-log.ts';
 export type * from './billing.ts';
 export type * from './customers.ts';
 export type * from './fleet.ts';
+export type { StoredReality, StoredStream, StreamNetwork, StreamSecurity } from './inbound-stream.ts';
 export type * from './installation.ts';
 export type * from './sessions.ts';
 export type * from './settings.ts';

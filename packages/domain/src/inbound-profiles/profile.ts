@@ -54,7 +54,7 @@ export interface InboundProfileView {
 }
 
 export function inboundProfileView(r: InboundProfileRow): InboundProfileView {
-  const stored = r.stream as unknown as StoredStream;
+  const stored = r.stream;
   const stream: StreamView = { ...stored } as StreamView;
   if (stored.reality) stream.reality = { ...stored.reality, has_private_key: r.reality_private_key_enc !== null };
   return {

@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import type { StoredStream as DbStoredStream, StoredReality } from '@svc/db';
 import type { RealitySpec, StreamSpec } from './stream-fields.ts';
 
 /**
@@ -19,10 +20,23 @@ export const REALITY_NETWORKS: readonly Network[] = ['tcp', 'grpc', 'xhttp'];
 export const ALPN_TOKENS: readonly string[] = ['h3', 'h2', 'http/1.1'];
 
 /** Stored form of REALITY: the private key lives sealed in its own column, never here. */
-export type RealitySettings = Omit<RealitySpec, 'private_key' | 'public_key' | 'short_ids'> & { public_key: string; short_ids: string[] };
+export type RealitySettings = StoredReality;
 
-/** Stored form: the stream as its schema leaves it, REALITY with its derived public key and its short ids. */
-export type StoredStream = Omit<StreamSpec, 'reality'> & { reality?: RealitySettings };
+/**
+ * Stored form: the stream as its schema leaves it, REALITY with its derived public key and its
+ * short ids. The column's type (@svc/db inbound-stream.ts) is this shape; the checks below fail
+ * to compile when the schema and the column drift apart.
+ */
+export type StoredStream = DbStoredStream;
+
+type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type SchemaStored = Omit<StreamSpec, 'reality'> & {
+  reality?: Omit<RealitySpec, 'private_key' | 'public_key' | 'short_ids'> & { public_key: string; short_ids: string[] };
+};
+const schemaIsColumn: Exactly<SchemaStored, DbStoredStream> = true;
+const realityIsColumn: Exactly<NonNullable<SchemaStored['reality']>, StoredReality> = true;
+void schemaIsColumn;
+void realityIsColumn;
 
 /** The REALITY key kept from the profile being edited, if any. */
 export interface CurrentReality {

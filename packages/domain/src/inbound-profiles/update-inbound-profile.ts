@@ -11,7 +11,6 @@ import { certificateGone, profileNameTaken, stripUndefined } from './create-inbo
 import { type InboundProfileView, inboundProfileView, type ProfileFields, resolveProfile, type Sniffing } from './profile.ts';
 import { ProfileName, Protocol, ShadowsocksMethod, SniffingInput, VlessFlow } from './profile-fields.ts';
 import { getInboundProfile } from './read-inbound-profiles.ts';
-import type { StoredStream } from './stream.ts';
 import { StreamSettingsInput } from './stream-fields.ts';
 
 /** PATCH /inbound-profiles/{id}: a merge; absent fields stay as they are. */
@@ -51,7 +50,7 @@ export async function updateInboundProfile(ctx: DomainContext, id: string, input
       const taken = await trx.selectFrom('inbound_profiles').select('id').where('name', '=', name).executeTakeFirst();
       if (taken) throw profileNameTaken();
     }
-    const stored = current.stream as unknown as StoredStream;
+    const stored = current.stream;
     const merged: ProfileFields = {
       name: name ?? current.name,
       protocol: input.protocol ?? current.protocol,

@@ -150,7 +150,7 @@ export async function readGrantedInbounds(db: Db, groupIds: readonly string[]): 
   return rows.flatMap((r) => {
     if (seen.has(r.id)) return [];
     seen.add(r.id);
-    return [{ ...r, stream: r.stream as unknown as StoredStream }];
+    return [r];
   });
 }
 

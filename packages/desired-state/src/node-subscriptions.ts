@@ -1,0 +1,59 @@
+import { groupModels } from './group-models.ts';
+import type { MemberCache } from './member-cache.ts';
+import type { ModelInbound, ModelSubscription } from './model.ts';
+import type { GroupMembers, SubscriptionRow } from './read-members.ts';
+
+/**
+ * The subscriptions granted any of the node's inbounds, each with the ids of those inbounds
+ * (in no particular order: the compiler orders users itself).
+ */
+export function subscriptionsOfNode(
+  inbounds: readonly ModelInbound[],
+  grants: ReadonlyArray<{ access_group_id: string; inbound_id: string }>,
+  inboundsOfGroup: ReadonlyMap<string, ReadonlyArray<{ inbound_id: string }>>,
+  subscriptionsOfGroup: ReadonlyMap<string, GroupMembers>,
+  cache: MemberCache<SubscriptionRow> | undefined,
+): ModelSubscription[] {
+  const mine = new Set(inbounds.map((i) => i.id));
+  const groups = [...new Set(grants.filter((g) => mine.has(g.inbound_id)).map((g) => g.access_group_id))];
+  const toModel = (r: SubscriptionRow, inbound_ids: string[]): ModelSubscription => ({
+    id: r.id,
+    status: 'active',
+    used_bytes: Number(r.used_bytes),
+    traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+    expires_at: r.expires_ms === null ? null : new Date(Number(r.expires_ms)),
+    client_status: 'active',
+    vless_uuid: r.vless_uuid,
+    vmess_uuid: r.vmess_uuid,
+    trojan_password: r.trojan_password,
+    shadowsocks_password: r.shadowsocks_password,
+    inbound_ids,
+  });
+  const grantedBy = (group: string) => (inboundsOfGroup.get(group) ?? []).map((g) => g.inbound_id).filter((id) => mine.has(id));
+  if (groups.length === 1) {
+    // The common case (a node in one access group): every member once, no merging, and one
+    // inbound list shared by all (the compiler only reads it); made once per chunk, kept in order (group-models.ts).
+    const group = groups[0] as string;
+    const granted = grantedBy(group);
+    const members = subscriptionsOfGroup.get(group);
+    return groupModels(
+      members?.chunks ?? [],
+      granted.join('\n'),
+      (r) => toModel(r, granted),
+      // An order is kept only with a group the cache holds (a small group is read whole and compiled as read).
+      cache?.holds(group) ? { cache, groupId: group } : undefined,
+      members?.readOrder,
+    );
+  }
+  const byId = new Map<string, ModelSubscription>();
+  for (const group of groups) {
+    const granted = grantedBy(group);
+    for (const r of (subscriptionsOfGroup.get(group)?.chunks ?? []).flat()) {
+      const seen = byId.get(r.id);
+      if (seen) {
+        for (const id of granted) if (!seen.inbound_ids.includes(id)) seen.inbound_ids.push(id);
+      } else byId.set(r.id, toModel(r, granted.slice()));
+    }
+  }
+  return [...byId.values()];
+}
