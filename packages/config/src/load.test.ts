@@ -55,6 +55,34 @@ describe('defaults: an empty environment is a working all-in-one installation', 
     expect(c.password_hash).toMatchObject({ memory_kib: 19456, iterations: 2, parallelism: 1 });
   });
 
+  it('one default per key: a section given empty, or with one key, gets the defaults a section left out gets', () => {
+    const whole = loadConfig({}) as unknown as Record<string, unknown>;
+    const objects = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+    // Every object section and sub-section, given as {} on its own: nothing else may change
+    // (a budget's window, {limit, window_seconds}, is one value: given, it is given whole).
+    const paths: string[][] = [];
+    const walk = (value: Record<string, unknown>, path: string[]) => {
+      for (const [key, inner] of Object.entries(value))
+        if (objects(inner) && !('window_seconds' in inner)) {
+          paths.push([...path, key]);
+          walk(inner, [...path, key]);
+        }
+    };
+    walk(whole, []);
+    expect(paths).toContainEqual(['rate_limits', 'magic_link']);
+    for (const path of paths) {
+      const given: Record<string, unknown> = {};
+      let at = given;
+      for (const key of path.slice(0, -1)) at = at[key] = {};
+      at[path.at(-1) as string] = {};
+      expect(loadConfig({}, given), path.join('.')).toEqual(whole);
+    }
+    // A key set by the environment leaves its siblings at their defaults.
+    const one = loadConfig({ SVC_HTTP_PORT: '9090' });
+    expect({ ...one.http, port: 8080 }).toEqual(whole.http);
+    expect(loadConfig({}).rate_limits.magic_link.per_ip).toEqual({ limit: 30, window_seconds: 60 });
+  });
+
   it('loadConfig() with no arguments is the same as an empty environment', () => {
     expect(loadConfig()).toEqual(loadConfig({}));
   });
