@@ -4,3 +4,5 @@
  * See README.md for the layout choices and the Xray documentation they rest on.
  */
 export * from './render.ts';
+export { isShadowsocks2022 } from './render-inbound.ts';
+export * from './xray-json.ts';
