@@ -2,25 +2,27 @@ import { mkdir } from 'node:fs/promises';
 import { arch, hostname, platform } from 'node:os';
 import { join } from 'node:path';
 import { createEngineApi, type EngineApi } from '@svc/engine-api';
-import type { Command, DesiredState, Hello, ServerMessage } from '@svc/proto';
+import type { AgentMessage, Command, Hello, ServerMessage } from '@svc/proto';
 import { type Level, type Logger, multistream, pino } from 'pino';
 import { loadApplied } from './apply/applied-state.ts';
 import { Applier } from './apply/applier.ts';
+import { CertificateRenewal } from './certificate-renewal.ts';
 import { ConnectionBook } from './connections/access-log.ts';
 import { destroySockets } from './connections/socket-killer.ts';
 import { engineVersion, freeLoopbackPort } from './engine/engine-cli.ts';
 import { EngineProcess } from './engine/engine-process.ts';
 import type { EngineSettings } from './engine/engine-settings.ts';
-import { certificateProblem, type Identity, loadIdentity, newKeyAndCsr, renewalSchedule, saveIdentity } from './identity.ts';
+import { EngineSupervisor } from './engine/engine-supervisor.ts';
+import { type Identity, loadIdentity } from './identity.ts';
 import { LogCommands } from './log-commands.ts';
 import { LogRings } from './log-rings.ts';
-import { serialQueue } from './serial.ts';
 import { ensurePrivateDir } from './state-files.ts';
 import { StatusSampler } from './status.ts';
 import { SyncSession } from './sync-session.ts';
 import type { UpgradeOnStart } from './upgrade/pending-upgrade.ts';
 import { Upgrader } from './upgrade/upgrader.ts';
 import { UsageJournal } from './usage/index.ts';
+import { UsageSender } from './usage/usage-sender.ts';
 import { AGENT_VERSION } from './version.ts';
 
 /**
@@ -68,15 +70,11 @@ export class Agent {
   private upgrader!: Upgrader;
   private status!: StatusSampler;
   private readonly book = new ConnectionBook();
-  private readonly engineOps = serialQueue();
-  private readonly collecting = serialQueue();
+  private supervisor!: EngineSupervisor;
   private readonly timers: NodeJS.Timeout[] = [];
-  private waitingState: DesiredState | null = null;
-  private applying = false;
   private xrayVersion = '';
-  private engineRestartDelayMs = 1000;
-  private renewal: { keyPem: string } | null = null;
-  private sentAt = new Map<bigint, number>();
+  private usage!: UsageSender;
+  private renewal!: CertificateRenewal;
   private stopping = false;
   private running: Promise<void> | null = null;
 
@@ -111,6 +109,18 @@ export class Agent {
     });
     this.journal = await UsageJournal.open(join(stateDir, 'usage'));
     this.xrayVersion = await engineVersion(this.opts.engine);
+    // The session is made once the engine runs; until then nothing is sent.
+    const send = (m: AgentMessage) => this.session?.send(m) ?? false;
+    const connected = () => this.session?.connected ?? false;
+    this.usage = new UsageSender({
+      engine: this.engine,
+      api: this.api,
+      journal: this.journal,
+      send,
+      connected,
+      log: this.log,
+      resendAfterMs: this.opts.resendAfterMs ?? 60_000,
+    });
     this.applier = new Applier(
       {
         stateDir,
@@ -124,19 +134,37 @@ export class Agent {
       await loadApplied(stateDir),
     );
     this.status = new StatusSampler(stateDir);
-    this.engine.on('exit', () => this.scheduleEngineRestart());
+    this.supervisor = new EngineSupervisor({
+      engine: this.engine,
+      applier: () => this.applier,
+      send,
+      log: this.log,
+      statusChanged: () => void this.sendStatus(),
+    });
+    this.engine.on('exit', () => this.supervisor.exited());
     if (!adopted)
-      await this.engineOps(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
+      await this.supervisor.run(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
     this.session = new SyncSession(() => this.identity, this.handler(), this.log);
-    this.logs = new LogCommands(this.rings, (m) => this.session.send(m), this.log);
+    this.renewal = new CertificateRenewal({
+      stateDir,
+      identity: () => this.identity,
+      renewed: (next) => {
+        this.identity = next;
+      },
+      send,
+      connected,
+      log: this.log,
+      now: this.opts.now ?? Date.now,
+    });
+    this.logs = new LogCommands(this.rings, send, this.log);
     this.upgrader = new Upgrader(
       {
         stateDir,
         releaseDir: this.opts.releaseDir ?? null,
         version: AGENT_VERSION,
         log: this.log,
-        send: (m) => this.session.send(m),
-        connected: () => this.session.connected,
+        send,
+        connected,
         restart: (code, why) => {
           void this.handOver().then(
             () => this.opts.onRestart?.(code, why),
@@ -151,8 +179,8 @@ export class Agent {
     );
     this.every(this.opts.statusEveryMs ?? 30_000, () => this.sendStatus());
     this.every(this.opts.usageEveryMs ?? 10_000, () => void this.collect().catch((err) => this.log.warn({ err }, 'usage not collected')));
-    this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => this.resendStale());
-    this.every(3600_000, () => this.maybeRenew());
+    this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => this.usage.resendStale());
+    this.every(3600_000, () => this.renewal.maybeRenew());
     this.log.info(
       {
         node: this.identity.nodeId,
@@ -185,14 +213,17 @@ export class Agent {
   private async halt(stopEngine: boolean): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.supervisor?.halt();
     for (const t of this.timers) clearInterval(t);
     this.logs?.stopAll();
     this.upgrader?.stop();
     await this.collect().catch(() => {});
     this.session?.stop();
     await this.running;
-    if (stopEngine) await this.engineOps(() => this.engine.stop());
-    else await this.engineOps(async () => {});
+    // After the engine operation in progress: the engine stopped, or left serving for the next agent.
+    await this.supervisor.run(async () => {
+      if (stopEngine) await this.engine.stop();
+    });
     this.engine.detach();
     this.api.close();
     await this.journal.close();
@@ -216,105 +247,31 @@ export class Agent {
       }),
       opened: () => {
         this.upgrader.opened();
-        this.sentAt.clear();
-        for (const r of this.journal.pending()) this.sendReport(r.reportId, r.entries);
+        this.usage.opened();
         void this.sendStatus();
-        void this.maybeRenew();
+        void this.renewal.maybeRenew();
       },
       message: (m: ServerMessage) => this.onMessage(m),
       closed: () => {
         this.upgrader.closed();
         this.logs.stopAll();
-        this.renewal = null;
+        this.renewal.forget();
       },
     };
   }
 
   private onMessage(m: ServerMessage): void {
-    if (m.desiredState) this.enqueueState(m.desiredState);
-    else if (m.usageAck) {
-      const id = m.usageAck.reportId;
-      this.log.debug({ report_id: String(id) }, 'usage ack');
-      this.sentAt.delete(id);
-      void this.journal.ack(id).catch((err) => this.log.error({ err, report_id: String(id) }, 'usage ack not recorded'));
-    } else if (m.command) this.onCommand(m.command);
-    else if (m.certIssued) void this.onCertIssued(m.certIssued.clientCertPem, m.certIssued.error);
-  }
-
-  // ---- desired states -------------------------------------------------------------------
-
-  private enqueueState(ds: DesiredState): void {
-    this.waitingState = ds;
-    if (this.applying) return;
-    this.applying = true;
-    void (async () => {
-      try {
-        while (this.waitingState) {
-          const next = this.waitingState;
-          this.waitingState = null;
-          const outcome = await this.engineOps(() => this.applier.apply(next));
-          this.session.send({ applyResult: { revision: next.revision, success: outcome.success, error: outcome.error } });
-          this.log.info({ revision: String(next.revision), how: outcome.how, success: outcome.success }, 'desired state handled');
-          if (outcome.how === 'restart') void this.sendStatus();
-        }
-      } finally {
-        this.applying = false;
-      }
-    })();
-  }
-
-  private scheduleEngineRestart(): void {
-    if (this.stopping) return;
-    void this.sendStatus();
-    const delay = this.engineRestartDelayMs;
-    this.engineRestartDelayMs = Math.min(delay * 2, 30_000);
-    const t = setTimeout(() => {
-      void this.engineOps(async () => {
-        if (this.stopping || this.engine.running) return;
-        await this.applier.startEngine();
-        this.engineRestartDelayMs = 1000;
-        void this.sendStatus();
-      }).catch((err) => {
-        this.log.error({ err }, 'the engine does not start again');
-        this.scheduleEngineRestart();
-      });
-    }, delay);
-    t.unref();
+    if (m.desiredState) this.supervisor.apply(m.desiredState);
+    else if (m.usageAck) this.usage.acknowledged(m.usageAck.reportId);
+    else if (m.command) this.onCommand(m.command);
+    else if (m.certIssued) void this.renewal.issued(m.certIssued.clientCertPem, m.certIssued.error);
   }
 
   // ---- usage ----------------------------------------------------------------------------
 
-  /** Reads the engine's counters into the journal and sends the new reports. */
+  /** Reads the engine's counters into the journal and sends the new reports (usage/usage-sender.ts). */
   collect(): Promise<void> {
-    return this.collecting(async () => {
-      const instance = this.engine.instance;
-      if (!instance) return;
-      const counters = await this.api.userTraffic();
-      if (this.engine.instance !== instance) return;
-      const records = await this.journal.collect({ instance, counters });
-      for (const r of records) this.sendReport(r.reportId, r.entries);
-    });
-  }
-
-  private sendReport(reportId: bigint, entries: Array<{ subscriptionId: string; uplink: bigint; downlink: bigint }>): void {
-    const sent = this.session?.send({
-      usage: {
-        reportId,
-        entries: entries.map((e) => ({ subscriptionId: e.subscriptionId, uplinkBytes: e.uplink, downlinkBytes: e.downlink })),
-      },
-    });
-    if (sent) this.sentAt.set(reportId, Date.now());
-    this.log.debug({ report_id: String(reportId), entries: entries.length, sent }, 'usage report');
-  }
-
-  /** Reports without an ack for a while are sent again (the gateway leaves one unanswered when its database is away). */
-  private resendStale(): void {
-    if (!this.session?.connected) return;
-    const limit = Date.now() - (this.opts.resendAfterMs ?? 60_000);
-    for (const r of this.journal.pending()) {
-      const at = this.sentAt.get(r.reportId);
-      if (at === undefined || at < limit) this.sendReport(r.reportId, r.entries);
-    }
+    return this.usage?.collect() ?? Promise.resolve();
   }
 
   // ---- connections of removed users -------------------------------------------------------
@@ -342,43 +299,11 @@ export class Agent {
 
   private onCommand(c: Command): void {
     if (c.restartXray) {
-      void this.engineOps(() => this.applier.restartEngine())
-        .then(() => this.log.info({ command_id: c.commandId }, 'engine restarted on command'))
-        .catch((err) => this.log.error({ err }, 'restart_xray failed'))
-        .finally(() => void this.sendStatus());
+      this.supervisor.restartOnCommand(c.commandId);
     } else if (c.getLogs) this.logs.getLogs(c);
     else if (c.startLogStream) this.logs.startTail(c);
     else if (c.stopLogStream) this.logs.stopTail(c.commandId);
     else if (c.upgradeAgent)
       void this.upgrader.handle(c.commandId, c.upgradeAgent).catch((err) => this.log.error({ err }, 'upgrade_agent failed'));
-  }
-
-  private async maybeRenew(): Promise<void> {
-    if (this.renewal || !this.session?.connected) return;
-    const { renewAt } = renewalSchedule(this.identity.certPem);
-    if ((this.opts.now ?? Date.now)() < renewAt.getTime()) return;
-    const { csrPem, keyPem } = await newKeyAndCsr();
-    this.renewal = { keyPem };
-    if (!this.session.send({ certRenewal: { csrPem } })) this.renewal = null;
-    else this.log.info({ renew_at: renewAt.toISOString() }, 'certificate renewal requested');
-  }
-
-  private async onCertIssued(certPem: string, error: string): Promise<void> {
-    const pending = this.renewal;
-    this.renewal = null;
-    if (!pending) return;
-    if (certPem === '') {
-      this.log.warn({ error }, 'certificate renewal refused; the current certificate stays');
-      return;
-    }
-    const problem = certificateProblem(certPem, pending.keyPem, this.identity.caCertPem, this.identity.nodeId);
-    if (problem) {
-      this.log.error({ problem }, 'renewed certificate not usable; the current certificate stays');
-      return;
-    }
-    const next = { ...this.identity, certPem, keyPem: pending.keyPem };
-    await saveIdentity(this.opts.stateDir, next);
-    this.identity = next;
-    this.log.info({ not_after: renewalSchedule(certPem).notAfter.toISOString() }, 'certificate renewed (used from the next stream)');
   }
 }
