@@ -17,12 +17,14 @@ const rt = await createRuntime(config, database ? { database } : {});
 const email = 'bench@example.com';
 const password = 'bench-password-1';
 await createAdmin(withActor(rt.deps, SYSTEM), parseInput(CreateAdminInput, { email, password, role: 'owner' }));
-const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
+const admin = createAdminApi();
+const http = createHttpService(rt.deps, (root) => root.route('/', admin.routes));
 const { url } = await http.start();
 // Public halves only: the bare-verify baseline uses the very key the server verifies with.
 const keys = await rt.deps.db.selectFrom('signing_keys').select(['kid', 'public_jwk']).where('retired_at', 'is', null).execute();
 answerParent({ url, email, password, keys, concurrency: rt.deps.passwords.concurrency, database: rt.database.kind }, async () => {
   await http.stop();
+  await admin.stop();
   await rt.close();
   if (database && schema) {
     await sql`drop schema ${sql.id(schema)} cascade`.execute(database.db);

@@ -14,10 +14,12 @@ const rt = await createRuntime(config, { database });
 const email = `bench-${process.pid}@example.com`;
 const password = 'bench-password-1';
 await createAdmin(withActor(rt.deps, SYSTEM), parseInput(CreateAdminInput, { email, password, role: 'owner' }));
-const http = createHttpService(rt.deps, (root) => root.route('/', createAdminApi()));
+const admin = createAdminApi();
+const http = createHttpService(rt.deps, (root) => root.route('/', admin.routes));
 const { url } = await http.start();
 answerParent({ url, email, password }, async () => {
   await http.stop();
+  await admin.stop();
   await rt.close();
   await database.destroy();
 });

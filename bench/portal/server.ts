@@ -28,9 +28,10 @@ for (let i = 0; i < KNOWN; i++) {
   await createClient(ctx, parseInput(CreateClientInput, { email }));
   emails.push(email);
 }
+const admin = createAdminApi();
 const portal = createPortalApi();
 const http = createHttpService(rt.deps, (root) => {
-  root.route('/', createAdminApi());
+  root.route('/', admin.routes);
   root.route('/', portal.routes);
 });
 const worker = createWorker(rt);
@@ -38,6 +39,7 @@ await worker.start();
 const { url } = await http.start();
 answerParent({ url, emails, database: rt.database.kind }, async () => {
   await http.stop();
+  await admin.stop();
   await worker.stop();
   await portal.stop();
   await rt.close();

@@ -11,8 +11,9 @@ async function start() {
   const rt = await createRuntime(config, { app: 'admin-api' });
   const metrics = await startMetricsListener(rt);
   const bootstrap = await prepareBootstrap(rt);
+  const admin = createAdminApi();
   const http = createHttpService(rt.deps, (root) => {
-    root.route('/', createAdminApi());
+    root.route('/', admin.routes);
     registerAdminWeb(root, rt.config);
     registerAgentFiles(root, rt.config);
   });
@@ -22,6 +23,7 @@ async function start() {
   return async () => {
     await metrics?.stop();
     await http.stop();
+    await admin.stop();
     await rt.close();
   };
 }

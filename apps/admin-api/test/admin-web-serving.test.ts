@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@svc/config';
 import { startTestServer, type TestServer } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminApi } from '../src/app.ts';
+import { mountAdminApi } from '../src/app.ts';
 import { registerAdminWeb } from '../src/web.ts';
 
 /**
@@ -32,8 +32,8 @@ const start = (env: Record<string, string>) =>
   startTestServer({
     env,
     mount: (root) => {
-      root.route('/', createAdminApi());
       registerAdminWeb(root as never, loadConfig(env));
+      return mountAdminApi(root);
     },
   });
 

@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { loadConfig } from '@svc/config';
 import { ArchiveFormatError, connectDatabase, WrongPassphraseError } from '@svc/db';
 import { createPortalApi } from '@svc/portal-api';
@@ -93,8 +93,8 @@ async function start(store: Store, key = KEY): Promise<{ s: TestServer; stop(): 
     useConfiguredDatabase: true,
     installationKey: key,
     mount: (root) => {
-      root.route('/', createAdminApi());
       root.route('/', portal.routes);
+      return mountAdminApi(root);
     },
   });
   return {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { TOPICS } from '@svc/domain';
 import {
   appEntry,
@@ -169,7 +169,7 @@ async function serverOn(inst: Installation, opts: { redisKeyPrefix?: string } = 
       SVC_INSTALLATION_KEY: inst.key,
       ...(inst.env.DATABASE_URL ? { DATABASE_URL: inst.env.DATABASE_URL } : {}),
     },
-    mount: (root) => root.route('/', createAdminApi()),
+    mount: mountAdminApi,
   });
   let stopped = false;
   const stop = server.stop.bind(server);

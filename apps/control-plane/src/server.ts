@@ -7,41 +7,26 @@ import { appliedRevisionWriter, statusReportWriter } from './applied-revisions.t
 import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { engineAdopter } from './engine-adoptions.ts';
+import { type GatewayOptions, gatewayOptions } from './gateway-options.ts';
 import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
 import { sentMetrics } from './sent-metrics.ts';
 import { controlPlaneService } from './service.ts';
 import { streamOpener } from './stream-openings.ts';
-import { DEFAULT_TIMING, type RegistryTiming, StreamRegistry } from './stream-registry.ts';
+import { type RegistryTiming, StreamRegistry } from './stream-registry.ts';
 import { GatewayServerCredentials } from './tls-credentials.ts';
 
-export interface ControlPlaneOptions {
-  host: string;
-  port: number;
-  /** Names and addresses agents dial; they go into the server certificate. */
-  tlsHosts: readonly string[];
-  /** Largest message sent (a big node's DesiredState). */
-  maxSendMessageBytes?: number;
-  /** Largest message accepted on an authenticated Sync (a usage report; inbound-guard.ts). */
-  maxReceiveMessageBytes?: number;
-  /** Largest Enroll message (no client certificate): ENROLL_MAX_BYTES; other values only to measure (bench). */
-  maxEnrollMessageBytes?: number;
-  /** A stream without any message for this long is ended (status arrives every 30 s). */
-  idleTimeoutMs?: number;
-  helloTimeoutMs?: number;
+/**
+ * What createControlPlane takes besides the configuration's grpc.* (read once, gatewayOptions):
+ * any option to override (tests, benchmarks), and where snapshots come from.
+ */
+export type ControlPlaneOptions = Partial<Omit<GatewayOptions, 'timing' | 'admission'>> & {
   timing?: Partial<RegistryTiming>;
-  /** Where DesiredState snapshots come from (the desired-state compiler). */
-  snapshots?: SnapshotSource;
-  /** gzip level of sent messages, 0 = off (default: config grpc.gzip_level). */
-  gzipLevel?: number;
-  /** TLS session ticket lifetime, 0 = no resumption (default: config grpc.tls_session_lifetime_seconds). */
-  tlsSessionLifetimeSeconds?: number;
-  /** The admission line's limits (default: config grpc.admissions_per_second, admission_concurrency, admission_max_wait_seconds). */
   admission?: Partial<AdmissionLimits>;
-  /** Listen backlog of the port (default: config grpc.listen_backlog; Linux caps it at net.core.somaxconn). */
-  listenBacklog?: number;
-}
+  /** Where DesiredState snapshots come from (default: the desired-state compiler). */
+  snapshots?: SnapshotSource;
+};
 
 export interface ControlPlane {
   readonly replicaId: string;
@@ -58,23 +43,25 @@ const RENEW_BEFORE_MS = 30 * 86_400_000;
 const RENEW_CHECK_MS = 12 * 3600_000;
 
 /** The agent gateway: one TLS port, Enroll without and Sync with a client certificate. */
-export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions): ControlPlane {
+export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOptions = {}): ControlPlane {
+  const configured = gatewayOptions(deps.config.grpc);
+  const o: GatewayOptions = {
+    ...configured,
+    ...overrides,
+    timing: { ...configured.timing, ...overrides.timing },
+    admission: { ...configured.admission, ...overrides.admission },
+  };
   const replicaId = newId('gw');
-  const registry = new StreamRegistry(deps, replicaId, { ...DEFAULT_TIMING, ...opts.timing });
+  const registry = new StreamRegistry(deps, replicaId, o.timing);
   let server: GatewayGrpcServer | undefined;
   let credentials: GatewayServerCredentials | undefined;
   let ca: Awaited<ReturnType<typeof ensureCertificateAuthority>> | undefined;
   let serverNotAfter = 0;
   let renewTimer: NodeJS.Timeout | undefined;
   let statsTimer: NodeJS.Timeout | undefined;
-  const g = deps.config.grpc;
-  const admission = new AdmissionLine({
-    perSecond: opts.admission?.perSecond ?? g.admissions_per_second,
-    concurrency: opts.admission?.concurrency ?? g.admission_concurrency,
-    maxWaitMs: opts.admission?.maxWaitMs ?? g.admission_max_wait_seconds * 1000,
-  });
+  const admission = new AdmissionLine(o.admission);
   const issue = async () => {
-    const identity = await issueServerCertificate(ca as NonNullable<typeof ca>, opts.tlsHosts, deps.clock.now());
+    const identity = await issueServerCertificate(ca as NonNullable<typeof ca>, o.tlsHosts, deps.clock.now());
     serverNotAfter = Date.parse(new X509Certificate(identity.certPem).validTo);
     // The chain carries the CA after the leaf: an agent holding only the CA's SHA-256 (the
     // enroll-token answer's ca_cert_sha256, `svc-agent enroll --ca-sha256`) finds the CA in the
@@ -94,31 +81,26 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
       credentials = new GatewayServerCredentials(
         Buffer.from(ca.certPem),
         await issue(),
-        gatewayTlsResumption(deps.secrets, opts.tlsSessionLifetimeSeconds ?? deps.config.grpc.tls_session_lifetime_seconds),
+        gatewayTlsResumption(deps.secrets, o.tlsSessionLifetimeSeconds),
       );
-      const gzipLevel = opts.gzipLevel ?? deps.config.grpc.gzip_level;
-      const gzip = createCachedGzip({ cacheBytes: deps.config.grpc.gzip_cache_mb * 1024 * 1024 });
+      const gzip = createCachedGzip({ cacheBytes: o.gzipCacheBytes });
       const sent = sentMetrics(deps.metrics);
-      const syncMaxBytes = opts.maxReceiveMessageBytes ?? deps.config.grpc.max_receive_message_bytes;
+      const syncMaxBytes = o.maxReceiveMessageBytes;
       const serverOptions = {
         interceptors: [identityInterceptor(ca, () => deps.clock.now(), ControlPlaneWireDefinition.sync.path)],
-        'grpc.max_send_message_length': opts.maxSendMessageBytes ?? 256 * 1024 * 1024,
+        'grpc.max_send_message_length': o.maxSendMessageBytes,
         // Per method, checked on each message's length prefix before it is buffered
         // (patches/@grpc__grpc-js@1.14.3.patch): Enroll, open to anyone, takes a CSR and no more.
         'grpc.max_receive_message_length': syncMaxBytes,
-        'grpc-node.max_receive_message_length_by_method': receiveLimits(
-          ControlPlaneWireDefinition,
-          syncMaxBytes,
-          opts.maxEnrollMessageBytes,
-        ),
+        'grpc-node.max_receive_message_length_by_method': receiveLimits(ControlPlaneWireDefinition, syncMaxBytes, o.maxEnrollMessageBytes),
         // gzip of what the gateway sends: grpc-js 1.14.3's server never compresses responses,
         // so patches/@grpc__grpc-js@1.14.3.patch adds it (to agents that accept gzip, messages
         // of at least 1 KiB, compressed off the event loop). Agents may compress what they send.
-        ...(gzipLevel > 0
+        ...(o.gzipLevel > 0
           ? {
               'grpc.default_compression_algorithm': 2,
-              'grpc-node.response_compression_level': gzipLevel,
-              'grpc-node.response_compression_min_bytes': deps.config.grpc.gzip_min_bytes,
+              'grpc-node.response_compression_level': o.gzipLevel,
+              'grpc-node.response_compression_min_bytes': o.gzipMinBytes,
               // Big snapshots are gzip'd in content-defined pieces on several threads, the
               // pieces kept for the next push (one gzip member; cached-gzip.ts).
               'grpc-node.response_compressor': sent.compressor(gzip.compress),
@@ -141,25 +123,25 @@ export function createControlPlane(deps: DomainDeps, opts: ControlPlaneOptions):
           ca,
           registry,
           snapshots:
-            opts.snapshots ??
+            overrides.snapshots ??
             compiledSource(
-              deps.config.grpc.member_cache_rows > 0
-                ? { ...deps, members: createMemberCache({ ...DEFAULT_MEMBER_CACHE, maxRows: deps.config.grpc.member_cache_rows }) }
+              o.memberCacheRows > 0
+                ? { ...deps, members: createMemberCache({ ...DEFAULT_MEMBER_CACHE, maxRows: o.memberCacheRows }) }
                 : deps,
             ),
-          idleTimeoutMs: opts.idleTimeoutMs ?? deps.config.grpc.idle_timeout_seconds * 1000,
-          usageSlots: createSlots(deps.config.grpc.usage_ingest_concurrency),
+          idleTimeoutMs: o.idleTimeoutMs,
+          usageSlots: createSlots(o.usageIngestConcurrency),
           recordApplied: appliedRevisionWriter(deps),
           recordStatus: statusReportWriter(deps),
           admission,
           adoptEngine: engineAdopter(deps),
           openStream: streamOpener(deps),
-          ...(opts.helloTimeoutMs ? { helloTimeoutMs: opts.helloTimeoutMs } : {}),
+          ...(o.helloTimeoutMs ? { helloTimeoutMs: o.helloTimeoutMs } : {}),
         }),
       );
       await registry.start();
       // Our own listener (grpc-server.ts): a backlog that holds a reconnecting fleet's SYNs.
-      const port = await server.listen(opts.host, opts.port, credentials, opts.listenBacklog ?? g.listen_backlog);
+      const port = await server.listen(o.host, o.port, credentials, o.listenBacklog);
       renewTimer = setInterval(
         () => void this.renewServerCertificate().catch((err) => deps.log.error({ err }, 'gateway certificate not renewed')),
         RENEW_CHECK_MS,

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { JOBS } from '@svc/domain';
 import { login, OWNER, setupOwner, startTestServer, type TestServer, until } from '@svc/testkit';
 import { AgentSimulator } from '@svc/testkit/agent-simulator';
@@ -41,7 +41,7 @@ beforeAll(async () => {
   writeFileSync(caFile, pebble.caPem);
   s = await startTestServer({
     env: { SVC_ACME_EXTRA_CA_FILE: caFile, SVC_ACME_PROPAGATION_TIMEOUT_SECONDS: '10' },
-    mount: (root) => root.route('/', createAdminApi()),
+    mount: mountAdminApi,
   });
   await setupOwner(s);
   gateway = createControlPlane(s.deps, { host: '127.0.0.1', port: 0, tlsHosts: ['localhost'] });

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { JOBS, OUTBOUND_ANSWER_HIDDEN, PRIVATE_NETWORKS_SETTING } from '@svc/domain';
 import { adminWithRole, setupOwner, startTestServer, type TestServer, until } from '@svc/testkit';
 import { type AcmeDirectoryStandIn, startAcmeDirectoryStandIn } from '@svc/testkit/acme-directory-stand-in';
@@ -37,7 +37,7 @@ beforeAll(async () => {
   s = await startTestServer({
     // '' unsets the testkit's default: the installation setting decides, off until the owner says.
     env: { SVC_ACME_EXTRA_CA_FILE: caFile, SVC_ACME_PROPAGATION_TIMEOUT_SECONDS: '10', SVC_OUTBOUND_ALLOW_PRIVATE_NETWORKS: '' },
-    mount: (root) => root.route('/', createAdminApi()),
+    mount: mountAdminApi,
   });
   // The fake clock stands still here: these tokens stay valid (and sign-ins are rate limited).
   token = (await setupOwner(s)).access_token;

@@ -3,7 +3,7 @@ import { webcrypto, X509Certificate } from 'node:crypto';
 import { connect as tlsConnect } from 'node:tls';
 import { ChannelCredentials } from '@grpc/grpc-js';
 import * as x509 from '@peculiar/x509';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { ControlPlaneDefinition } from '@svc/proto';
 import { login, OWNER, setupOwner, startTestServer, type TestServer } from '@svc/testkit';
 import { ClientError, createChannel, createClient, Status } from 'nice-grpc';
@@ -19,7 +19,7 @@ let channel: ReturnType<typeof createChannel>;
 let gatewayPort: number;
 
 beforeAll(async () => {
-  s = await startTestServer({ mount: (root) => root.route('/', createAdminApi()) });
+  s = await startTestServer({ mount: mountAdminApi });
   token = (await setupOwner(s)).access_token;
   gateway = createControlPlane(s.deps, { host: '127.0.0.1', port: 0, tlsHosts: ['localhost', '127.0.0.1'] });
   const started = await gateway.start();

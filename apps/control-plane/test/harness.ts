@@ -1,4 +1,4 @@
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { login, OWNER, setupOwner, startTestServer, type TestServer, type TestServerOptions } from '@svc/testkit';
 import { AgentSimulator } from '@svc/testkit/agent-simulator';
 import { type ControlPlane, type ControlPlaneOptions, createControlPlane } from '../src/server.ts';
@@ -20,7 +20,7 @@ export interface Gateway {
 export async function startGateway(
   opts: { server?: Omit<TestServerOptions, 'mount'>; gateway?: Partial<ControlPlaneOptions> } = {},
 ): Promise<Gateway> {
-  const s = await startTestServer({ ...opts.server, mount: (root) => root.route('/', createAdminApi()) });
+  const s = await startTestServer({ ...opts.server, mount: mountAdminApi });
   await setupOwner(s);
   const gateway = createControlPlane(s.deps, { host: '127.0.0.1', port: 0, tlsHosts: ['localhost', '127.0.0.1'], ...opts.gateway });
   const started = await gateway.start();

@@ -1,4 +1,4 @@
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { startTestServer, type TestServer } from '@svc/testkit';
 import { type OidcTestProvider, startOidcTestProvider } from '@svc/testkit/oidc-test-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ beforeAll(async () => {
       SVC_AUTH_OAUTH_TEST_ISSUER: idp.issuer,
     },
     config: { rate_limits: { oauth: { per_ip: { limit: 1000, window_seconds: 60 } } } },
-    mount: (root) => root.route('/', createAdminApi()),
+    mount: mountAdminApi,
   });
   expect((await s.api.post('/api/v1/setup', { token: s.setupToken, ...OWNER })).status).toBe(201);
   idp.accounts.set('owner-sub', { email: OWNER.email, email_verified: true });

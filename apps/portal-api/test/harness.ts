@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import type { AppEnv } from '@svc/http';
 import { login, OWNER, setupOwner, startTestServer, type TestServer } from '@svc/testkit';
 import { expect } from 'vitest';
@@ -31,9 +31,9 @@ export async function startPortal(
     env,
     ...(config ? { config } : {}),
     mount: (root) => {
-      root.route('/', createAdminApi());
       root.route('/', portal.routes);
       mountMore?.(root);
+      return mountAdminApi(root);
     },
   });
   const owner = { token: (await setupOwner(s)).access_token };

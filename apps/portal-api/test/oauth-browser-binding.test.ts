@@ -1,4 +1,4 @@
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { sha256Hex } from '@svc/domain';
 import { startTestServer, type TestServer } from '@svc/testkit';
 import { type OidcTestProvider, startOidcTestProvider } from '@svc/testkit/oidc-test-provider';
@@ -31,8 +31,9 @@ async function start(env: Record<string, string> = {}): Promise<TestServer> {
     env: { SVC_PUBLIC_BASE_URL: BASE, SVC_PORTAL_REGISTRATION: 'open', ...provider('AUTH'), ...provider('PORTAL'), ...env },
     config: { rate_limits: { oauth: { per_ip: { limit: 1000, window_seconds: 60 } } } },
     mount: (root) => {
-      root.route('/', createAdminApi());
-      root.route('/', createPortalApi().routes);
+      const portal = createPortalApi();
+      root.route('/', portal.routes);
+      return [mountAdminApi(root), portal];
     },
   });
   servers.push(s);

@@ -1,4 +1,4 @@
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { startTestServer, type TestServer } from '@svc/testkit';
 import { MALFORMED_EMAILS } from '@svc/testkit/hostile-text';
 import { type OidcTestProvider, startOidcTestProvider } from '@svc/testkit/oidc-test-provider';
@@ -45,8 +45,9 @@ beforeAll(async () => {
     env: { SVC_PUBLIC_BASE_URL: BASE, SVC_PORTAL_REGISTRATION: 'open', ...provider('AUTH'), ...provider('PORTAL') },
     config: { rate_limits: { oauth: { per_ip: { limit: 1000, window_seconds: 60 } } } },
     mount: (root) => {
-      root.route('/', createAdminApi());
-      root.route('/', createPortalApi().routes);
+      const portal = createPortalApi();
+      root.route('/', portal.routes);
+      return [mountAdminApi(root), portal];
     },
   });
   expect((await s.api.post('/api/v1/setup', { token: s.setupToken, ...OWNER })).status).toBe(201);

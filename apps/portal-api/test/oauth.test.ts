@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { startTestServer, type TestServer } from '@svc/testkit';
 import { type OidcTestProvider, startOidcTestProvider } from '@svc/testkit/oidc-test-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,8 +49,9 @@ async function start(env: Record<string, string> = {}, config: Record<string, un
     },
     config,
     mount: (root) => {
-      root.route('/', createAdminApi());
-      root.route('/', createPortalApi().routes);
+      const portal = createPortalApi();
+      root.route('/', portal.routes);
+      return [mountAdminApi(root), portal];
     },
   });
   servers.push(s);

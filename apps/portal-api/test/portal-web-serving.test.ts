@@ -35,6 +35,7 @@ describe('the customer portal at /portal/', () => {
       mount: (root) => {
         root.route('/', portal.routes);
         registerPortalWeb(root as never, loadConfig(env));
+        return portal;
       },
     });
   });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { queueMail } from '@svc/domain';
 import { startTestServer, type TestServer, until } from '@svc/testkit';
 import { closedPort, parseMail, type SmtpReceiver, startSmtpReceiver } from '@svc/testkit/smtp-receiver';
@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 async function serverWithWorker(env: Record<string, string>): Promise<{ s: TestServer; worker: WorkerService }> {
-  const s = await startTestServer({ env, mount: (root) => root.route('/', createAdminApi()) });
+  const s = await startTestServer({ env, mount: mountAdminApi });
   const worker = createWorker(s.runtime, { sweepEveryMs: 3_600_000, eventsEveryMs: 3_600_000, webhooksEveryMs: 3_600_000 });
   await worker.start();
   cleanups.push(async () => {

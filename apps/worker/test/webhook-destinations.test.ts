@@ -1,5 +1,5 @@
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { PRIVATE_NETWORKS_SETTING } from '@svc/domain';
 import { setupOwner, startTestServer, type TestServer, until } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ const sockets: Socket[] = [];
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
   // '' unsets the testkit's default: the installation setting decides, off until the owner says.
-  s = await startTestServer({ env: { SVC_OUTBOUND_ALLOW_PRIVATE_NETWORKS: '' }, mount: (root) => root.route('/', createAdminApi()) });
+  s = await startTestServer({ env: { SVC_OUTBOUND_ALLOW_PRIVATE_NETWORKS: '' }, mount: mountAdminApi });
   ownerToken = (await setupOwner(s)).access_token;
   worker = createWorker(s.runtime, { sweepEveryMs: 3_600_000, eventsEveryMs: 50, webhooksEveryMs: 50, webhookTimeoutMs: 1000 });
   await worker.start();

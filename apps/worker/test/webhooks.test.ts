@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import {
   type DomainContext,
   dispatchEvents,
@@ -29,7 +29,7 @@ beforeAll(async () => {
   smtp = await startSmtpReceiver();
   s = await startTestServer({
     env: { SVC_SMTP_URL: smtp.url, SVC_PUBLIC_BASE_URL: 'https://cp.example.com' },
-    mount: (root) => root.route('/', createAdminApi()),
+    mount: mountAdminApi,
   });
   const owner = await setupOwner(s);
   owners.push(owner.admin.email, (await adminWithRole(s, owner.access_token, 'owner', 'second-owner@example.com')).email);

@@ -7,7 +7,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
  * /portal/v1/openapi.json), read from the routers themselves: no server, no database.
  */
 export async function publishedDocuments(): Promise<{ admin: unknown; portal: unknown }> {
-  const admin = await (await createAdminApi().request('/api/v1/openapi.json')).json();
+  const admin = await (await createAdminApi().routes.request('/api/v1/openapi.json')).json();
   const portalApi = createPortalApi();
   try {
     const portal = await (await portalApi.routes.request('/portal/v1/openapi.json')).json();

@@ -57,7 +57,8 @@ describe('defaults: an empty environment is a working all-in-one installation', 
 
   it('one default per key: a section given empty, or with one key, gets the defaults a section left out gets', () => {
     const whole = loadConfig({}) as unknown as Record<string, unknown>;
-    const objects = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+    const objects = (value: unknown): value is Record<string, unknown> =>
+      typeof value === 'object' && value !== null && !Array.isArray(value);
     // Every object section and sub-section, given as {} on its own: nothing else may change
     // (a budget's window, {limit, window_seconds}, is one value: given, it is given whole).
     const paths: string[][] = [];

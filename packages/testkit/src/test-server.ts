@@ -30,6 +30,11 @@ export interface TestServer {
   stop(opts?: { keepDatabase?: boolean }): Promise<void>;
 }
 
+/** A mounted surface that holds state of its own (createAdminApi, createPortalApi). */
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
 export interface TestServerOptions {
   /** Environment as an operator would set it (SVC_*), on top of the test defaults. */
   env?: Record<string, string>;
@@ -43,8 +48,12 @@ export interface TestServerOptions {
   redisKeyPrefix?: string;
   /** Config values in the config file's shape (e.g. rate_limits), applied over env. */
   config?: Record<string, unknown>;
-  /** Mounts the surfaces under test on the root app (e.g. `(root) => root.route('/', createAdminApi())`). */
-  mount: (root: OpenAPIHono<AppEnv>) => void;
+  /**
+   * Mounts the surfaces under test on the root app (e.g. `mountAdminApi`); what it returns is
+   * stopped with the server, after HTTP and before the runtime (a surface's own state).
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a mount that only registers routes returns nothing.
+  mount: (root: OpenAPIHono<AppEnv>) => Stoppable | ReadonlyArray<Stoppable> | void;
 }
 
 /**
@@ -83,7 +92,11 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
   });
   const bootstrap = await prepareBootstrap(runtime);
   const metrics = await startMetricsListener(runtime);
-  const http = createHttpService(runtime.deps, opts.mount);
+  const surfaces: Stoppable[] = [];
+  const http = createHttpService(runtime.deps, (root) => {
+    const mounted = opts.mount(root);
+    if (mounted) surfaces.push(...(Array.isArray(mounted) ? mounted : [mounted as Stoppable]));
+  });
   const { url } = await http.start();
   bootstrap.announce(url);
   const setupToken = bootstrap.token;
@@ -101,6 +114,7 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
     async stop(o = {}) {
       await metrics?.stop();
       await http.stop();
+      for (const surface of surfaces) await surface.stop();
       await runtime.close();
       if (!o.keepDatabase && database) await database.destroy();
       rmSync(dataDir, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '@svc/http';
+import type { AdminState } from '../admin-state.ts';
 import * as access_groupsFeature from './access-groups/index.ts';
 import * as acme_accountsFeature from './acme-accounts/index.ts';
 import * as adminsCreate from './admins/create.ts';
@@ -65,6 +66,6 @@ const routes = [
   eventsFeature,
 ];
 
-export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
-  for (const r of routes) r.register(app);
+export function registerRoutes(app: OpenAPIHono<AppEnv>, state: AdminState): void {
+  for (const r of routes) r.register(app, state);
 }

@@ -19,11 +19,12 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
     await rt.close();
     throw err;
   });
+  const admin = createAdminApi();
   const portal = createPortalApi();
   const http = createHttpService(rt.deps, (root) => {
     // A person who opens the address the start line names lands on the admin panel (setup first).
     root.get('/', (c) => c.redirect(`${publicPrefixOf(rt.config.http.public_base_url)}${ADMIN_WEB_PATH}/`, 302));
-    root.route('/', createAdminApi());
+    root.route('/', admin.routes);
     registerAdminWeb(root, rt.config);
     registerAgentFiles(root, rt.config);
     root.route('/', portal.routes);
@@ -35,6 +36,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   const gateway = await startGateway(rt).catch(async (err) => {
     await metrics?.stop();
     await http.stop();
+    await admin.stop();
     await portal.stop();
     await rt.close();
     throw err;
@@ -51,6 +53,7 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
       await worker.stop();
       await gateway.stop();
       await http.stop();
+      await admin.stop();
       await portal.stop();
       await rt.close();
     },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createAdminApi } from '@svc/admin-api';
+import { mountAdminApi } from '@svc/admin-api';
 import { JOBS } from '@svc/domain';
 import { startTestServer, until } from '@svc/testkit';
 import { createWorker, registerPaymentWebhooks } from '@svc/worker';
@@ -207,8 +207,8 @@ describe('a crash of the worker between storing an event and processing it', () 
       installationKey: s1.config.installation_key,
       env: { SVC_BILLING_STRIPE_API_URL: crash.stripe.base },
       mount: (root) => {
-        root.route('/', createAdminApi());
         registerPaymentWebhooks(root);
+        return mountAdminApi(root);
       },
     });
     const worker = createWorker(s2.runtime, { only: [JOBS.paymentsProcessEvent, JOBS.paymentsSweep], paymentsEveryMs: 50 });

@@ -20,54 +20,64 @@ interface Tail {
   stop: () => Promise<void>;
 }
 
-/** This process's live tails, per bus (one per runtime): node:source -> the tail its listeners share. */
-const hubs = new WeakMap<MessageBus, Map<string, Tail>>();
-
 /**
- * GET /nodes/{id}/logs/stream (spec 6 "Log stream"): every listener of one node and source in
- * this process shares one live tail. The first listener sends start_log_stream, the last one
- * to leave sends stop_log_stream (same command id). When the node's stream is opened again
- * (agent reconnect, another replica) the tail is started again there, so listeners keep
- * receiving. Returns the function that removes this listener.
+ * GET /nodes/{id}/logs/stream (spec 6 "Log stream"): the live tails of one admin surface. Every
+ * listener of one node and source shares one tail: the first listener sends start_log_stream,
+ * the last one to leave sends stop_log_stream (same command id). When the node's stream is
+ * opened again (agent reconnect, another replica) the tail is started again there, so listeners
+ * keep receiving. The surface that makes the hub stops it (every tail stopped, the agents told).
  */
-export async function openLogTail(
-  ctx: DomainContext,
-  nodeId: string,
-  source: LogSourceName,
-  listener: Listener,
-): Promise<() => Promise<void>> {
-  const node = await ctx.db.selectFrom('nodes').select(['id', 'connectivity']).where('id', '=', nodeId).executeTakeFirst();
-  if (!node) throw new NotFoundError('node', nodeId);
-  let tails = hubs.get(ctx.bus);
-  if (!tails) {
-    tails = new Map();
-    hubs.set(ctx.bus, tails);
-  }
-  const key = `${nodeId}:${source}`;
-  let tail = tails.get(key);
-  if (!tail) {
-    if (node.connectivity !== 'online') throw nodeOffline(nodeId);
-    tail = startTail(ctx.bus, nodeId, source, () => tails.delete(key));
-    tails.set(key, tail);
-  }
-  const t = tail;
-  t.listeners.add(listener);
-  try {
-    await t.ready;
-  } catch (err) {
-    t.listeners.delete(listener);
-    throw err;
-  }
-  let removed = false;
-  return async () => {
-    if (removed) return;
-    removed = true;
-    t.listeners.delete(listener);
-    if (t.listeners.size === 0 && tails.get(key) === t) {
-      tails.delete(key);
-      await t.stop();
+export class LogTailHub {
+  private readonly tails = new Map<string, Tail>();
+  private stopped = false;
+
+  constructor(private readonly bus: MessageBus) {}
+
+  /** Adds a listener to the node's tail of `source` (started if none); returns the function that removes it. */
+  async open(ctx: DomainContext, nodeId: string, source: LogSourceName, listener: Listener): Promise<() => Promise<void>> {
+    const node = await ctx.db.selectFrom('nodes').select(['id', 'connectivity']).where('id', '=', nodeId).executeTakeFirst();
+    if (!node) throw new NotFoundError('node', nodeId);
+    if (this.stopped) throw nodeOffline(nodeId);
+    const tails = this.tails;
+    const key = `${nodeId}:${source}`;
+    let tail = tails.get(key);
+    if (!tail) {
+      if (node.connectivity !== 'online') throw nodeOffline(nodeId);
+      tail = startTail(this.bus, nodeId, source, () => tails.delete(key));
+      tails.set(key, tail);
     }
-  };
+    const t = tail;
+    t.listeners.add(listener);
+    try {
+      await t.ready;
+    } catch (err) {
+      t.listeners.delete(listener);
+      throw err;
+    }
+    let removed = false;
+    return async () => {
+      if (removed) return;
+      removed = true;
+      t.listeners.delete(listener);
+      if (t.listeners.size === 0 && tails.get(key) === t) {
+        tails.delete(key);
+        await t.stop();
+      }
+    };
+  }
+
+  /** Tails running now (node:source). */
+  get size(): number {
+    return this.tails.size;
+  }
+
+  /** Stops every tail (the agents get stop_log_stream) and opens no more. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const tails = [...this.tails.values()];
+    this.tails.clear();
+    await Promise.all(tails.map((t) => t.stop()));
+  }
 }
 
 function startTail(bus: MessageBus, nodeId: string, source: LogSourceName, forget: () => void): Tail {

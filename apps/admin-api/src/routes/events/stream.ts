@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { type AdminLiveEvent, parseAdminLiveEvent, TOPICS, UnavailableError } from '@svc/domain';
 import { type AppEnv, defineRoute, READERS } from '@svc/http';
 import { streamSSE } from 'hono/streaming';
+import type { AdminState } from '../../admin-state.ts';
 
 /** Events are gathered this long and sent as one of each kind (a reconnecting fleet is a few events, not thousands). */
 const FLUSH_MS = 300;
@@ -10,12 +11,6 @@ const FLUSH_MS = 300;
 const KEEPALIVE_MS = 15_000;
 /** Ids sent per `nodes` event; more in one window are sent as {all: true} (refetch every node view). */
 const MAX_IDS = 500;
-/** Open streams per process, and per session (one per tab is what the panel opens). */
-const MAX_STREAMS = 2000;
-const MAX_PER_SESSION = 8;
-
-let open = 0;
-const perSession = new Map<string, number>();
 
 export const route = defineRoute({
   method: 'get',
@@ -31,21 +26,12 @@ export const route = defineRoute({
   },
 });
 
-export const register = (app: OpenAPIHono<AppEnv>) =>
+export const register = (app: OpenAPIHono<AppEnv>, state: AdminState) =>
   app.openapi(route, async (c) => {
     const deps = c.get('deps');
     const { sid, exp } = c.get('auth');
-    if (open >= MAX_STREAMS || (perSession.get(sid) ?? 0) >= MAX_PER_SESSION) {
-      throw new UnavailableError('too many open event streams', 5);
-    }
-    open += 1;
-    perSession.set(sid, (perSession.get(sid) ?? 0) + 1);
-    const release = () => {
-      open -= 1;
-      const n = (perSession.get(sid) ?? 1) - 1;
-      if (n <= 0) perSession.delete(sid);
-      else perSession.set(sid, n);
-    };
+    const release = state.eventStreams.take(sid);
+    if (!release) throw new UnavailableError('too many open event streams', 5);
 
     const nodes = new Set<string>();
     let allNodes = false;

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '@svc/http';
+import type { AdminState } from '../../admin-state.ts';
 import * as create from './create.ts';
 import * as remove from './delete.ts';
 import * as enrollToken from './enroll-token.ts';
@@ -12,6 +13,7 @@ import * as update from './update.ts';
 import * as upgradeAgent from './upgrade-agent.ts';
 
 /** Registers this resource's routes, one file per operation. */
-export function register(app: OpenAPIHono<AppEnv>): void {
-  for (const r of [list, create, get, update, remove, enrollToken, restartXray, upgradeAgent, logs, logsStream]) r.register(app);
+export function register(app: OpenAPIHono<AppEnv>, state: AdminState): void {
+  for (const r of [list, create, get, update, remove, enrollToken, restartXray, upgradeAgent, logs]) r.register(app);
+  logsStream.register(app, state);
 }

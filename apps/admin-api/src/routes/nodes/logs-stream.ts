@@ -1,8 +1,9 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { type LogLine, openLogTail, parseLogSource } from '@svc/domain';
+import { type LogLine, parseLogSource } from '@svc/domain';
 import { type AppEnv, actorContext, defineRoute, READERS } from '@svc/http';
 import { streamSSE } from 'hono/streaming';
+import type { AdminState } from '../../admin-state.ts';
 import { IdParam } from '../../schemas.ts';
 import { LogSourceParam } from './logs.ts';
 
@@ -25,14 +26,14 @@ export const route = defineRoute({
   },
 });
 
-export const register = (app: OpenAPIHono<AppEnv>) =>
+export const register = (app: OpenAPIHono<AppEnv>, state: AdminState) =>
   app.openapi(route, async (c) => {
     const ctx = actorContext(c);
     const id = c.req.valid('param').id;
     const pending: LogLine[][] = [];
     let wake: (() => void) | null = null;
     // Opened before the response starts, so 404 and 409 are ordinary problem documents.
-    const close = await openLogTail(ctx, id, parseLogSource(c.req.valid('query').source), (lines) => {
+    const close = await state.logTails(ctx).open(ctx, id, parseLogSource(c.req.valid('query').source), (lines) => {
       pending.push(lines);
       const w = wake;
       wake = null;
