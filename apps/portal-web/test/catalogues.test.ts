@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
+import { PASSWORD_MIN_LENGTH } from '@svc/domain';
 import { catalogue, describeCatalogues, keys, LANGS } from '@svc/testkit/web-app-catalogues';
 import { describe, expect, it } from 'vitest';
+import { PASSWORD_MIN } from '../src/components/new-password.ts';
 
 // Every string of the portal is in a catalogue (issue 32.7), in all four languages.
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
@@ -16,5 +18,11 @@ describe('the portal’s catalogues: words the code builds from values', () => {
         expect(all.has(`statusHint.${status}`), `${lang} statusHint.${status}`).toBe(true);
       for (const r of ['no_reset', 'day', 'week', 'month']) expect(all.has(`renewal.${r}`), `${lang} renewal.${r}`).toBe(true);
     }
+  });
+});
+
+describe('the portal’s restated rules', () => {
+  it('the new-password minimum the forms say is the one the portal API enforces', () => {
+    expect(PASSWORD_MIN).toBe(PASSWORD_MIN_LENGTH);
   });
 });

@@ -6,12 +6,12 @@ import { useTranslation } from 'react-i18next';
 import { api, type PortalSchemas, problemOf, unwrap } from '../api.ts';
 import { AuthCard } from '../components/auth-card.tsx';
 import { useAuthMethods } from '../components/methods.ts';
+import { newPasswordField } from '../components/new-password.ts';
 import { describeProblem } from '../components/problems.ts';
 import { WaitingForApproval } from '../components/waiting.tsx';
 import { Busy, Failure } from '../frame.tsx';
 
 /** Matches the domain's rule (NewPassword): the server checks it again and names the field if not. */
-const PASSWORD_MIN = 8;
 
 /**
  * Registration with email and password (POST /portal/v1/auth/register), offered when the mode
@@ -20,6 +20,7 @@ const PASSWORD_MIN = 8;
  */
 export function RegisterScreen() {
   const { t } = useTranslation();
+  const newPassword = newPasswordField(t);
   const methods = useAuthMethods();
   const [done, setDone] = useState<PortalSchemas['Registration'] | null>(null);
   const form = useForm<{ email: string; password: string }>({ defaultValues: { email: '', password: '' } });
@@ -75,14 +76,11 @@ export function RegisterScreen() {
         <PasswordInput
           mt="sm"
           label={t('fields.newPassword')}
-          description={t('register.passwordRule', { count: PASSWORD_MIN })}
+          description={newPassword.description}
           autoComplete="new-password"
           required
           error={errors.password?.message}
-          {...form.register('password', {
-            required: t('common.required'),
-            minLength: { value: PASSWORD_MIN, message: t('register.passwordRule', { count: PASSWORD_MIN }) },
-          })}
+          {...form.register('password', newPassword.rules)}
         />
         {errors.root && (
           <Alert mt="md" color="red" role="alert">

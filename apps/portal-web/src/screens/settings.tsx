@@ -10,11 +10,11 @@ import { useMe } from '../billing.ts';
 import { ConfirmAction } from '../components/confirm-action.tsx';
 import { LanguagePicker } from '../components/language-picker.tsx';
 import { useAuthMethods } from '../components/methods.ts';
+import { newPasswordField } from '../components/new-password.ts';
 import { describeProblem } from '../components/problems.ts';
 import { Busy, Failure } from '../frame.tsx';
 
 /** As the server's rule (packages/domain/src/auth/credential-fields.ts): said before the request. */
-const PASSWORD_MIN = 8;
 
 /**
  * The customer's settings: the password (set one, or change it), the sign-in providers linked
@@ -73,6 +73,7 @@ interface PasswordValues {
  */
 function PasswordCard({ hasPassword }: { hasPassword: boolean }) {
   const { t } = useTranslation();
+  const newPassword = newPasswordField(t);
   const queryClient = useQueryClient();
   const [saved, setSaved] = useState(false);
   const [showCurrent, setShowCurrent] = useState(hasPassword);
@@ -121,14 +122,11 @@ function PasswordCard({ hasPassword }: { hasPassword: boolean }) {
           )}
           <PasswordInput
             label={t('settings.password.new')}
-            description={t('register.passwordRule', { count: PASSWORD_MIN })}
+            description={newPassword.description}
             autoComplete="new-password"
             required
             error={errors.password?.message}
-            {...form.register('password', {
-              required: t('common.required'),
-              minLength: { value: PASSWORD_MIN, message: t('register.passwordRule', { count: PASSWORD_MIN }) },
-            })}
+            {...form.register('password', newPassword.rules)}
           />
           <PasswordInput
             label={t('settings.password.repeat')}

@@ -21,12 +21,13 @@ const providers = (surface: 'AUTH' | 'PORTAL') =>
 
 const beds: Record<string, DomainTestbed> = {};
 beforeAll(async () => {
-  for (const [name, env] of Object.entries({
+  const modes: Record<string, Record<string, string>> = {
     closed: { SVC_PORTAL_REGISTRATION: 'closed' },
     application: { SVC_PORTAL_REGISTRATION: 'application' },
     open: { SVC_PORTAL_REGISTRATION: 'open' },
     oauthOnly: { SVC_AUTH_PASSWORD_LOGIN: 'false' },
-  }))
+  };
+  for (const [name, env] of Object.entries(modes))
     beds[name] = await createDomainTestbed({ env: { ...providers('AUTH'), ...providers('PORTAL'), ...env } });
 });
 afterAll(async () => {

@@ -4,7 +4,7 @@ import {
   asArray,
   asRecord,
   asString,
-  callDnsApi,
+  bearerJsonApi,
   dnsName,
   findZone,
   type HostedDnsDeps,
@@ -46,22 +46,11 @@ export function cloudflareDnsPort(credentials: Readonly<Record<string, string>>,
   const token = requiredCredential(credentials, 'cloudflare', 'api_token');
   const secrets = [token];
   const base = `${(deps.apiBase ?? CLOUDFLARE_API).replace(/\/$/, '')}/client/v4`;
+  const api = bearerJsonApi(deps.outbound, { provider: PROVIDER, base, token });
 
   /** One call, its JSON envelope read: `success` and `errors` are what Cloudflare says. */
   const call = async (step: string, method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown): Promise<Envelope> => {
-    const answer = await callDnsApi(deps.outbound, {
-      provider: PROVIDER,
-      step,
-      method,
-      url: `${base}${path}`,
-      headers: {
-        accept: 'application/json',
-        authorization: `Bearer ${token}`,
-        ...(json !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: json !== undefined ? JSON.stringify(json) : undefined,
-      secrets,
-    });
+    const answer = await api(step, method, path, json);
     const parsed = jsonOf(answer.text);
     const body = asRecord(parsed);
     const errors = asArray(body.errors).map((e) => {

@@ -5,7 +5,7 @@ import {
   asArray,
   asRecord,
   asString,
-  callDnsApi,
+  bearerJsonApi,
   type DnsApiAnswer,
   dnsName,
   findZone,
@@ -37,20 +37,7 @@ export function digitalOceanDnsPort(credentials: Readonly<Record<string, string>
   const secrets = [token];
   const base = `${(deps.apiBase ?? DIGITALOCEAN_API).replace(/\/$/, '')}/v2`;
 
-  const call = (step: string, method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown): Promise<DnsApiAnswer> =>
-    callDnsApi(deps.outbound, {
-      provider: PROVIDER,
-      step,
-      method,
-      url: `${base}${path}`,
-      headers: {
-        accept: 'application/json',
-        authorization: `Bearer ${token}`,
-        ...(json !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: json !== undefined ? JSON.stringify(json) : undefined,
-      secrets,
-    });
+  const call = bearerJsonApi(deps.outbound, { provider: PROVIDER, base, token });
   const ok = (a: DnsApiAnswer) => a.status >= 200 && a.status < 300;
   /** DigitalOcean's refusal: `{ id: "unauthorized", message: "Unable to authenticate you" }`. */
   const refused = (step: string, a: DnsApiAnswer) => {

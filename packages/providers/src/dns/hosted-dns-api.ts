@@ -69,6 +69,28 @@ export async function callDnsApi(outbound: Pick<OutboundPort, 'request'>, req: D
   }
 }
 
+/**
+ * A JSON API behind a bearer token (Cloudflare, DigitalOcean): one call of `method` on `path`
+ * under `base`, a JSON body when given, the token never in a message.
+ */
+export function bearerJsonApi(outbound: Pick<OutboundPort, 'request'>, api: { provider: string; base: string; token: string }) {
+  const secrets = [api.token];
+  return (step: string, method: DnsApiRequest['method'], path: string, json?: unknown): Promise<DnsApiAnswer> =>
+    callDnsApi(outbound, {
+      provider: api.provider,
+      step,
+      method,
+      url: `${api.base}${path}`,
+      headers: {
+        accept: 'application/json',
+        authorization: `Bearer ${api.token}`,
+        ...(json !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: json !== undefined ? JSON.stringify(json) : undefined,
+      secrets,
+    });
+}
+
 /** The provider answered, but refused or said something we cannot use: its words, bounded. */
 export function refusedBy(provider: string, step: string, status: number, said: string, secrets: readonly string[]): UnavailableError {
   const tail = said ? `: ${said}` : '';
