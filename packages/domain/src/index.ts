@@ -46,6 +46,7 @@ export * from './events/record-event.ts';
 export * from './fleet/lock-nodes.ts';
 export * from './fleet/revisions.ts';
 export { SERVED_GRACE_MS } from './fleet/serving.ts';
+export * from './imports/import-batch.ts';
 export * from './inbound-profiles/index.ts';
 export * from './inbounds/index.ts';
 export * from './installation/bootstrap.ts';
