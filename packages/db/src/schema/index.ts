@@ -29,6 +29,7 @@ import type {
   NodesTable,
   SubscriptionGroupGraceTable,
 } from './fleet.ts';
+import type { ImportedInboundsTable, ImportedUsersTable, ImportSourcesTable } from './imports.ts';
 import type { CertificateAuthorityTable, InstallationTable, SigningKeysTable } from './installation.ts';
 import type { RefreshTokensTable, SessionsTable } from './sessions.ts';
 import type { SettingsTable } from './settings.ts';
@@ -42,6 +43,9 @@ import type {
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.ts';
 
 export interface Database {
+  import_sources: ImportSourcesTable;
+  imported_users: ImportedUsersTable;
+  imported_inbounds: ImportedInboundsTable;
   installation: InstallationTable;
   signing_keys: SigningKeysTable;
   certificate_authority: CertificateAuthorityTable;
@@ -89,6 +93,7 @@ export type * from './audit-log.ts';
 export type * from './billing.ts';
 export type * from './customers.ts';
 export type * from './fleet.ts';
+export type { ImportSourceKindColumn } from './imports.ts';
 export type { StoredReality, StoredStream, StreamNetwork, StreamSecurity } from './inbound-stream.ts';
 export type * from './installation.ts';
 export type * from './sessions.ts';

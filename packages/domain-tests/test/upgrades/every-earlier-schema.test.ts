@@ -621,6 +621,34 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-11-30T0900-imports': {
+    async check(db) {
+      // Nothing was imported before: the tables start empty.
+      expect(await db.selectFrom('import_sources').selectAll().execute()).toEqual([]);
+    },
+    async seed(db) {
+      const source = id('imp', 1);
+      await put(db, 'import_sources', {
+        id: source,
+        kind: 'marzban',
+        name: 'marzban',
+        link_secret_enc: sealer.seal('a'.repeat(64)),
+        source_version: '2b231de97dc3',
+        first_imported_at: T0,
+        last_imported_at: T0,
+      });
+      await put(db, 'access_groups', { id: id('agr', 9), name: 'marzban: VLESS TCP', created_at: T0, updated_at: T0 });
+      await put(db, 'imported_inbounds', { source_id: source, tag: 'VLESS TCP', access_group_id: id('agr', 9) });
+      await put(db, 'imported_users', {
+        source_id: source,
+        source_key: 'alice',
+        username: 'Alice',
+        subscription_id: SUB,
+        source_created_at: T0,
+        imported_at: T0,
+      });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

@@ -1,0 +1,38 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Int8 = ColumnType<number, number | undefined, number>;
+
+export type ImportSourceKindColumn = 'marzban' | 'marzneshin' | '3x-ui' | 'remnawave';
+
+/** A panel moved in from (issue 34, docs/import.md): one row per name the operator gave it. */
+export interface ImportSourcesTable {
+  id: string;
+  kind: ImportSourceKindColumn;
+  name: string;
+  /** Sealed: the secret that signed the source's subscription links (Marzban's jwt.secret_key). */
+  link_secret_enc: string | null;
+  source_version: string | null;
+  first_imported_at: Date;
+  last_imported_at: Date;
+  legacy_hits: Generated<Int8>;
+  last_legacy_hit_at: Date | null;
+}
+
+/** Which subscription a source user became: what a re-import updates and an old link finds. */
+export interface ImportedUsersTable {
+  source_id: string;
+  source_key: string;
+  username: string;
+  subscription_id: string;
+  source_created_at: Date;
+  links_revoked_at: Date | null;
+  links_retired_at: Date | null;
+  imported_at: Date;
+}
+
+/** The access group that stands for one of the source's inbounds. */
+export interface ImportedInboundsTable {
+  source_id: string;
+  tag: string;
+  access_group_id: string;
+}
