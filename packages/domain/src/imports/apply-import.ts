@@ -1,0 +1,347 @@
+import type { Db } from '@svc/db';
+import { ValidationError } from '../errors.ts';
+import { bumpNodeRevisions, nodesOfAccessGroups } from '../fleet/revisions.ts';
+import type { DomainContext } from '../shared/context.ts';
+import { newId } from '../shared/ids.ts';
+import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
+import { setSubscriptionGroups } from '../subscriptions/access-groups.ts';
+import { newCredentials } from '../subscriptions/credentials.ts';
+import { subscriptionStatus } from '../subscriptions/subscription-status.ts';
+import type { ImportBatch, ImportedUser, ImportNotCarried } from './import-batch.ts';
+import type { ImportedUserOutcome, ImportReport } from './import-report.ts';
+import { importedClientEmail } from './imported-client-email.ts';
+
+export interface ImportOptions {
+  /** The operator's name for the source (default: its kind): a re-import under it updates what it made. */
+  sourceName?: string;
+  /** Everything decided and reported, nothing written. */
+  dryRun?: boolean;
+}
+
+const SOURCE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+const GROUP_NAME_MAX = 100;
+
+/** Thrown inside the unit to roll a dry run back with its report. */
+class DryRun extends Error {
+  constructor(readonly report: ImportReport) {
+    super('dry run');
+  }
+}
+
+/**
+ * `svc import` (issue 34, docs/import.md): the users another panel held become clients and
+ * subscriptions here, in one transaction. Their proxy credentials are the source's, verbatim
+ * (the links their devices hold keep working); limits, usage, expiry, renewal, state and notes
+ * are the source's; each source inbound is an access group its users are in. Idempotent: a
+ * second import of the same source name updates every subscription it made and creates only
+ * what is new. A dry run decides and reports everything and writes nothing.
+ */
+export async function applyImport(ctx: DomainContext, batch: ImportBatch, options: ImportOptions = {}): Promise<ImportReport> {
+  const name = options.sourceName ?? batch.source;
+  if (!SOURCE_NAME.test(name))
+    throw new ValidationError('invalid source name', { source_name: 'lower-case letters, digits, . _ -, at most 63 characters' });
+  try {
+    return await unitOfWork(ctx, async (uow) => {
+      const report = await importInUnit(ctx, uow, batch, name, options.dryRun === true);
+      if (options.dryRun) throw new DryRun(report);
+      return report;
+    });
+  } catch (err) {
+    if (err instanceof DryRun) return err.report;
+    throw err;
+  }
+}
+
+async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBatch, name: string, dryRun: boolean): Promise<ImportReport> {
+  const trx = uow.db;
+  const now = ctx.clock.now();
+  const notCarried: ImportNotCarried[] = [...batch.notCarried];
+
+  const existing = await trx.selectFrom('import_sources').selectAll().where('name', '=', name).forUpdate().executeTakeFirst();
+  if (existing && existing.kind !== batch.source)
+    throw new ValidationError(`source "${name}" was imported from ${existing.kind}, not ${batch.source}`, {
+      source_name: 'taken by another kind of source',
+    });
+  const sourceId = existing?.id ?? newId('imp', now.getTime());
+  const secret = batch.linkSecret ? ctx.secrets.seal(batch.linkSecret) : null;
+  if (existing)
+    await trx
+      .updateTable('import_sources')
+      .set({ link_secret_enc: secret ?? existing.link_secret_enc, source_version: batch.sourceVersion, last_imported_at: now })
+      .where('id', '=', sourceId)
+      .execute();
+  else
+    await trx
+      .insertInto('import_sources')
+      .values({
+        id: sourceId,
+        kind: batch.source,
+        name,
+        link_secret_enc: secret,
+        source_version: batch.sourceVersion,
+        first_imported_at: now,
+        last_imported_at: now,
+      })
+      .execute();
+
+  const groups = await groupsOfInbounds(trx, sourceId, name, batch, now);
+  const known = new Map(
+    (await trx.selectFrom('imported_users').select(['source_key', 'subscription_id']).where('source_id', '=', sourceId).execute()).map(
+      (r) => [r.source_key, r.subscription_id],
+    ),
+  );
+  const outcomes: ImportedUserOutcome[] = [];
+  const seen = new Set<string>();
+  for (const user of batch.users) {
+    if (seen.has(user.key)) {
+      notCarried.push({
+        what: `user ${user.username}`,
+        why: 'a second user with the same name (names are case-insensitive at the source)',
+      });
+      continue;
+    }
+    seen.add(user.key);
+    const terms = termsOf(user, now, notCarried);
+    const groupIds = [...new Set(user.inboundTags.flatMap((t) => (groups.ids.has(t) ? [groups.ids.get(t) as string] : [])))].sort();
+    const subscriptionId = known.get(user.key);
+    const outcome = subscriptionId
+      ? await updateImported(trx, sourceId, subscriptionId, user, terms, [...groups.ids.values()], groupIds, now)
+      : await createImported(ctx, trx, sourceId, name, user, terms, groupIds, now);
+    outcomes.push({ ...outcome, access_groups: user.inboundTags.filter((t) => groups.ids.has(t)).sort() });
+  }
+
+  const bumped = await bumpNodeRevisions(uow, await nodesOfAccessGroups(trx, [...groups.ids.values()]));
+  const counts = {
+    users_created: outcomes.filter((o) => o.action === 'create').length,
+    users_updated: outcomes.filter((o) => o.action === 'update').length,
+    access_groups_created: groups.created,
+  };
+  uow.audit({
+    action: 'import.applied',
+    entity_type: 'import_source',
+    entity_id: sourceId,
+    details: {
+      kind: batch.source,
+      name,
+      source_version: batch.sourceVersion,
+      ...counts,
+      not_carried: notCarried.length,
+      nodes_bumped: bumped,
+    },
+  });
+  return {
+    dry_run: dryRun,
+    source: { kind: batch.source, name, version: batch.sourceVersion, links_verifiable: batch.linkSecret !== null },
+    counts,
+    users: outcomes,
+    not_carried: notCarried,
+  };
+}
+
+/** The access group of each source inbound: the one an earlier import made, or a new one (named after the source and the tag). */
+async function groupsOfInbounds(trx: Db, sourceId: string, name: string, batch: ImportBatch, now: Date) {
+  const ids = new Map(
+    (await trx.selectFrom('imported_inbounds').select(['tag', 'access_group_id']).where('source_id', '=', sourceId).execute()).map((r) => [
+      r.tag,
+      r.access_group_id,
+    ]),
+  );
+  let created = 0;
+  for (const inbound of batch.inbounds) {
+    if (ids.has(inbound.tag)) continue;
+    const base = `${name}: ${inbound.tag}`.slice(0, GROUP_NAME_MAX - 4);
+    let groupName = base;
+    for (let n = 2; await trx.selectFrom('access_groups').select('id').where('name', '=', groupName).executeTakeFirst(); n++)
+      groupName = `${base} (${n})`;
+    const id = newId('agr', now.getTime());
+    await trx.insertInto('access_groups').values({ id, name: groupName, created_at: now, updated_at: now }).execute();
+    await trx.insertInto('imported_inbounds').values({ source_id: sourceId, tag: inbound.tag, access_group_id: id }).execute();
+    ids.set(inbound.tag, id);
+    created++;
+  }
+  return { ids, created };
+}
+
+interface Terms {
+  renewal: 'no_reset' | 'day' | 'week' | 'month';
+  expiresAt: Date | null;
+  adminDisabled: boolean;
+}
+
+/** The subscription's terms from the source user's: what has no counterpart here is said in `notCarried`. */
+function termsOf(user: ImportedUser, now: Date, notCarried: ImportNotCarried[]): Terms {
+  let renewal: Terms['renewal'] = 'no_reset';
+  if (user.renewal === 'year')
+    notCarried.push({ what: `user ${user.username}: renewal`, why: 'a yearly reset has no counterpart here: imported without resets' });
+  else renewal = user.renewal;
+  let expiresAt = user.expiresAt;
+  if (user.onHold) {
+    // Until subscriptions can start on first use, an on-hold term starts at the import.
+    expiresAt = new Date(now.getTime() + user.onHold.durationSeconds * 1000);
+    notCarried.push({ what: `user ${user.username}: on hold`, why: 'its term starts at the import, not on first use' });
+  }
+  return { renewal, expiresAt, adminDisabled: user.status === 'disabled' };
+}
+
+/** The credentials the source holds for the user, verbatim. */
+function sourceCredentials(user: ImportedUser) {
+  const c = user.credentials;
+  return {
+    ...(c.vless ? { vless_uuid: c.vless.uuid } : {}),
+    ...(c.vmess ? { vmess_uuid: c.vmess.uuid } : {}),
+    ...(c.trojan ? { trojan_password: c.trojan.password } : {}),
+    ...(c.shadowsocks ? { shadowsocks_password: c.shadowsocks.password } : {}),
+  };
+}
+
+function usageOf(user: ImportedUser) {
+  return {
+    used_bytes: user.usedBytes,
+    // The sources count one total (Marzban shows it as download): so is it here.
+    period_uplink_bytes: 0,
+    period_downlink_bytes: user.usedBytes,
+    lifetime_used_bytes: Math.max(user.lifetimeUsedBytes, user.usedBytes),
+  };
+}
+
+async function createImported(
+  ctx: DomainContext,
+  trx: Db,
+  sourceId: string,
+  sourceName: string,
+  user: ImportedUser,
+  terms: Terms,
+  groupIds: string[],
+  now: Date,
+): Promise<Omit<ImportedUserOutcome, 'access_groups'>> {
+  let email = user.email;
+  if (!email || (await trx.selectFrom('clients').select('id').where('email', '=', email).executeTakeFirst())) {
+    for (let n = 0; ; n++) {
+      email = importedClientEmail(sourceName, user.username, n);
+      if (!(await trx.selectFrom('clients').select('id').where('email', '=', email).executeTakeFirst())) break;
+    }
+  }
+  const clientId = newId('cli', now.getTime());
+  await trx
+    .insertInto('clients')
+    .values({
+      id: clientId,
+      email,
+      password_hash: null,
+      email_verified_at: null,
+      status: 'active',
+      note: `Imported from ${user.username} of ${sourceName}`,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const { credentials } = newCredentials(ctx.secrets);
+  const usage = usageOf(user);
+  const status = subscriptionStatus(
+    {
+      admin_disabled: terms.adminDisabled,
+      used_bytes: usage.used_bytes,
+      traffic_limit_bytes: user.trafficLimitBytes,
+      expires_at: terms.expiresAt,
+    },
+    now,
+  );
+  const id = newId('sub', now.getTime());
+  await trx
+    .insertInto('subscriptions')
+    .values({
+      id,
+      client_id: clientId,
+      status,
+      traffic_limit_bytes: user.trafficLimitBytes,
+      ...usage,
+      expires_at: terms.expiresAt,
+      renewal: terms.renewal,
+      period_started_at: now,
+      // Fresh credentials and link token, then the source's credentials over them: a protocol the
+      // source gave the user none of keeps the fresh one (no link of theirs carried it).
+      ...credentials,
+      ...sourceCredentials(user),
+      credentials_rotated_at: null,
+      plan_id: null,
+      note: user.note,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await setSubscriptionGroups(trx, id, groupIds);
+  await trx
+    .insertInto('imported_users')
+    .values({
+      source_id: sourceId,
+      source_key: user.key,
+      username: user.username,
+      subscription_id: id,
+      source_created_at: user.createdAt,
+      links_revoked_at: user.linksRevokedAt,
+      links_retired_at: null,
+      imported_at: now,
+    })
+    .execute();
+  return { username: user.username, action: 'create', subscription_id: id, client_email: email, status };
+}
+
+async function updateImported(
+  trx: Db,
+  sourceId: string,
+  subscriptionId: string,
+  user: ImportedUser,
+  terms: Terms,
+  /** Every group standing for an inbound of this source: the ones the import manages. */
+  sourceGroupIds: string[],
+  groupIds: string[],
+  now: Date,
+): Promise<Omit<ImportedUserOutcome, 'access_groups'>> {
+  const usage = usageOf(user);
+  const status = subscriptionStatus(
+    {
+      admin_disabled: terms.adminDisabled,
+      used_bytes: usage.used_bytes,
+      traffic_limit_bytes: user.trafficLimitBytes,
+      expires_at: terms.expiresAt,
+    },
+    now,
+  );
+  const row = await trx
+    .updateTable('subscriptions')
+    .set({
+      status,
+      traffic_limit_bytes: user.trafficLimitBytes,
+      ...usage,
+      expires_at: terms.expiresAt,
+      renewal: terms.renewal,
+      // Only what the source holds: a credential it gave the user none of stays as it is here.
+      ...sourceCredentials(user),
+      note: user.note,
+      updated_at: now,
+    })
+    .where('id', '=', subscriptionId)
+    .returning('client_id')
+    .executeTakeFirstOrThrow();
+  // The source's groups follow the source; groups an operator added since stay.
+  if (sourceGroupIds.length > 0)
+    await trx
+      .deleteFrom('subscription_access_groups')
+      .where('subscription_id', '=', subscriptionId)
+      .where('access_group_id', 'in', sourceGroupIds)
+      .execute();
+  if (groupIds.length > 0)
+    await trx
+      .insertInto('subscription_access_groups')
+      .values(groupIds.map((access_group_id) => ({ subscription_id: subscriptionId, access_group_id })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  await trx
+    .updateTable('imported_users')
+    .set({ username: user.username, source_created_at: user.createdAt, links_revoked_at: user.linksRevokedAt, imported_at: now })
+    .where('source_id', '=', sourceId)
+    .where('source_key', '=', user.key)
+    .execute();
+  const client = await trx.selectFrom('clients').select('email').where('id', '=', row.client_id).executeTakeFirstOrThrow();
+  return { username: user.username, action: 'update', subscription_id: subscriptionId, client_email: client.email, status };
+}
