@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ImportSourceError, readMarzban } from '../src/index.ts';
-import { MARZBAN_XRAY_CONFIG, marzbanStore } from './marzban-store.ts';
+import { MARZBAN_XRAY_CONFIG, marzbanStore } from '@svc/testkit/marzban-store';
 
 // Issue 34 item 1 for Marzban: its store read as it is, credentials verbatim, states and limits
 // as Marzban means them, its inbounds from xray_config.json; a corrupt or foreign file refused.
@@ -137,7 +137,7 @@ describe('reading a Marzban store', () => {
       expect(err).toBeInstanceOf(ImportSourceError);
       expect((err as Error).message).toMatch(pattern);
     }
-    const foreign = await (await import('./marzban-store.ts')).marzbanStore({ secret: SECRET, users: [] });
+    const foreign = await (await import('@svc/testkit/marzban-store')).marzbanStore({ secret: SECRET, users: [] });
     const other = await refusal(readMarzban({ database: await withoutTable(foreign, 'proxies') }));
     expect((other as Error).message).toBe('the file has no table "proxies": not a Marzban database');
     expect(((await refusal(readMarzban({ database: good, xrayConfig: '{"outbounds": []}' }))) as Error).message).toMatch(

@@ -24,6 +24,7 @@ import type { Context } from 'hono';
 import { preparedNotFoundPage, withErrorPages } from './error-page.ts';
 import { subErrorAnswerFor, subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
+import { LEGACY_CLIENT_TYPES } from './legacy-links.ts';
 import type { SubLinkCaches } from './sub-link-caches.ts';
 
 const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocument) => string; type: string; ext: string }> = {
@@ -46,15 +47,24 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     const deps = c.get('deps');
     const caches = cachesFor(deps);
     const token = c.req.param('token') as string;
+    const asked = c.req.param('clientType');
+    // An old panel's /sub/{token}/{client_type} (Marzban's): its type names the format.
+    const legacyFormat = asked === undefined ? undefined : LEGACY_CLIENT_TYPES[asked];
+    if (asked !== undefined && !legacyFormat) return problemResponse(c, 'not-found', NOT_FOUND);
     // Held in memory already (a hit), or read from the database now (a miss; svc_sub_cache_requests_total).
-    const held = caches.documentNow(token);
+    const held = asked === undefined ? caches.documentNow(token) : undefined;
     deps.metrics.subCache.inc({ result: held === undefined ? 'miss' : 'hit' });
-    const data = held === undefined ? await caches.documents(token) : held;
+    let data = held === undefined && asked === undefined ? await caches.documents(token) : (held ?? null);
+    if (!data) {
+      // Not one of ours: perhaps an imported panel's old link (legacy-links.ts), answered as ours.
+      const ours = await caches.legacy.ourToken(token);
+      if (ours) data = await caches.documents(ours);
+    }
     if (!data) return problemResponse(c, 'not-found', NOT_FOUND);
     const settings = await caches.settings();
     const base = publicBaseUrl(deps.config);
     const doc = documentOf(data, settings, base);
-    const format = subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
+    const format = legacyFormat ?? subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
     if (format === 'html') {
       // A person in a browser: usage, expiry, QR codes and import buttons for the apps of their
       // device, in the operator's order (the customer pages' brand, as the portal shows them).
@@ -77,6 +87,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     return c.body(body, 200, answerHeaders(doc, format, settings, base));
   };
   app.get('/sub/:token', withFastPath(withErrorPages(handler, cachesFor), subLinkFastPath(cachesFor)));
+  app.get('/sub/:token/:clientType', withErrorPages(handler, cachesFor));
 }
 
 const NOT_FOUND = 'No subscription has this link.';
@@ -129,6 +140,8 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
     req: FastRequest,
   ): PreparedAnswer | undefined => {
     if (data === null) {
+      // An old link of an imported panel may look like ours: the handler asks (legacy-links.ts).
+      if (cachesFor(deps).legacy.mayExistNow() !== false) return undefined;
       if (subErrorAnswerFor(settings, req.userAgent, req.accept) === 'page') return preparedNotFoundPage(settings) ?? undefined;
       if (notFound === undefined) notFound = prepareProblem('not-found', NOT_FOUND);
       return notFound ?? undefined;

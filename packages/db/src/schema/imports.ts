@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 type Int8 = ColumnType<number, number | undefined, number>;
 
@@ -14,7 +14,7 @@ export interface ImportSourcesTable {
   source_version: string | null;
   first_imported_at: Date;
   last_imported_at: Date;
-  legacy_hits: Generated<Int8>;
+  legacy_hits: Int8;
   last_legacy_hit_at: Date | null;
 }
 

@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import type { DomainContext } from '../shared/context.ts';
+import { MARZBAN_TOKEN_MAX, marzbanTokenHonoured, readMarzbanToken } from './marzban-token.ts';
+
+/** An old link that opens one of our subscriptions: our link token (to answer as /sub/{token} does), and the source it came from. */
+export interface LegacyLinkMatch {
+  token: string;
+  sourceId: string;
+  sourceName: string;
+}
+
+/** The import sources whose old links are answered, with what verifies them (read per old link: a handful of rows). */
+async function linkSources(ctx: Pick<DomainContext, 'db' | 'secrets'>) {
+  const rows = await ctx.db
+    .selectFrom('import_sources')
+    .select(['id', 'name', 'kind', 'link_secret_enc'])
+    .orderBy('first_imported_at')
+    .execute();
+  return rows.map((r) => ({ ...r, secret: r.link_secret_enc ? ctx.secrets.open(r.link_secret_enc) : null }));
+}
+
+/**
+ * GET /sub/{token} with a token that is not one of ours (docs/import.md, "Old links"): a
+ * Marzban (or early PasarGuard) token verified with an imported source's secret, honoured as
+ * Marzban honours it (minted after the user was created, not before a revocation) and only if
+ * it was minted before the import, for a user whose subscription here has not rotated its link
+ * since. The answer is our own token: the link is then answered exactly as ours is, never by a
+ * redirect. Null for anything else, after the same work whatever the token (no timing tells a
+ * stranger which usernames exist beyond what a valid signature proves).
+ */
+export async function resolveLegacySubToken(
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  presented: string,
+): Promise<LegacyLinkMatch | null> {
+  if (presented.length < 15 || presented.length > MARZBAN_TOKEN_MAX) return null;
+  for (const source of await linkSources(ctx)) {
+    if (source.kind !== 'marzban' || !source.secret) continue;
+    const claim = readMarzbanToken(presented, source.secret);
+    if (!claim) continue;
+    const row = await ctx.db
+      .selectFrom('imported_users as u')
+      .innerJoin('subscriptions as s', 's.id', 'u.subscription_id')
+      .select(['u.source_created_at', 'u.links_revoked_at', 'u.links_retired_at', 'u.imported_at', 's.token_enc'])
+      .where('u.source_id', '=', source.id)
+      .where('u.source_key', '=', claim.username.toLowerCase())
+      .executeTakeFirst();
+    if (!row || row.links_retired_at) return null;
+    if (!marzbanTokenHonoured(claim, { createdAt: row.source_created_at, revokedAt: row.links_revoked_at, importedAt: row.imported_at }))
+      return null;
+    return { token: ctx.secrets.open(row.token_enc), sourceId: source.id, sourceName: source.name };
+  }
+  return null;
+}
+
+/** Old links answered since the last call, per source: added to the source's count (what the operator watches to retire the old host). */
+export async function recordLegacyHits(ctx: Pick<DomainContext, 'db' | 'clock'>, hits: ReadonlyMap<string, number>): Promise<void> {
+  const now = ctx.clock.now();
+  for (const [sourceId, n] of hits)
+    if (n > 0)
+      await ctx.db
+        .updateTable('import_sources')
+        .set({ legacy_hits: sql<number>`legacy_hits + ${n}`, last_legacy_hit_at: now })
+        .where('id', '=', sourceId)
+        .execute();
+}
