@@ -35,6 +35,7 @@ const EXTERNAL = [
   'nice-grpc-common',
   '@grpc/grpc-js',
   'swagger-ui-dist',
+  'sql.js',
 ];
 
 const appDir = process.cwd();

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { AdminRole as AdminRoleName } from '@svc/db';
 import { AdminRole } from '@svc/domain';
 import { BACKUP_OPTIONS, type BackupArgs, parseBackupArgs } from './commands/backup-args.ts';
+import { IMPORT_SOURCES, type ImportArgs, type ImportFrom } from './commands/import.ts';
 
 export class UsageError extends Error {}
 
@@ -19,12 +20,16 @@ export const USAGE = `usage: svc <command>
         [--passphrase-file F]                 read that passphrase from a file instead of a prompt
   svc restore FILE [--force]                  check an archive, then restore it (--force: replace a non-empty database)
         [--passphrase-file F]                 the passphrase of an archive holding the installation key
+  svc import --from marzban --source FILE     move users in from another panel, their links intact (docs/import.md)
+        [--xray-config FILE]                  Marzban's xray_config.json (its inbounds)
+        [--name NAME]                         the source's name here; importing again under it updates
+        [--dry-run] [--json]                  print the mapping and what cannot be carried, write nothing
 
 Configuration comes from the environment (SVC_*, DATABASE_URL, REDIS_URL) and the optional
 file named by SVC_CONFIG_FILE; see README.md.`;
 
 export interface Command {
-  name: 'start' | 'migrate' | 'admin create' | 'admin reset-password' | 'backup' | 'restore' | 'help';
+  name: 'start' | 'migrate' | 'admin create' | 'admin reset-password' | 'backup' | 'restore' | 'import' | 'help';
   email?: string;
   role?: AdminRoleName;
   passwordStdin: boolean;
@@ -32,6 +37,8 @@ export interface Command {
   dryRun?: boolean;
   /** backup and restore: see backup-args.ts. */
   backup?: BackupArgs;
+  /** import: see commands/import.ts. */
+  import?: ImportArgs;
 }
 
 export function parseCommand(argv: string[]): Command {
@@ -43,6 +50,11 @@ export function parseCommand(argv: string[]): Command {
       role: { type: 'string' },
       'password-stdin': { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
+      from: { type: 'string' },
+      source: { type: 'string' },
+      'xray-config': { type: 'string' },
+      name: { type: 'string' },
+      json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       ...BACKUP_OPTIONS,
     },
@@ -51,7 +63,25 @@ export function parseCommand(argv: string[]): Command {
   const passwordStdin = values['password-stdin'] ?? false;
   if (values.help || words === '' || words === 'help') return { name: 'help', passwordStdin };
   if (words === 'migrate') return { name: words, passwordStdin, dryRun: values['dry-run'] ?? false };
-  if (values['dry-run']) throw new UsageError(`--dry-run is an option of svc migrate, not of svc ${words}`);
+  if (words === 'import') {
+    const from = values.from;
+    if (!from || !(IMPORT_SOURCES as readonly string[]).includes(from))
+      throw new UsageError(`svc import: --from must be ${IMPORT_SOURCES.join(', ')}${from ? `, not "${from}"` : ''}`);
+    if (!values.source) throw new UsageError("svc import: --source is required (the source panel's database file)");
+    return {
+      name: 'import',
+      passwordStdin,
+      import: {
+        from: from as ImportFrom,
+        source: values.source,
+        xrayConfig: values['xray-config'],
+        name: values.name,
+        dryRun: values['dry-run'] ?? false,
+        json: values.json ?? false,
+      },
+    };
+  }
+  if (values['dry-run']) throw new UsageError(`--dry-run is an option of svc migrate and svc import, not of svc ${words}`);
   if (words === 'start') return { name: words, passwordStdin };
   if (positionals[0] === 'backup' || positionals[0] === 'restore')
     return { name: positionals[0], passwordStdin, backup: parseBackupArgs(positionals, values) };

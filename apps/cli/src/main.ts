@@ -5,6 +5,7 @@ import { stopOnSignals } from '@svc/runtime';
 import { parseCommand, USAGE, UsageError } from './args.ts';
 import { adminCreate, adminResetPassword } from './commands/admin.ts';
 import { backup } from './commands/backup.ts';
+import { type ImportArgs, importFrom } from './commands/import.ts';
 import { migrate } from './commands/migrate.ts';
 import { RestoreRefusedError, restore } from './commands/restore.ts';
 import { startAllInOne } from './commands/start.ts';
@@ -40,6 +41,9 @@ async function main(argv: string[]): Promise<number> {
     case 'restore':
       await restore(config, cmd.backup ?? { includeKey: false, force: false });
       return 0;
+    case 'import':
+      await importFrom(config, cmd.import as ImportArgs);
+      return 0;
     case 'admin reset-password':
       await adminResetPassword(config, { email: cmd.email as string, passwordStdin: cmd.passwordStdin });
       return 0;
@@ -55,6 +59,7 @@ main(process.argv.slice(2)).then(
     else if (err instanceof DataDirLockedError || err instanceof RestoreRefusedError || isBackupRefusal(err))
       process.stderr.write(`svc: ${(err as Error).message}\n`);
     else if (err instanceof MigrationError) process.stderr.write(`svc: ${err.message}\n`);
+    else if ((err as Error)?.name === 'ImportSourceError') process.stderr.write(`svc: ${(err as Error).message}; nothing was imported\n`);
     else if (err instanceof UsageError) process.stderr.write(`svc: ${err.message}\n\n${USAGE}\n`);
     else if (isDomainError(err)) {
       const fields = err.errors
