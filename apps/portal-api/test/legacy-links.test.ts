@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { applyImport, marzbanCompactToken, withActor } from '@svc/domain';
+import { applyImport, type ImportBatch, marzbanCompactToken, withActor } from '@svc/domain';
 import { readMarzban } from '@svc/importers';
 import { type TestServer, until } from '@svc/testkit';
 import { MARZBAN_XRAY_CONFIG, marzbanStore } from '@svc/testkit/marzban-store';
@@ -16,6 +16,7 @@ const SECRET = randomBytes(32).toString('hex');
 const UUID = randomUUID();
 let s: TestServer;
 let portal: PortalTestServer;
+let batch: ImportBatch;
 const at = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 beforeAll(async () => {
@@ -38,7 +39,7 @@ beforeAll(async () => {
       },
     ],
   });
-  const batch = await readMarzban({ database, xrayConfig: MARZBAN_XRAY_CONFIG });
+  batch = await readMarzban({ database, xrayConfig: MARZBAN_XRAY_CONFIG });
   s.clock.set(new Date('2026-11-01T00:00:00Z'));
   await applyImport(withActor(s.deps, { type: 'system', id: 'test' } as never), batch);
   // Our own inbounds put in the imported groups (importing the source's inbounds is its own step).
@@ -126,5 +127,26 @@ describe('old Marzban links after the import', () => {
     expect(await hits()).toBe(8);
     const source = await s.deps.db.selectFrom('import_sources').select('last_legacy_hit_at').executeTakeFirstOrThrow();
     expect(source.last_legacy_hit_at).not.toBeNull();
+  });
+});
+
+describe('rotating the subscription retires its old links', () => {
+  it('after a rotation the old token is 404, and re-importing does not bring it back', async () => {
+    const token = marzbanCompactToken(SECRET, 'alice', at('2025-09-09T09:09:09Z'));
+    expect((await get(`/sub/${token}`)).status).toBe(200);
+    const row = await s.deps.db.selectFrom('imported_users').select('subscription_id').executeTakeFirstOrThrow();
+    const rotated = await s.api.post(`/api/v1/subscriptions/${row.subscription_id}/rotate-credentials`, undefined, { token: portal.token });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect((await get(`/sub/${token}`)).status).toBe(404);
+    const retired = await s.deps.db.selectFrom('imported_users').select('links_retired_at').executeTakeFirstOrThrow();
+    expect(retired.links_retired_at).not.toBeNull();
+    // Importing again (the old panel still runs) puts neither the old link nor the old credentials back.
+    const read = () =>
+      s.deps.db.selectFrom('subscriptions').select('vless_uuid').where('id', '=', row.subscription_id).executeTakeFirstOrThrow();
+    const rotatedUuid = (await read()).vless_uuid;
+    expect(rotatedUuid).not.toBe(UUID);
+    await applyImport(withActor(s.deps, { type: 'system', id: 'test' } as never), batch);
+    expect((await get(`/sub/${token}`)).status).toBe(404);
+    expect((await read()).vless_uuid).toBe(rotatedUuid);
   });
 });

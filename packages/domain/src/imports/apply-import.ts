@@ -86,9 +86,13 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
 
   const groups = await groupsOfInbounds(trx, sourceId, name, batch, now);
   const known = new Map(
-    (await trx.selectFrom('imported_users').select(['source_key', 'subscription_id']).where('source_id', '=', sourceId).execute()).map(
-      (r) => [r.source_key, r.subscription_id],
-    ),
+    (
+      await trx
+        .selectFrom('imported_users')
+        .select(['source_key', 'subscription_id', 'links_retired_at'])
+        .where('source_id', '=', sourceId)
+        .execute()
+    ).map((r) => [r.source_key, { id: r.subscription_id, retired: r.links_retired_at !== null }]),
   );
   const outcomes: ImportedUserOutcome[] = [];
   const seen = new Set<string>();
@@ -103,9 +107,9 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
     seen.add(user.key);
     const terms = termsOf(user, now, notCarried);
     const groupIds = [...new Set(user.inboundTags.flatMap((t) => (groups.ids.has(t) ? [groups.ids.get(t) as string] : [])))].sort();
-    const subscriptionId = known.get(user.key);
-    const outcome = subscriptionId
-      ? await updateImported(trx, sourceId, subscriptionId, user, terms, [...groups.ids.values()], groupIds, now)
+    const mine = known.get(user.key);
+    const outcome = mine
+      ? await updateImported(trx, sourceId, mine.id, mine.retired, user, terms, [...groups.ids.values()], groupIds, now)
       : await createImported(ctx, trx, sourceId, name, user, terms, groupIds, now);
     outcomes.push({ ...outcome, access_groups: user.inboundTags.filter((t) => groups.ids.has(t)).sort() });
   }
@@ -290,6 +294,8 @@ async function updateImported(
   trx: Db,
   sourceId: string,
   subscriptionId: string,
+  /** Its link was rotated here since the import: the source's credentials are not put back. */
+  retired: boolean,
   user: ImportedUser,
   terms: Terms,
   /** Every group standing for an inbound of this source: the ones the import manages. */
@@ -316,7 +322,7 @@ async function updateImported(
       expires_at: terms.expiresAt,
       renewal: terms.renewal,
       // Only what the source holds: a credential it gave the user none of stays as it is here.
-      ...sourceCredentials(user),
+      ...(retired ? {} : sourceCredentials(user)),
       note: user.note,
       updated_at: now,
     })

@@ -8,7 +8,8 @@ import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscript
 
 /**
  * New uuids, passwords and link token: the old link stops resolving at once (its hash is
- * gone) and the nodes of the subscription's inbounds get a new revision to swap the users.
+ * gone), and so do the links of the panel it was imported from (imported_users.links_retired_at),
+ * and the nodes of the subscription's inbounds get a new revision to swap the users.
  */
 export async function rotateSubscriptionCredentials(ctx: DomainContext, id: string): Promise<SubscriptionView> {
   const { credentials } = newCredentials(ctx.secrets);
@@ -24,12 +25,22 @@ export async function rotateSubscriptionCredentials(ctx: DomainContext, id: stri
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    const retired = await trx
+      .updateTable('imported_users')
+      .set({ links_retired_at: now })
+      .where('subscription_id', '=', id)
+      .where('links_retired_at', 'is', null)
+      .executeTakeFirst();
     const bumped = await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, [id]));
     uow.audit({
       action: 'subscription.credentials_rotated',
       entity_type: 'subscription',
       entity_id: id,
-      details: { ...(status !== current.status ? { status: { from: current.status, to: status } } : {}), nodes_bumped: bumped },
+      details: {
+        ...(status !== current.status ? { status: { from: current.status, to: status } } : {}),
+        ...(Number(retired.numUpdatedRows) > 0 ? { imported_links_retired: true } : {}),
+        nodes_bumped: bumped,
+      },
     });
     return subscriptionView(ctx, row, (await groupIdsOf(trx, [id])).get(id) ?? [], now);
   });
