@@ -55,7 +55,13 @@ describe('POST /subscriptions', () => {
   it('answers 201 with the view: every field, no credential; GET answers the same', async () => {
     const res = await api.create({ client_id: client, access_group_ids: [], traffic_limit_bytes: 10_000_000_000, renewal: 'month' });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ client_id: client, status: 'active', traffic_limit_bytes: 10_000_000_000, renewal: 'month' });
+    expect(res.body).toMatchObject({
+      client_id: client,
+      status: 'active',
+      traffic_limit_bytes: 10_000_000_000,
+      renewal: 'month',
+      starts_on_first_use: null,
+    });
     expect(Object.keys(res.body).sort()).toEqual(
       [
         'access_group_ids',
@@ -68,6 +74,7 @@ describe('POST /subscriptions', () => {
         'note',
         'period_started_at',
         'renewal',
+        'starts_on_first_use',
         'status',
         'traffic_limit_bytes',
         'updated_at',

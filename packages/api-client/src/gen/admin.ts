@@ -2525,6 +2525,16 @@ export interface components {
             period_started_at: string;
             /** @enum {string} */
             renewal: "no_reset" | "day" | "week" | "month";
+            /** @description a term waiting for its first use (an import of an on-hold user); expires_at is null meanwhile */
+            starts_on_first_use: {
+                /**
+                 * Format: date-time
+                 * @description the term starts then at the latest; null: only on use
+                 */
+                start_by: string | null;
+                /** @description the term that starts with the first traffic: expires_at = then + term */
+                term_seconds: number;
+            } | null;
             /**
              * @description disabled (by an admin), else expired (expires_at passed), else limited (used_bytes >= limit), else active; computed at read time
              * @enum {string}

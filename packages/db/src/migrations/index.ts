@@ -23,6 +23,7 @@ import * as listSearch from './2026-11-29T1600-list-search.ts';
 import * as agentUpgrades from './2026-11-29T1700-agent-upgrades.ts';
 import * as planDescription from './2026-11-29T1800-plan-description.ts';
 import * as imports from './2026-11-30T0900-imports.ts';
+import * as startOnFirstUse from './2026-11-30T1000-start-on-first-use.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T1700-agent-upgrades': agentUpgrades,
   '2026-11-29T1800-plan-description': planDescription,
   '2026-11-30T0900-imports': imports,
+  '2026-11-30T1000-start-on-first-use': startOnFirstUse,
 };

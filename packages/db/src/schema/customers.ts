@@ -39,6 +39,10 @@ export interface SubscriptionsTable {
   period_downlink_bytes: Int8;
   lifetime_used_bytes: Int8;
   expires_at: Date | null;
+  /** A term that starts on first use (expires_at null meanwhile): the first traffic credited sets expires_at = then + this. */
+  starts_on_first_use_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  /** With a term that starts on first use: it starts at this moment at the latest (null: only on use). */
+  start_by: ColumnType<Date | null, Date | null | undefined, Date | null>;
   renewal: Generated<Renewal>;
   period_started_at: Date;
   vless_uuid: string;

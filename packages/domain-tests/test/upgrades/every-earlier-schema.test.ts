@@ -649,6 +649,12 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-11-30T1000-start-on-first-use': {
+    async check(db) {
+      // Subscriptions from before run on their expiry as they did: no term waits for a first use.
+      expect(await one(db, 'subscriptions', { id: SUB })).toMatchObject({ starts_on_first_use_seconds: null, start_by: null });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

@@ -130,7 +130,13 @@ export async function ingestUsageReport(
                  set used_bytes = s.used_bytes + v.up + v.down,
                      period_uplink_bytes = s.period_uplink_bytes + v.up,
                      period_downlink_bytes = s.period_downlink_bytes + v.down,
-                     lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+                     lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down,
+                     -- A term that starts on first use starts with the first traffic (start-on-first-use.ts).
+                     expires_at = case when s.starts_on_first_use_seconds is not null and v.up + v.down > 0
+                                       then ${now}::timestamptz + make_interval(secs => s.starts_on_first_use_seconds)
+                                       else s.expires_at end,
+                     start_by = case when s.starts_on_first_use_seconds is not null and v.up + v.down > 0 then null else s.start_by end,
+                     starts_on_first_use_seconds = case when v.up + v.down > 0 then null else s.starts_on_first_use_seconds end
                 from served v
                where s.id = v.id
               returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes

@@ -169,6 +169,9 @@ async function groupsOfInbounds(trx: Db, sourceId: string, name: string, batch: 
 interface Terms {
   renewal: 'no_reset' | 'day' | 'week' | 'month';
   expiresAt: Date | null;
+  /** A term that starts on first use (expiresAt null meanwhile), and its latest start. */
+  startsOnFirstUseSeconds: number | null;
+  startBy: Date | null;
   adminDisabled: boolean;
 }
 
@@ -178,13 +181,23 @@ function termsOf(user: ImportedUser, now: Date, notCarried: ImportNotCarried[]):
   if (user.renewal === 'year')
     notCarried.push({ what: `user ${user.username}: renewal`, why: 'a yearly reset has no counterpart here: imported without resets' });
   else renewal = user.renewal;
-  let expiresAt = user.expiresAt;
-  if (user.onHold) {
-    // Until subscriptions can start on first use, an on-hold term starts at the import.
-    expiresAt = new Date(now.getTime() + user.onHold.durationSeconds * 1000);
-    notCarried.push({ what: `user ${user.username}: on hold`, why: 'its term starts at the import, not on first use' });
-  }
-  return { renewal, expiresAt, adminDisabled: user.status === 'disabled' };
+  // On hold: the term starts with the first traffic, or at the source's latest start (start-on-first-use.ts).
+  if (user.onHold && user.onHold.durationSeconds > 0)
+    return {
+      renewal,
+      expiresAt: null,
+      startsOnFirstUseSeconds: user.onHold.durationSeconds,
+      startBy: user.onHold.startsBy,
+      adminDisabled: false,
+    };
+  if (user.onHold) notCarried.push({ what: `user ${user.username}: on hold`, why: 'a term of no length: imported without an expiry' });
+  return {
+    renewal,
+    expiresAt: user.onHold ? null : user.expiresAt,
+    startsOnFirstUseSeconds: null,
+    startBy: null,
+    adminDisabled: user.status === 'disabled',
+  };
 }
 
 /** The credentials the source holds for the user, verbatim. */
@@ -260,6 +273,8 @@ async function createImported(
       traffic_limit_bytes: user.trafficLimitBytes,
       ...usage,
       expires_at: terms.expiresAt,
+      starts_on_first_use_seconds: terms.startsOnFirstUseSeconds,
+      start_by: terms.startBy,
       renewal: terms.renewal,
       period_started_at: now,
       // Fresh credentials and link token, then the source's credentials over them: a protocol the
@@ -304,6 +319,15 @@ async function updateImported(
   now: Date,
 ): Promise<Omit<ImportedUserOutcome, 'access_groups'>> {
   const usage = usageOf(user);
+  const current = await trx
+    .selectFrom('subscriptions')
+    .select(['expires_at', 'starts_on_first_use_seconds'])
+    .where('id', '=', subscriptionId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  // A term that already started here (first use since the import) is not put on hold again.
+  if (terms.startsOnFirstUseSeconds !== null && current.starts_on_first_use_seconds === null && current.expires_at !== null)
+    terms = { ...terms, expiresAt: current.expires_at, startsOnFirstUseSeconds: null, startBy: null };
   const status = subscriptionStatus(
     {
       admin_disabled: terms.adminDisabled,
@@ -320,6 +344,8 @@ async function updateImported(
       traffic_limit_bytes: user.trafficLimitBytes,
       ...usage,
       expires_at: terms.expiresAt,
+      starts_on_first_use_seconds: terms.startsOnFirstUseSeconds,
+      start_by: terms.startBy,
       renewal: terms.renewal,
       // Only what the source holds: a credential it gave the user none of stays as it is here.
       ...(retired ? {} : sourceCredentials(user)),

@@ -5,6 +5,7 @@ export * from './expire-subscriptions.ts';
 export * from './limits.ts';
 export * from './read-subscriptions.ts';
 export * from './rotate-credentials.ts';
+export * from './start-on-first-use.ts';
 export * from './sub-format-rules.ts';
 export * from './sub-link-settings.ts';
 export * from './subscription-document.ts';

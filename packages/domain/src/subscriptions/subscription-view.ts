@@ -12,6 +12,8 @@ export interface SubscriptionView {
   traffic_limit_bytes: number | null;
   used_bytes: number;
   expires_at: string | null;
+  /** A term waiting for its first use (start-on-first-use.ts); expires_at is null meanwhile. */
+  starts_on_first_use: { term_seconds: number; start_by: string | null } | null;
   renewal: Renewal;
   period_started_at: string;
   link: string;
@@ -65,6 +67,10 @@ const viewWithLink = <L extends string | null>(row: SubscriptionRow, groupIds: s
   traffic_limit_bytes: row.traffic_limit_bytes,
   used_bytes: row.used_bytes,
   expires_at: row.expires_at?.toISOString() ?? null,
+  starts_on_first_use:
+    row.starts_on_first_use_seconds === null
+      ? null
+      : { term_seconds: Number(row.starts_on_first_use_seconds), start_by: row.start_by?.toISOString() ?? null },
   renewal: row.renewal,
   period_started_at: row.period_started_at.toISOString(),
   link,

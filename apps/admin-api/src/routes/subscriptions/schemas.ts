@@ -15,6 +15,16 @@ export const SubscriptionSchema = z
     traffic_limit_bytes: z.number().int().nullable(),
     used_bytes: z.number().int().openapi({ description: 'traffic in the current renewal period' }),
     expires_at: z.string().nullable().openapi({ format: 'date-time' }),
+    starts_on_first_use: z
+      .object({
+        term_seconds: z.number().int().openapi({ description: 'the term that starts with the first traffic: expires_at = then + term' }),
+        start_by: z
+          .string()
+          .nullable()
+          .openapi({ format: 'date-time', description: 'the term starts then at the latest; null: only on use' }),
+      })
+      .nullable()
+      .openapi({ description: 'a term waiting for its first use (an import of an on-hold user); expires_at is null meanwhile' }),
     renewal: SubscriptionRenewal,
     period_started_at: z.string().openapi({ format: 'date-time' }),
     link: z.string().nullable().openapi({
