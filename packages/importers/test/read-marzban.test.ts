@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { MARZBAN_XRAY_CONFIG, marzbanStore } from '@svc/testkit/marzban-store';
 import { describe, expect, it } from 'vitest';
 import { ImportSourceError, readMarzban } from '../src/index.ts';
-import { MARZBAN_XRAY_CONFIG, marzbanStore } from '@svc/testkit/marzban-store';
 
 // Issue 34 item 1 for Marzban: its store read as it is, credentials verbatim, states and limits
 // as Marzban means them, its inbounds from xray_config.json; a corrupt or foreign file refused.

@@ -9,5 +9,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('starts_on_first_use_seconds', 'bigint', (c) => c.check(sql`starts_on_first_use_seconds > 0`))
     .addColumn('start_by', 'timestamptz')
     .execute();
-  await db.schema.createIndex('subscriptions_start_by').on('subscriptions').column('start_by').where(sql.ref('start_by'), 'is not', null).execute();
+  await db.schema
+    .createIndex('subscriptions_start_by')
+    .on('subscriptions')
+    .column('start_by')
+    .where(sql.ref('start_by'), 'is not', null)
+    .execute();
 }

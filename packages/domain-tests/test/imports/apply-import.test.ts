@@ -210,7 +210,13 @@ describe('applyImport', () => {
       { what: 'user twin', why: 'a second user with the same name (names are case-insensitive at the source)' },
     ]);
     const held = await subscriptionOf(outcomeOf(report, 'held')?.subscription_id as string);
-    expect(held).toMatchObject({ expires_at: null, starts_on_first_use_seconds: 86_400, start_by: null, status: 'active', renewal: 'month' });
+    expect(held).toMatchObject({
+      expires_at: null,
+      starts_on_first_use_seconds: 86_400,
+      start_by: null,
+      status: 'active',
+      renewal: 'month',
+    });
   });
 
   it('placeholder addresses stay unique: a taken one gets a number; a source email is kept when free', async () => {
