@@ -105,7 +105,7 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
       continue;
     }
     seen.add(user.key);
-    const terms = termsOf(user, now, notCarried);
+    const terms = termsOf(user, notCarried);
     const groupIds = [...new Set(user.inboundTags.flatMap((t) => (groups.ids.has(t) ? [groups.ids.get(t) as string] : [])))].sort();
     const mine = known.get(user.key);
     const outcome = mine
@@ -176,7 +176,7 @@ interface Terms {
 }
 
 /** The subscription's terms from the source user's: what has no counterpart here is said in `notCarried`. */
-function termsOf(user: ImportedUser, now: Date, notCarried: ImportNotCarried[]): Terms {
+function termsOf(user: ImportedUser, notCarried: ImportNotCarried[]): Terms {
   let renewal: Terms['renewal'] = 'no_reset';
   if (user.renewal === 'year')
     notCarried.push({ what: `user ${user.username}: renewal`, why: 'a yearly reset has no counterpart here: imported without resets' });
