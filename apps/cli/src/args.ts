@@ -20,7 +20,7 @@ export const USAGE = `usage: svc <command>
         [--passphrase-file F]                 read that passphrase from a file instead of a prompt
   svc restore FILE [--force]                  check an archive, then restore it (--force: replace a non-empty database)
         [--passphrase-file F]                 the passphrase of an archive holding the installation key
-  svc import --from marzban --source FILE     move users in from another panel, their links intact (docs/import.md)
+  svc import --from marzban|3x-ui --source F  move users in from another panel, their links intact (docs/import.md)
         [--xray-config FILE]                  Marzban's xray_config.json (its inbounds)
         [--name NAME]                         the source's name here; importing again under it updates
         [--dry-run] [--json]                  print the mapping and what cannot be carried, write nothing
@@ -66,7 +66,9 @@ export function parseCommand(argv: string[]): Command {
   if (words === 'import') {
     const from = values.from;
     if (!from || !(IMPORT_SOURCES as readonly string[]).includes(from))
-      throw new UsageError(`svc import: --from must be ${IMPORT_SOURCES.join(', ')}${from ? `, not "${from}"` : ''}`);
+      throw new UsageError(
+        `svc import: --from must be ${IMPORT_SOURCES.slice(0, -1).join(', ')} or ${IMPORT_SOURCES.at(-1)}${from ? `, not "${from}"` : ''}`,
+      );
     if (!values.source) throw new UsageError("svc import: --source is required (the source panel's database file)");
     return {
       name: 'import',

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { connectDatabase, type DatabaseHandle, migrateToLatest } from '@svc/db';
 import { appEntry, testDatabaseUrl } from '@svc/testkit';
 import { MARZBAN_XRAY_CONFIG, marzbanStore } from '@svc/testkit/marzban-store';
+import { xuiStore } from '@svc/testkit/xui-store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -23,6 +24,7 @@ const env: Record<string, string> = { SVC_DATA_DIR: join(dir, 'data') };
 let open: () => Promise<DatabaseHandle>;
 const files = {
   db: join(dir, 'db.sqlite3'),
+  xui: join(dir, 'x-ui.db'),
   xray: join(dir, 'xray_config.json'),
   junk: join(dir, 'junk.sqlite3'),
   foreign: join(dir, 'foreign.sqlite3'),
@@ -48,6 +50,14 @@ beforeAll(async () => {
     }),
   );
   writeFileSync(files.xray, MARZBAN_XRAY_CONFIG);
+  writeFileSync(
+    files.xui,
+    await xuiStore({
+      inbounds: [
+        { tag: 'inbound-443', protocol: 'vless', port: 443, clients: [{ email: 'erin', subId: 'erinsub000000001', id: randomUUID() }] },
+      ],
+    }),
+  );
   writeFileSync(files.junk, randomBytes(65_536));
   writeFileSync(files.foreign, Buffer.from(await marzbanStore({ secret: 'x', users: [] })).subarray(0, 4096));
 });
@@ -128,6 +138,15 @@ describe('svc import --from marzban', () => {
     expect(await state()).toEqual(after);
   }, 120_000);
 
+  it('--from 3x-ui --dry-run maps a subscriber by its subId and writes nothing', async () => {
+    const before = await state();
+    const run = await svc(['import', '--from', '3x-ui', '--source', files.xui, '--dry-run']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^dry run: nothing was written\. 3x-ui "3x-ui": 1 users to create/);
+    expect(run.stdout).toContain('erinsub000000001 -> (new) (erinsub000000001@3x-ui.import.invalid, active, inbound-443)');
+    expect(await state()).toEqual(before);
+  }, 120_000);
+
   it('a file that is not SQLite, or not a whole Marzban database, is refused with a clear error; nothing is written', async () => {
     const before = await state();
     for (const [file, said] of [
@@ -141,7 +160,7 @@ describe('svc import --from marzban', () => {
       expect(run.stderr).toMatch(/nothing was imported\n$/);
     }
     const unknown = await svc(['import', '--from', 'xui', '--source', files.db]);
-    expect(unknown.stderr).toContain('--from must be marzban, not "xui"');
+    expect(unknown.stderr).toContain('--from must be marzban or 3x-ui, not "xui"');
     expect(await state()).toEqual(before);
   }, 120_000);
 });

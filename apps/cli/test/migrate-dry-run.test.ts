@@ -178,9 +178,10 @@ describe('svc migrate --dry-run', () => {
     TIMEOUT_MS,
   );
 
-  it('--dry-run belongs to svc migrate only', () => {
+  it('--dry-run belongs to svc migrate and svc import only', () => {
     expect(parseCommand(['migrate', '--dry-run'])).toMatchObject({ name: 'migrate', dryRun: true });
     expect(parseCommand(['migrate'])).toMatchObject({ name: 'migrate', dryRun: false });
-    expect(() => parseCommand(['start', '--dry-run'])).toThrow('--dry-run is an option of svc migrate, not of svc start');
+    expect(() => parseCommand(['start', '--dry-run'])).toThrow('--dry-run is an option of svc migrate and svc import, not of svc start');
+    expect(parseCommand(['import', '--from', 'marzban', '--source', 'db.sqlite3', '--dry-run']).import).toMatchObject({ dryRun: true });
   });
 });

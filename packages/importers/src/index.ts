@@ -2,6 +2,7 @@
  * @svc/importers: readers of other panels' stores (docs/import.md). Each turns a source's
  * records into the domain's ImportBatch and writes nothing; the domain decides what they become.
  */
+export { read3xui, type XuiSource } from './3x-ui/read-3x-ui.ts';
 export { ImportSourceError } from './import-source-error.ts';
 export { type MarzbanSource, readMarzban } from './marzban/read-marzban.ts';
 export { XRAY_CONFIG_MAX_BYTES, xrayConfigInbounds } from './xray-config-inbounds.ts';

@@ -50,6 +50,7 @@ describe('reading a Marzban store', () => {
     expect(alice).toEqual({
       key: 'alice',
       username: 'Alice',
+      linkKey: null,
       email: null,
       status: 'active',
       usedBytes: 5_000,

@@ -1,16 +1,16 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Config } from '@svc/config';
 import { applyImport, type ImportReport, SYSTEM, withActor } from '@svc/domain';
-import { ImportSourceError, readMarzban } from '@svc/importers';
+import { ImportSourceError, read3xui, readMarzban } from '@svc/importers';
 import { createRuntime } from '@svc/runtime';
 
 /** The sources `svc import --from` knows so far (docs/import.md says which come next). */
-export const IMPORT_SOURCES = ['marzban'] as const;
+export const IMPORT_SOURCES = ['marzban', '3x-ui'] as const;
 export type ImportFrom = (typeof IMPORT_SOURCES)[number];
 
 export interface ImportArgs {
   from: ImportFrom;
-  /** The source's store: a SQLite file. */
+  /** The source's store: a SQLite file (Marzban's db.sqlite3, 3x-ui's x-ui.db). */
   source: string;
   /** Marzban's xray_config.json. */
   xrayConfig?: string | undefined;
@@ -34,7 +34,7 @@ const CLI_ACTOR = { ...SYSTEM, userAgent: 'svc-cli' };
 export async function importFrom(config: Config, args: ImportArgs): Promise<ImportReport> {
   const database = await readBounded(args.source, 'the source database');
   const xrayConfig = args.xrayConfig ? (await readBounded(args.xrayConfig, 'the xray config')).toString('utf8') : undefined;
-  const batch = await readMarzban({ database, xrayConfig });
+  const batch = args.from === 'marzban' ? await readMarzban({ database, xrayConfig }) : await read3xui({ database });
   const rt = await createRuntime(config);
   try {
     const report = await applyImport(withActor(rt.deps, CLI_ACTOR), batch, {

@@ -43,18 +43,20 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
  * says what to do (withErrorPages).
  */
 export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (deps: DomainDeps) => SubLinkCaches): void {
-  const handler = async (c: Context<AppEnv>) => {
+  /** `onlyLegacy`: the path is an old panel's own (3x-ui's /json/ and /clash/), answered in that format. */
+  const handler = async (c: Context<AppEnv>, onlyLegacy?: Exclude<SubFormat, 'html'>) => {
     const deps = c.get('deps');
     const caches = cachesFor(deps);
     const token = c.req.param('token') as string;
     const asked = c.req.param('clientType');
     // An old panel's /sub/{token}/{client_type} (Marzban's): its type names the format.
-    const legacyFormat = asked === undefined ? undefined : LEGACY_CLIENT_TYPES[asked];
+    const legacyFormat = onlyLegacy ?? (asked === undefined ? undefined : LEGACY_CLIENT_TYPES[asked]);
     if (asked !== undefined && !legacyFormat) return problemResponse(c, 'not-found', NOT_FOUND);
     // Held in memory already (a hit), or read from the database now (a miss; svc_sub_cache_requests_total).
-    const held = asked === undefined ? caches.documentNow(token) : undefined;
+    const ours = legacyFormat === undefined;
+    const held = ours ? caches.documentNow(token) : undefined;
     deps.metrics.subCache.inc({ result: held === undefined ? 'miss' : 'hit' });
-    let data = held === undefined && asked === undefined ? await caches.documents(token) : (held ?? null);
+    let data = held === undefined && ours ? await caches.documents(token) : (held ?? null);
     if (!data) {
       // Not one of ours: perhaps an imported panel's old link (legacy-links.ts), answered as ours.
       const ours = await caches.legacy.ourToken(token);
@@ -88,6 +90,15 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
   };
   app.get('/sub/:token', withFastPath(withErrorPages(handler, cachesFor), subLinkFastPath(cachesFor)));
   app.get('/sub/:token/:clientType', withErrorPages(handler, cachesFor));
+  // 3x-ui's JSON and Clash subscription paths, for the subIds imported from it (docs/import.md).
+  app.get(
+    '/json/:token',
+    withErrorPages((c) => handler(c, 'xray-json'), cachesFor),
+  );
+  app.get(
+    '/clash/:token',
+    withErrorPages((c) => handler(c, 'clash-meta'), cachesFor),
+  );
 }
 
 const NOT_FOUND = 'No subscription has this link.';

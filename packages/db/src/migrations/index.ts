@@ -24,6 +24,7 @@ import * as agentUpgrades from './2026-11-29T1700-agent-upgrades.ts';
 import * as planDescription from './2026-11-29T1800-plan-description.ts';
 import * as imports from './2026-11-30T0900-imports.ts';
 import * as startOnFirstUse from './2026-11-30T1000-start-on-first-use.ts';
+import * as importLinkKeys from './2026-11-30T1100-import-link-keys.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T1800-plan-description': planDescription,
   '2026-11-30T0900-imports': imports,
   '2026-11-30T1000-start-on-first-use': startOnFirstUse,
+  '2026-11-30T1100-import-link-keys': importLinkKeys,
 };

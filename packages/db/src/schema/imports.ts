@@ -23,6 +23,8 @@ export interface ImportedUsersTable {
   source_id: string;
   source_key: string;
   username: string;
+  /** The key the source's links name the user by (3x-ui's subId), when they name it directly; unique per source. */
+  link_key: ColumnType<string | null, string | null | undefined, string | null>;
   subscription_id: string;
   source_created_at: Date;
   links_revoked_at: Date | null;

@@ -19,6 +19,7 @@ const user = (over: Partial<ImportedUser> = {}): ImportedUser => {
   return {
     key: username.toLowerCase(),
     username,
+    linkKey: null,
     email: null,
     status: 'active',
     usedBytes: 1_000,

@@ -25,6 +25,7 @@ async function onHold(startsBy: Date | null): Promise<string> {
   const user: ImportedUser = {
     key: username,
     username,
+    linkKey: null,
     email: null,
     status: 'on_hold',
     usedBytes: 0,

@@ -96,7 +96,9 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
   );
   const outcomes: ImportedUserOutcome[] = [];
   const seen = new Set<string>();
-  for (const user of batch.users) {
+  const links = new Set<string>();
+  for (const given of batch.users) {
+    const user = { ...given };
     if (seen.has(user.key)) {
       notCarried.push({
         what: `user ${user.username}`,
@@ -105,6 +107,15 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
       continue;
     }
     seen.add(user.key);
+    if (user.linkKey !== null) {
+      if (links.has(user.linkKey)) {
+        notCarried.push({
+          what: `user ${user.username}: link`,
+          why: `another user has the same link key ${user.linkKey}: their old link opens the first one only`,
+        });
+        user.linkKey = null;
+      } else links.add(user.linkKey);
+    }
     const terms = termsOf(user, notCarried);
     const groupIds = [...new Set(user.inboundTags.flatMap((t) => (groups.ids.has(t) ? [groups.ids.get(t) as string] : [])))].sort();
     const mine = known.get(user.key);
@@ -295,6 +306,7 @@ async function createImported(
       source_id: sourceId,
       source_key: user.key,
       username: user.username,
+      link_key: user.linkKey,
       subscription_id: id,
       source_created_at: user.createdAt,
       links_revoked_at: user.linksRevokedAt,
@@ -370,7 +382,13 @@ async function updateImported(
       .execute();
   await trx
     .updateTable('imported_users')
-    .set({ username: user.username, source_created_at: user.createdAt, links_revoked_at: user.linksRevokedAt, imported_at: now })
+    .set({
+      username: user.username,
+      link_key: user.linkKey,
+      source_created_at: user.createdAt,
+      links_revoked_at: user.linksRevokedAt,
+      imported_at: now,
+    })
     .where('source_id', '=', sourceId)
     .where('source_key', '=', user.key)
     .execute();

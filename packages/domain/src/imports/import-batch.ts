@@ -26,6 +26,8 @@ export interface ImportedUser {
   key: string;
   /** The name the operator knew the user by. */
   username: string;
+  /** What the source's subscription links name the user by, when they name it directly (3x-ui's subId); null otherwise. */
+  linkKey: string | null;
   email: string | null;
   status: ImportedStatus;
   /** Traffic of the current period, and in all (the period's plus every earlier reset's). */

@@ -32,7 +32,10 @@ export async function resolveLegacySubToken(
   ctx: Pick<DomainContext, 'db' | 'secrets'>,
   presented: string,
 ): Promise<LegacyLinkMatch | null> {
-  if (presented.length < 15 || presented.length > MARZBAN_TOKEN_MAX) return null;
+  if (presented.length === 0 || presented.length > MARZBAN_TOKEN_MAX) return null;
+  const byKey = await resolveLinkKey(ctx, presented);
+  if (byKey) return byKey;
+  if (presented.length < 15) return null;
   for (const source of await linkSources(ctx)) {
     if (source.kind !== 'marzban' || !source.secret) continue;
     const claim = readMarzbanToken(presented, source.secret);
@@ -50,6 +53,28 @@ export async function resolveLegacySubToken(
     return { token: ctx.secrets.open(row.token_enc), sourceId: source.id, sourceName: source.name };
   }
   return null;
+}
+
+/** A link key's characters (3x-ui's subId, Remnawave's short uuid): anything else is not one, and costs no read. */
+const LINK_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * An old link that names the user directly (3x-ui's `/sub/{subId}`): the imported user whose
+ * link key it is, unless our link rotated since. The key is looked up, not verified: it was the
+ * whole secret of the link at the source too.
+ */
+export async function resolveLinkKey(ctx: Pick<DomainContext, 'db' | 'secrets'>, key: string): Promise<LegacyLinkMatch | null> {
+  if (!LINK_KEY.test(key)) return null;
+  const row = await ctx.db
+    .selectFrom('imported_users as u')
+    .innerJoin('import_sources as src', 'src.id', 'u.source_id')
+    .innerJoin('subscriptions as s', 's.id', 'u.subscription_id')
+    .select(['u.source_id', 'src.name', 'u.links_retired_at', 's.token_enc'])
+    .where('u.link_key', '=', key)
+    .orderBy('src.first_imported_at')
+    .executeTakeFirst();
+  if (!row || row.links_retired_at) return null;
+  return { token: ctx.secrets.open(row.token_enc), sourceId: row.source_id, sourceName: row.name };
 }
 
 /** Old links answered since the last call, per source: added to the source's count (what the operator watches to retire the old host). */

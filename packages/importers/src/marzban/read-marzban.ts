@@ -111,6 +111,7 @@ export async function readMarzban(source: MarzbanSource): Promise<ImportBatch> {
       out.push({
         key: username.toLowerCase(),
         username,
+        linkKey: null,
         email: null,
         status,
         usedBytes: used,
