@@ -346,7 +346,8 @@ describe.skipIf(!CHROMIUM)('buying in the customer portal', () => {
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
     expect(await page.evaluate('document.documentElement.getAttribute("data-mantine-color-scheme")')).toBe('dark');
     await page.getByTestId('settings-language').selectOption('fa');
-    await page.waitForFunction('document.documentElement.dir === "rtl"');
+    // Polled with evaluate: waitForFunction evaluates a string, which the portal's CSP (no unsafe-eval) refuses.
+    await expect.poll(() => page.evaluate('document.documentElement.dir')).toBe('rtl');
     expect(await page.evaluate('document.documentElement.lang')).toBe('fa');
     // The signed-in screens' texts (a part of the catalogue fetched after sign-in) come in the new language too.
     await page.getByRole('heading', { name: 'تنظیمات', level: 1 }).waitFor();
