@@ -1,6 +1,13 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { platformFromUserAgent } from '@svc/client-apps';
-import { type DomainDeps, publicBaseUrl, type SubFormat, type SubLinkSettings, type SubscriptionDocumentData } from '@svc/domain';
+import {
+  type DomainDeps,
+  LEGACY_CLIENT_TYPES,
+  publicBaseUrl,
+  type SubFormat,
+  type SubLinkSettings,
+  type SubscriptionDocumentData,
+} from '@svc/domain';
 import {
   type AppEnv,
   type FastPath,
@@ -24,7 +31,6 @@ import type { Context } from 'hono';
 import { preparedNotFoundPage, withErrorPages } from './error-page.ts';
 import { subErrorAnswerFor, subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
-import { LEGACY_CLIENT_TYPES } from './legacy-links.ts';
 import type { SubLinkCaches } from './sub-link-caches.ts';
 
 const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocument) => string; type: string; ext: string }> = {

@@ -1,4 +1,4 @@
-import { type DomainDeps, recordLegacyHits, resolveLegacySubToken, type SubFormat } from '@svc/domain';
+import { type DomainDeps, recordLegacyHits, resolveLegacySubToken } from '@svc/domain';
 
 /** Old links answered are added to their sources' counts this long after the first of them (at most one write a second), and at stop. */
 const FLUSH_DELAY_MS = 1000;
@@ -67,13 +67,3 @@ export function createLegacyLinks(deps: Pick<DomainDeps, 'db' | 'secrets' | 'clo
     },
   };
 }
-
-/** Marzban's `/sub/{token}/{client_type}`: the format each of its client types asks for, in ours. */
-export const LEGACY_CLIENT_TYPES: Readonly<Record<string, Exclude<SubFormat, 'html'>>> = {
-  v2ray: 'base64',
-  'v2ray-json': 'xray-json',
-  'clash-meta': 'clash-meta',
-  clash: 'clash-meta',
-  'sing-box': 'sing-box',
-  outline: 'base64',
-};

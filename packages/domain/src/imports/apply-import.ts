@@ -222,6 +222,18 @@ function sourceCredentials(user: ImportedUser) {
   };
 }
 
+/** The status rule applied to what the import writes. */
+const importedStatus = (user: ImportedUser, terms: Terms, usedBytes: number, now: Date) =>
+  subscriptionStatus(
+    {
+      admin_disabled: terms.adminDisabled,
+      used_bytes: usedBytes,
+      traffic_limit_bytes: user.trafficLimitBytes,
+      expires_at: terms.expiresAt,
+    },
+    now,
+  );
+
 function usageOf(user: ImportedUser) {
   return {
     used_bytes: user.usedBytes,
@@ -265,15 +277,7 @@ async function createImported(
     .execute();
   const { credentials } = newCredentials(ctx.secrets);
   const usage = usageOf(user);
-  const status = subscriptionStatus(
-    {
-      admin_disabled: terms.adminDisabled,
-      used_bytes: usage.used_bytes,
-      traffic_limit_bytes: user.trafficLimitBytes,
-      expires_at: terms.expiresAt,
-    },
-    now,
-  );
+  const status = importedStatus(user, terms, usage.used_bytes, now);
   const id = newId('sub', now.getTime());
   await trx
     .insertInto('subscriptions')
@@ -340,15 +344,7 @@ async function updateImported(
   // A term that already started here (first use since the import) is not put on hold again.
   if (terms.startsOnFirstUseSeconds !== null && current.starts_on_first_use_seconds === null && current.expires_at !== null)
     terms = { ...terms, expiresAt: current.expires_at, startsOnFirstUseSeconds: null, startBy: null };
-  const status = subscriptionStatus(
-    {
-      admin_disabled: terms.adminDisabled,
-      used_bytes: usage.used_bytes,
-      traffic_limit_bytes: user.trafficLimitBytes,
-      expires_at: terms.expiresAt,
-    },
-    now,
-  );
+  const status = importedStatus(user, terms, usage.used_bytes, now);
   const row = await trx
     .updateTable('subscriptions')
     .set({

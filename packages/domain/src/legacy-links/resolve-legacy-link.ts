@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DomainContext } from '../shared/context.ts';
+import type { SubFormat } from '../subscriptions/sub-format-rules.ts';
 import { MARZBAN_TOKEN_MAX, marzbanTokenHonoured, readMarzbanToken } from './marzban-token.ts';
 
 /** An old link that opens one of our subscriptions: our link token (to answer as /sub/{token} does), and the source it came from. */
@@ -88,3 +89,13 @@ export async function recordLegacyHits(ctx: Pick<DomainContext, 'db' | 'clock'>,
         .where('id', '=', sourceId)
         .execute();
 }
+
+/** Marzban's `/sub/{token}/{client_type}`: the format each of its client types asks for, in ours. */
+export const LEGACY_CLIENT_TYPES: Readonly<Record<string, Exclude<SubFormat, 'html'>>> = {
+  v2ray: 'base64',
+  'v2ray-json': 'xray-json',
+  'clash-meta': 'clash-meta',
+  clash: 'clash-meta',
+  'sing-box': 'sing-box',
+  outline: 'base64',
+};
