@@ -23,6 +23,8 @@ export const USAGE = `usage: svc <command>
   svc import --from marzban|3x-ui --source F  move users in from another panel, their links intact (docs/import.md)
         [--xray-config FILE]                  Marzban's xray_config.json (its inbounds)
         [--name NAME]                         the source's name here; importing again under it updates
+        [--node NODE]...                      bind the source's inbounds on this node (id or name), at their ports
+        [--tls-certificate ID]                the certificate the source's TLS inbounds serve with here
         [--dry-run] [--json]                  print the mapping and what cannot be carried, write nothing
 
 Configuration comes from the environment (SVC_*, DATABASE_URL, REDIS_URL) and the optional
@@ -54,6 +56,8 @@ export function parseCommand(argv: string[]): Command {
       source: { type: 'string' },
       'xray-config': { type: 'string' },
       name: { type: 'string' },
+      node: { type: 'string', multiple: true },
+      'tls-certificate': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       ...BACKUP_OPTIONS,
@@ -78,6 +82,8 @@ export function parseCommand(argv: string[]): Command {
         source: values.source,
         xrayConfig: values['xray-config'],
         name: values.name,
+        nodes: values.node ?? [],
+        tlsCertificate: values['tls-certificate'],
         dryRun: values['dry-run'] ?? false,
         json: values.json ?? false,
       },

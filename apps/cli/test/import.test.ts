@@ -119,22 +119,38 @@ describe('svc import --from marzban', () => {
     const run = await svc([...IMPORT, '--dry-run']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(
-      /^dry run: nothing was written\. marzban "marzban" \(schema 2b231de97dc3\): 2 users to create, 0 to update, 5 access groups to create/,
+      /^dry run: nothing was written\. marzban "marzban" \(schema 2b231de97dc3\): 2 users to create, 0 to update, 5 access groups, 4 inbound profiles, 0 inbounds to create/,
     );
     expect(run.stdout).toContain('alice -> (new) (alice@marzban.import.invalid, active, VLESS TCP)');
     expect(run.stdout).toContain('bob -> (new) (bob@marzban.import.invalid, disabled, Trojan TCP)');
     expect(run.stdout).toContain('user alice: renewal: a yearly reset has no counterpart here');
+    expect(run.stdout).toContain('VMess WS (vmess, port 8080) -> marzban: VMess WS, marzban: VMess WS');
+    expect(run.stdout).toContain(
+      'inbound Shadowsocks TCP: no inbound profile made: it names no Shadowsocks method and no user of it holds one',
+    );
     expect(await state()).toEqual(EMPTY);
   }, 120_000);
 
   it('imports; a second import creates nothing new', async () => {
     const first = await svc([...IMPORT, '--json']);
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout).counts).toEqual({ users_created: 2, users_updated: 0, access_groups_created: 5 });
+    expect(JSON.parse(first.stdout).counts).toEqual({
+      users_created: 2,
+      users_updated: 0,
+      access_groups_created: 5,
+      inbound_profiles_created: 4,
+      inbounds_created: 0,
+    });
     const after = await state();
     expect(after).toEqual({ clients: 2, subscriptions: 2, groups: 5, sources: 1, users: 2 });
     const second = await svc([...IMPORT, '--json']);
-    expect(JSON.parse(second.stdout).counts).toEqual({ users_created: 0, users_updated: 2, access_groups_created: 0 });
+    expect(JSON.parse(second.stdout).counts).toEqual({
+      users_created: 0,
+      users_updated: 2,
+      access_groups_created: 0,
+      inbound_profiles_created: 0,
+      inbounds_created: 0,
+    });
     expect(await state()).toEqual(after);
   }, 120_000);
 
@@ -159,6 +175,9 @@ describe('svc import --from marzban', () => {
       expect(run.stderr).toContain(said);
       expect(run.stderr).toMatch(/nothing was imported\n$/);
     }
+    const node = await svc([...IMPORT, '--node', 'no-such-node']);
+    expect(node.code).toBe(1);
+    expect(node.stderr).toContain('no such node: no-such-node');
     const unknown = await svc(['import', '--from', 'xui', '--source', files.db]);
     expect(unknown.stderr).toContain('--from must be marzban or 3x-ui, not "xui"');
     expect(await state()).toEqual(before);

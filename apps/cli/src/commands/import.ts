@@ -16,6 +16,10 @@ export interface ImportArgs {
   xrayConfig?: string | undefined;
   /** The source's name here (default: the kind): a re-import under it updates. */
   name?: string | undefined;
+  /** Nodes (ids or names) the source's inbounds are bound on. */
+  nodes: string[];
+  /** The certificate (id) the source's TLS inbounds serve with here. */
+  tlsCertificate?: string | undefined;
   dryRun: boolean;
   /** Print the report as JSON instead of lines. */
   json: boolean;
@@ -39,6 +43,8 @@ export async function importFrom(config: Config, args: ImportArgs): Promise<Impo
   try {
     const report = await applyImport(withActor(rt.deps, CLI_ACTOR), batch, {
       ...(args.name ? { sourceName: args.name } : {}),
+      nodes: args.nodes,
+      tlsCertificateId: args.tlsCertificate ?? null,
       dryRun: args.dryRun,
     });
     process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : reportLines(report));
@@ -62,7 +68,8 @@ export function reportLines(r: ImportReport): string {
   const lines = [
     `${r.dry_run ? 'dry run: nothing was written. ' : ''}${r.source.kind} "${r.source.name}"${r.source.version ? ` (schema ${r.source.version})` : ''}: ` +
       `${r.counts.users_created} users ${r.dry_run ? 'to create' : 'created'}, ${r.counts.users_updated} ${r.dry_run ? 'to update' : 'updated'}, ` +
-      `${r.counts.access_groups_created} access groups ${r.dry_run ? 'to create' : 'created'}`,
+      `${r.counts.access_groups_created} access groups, ${r.counts.inbound_profiles_created} inbound profiles, ` +
+      `${r.counts.inbounds_created} inbounds ${r.dry_run ? 'to create' : 'created'}`,
     r.source.links_verifiable
       ? 'old subscription links: verified with the source secret'
       : 'old subscription links: NOT verifiable (no secret in the source)',
@@ -71,6 +78,12 @@ export function reportLines(r: ImportReport): string {
     ...r.users.map(
       (u) =>
         `  ${u.username} -> ${u.action === 'create' && r.dry_run ? '(new)' : u.subscription_id} (${u.client_email}, ${u.status}${u.access_groups.length ? `, ${u.access_groups.join(', ')}` : ''})`,
+    ),
+    '',
+    'source inbound -> access group, inbound profile (nodes it is bound on):',
+    ...r.inbounds.map(
+      (i) =>
+        `  ${i.tag} (${i.protocol}, port ${i.port}) -> ${i.access_group}, ${i.profile ?? '(no profile)'}${i.nodes.length ? ` (${i.nodes.join(', ')})` : ''}`,
     ),
   ];
   if (r.not_carried.length) lines.push('', `not carried (${r.not_carried.length}):`, ...r.not_carried.map((n) => `  ${n.what}: ${n.why}`));

@@ -25,6 +25,7 @@ import * as planDescription from './2026-11-29T1800-plan-description.ts';
 import * as imports from './2026-11-30T0900-imports.ts';
 import * as startOnFirstUse from './2026-11-30T1000-start-on-first-use.ts';
 import * as importLinkKeys from './2026-11-30T1100-import-link-keys.ts';
+import * as importedInboundProfiles from './2026-11-30T1200-imported-inbound-profiles.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T0900-imports': imports,
   '2026-11-30T1000-start-on-first-use': startOnFirstUse,
   '2026-11-30T1100-import-link-keys': importLinkKeys,
+  '2026-11-30T1200-imported-inbound-profiles': importedInboundProfiles,
 };

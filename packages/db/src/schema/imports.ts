@@ -37,4 +37,6 @@ export interface ImportedInboundsTable {
   source_id: string;
   tag: string;
   access_group_id: string;
+  /** The inbound profile the import made of it (null: not made, or deleted since). */
+  profile_id: string | null;
 }

@@ -661,6 +661,12 @@ const STEPS: Record<string, Step> = {
       expect(await one(db, 'imported_users', { source_key: 'alice' })).toMatchObject({ link_key: null });
     },
   },
+  '2026-11-30T1200-imported-inbound-profiles': {
+    async check(db) {
+      // Inbounds imported before made only their access group: no profile is claimed for them.
+      expect(await one(db, 'imported_inbounds', { tag: 'VLESS TCP' })).toMatchObject({ profile_id: null });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

@@ -8,6 +8,7 @@ import { setSubscriptionGroups } from '../subscriptions/access-groups.ts';
 import { newCredentials } from '../subscriptions/credentials.ts';
 import { subscriptionStatus } from '../subscriptions/subscription-status.ts';
 import type { ImportBatch, ImportedUser, ImportNotCarried } from './import-batch.ts';
+import { assertCertificate, importSourceInbounds, targetNodes } from './import-inbounds.ts';
 import type { ImportedUserOutcome, ImportReport } from './import-report.ts';
 import { importedClientEmail } from './imported-client-email.ts';
 
@@ -16,10 +17,13 @@ export interface ImportOptions {
   sourceName?: string;
   /** Everything decided and reported, nothing written. */
   dryRun?: boolean;
+  /** Nodes (ids or names) each source inbound is bound on, at its port. */
+  nodes?: readonly string[];
+  /** The certificate (id) the source's TLS inbounds serve with here. */
+  tlsCertificateId?: string | null;
 }
 
 const SOURCE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-const GROUP_NAME_MAX = 100;
 
 /** Thrown inside the unit to roll a dry run back with its report. */
 class DryRun extends Error {
@@ -42,7 +46,7 @@ export async function applyImport(ctx: DomainContext, batch: ImportBatch, option
     throw new ValidationError('invalid source name', { source_name: 'lower-case letters, digits, . _ -, at most 63 characters' });
   try {
     return await unitOfWork(ctx, async (uow) => {
-      const report = await importInUnit(ctx, uow, batch, name, options.dryRun === true);
+      const report = await importInUnit(ctx, uow, batch, name, options);
       if (options.dryRun) throw new DryRun(report);
       return report;
     });
@@ -52,10 +56,19 @@ export async function applyImport(ctx: DomainContext, batch: ImportBatch, option
   }
 }
 
-async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBatch, name: string, dryRun: boolean): Promise<ImportReport> {
+async function importInUnit(
+  ctx: DomainContext,
+  uow: UnitOfWork,
+  batch: ImportBatch,
+  name: string,
+  options: ImportOptions,
+): Promise<ImportReport> {
   const trx = uow.db;
   const now = ctx.clock.now();
   const notCarried: ImportNotCarried[] = [...batch.notCarried];
+  const nodes = await targetNodes(trx, options.nodes ?? []);
+  const tlsCertificateId = options.tlsCertificateId ?? null;
+  await assertCertificate(trx, tlsCertificateId);
 
   const existing = await trx.selectFrom('import_sources').selectAll().where('name', '=', name).forUpdate().executeTakeFirst();
   if (existing && existing.kind !== batch.source)
@@ -84,7 +97,8 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
       })
       .execute();
 
-  const groups = await groupsOfInbounds(trx, sourceId, name, batch, now);
+  const inbounds = await importSourceInbounds(ctx, uow, sourceId, name, batch, nodes, tlsCertificateId, notCarried);
+  const groups = { ids: inbounds.groupIds };
   const known = new Map(
     (
       await trx
@@ -129,7 +143,7 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
   const counts = {
     users_created: outcomes.filter((o) => o.action === 'create').length,
     users_updated: outcomes.filter((o) => o.action === 'update').length,
-    access_groups_created: groups.created,
+    ...inbounds.counts,
   };
   uow.audit({
     action: 'import.applied',
@@ -145,36 +159,13 @@ async function importInUnit(ctx: DomainContext, uow: UnitOfWork, batch: ImportBa
     },
   });
   return {
-    dry_run: dryRun,
+    dry_run: options.dryRun === true,
     source: { kind: batch.source, name, version: batch.sourceVersion, links_verifiable: batch.linkSecret !== null },
     counts,
     users: outcomes,
+    inbounds: inbounds.outcomes,
     not_carried: notCarried,
   };
-}
-
-/** The access group of each source inbound: the one an earlier import made, or a new one (named after the source and the tag). */
-async function groupsOfInbounds(trx: Db, sourceId: string, name: string, batch: ImportBatch, now: Date) {
-  const ids = new Map(
-    (await trx.selectFrom('imported_inbounds').select(['tag', 'access_group_id']).where('source_id', '=', sourceId).execute()).map((r) => [
-      r.tag,
-      r.access_group_id,
-    ]),
-  );
-  let created = 0;
-  for (const inbound of batch.inbounds) {
-    if (ids.has(inbound.tag)) continue;
-    const base = `${name}: ${inbound.tag}`.slice(0, GROUP_NAME_MAX - 4);
-    let groupName = base;
-    for (let n = 2; await trx.selectFrom('access_groups').select('id').where('name', '=', groupName).executeTakeFirst(); n++)
-      groupName = `${base} (${n})`;
-    const id = newId('agr', now.getTime());
-    await trx.insertInto('access_groups').values({ id, name: groupName, created_at: now, updated_at: now }).execute();
-    await trx.insertInto('imported_inbounds').values({ source_id: sourceId, tag: inbound.tag, access_group_id: id }).execute();
-    ids.set(inbound.tag, id);
-    created++;
-  }
-  return { ids, created };
 }
 
 interface Terms {

@@ -59,6 +59,10 @@ export interface ImportedInbound {
   streamSettings: Record<string, unknown> | null;
   /** Shadowsocks: the inbound's method, when the source sets one per inbound. */
   shadowsocksMethod: string | null;
+  /** Shadowsocks 2022: the inbound's own key (the first half of every user's password in the links). */
+  shadowsocksServerKey: string | null;
+  /** The source's sniffing settings (Xray JSON), when it sets them. */
+  sniffing: Record<string, unknown> | null;
 }
 
 /** Something at the source the import cannot carry, and why: what `--dry-run` lists. */

@@ -56,7 +56,7 @@ export async function read3xui(source: XuiSource): Promise<ImportBatch> {
     if (missing.length) throw new ImportSourceError(`table "inbounds" lacks ${missing.join(', ')}: not a 3x-ui database`);
     const notCarried: ImportNotCarried[] = [];
     const rows = db.rows(
-      `select id, port, listen, protocol, settings, ${have.has('stream_settings') ? 'stream_settings' : 'null as stream_settings'}, tag, enable from inbounds order by id`,
+      `select id, port, listen, protocol, settings, ${have.has('stream_settings') ? 'stream_settings' : 'null as stream_settings'}, ${have.has('sniffing') ? 'sniffing' : 'null as sniffing'}, tag, enable from inbounds order by id`,
     );
     const inbounds: ImportedInbound[] = [];
     const byId = new Map<number, { tag: string; protocol: ImportedInbound['protocol']; enabled: boolean; settings: unknown }>();
@@ -68,6 +68,7 @@ export async function read3xui(source: XuiSource): Promise<ImportBatch> {
       }
       const settings = json(r.settings);
       const stream = json(r.stream_settings);
+      const sniffing = json(r.sniffing);
       const tag = text(r.tag);
       byId.set(Number(r.id), { tag, protocol: protocol as ImportedInbound['protocol'], enabled: Number(r.enable) === 1, settings });
       inbounds.push({
@@ -77,6 +78,8 @@ export async function read3xui(source: XuiSource): Promise<ImportBatch> {
         listen: text(r.listen) || null,
         streamSettings: isObject(stream) ? stream : null,
         shadowsocksMethod: protocol === 'shadowsocks' && isObject(settings) ? text(settings.method) || null : null,
+        shadowsocksServerKey: protocol === 'shadowsocks' && isObject(settings) ? text(settings.password) || null : null,
+        sniffing: isObject(sniffing) ? sniffing : null,
       });
     }
     const clients = seeded(db) ? clientsOfTables(db, byId) : clientsOfSettings(byId, notCarried);
