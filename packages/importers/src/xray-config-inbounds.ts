@@ -48,7 +48,8 @@ export function xrayConfigInbounds(text: string, what: string): { inbounds: Impo
       listen: typeof raw.listen === 'string' && raw.listen !== '' ? raw.listen : null,
       streamSettings: isObject(raw.streamSettings) ? raw.streamSettings : null,
       shadowsocksMethod: protocol === 'shadowsocks' && typeof settings.method === 'string' ? settings.method : null,
-      shadowsocksServerKey: protocol === 'shadowsocks' && typeof settings.password === 'string' && settings.password !== '' ? settings.password : null,
+      shadowsocksServerKey:
+        protocol === 'shadowsocks' && typeof settings.password === 'string' && settings.password !== '' ? settings.password : null,
       sniffing: isObject(raw.sniffing) ? raw.sniffing : null,
     });
   }

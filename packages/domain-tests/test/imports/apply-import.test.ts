@@ -154,7 +154,13 @@ describe('applyImport', () => {
       note: 'moved',
     };
     const second = await applyImport(bed.ctx(), batch([changed, user({ username: 'newcomer' })]), { sourceName: 'again' });
-    expect(second.counts).toEqual({ users_created: 1, users_updated: 1, access_groups_created: 0, inbound_profiles_created: 0, inbounds_created: 0 });
+    expect(second.counts).toEqual({
+      users_created: 1,
+      users_updated: 1,
+      access_groups_created: 0,
+      inbound_profiles_created: 0,
+      inbounds_created: 0,
+    });
     expect(outcomeOf(second, 'bob')).toMatchObject({ action: 'update', subscription_id: id });
     expect(await counts()).toEqual({ ...after, clients: after.clients + 1, subscriptions: after.subscriptions + 1 });
     const sub = await subscriptionOf(id);
@@ -169,7 +175,13 @@ describe('applyImport', () => {
     expect(await groupsOf(id)).toEqual(['again: Trojan TCP', mine.name].sort());
 
     const third = await applyImport(bed.ctx(), batch([changed, user({ username: 'newcomer' })]), { sourceName: 'again' });
-    expect(third.counts).toEqual({ users_created: 0, users_updated: 2, access_groups_created: 0, inbound_profiles_created: 0, inbounds_created: 0 });
+    expect(third.counts).toEqual({
+      users_created: 0,
+      users_updated: 2,
+      access_groups_created: 0,
+      inbound_profiles_created: 0,
+      inbounds_created: 0,
+    });
     expect(await counts()).toEqual({ ...after, clients: after.clients + 1, subscriptions: after.subscriptions + 1 });
   });
 
@@ -178,7 +190,13 @@ describe('applyImport', () => {
     const users = [user({ username: 'dry1' }), user({ username: 'dry2', renewal: 'year' })];
     const dry = await applyImport(bed.ctx(), batch(users), { sourceName: 'dry', dryRun: true });
     expect(dry.dry_run).toBe(true);
-    expect(dry.counts).toEqual({ users_created: 2, users_updated: 0, access_groups_created: 3, inbound_profiles_created: 3, inbounds_created: 0 });
+    expect(dry.counts).toEqual({
+      users_created: 2,
+      users_updated: 0,
+      access_groups_created: 3,
+      inbound_profiles_created: 3,
+      inbounds_created: 0,
+    });
     expect(dry.not_carried).toEqual([
       { what: 'user dry2: renewal', why: 'a yearly reset has no counterpart here: imported without resets' },
     ]);
