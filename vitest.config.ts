@@ -15,7 +15,7 @@ const EMBEDDED_ONLY = [
   'packages/{client-apps,config,desired-state,domain,engine-api,format,metrics,outbound,proto,runtime,sub-formats,xray-config}/src/**/*.test.ts',
   'packages/{api-client,config,desired-state,outbound,sub-formats}/test/**/*.test.ts',
   'packages/providers/src/**/*.test.ts',
-  'packages/importers/test/**/*.test.ts',
+  'packages/importers/test/{read-marzban,read-3x-ui}.test.ts',
   'packages/testkit/src/{certificates,http-through-proxy,peers,prometheus-text,share-link-client,share-links}.test.ts',
   'packages/db/src/{pglite-dialect,pglite-worker,data-dir-lock,data-model-doc}.test.ts',
   'packages/db/src/backup/{backup-archive,retention}.test.ts',

@@ -25,11 +25,13 @@ export function createPortalApi(): PortalApi {
   let caches: SubLinkCaches | undefined;
   // Made at the first request from the deps the root app hands every request, so mounting
   // needs none (the test server mounts routes before its runtime is handed out).
-  registerSubscriptionLink(routes, (deps) => {
+  const links = registerSubscriptionLink(routes, (deps) => {
     caches ??= createSubLinkCaches(deps);
     return caches;
   });
   routes.route('/', portalRouter());
+  // Last: old links at the root of the host (Remnawave's /{shortUuid}) never shadow a route.
+  links.registerRootLinks(routes);
   return {
     routes,
     stop: async () => {

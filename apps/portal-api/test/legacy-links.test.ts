@@ -106,6 +106,20 @@ describe('old Marzban links after the import', () => {
     expect((await get(`/sub/${token}/no-such-type`)).status).toBe(404);
   });
 
+  it("Marzban's /sub/{token}/info answers the user's state in Marzban's fields", async () => {
+    const token = marzbanCompactToken(SECRET, 'alice', at('2025-06-06T00:00:00Z'));
+    const res = await get(`/sub/${token}/info`);
+    expect(res.status).toBe(200);
+    const info = await res.json();
+    expect(info).toMatchObject({
+      username: 'Alice',
+      status: 'active',
+      subscription_url: expect.stringMatching(/\/sub\/[A-Za-z0-9_-]{43}$/),
+    });
+    expect(info.links.some((l: string) => l.includes(UUID))).toBe(true);
+    expect((await get(`/sub/${marzbanCompactToken(SECRET, 'nobody', at('2025-06-06T00:00:00Z'))}/info`)).status).toBe(404);
+  });
+
   it('a token minted before the revocation, before the user existed, after the import, or under another secret is 404', async () => {
     for (const token of [
       marzbanCompactToken(SECRET, 'alice', at('2025-02-01T00:00:00Z')),
@@ -120,11 +134,11 @@ describe('old Marzban links after the import', () => {
     }
   });
 
-  it('the old links answered are counted for their source (8 above: 6 tokens, 2 client types), refused ones not', async () => {
+  it('the old links answered are counted for their source (9 above: 6 tokens, 2 client types, 1 info), refused ones not', async () => {
     const hits = async () =>
       Number((await s.deps.db.selectFrom('import_sources').select('legacy_hits').executeTakeFirstOrThrow()).legacy_hits);
-    await until('the hits written', async () => (await hits()) >= 8);
-    expect(await hits()).toBe(8);
+    await until('the hits written', async () => (await hits()) >= 9);
+    expect(await hits()).toBe(9);
     const source = await s.deps.db.selectFrom('import_sources').select('last_legacy_hit_at').executeTakeFirstOrThrow();
     expect(source.last_legacy_hit_at).not.toBeNull();
   });

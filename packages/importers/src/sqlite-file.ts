@@ -59,8 +59,9 @@ function rowsOf(db: Database, sql: string, params: SqlValue[] = []): Array<Recor
 }
 
 /** A naive UTC timestamp as SQLAlchemy writes it into SQLite ("2025-01-02 03:04:05.123456"), or null. */
-export function utcTimestamp(value: SqlValue | undefined): Date | null {
+export function utcTimestamp(value: unknown): Date | null {
   if (value === null || value === undefined || value === '') return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value;
   const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?$/.exec(String(value));
   if (!m) return null;
   const at = new Date(`${m[1]}T${m[2]}.${(m[3] ?? '0').padEnd(3, '0').slice(0, 3)}Z`);
@@ -68,7 +69,7 @@ export function utcTimestamp(value: SqlValue | undefined): Date | null {
 }
 
 /** A whole number of a column (an int8 may come as a number), or null. */
-export function wholeNumber(value: SqlValue | undefined): number | null {
+export function wholeNumber(value: unknown): number | null {
   if (value === null || value === undefined || value === '') return null;
   const n = Number(value);
   return Number.isSafeInteger(n) ? n : null;

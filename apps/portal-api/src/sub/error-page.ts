@@ -28,7 +28,7 @@ const PAGE_HEADERS = {
  * database's: then the default rules decide and no support link is shown.
  */
 export function withErrorPages(
-  handler: (c: Context<AppEnv>) => Promise<Response>,
+  handler: (c: Context<AppEnv>) => Response | Promise<Response>,
   cachesFor: (deps: DomainDeps) => SubLinkCaches,
 ): (c: Context<AppEnv>) => Promise<Response> {
   return async (c) => {

@@ -3,7 +3,9 @@ import { platformFromUserAgent } from '@svc/client-apps';
 import {
   type DomainDeps,
   LEGACY_CLIENT_TYPES,
+  MARZNESHIN_CLIENT_TYPES,
   publicBaseUrl,
+  REMNAWAVE_CLIENT_TYPES,
   type SubFormat,
   type SubLinkSettings,
   type SubscriptionDocumentData,
@@ -26,11 +28,13 @@ import {
   renderSingBox,
   renderXrayJson,
   type SubscriptionDocument,
+  shareLinks,
 } from '@svc/sub-formats';
-import type { Context } from 'hono';
+import type { Context, Next } from 'hono';
 import { preparedNotFoundPage, withErrorPages } from './error-page.ts';
 import { subErrorAnswerFor, subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
+import { type LegacyInfoKind, legacyInfo } from './legacy-info.ts';
 import type { SubLinkCaches } from './sub-link-caches.ts';
 
 const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocument) => string; type: string; ext: string }> = {
@@ -48,37 +52,35 @@ const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocum
  * token, after the same hashed lookup; a browser gets it, and any other error, as a page that
  * says what to do (withErrorPages).
  */
-export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (deps: DomainDeps) => SubLinkCaches): void {
-  /** `onlyLegacy`: the path is an old panel's own (3x-ui's /json/ and /clash/), answered in that format. */
-  const handler = async (c: Context<AppEnv>, onlyLegacy?: Exclude<SubFormat, 'html'>) => {
+export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (deps: DomainDeps) => SubLinkCaches) {
+  /**
+   * `presented`: our token, or an old panel's token or key (docs/import.md, "Old links");
+   * `format`: the format an old panel's path names (its client type, 3x-ui's /json/ and /clash/);
+   * `ours`: whether the path is our own /sub/{token}, whose token is looked up among ours first.
+   */
+  const answer = async (c: Context<AppEnv>, presented: string, format: Exclude<SubFormat, 'html'> | undefined, ours: boolean) => {
     const deps = c.get('deps');
     const caches = cachesFor(deps);
-    const token = c.req.param('token') as string;
-    const asked = c.req.param('clientType');
-    // An old panel's /sub/{token}/{client_type} (Marzban's): its type names the format.
-    const legacyFormat = onlyLegacy ?? (asked === undefined ? undefined : LEGACY_CLIENT_TYPES[asked]);
-    if (asked !== undefined && !legacyFormat) return problemResponse(c, 'not-found', NOT_FOUND);
     // Held in memory already (a hit), or read from the database now (a miss; svc_sub_cache_requests_total).
-    const ours = legacyFormat === undefined;
-    const held = ours ? caches.documentNow(token) : undefined;
+    const held = ours ? caches.documentNow(presented) : undefined;
     deps.metrics.subCache.inc({ result: held === undefined ? 'miss' : 'hit' });
-    let data = held === undefined && ours ? await caches.documents(token) : (held ?? null);
+    let data = held === undefined && ours ? await caches.documents(presented) : (held ?? null);
     if (!data) {
       // Not one of ours: perhaps an imported panel's old link (legacy-links.ts), answered as ours.
-      const ours = await caches.legacy.ourToken(token);
-      if (ours) data = await caches.documents(ours);
+      const match = await caches.legacy.lookup(presented);
+      if (match) data = await caches.documents(match.token);
     }
     if (!data) return problemResponse(c, 'not-found', NOT_FOUND);
     const settings = await caches.settings();
     const base = publicBaseUrl(deps.config);
     const doc = documentOf(data, settings, base);
-    const format = legacyFormat ?? subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
-    if (format === 'html') {
+    const chosen = format ?? subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
+    if (chosen === 'html') {
       // A person in a browser: usage, expiry, QR codes and import buttons for the apps of their
       // device, in the operator's order (the customer pages' brand, as the portal shows them).
       const { apps } = await caches.customerPages();
       const page = renderHtmlPage(doc, {
-        subscriptionUrl: `${base}/sub/${c.req.param('token')}`,
+        subscriptionUrl: `${base}${new URL(c.req.url).pathname}`,
         now: deps.clock.now(),
         apps: { platform: platformFromUserAgent(c.req.header('user-agent') ?? ''), order: apps },
       });
@@ -91,21 +93,99 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
       });
     }
     // The body is rendered once per servers array, status, format and settings (bodyOf).
-    const body = bodyOf(doc, format, settings, RENDER[format].body);
-    return c.body(body, 200, answerHeaders(doc, format, settings, base));
+    const body = bodyOf(doc, chosen, settings, RENDER[chosen].body);
+    return c.body(body, 200, answerHeaders(doc, chosen, settings, base));
   };
-  app.get('/sub/:token', withFastPath(withErrorPages(handler, cachesFor), subLinkFastPath(cachesFor)));
-  app.get('/sub/:token/:clientType', withErrorPages(handler, cachesFor));
+  /** An old panel's /info: the subscription's state in that panel's own JSON (legacy-info.ts). */
+  const info = async (c: Context<AppEnv>, presented: string, kind: LegacyInfoKind) => {
+    const caches = cachesFor(c.get('deps'));
+    const match = await caches.legacy.lookup(presented);
+    const data = match ? await caches.documents(match.token) : null;
+    if (!match || !data) return problemResponse(c, 'not-found', NOT_FOUND);
+    const settings = await caches.settings();
+    const base = publicBaseUrl(c.get('deps').config);
+    const doc = documentOf(data, settings, base);
+    return c.json(
+      legacyInfo(kind, { username: match.username, data, links: shareLinks(doc), subscriptionUrl: `${base}/sub/${match.token}` }),
+    );
+  };
+  const param = (c: Context<AppEnv>, name: string) => c.req.param(name) as string;
+
+  app.get(
+    '/sub/:token',
+    withFastPath(
+      withErrorPages((c) => answer(c, param(c, 'token'), undefined, true), cachesFor),
+      subLinkFastPath(cachesFor),
+    ),
+  );
+  // Marzban's /sub/{token}/{client_type} and /info; else Marzneshin's /sub/{username}/{key}.
+  app.get(
+    '/sub/:token/:second',
+    withErrorPages((c) => {
+      const [token, second] = [param(c, 'token'), param(c, 'second')];
+      if (second === 'info') return info(c, token, 'marzban');
+      const format = LEGACY_CLIENT_TYPES[second];
+      return format ? answer(c, token, format, false) : answer(c, `${token}/${second}`, undefined, false);
+    }, cachesFor),
+  );
+  // Marzneshin's /sub/{username}/{key}/{client_type} and /info.
+  app.get(
+    '/sub/:username/:key/:third',
+    withErrorPages((c) => {
+      const [presented, third] = [`${param(c, 'username')}/${param(c, 'key')}`, param(c, 'third')];
+      if (third === 'info') return info(c, presented, 'marzneshin');
+      const format = MARZNESHIN_CLIENT_TYPES[third];
+      return format ? answer(c, presented, format, false) : problemResponse(c, 'not-found', NOT_FOUND);
+    }, cachesFor),
+  );
   // 3x-ui's JSON and Clash subscription paths, for the subIds imported from it (docs/import.md).
   app.get(
     '/json/:token',
-    withErrorPages((c) => handler(c, 'xray-json'), cachesFor),
+    withErrorPages((c) => answer(c, param(c, 'token'), 'xray-json', false), cachesFor),
   );
   app.get(
     '/clash/:token',
-    withErrorPages((c) => handler(c, 'clash-meta'), cachesFor),
+    withErrorPages((c) => answer(c, param(c, 'token'), 'clash-meta', false), cachesFor),
   );
+  // Remnawave's panel paths: /api/sub/{shortUuid}, /{clientType}, /info.
+  const remnawave = (c: Context<AppEnv>, key: string, second: string | undefined) => {
+    if (second === undefined) return answer(c, key, undefined, false);
+    if (second === 'info') return info(c, key, 'remnawave');
+    const format = REMNAWAVE_CLIENT_TYPES[second];
+    return format ? answer(c, key, format, false) : problemResponse(c, 'not-found', NOT_FOUND);
+  };
+  app.get(
+    '/api/sub/:key',
+    withErrorPages((c) => remnawave(c, param(c, 'key'), undefined), cachesFor),
+  );
+  app.get(
+    '/api/sub/:key/:second',
+    withErrorPages((c) => remnawave(c, param(c, 'key'), param(c, 'second')), cachesFor),
+  );
+  return {
+    /**
+     * Remnawave's subscription page answers /{shortUuid} and /{shortUuid}/{clientType} at the
+     * root of its host. Registered after every other route of the app (a path one of them answers
+     * never comes here): a first segment that is an imported user's link key is answered as that
+     * link; anything else goes on to what the root answers otherwise.
+     */
+    registerRootLinks(root: OpenAPIHono<AppEnv>) {
+      const rootLink = async (c: Context<AppEnv>, next: Next) => {
+        const key = param(c, 'key');
+        const second = c.req.param('second');
+        if (!SHORT_UUID.test(key) || (second !== undefined && second !== 'info' && !REMNAWAVE_CLIENT_TYPES[second])) return next();
+        const caches = cachesFor(c.get('deps'));
+        if (caches.legacy.mayExistNow() === false || !(await caches.legacy.lookup(key))) return next();
+        return withErrorPages((cc) => remnawave(cc, key, second), cachesFor)(c);
+      };
+      root.get('/:key', rootLink);
+      root.get('/:key/:second', rootLink);
+    },
+  };
 }
+
+/** Remnawave's short uuids (16 to 64 of its nanoid alphabet): shorter root paths are never looked up. */
+const SHORT_UUID = /^[A-Za-z0-9_-]{16,64}$/;
 
 const NOT_FOUND = 'No subscription has this link.';
 

@@ -1,4 +1,4 @@
-import { type DomainDeps, recordLegacyHits, resolveLegacySubToken } from '@svc/domain';
+import { type DomainDeps, type LegacyLinkMatch, recordLegacyHits, resolveLegacySubToken } from '@svc/domain';
 
 /** Old links answered are added to their sources' counts this long after the first of them (at most one write a second), and at stop. */
 const FLUSH_DELAY_MS = 1000;
@@ -11,8 +11,8 @@ const SOURCES_TTL_MS = 30_000;
  * source exists (without one, an unknown token is a 404 at once).
  */
 export interface LegacyLinks {
-  /** Our link token for an old link's token, or null. */
-  ourToken(presented: string): Promise<string | null>;
+  /** The subscription an old link's token (or key) opens: our link token for it, and the source's name of the user; or null. */
+  lookup(presented: string): Promise<LegacyLinkMatch | null>;
   /** Whether old links may exist (an import source is known); undefined until first read. */
   mayExistNow(): boolean | undefined;
   stop(): Promise<void>;
@@ -46,7 +46,7 @@ export function createLegacyLinks(deps: Pick<DomainDeps, 'db' | 'secrets' | 'clo
     return reading;
   };
   return {
-    async ourToken(presented) {
+    async lookup(presented) {
       const match = await resolveLegacySubToken(deps, presented);
       if (!match) return null;
       known = { any: true, at: Date.now() };
@@ -55,7 +55,7 @@ export function createLegacyLinks(deps: Pick<DomainDeps, 'db' | 'secrets' | 'clo
         timer = setTimeout(() => void flush(), FLUSH_DELAY_MS);
         timer.unref();
       }
-      return match.token;
+      return match;
     },
     mayExistNow() {
       if (!known || Date.now() - known.at > SOURCES_TTL_MS) void refresh().catch(() => {});

@@ -8,6 +8,8 @@ export interface LegacyLinkMatch {
   token: string;
   sourceId: string;
   sourceName: string;
+  /** What the source called the user (its old /info answers name it). */
+  username: string;
 }
 
 /** The import sources whose old links are answered, with what verifies them (read per old link: a handful of rows). */
@@ -44,23 +46,28 @@ export async function resolveLegacySubToken(
     const row = await ctx.db
       .selectFrom('imported_users as u')
       .innerJoin('subscriptions as s', 's.id', 'u.subscription_id')
-      .select(['u.source_created_at', 'u.links_revoked_at', 'u.links_retired_at', 'u.imported_at', 's.token_enc'])
+      .select(['u.username', 'u.source_created_at', 'u.links_revoked_at', 'u.links_retired_at', 'u.imported_at', 's.token_enc'])
       .where('u.source_id', '=', source.id)
       .where('u.source_key', '=', claim.username.toLowerCase())
       .executeTakeFirst();
     if (!row || row.links_retired_at) return null;
     if (!marzbanTokenHonoured(claim, { createdAt: row.source_created_at, revokedAt: row.links_revoked_at, importedAt: row.imported_at }))
       return null;
-    return { token: ctx.secrets.open(row.token_enc), sourceId: source.id, sourceName: source.name };
+    return { token: ctx.secrets.open(row.token_enc), sourceId: source.id, sourceName: source.name, username: row.username };
   }
   return null;
 }
 
-/** A link key's characters (3x-ui's subId, Remnawave's short uuid): anything else is not one, and costs no read. */
-const LINK_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * A link key's characters (3x-ui's subId, Remnawave's short uuid; Marzneshin's `username/key`):
+ * anything else is not one, and costs no read. No part of the pattern can match the same text two
+ * ways: it never backtracks on a stranger's path.
+ */
+const LINK_KEY = /^[A-Za-z0-9_-]{1,64}(?:\/[0-9A-Fa-f]{1,64})?$/;
 
 /**
- * An old link that names the user directly (3x-ui's `/sub/{subId}`): the imported user whose
+ * An old link that names the user directly (3x-ui's `/sub/{subId}`, Remnawave's `/{shortUuid}`,
+ * Marzneshin's `/sub/{username}/{key}`): the imported user whose
  * link key it is, unless our link rotated since. The key is looked up, not verified: it was the
  * whole secret of the link at the source too.
  */
@@ -70,12 +77,12 @@ export async function resolveLinkKey(ctx: Pick<DomainContext, 'db' | 'secrets'>,
     .selectFrom('imported_users as u')
     .innerJoin('import_sources as src', 'src.id', 'u.source_id')
     .innerJoin('subscriptions as s', 's.id', 'u.subscription_id')
-    .select(['u.source_id', 'src.name', 'u.links_retired_at', 's.token_enc'])
+    .select(['u.source_id', 'src.name', 'u.username', 'u.links_retired_at', 's.token_enc'])
     .where('u.link_key', '=', key)
     .orderBy('src.first_imported_at')
     .executeTakeFirst();
   if (!row || row.links_retired_at) return null;
-  return { token: ctx.secrets.open(row.token_enc), sourceId: row.source_id, sourceName: row.name };
+  return { token: ctx.secrets.open(row.token_enc), sourceId: row.source_id, sourceName: row.name, username: row.username };
 }
 
 /** Old links answered since the last call, per source: added to the source's count (what the operator watches to retire the old host). */
@@ -89,6 +96,26 @@ export async function recordLegacyHits(ctx: Pick<DomainContext, 'db' | 'clock'>,
         .where('id', '=', sourceId)
         .execute();
 }
+
+/** Marzneshin's `/sub/{username}/{key}/{client_type}` (`links` is plain text there; here the same links in base64, which apps read alike). */
+export const MARZNESHIN_CLIENT_TYPES: Readonly<Record<string, Exclude<SubFormat, 'html'>>> = {
+  'sing-box': 'sing-box',
+  'clash-meta': 'clash-meta',
+  clash: 'clash-meta',
+  xray: 'xray-json',
+  v2ray: 'base64',
+  links: 'base64',
+};
+
+/** Remnawave's `/{shortUuid}/{clientType}` (and `/api/sub/...`). */
+export const REMNAWAVE_CLIENT_TYPES: Readonly<Record<string, Exclude<SubFormat, 'html'>>> = {
+  stash: 'clash-meta',
+  singbox: 'sing-box',
+  mihomo: 'clash-meta',
+  json: 'xray-json',
+  'v2ray-json': 'xray-json',
+  clash: 'clash-meta',
+};
 
 /** Marzban's `/sub/{token}/{client_type}`: the format each of its client types asks for, in ours. */
 export const LEGACY_CLIENT_TYPES: Readonly<Record<string, Exclude<SubFormat, 'html'>>> = {
