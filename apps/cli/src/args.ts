@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AdminRole as AdminRoleName } from '@svc/db';
 import { AdminRole } from '@svc/domain';
+import { MARZNESHIN_AUTHS, type MarzneshinAuth } from '@svc/importers';
 import { BACKUP_OPTIONS, type BackupArgs, parseBackupArgs } from './commands/backup-args.ts';
 import { IMPORT_SOURCES, type ImportArgs, type ImportFrom } from './commands/import.ts';
 
@@ -20,8 +21,11 @@ export const USAGE = `usage: svc <command>
         [--passphrase-file F]                 read that passphrase from a file instead of a prompt
   svc restore FILE [--force]                  check an archive, then restore it (--force: replace a non-empty database)
         [--passphrase-file F]                 the passphrase of an archive holding the installation key
-  svc import --from marzban|3x-ui --source F  move users in from another panel, their links intact (docs/import.md)
+  svc import --from marzban|marzneshin|3x-ui|remnawave
+        --source FILE|URL                     move users in from another panel, their links intact (docs/import.md):
+                                              its SQLite file, or its PostgreSQL URL (Remnawave, Marzneshin)
         [--xray-config FILE]                  Marzban's xray_config.json (its inbounds)
+        [--auth-algorithm xxh128|plain]       Marzneshin's AUTH_GENERATION_ALGORITHM (default xxh128)
         [--name NAME]                         the source's name here; importing again under it updates
         [--node NODE]...                      bind the source's inbounds on this node (id or name), at their ports
         [--tls-certificate ID]                the certificate the source's TLS inbounds serve with here
@@ -58,6 +62,7 @@ export function parseCommand(argv: string[]): Command {
       name: { type: 'string' },
       node: { type: 'string', multiple: true },
       'tls-certificate': { type: 'string' },
+      'auth-algorithm': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       ...BACKUP_OPTIONS,
@@ -73,7 +78,10 @@ export function parseCommand(argv: string[]): Command {
       throw new UsageError(
         `svc import: --from must be ${IMPORT_SOURCES.slice(0, -1).join(', ')} or ${IMPORT_SOURCES.at(-1)}${from ? `, not "${from}"` : ''}`,
       );
-    if (!values.source) throw new UsageError("svc import: --source is required (the source panel's database file)");
+    if (!values.source) throw new UsageError("svc import: --source is required (the source panel's database file or URL)");
+    const auth = values['auth-algorithm'];
+    if (auth !== undefined && !(MARZNESHIN_AUTHS as readonly string[]).includes(auth))
+      throw new UsageError(`svc import: --auth-algorithm must be ${MARZNESHIN_AUTHS.join(' or ')}, not "${auth}"`);
     return {
       name: 'import',
       passwordStdin,
@@ -84,6 +92,7 @@ export function parseCommand(argv: string[]): Command {
         name: values.name,
         nodes: values.node ?? [],
         tlsCertificate: values['tls-certificate'],
+        authAlgorithm: auth as MarzneshinAuth | undefined,
         dryRun: values['dry-run'] ?? false,
         json: values.json ?? false,
       },

@@ -5,9 +5,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectDatabase, type DatabaseHandle, migrateToLatest } from '@svc/db';
-import { appEntry, testDatabaseUrl } from '@svc/testkit';
+import { appEntry, createScratchDatabase, type ScratchDatabase, testDatabaseUrl } from '@svc/testkit';
 import { MARZBAN_XRAY_CONFIG, marzbanStore } from '@svc/testkit/marzban-store';
+import { marzneshinSqlite } from '@svc/testkit/marzneshin-store';
+import { remnawaveStatements } from '@svc/testkit/remnawave-store';
 import { xuiStore } from '@svc/testkit/xui-store';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -25,6 +28,7 @@ let open: () => Promise<DatabaseHandle>;
 const files = {
   db: join(dir, 'db.sqlite3'),
   xui: join(dir, 'x-ui.db'),
+  marzneshin: join(dir, 'marzneshin.sqlite3'),
   xray: join(dir, 'xray_config.json'),
   junk: join(dir, 'junk.sqlite3'),
   foreign: join(dir, 'foreign.sqlite3'),
@@ -50,6 +54,14 @@ beforeAll(async () => {
     }),
   );
   writeFileSync(files.xray, MARZBAN_XRAY_CONFIG);
+  writeFileSync(
+    files.marzneshin,
+    await marzneshinSqlite({
+      services: { main: ['VLESS TCP'] },
+      inbounds: [{ tag: 'VLESS TCP', config: { protocol: 'vless', port: 8443, network: 'tcp', tls: 'none' } }],
+      users: [{ username: 'frank', key: '0123456789abcdef0123456789abcdef', services: ['main'] }],
+    }),
+  );
   writeFileSync(
     files.xui,
     await xuiStore({
@@ -163,6 +175,60 @@ describe('svc import --from marzban', () => {
     expect(await state()).toEqual(before);
   }, 120_000);
 
+  it('--from marzneshin --dry-run derives the credentials from the key and writes nothing', async () => {
+    const before = await state();
+    const run = await svc(['import', '--from', 'marzneshin', '--source', files.marzneshin, '--dry-run', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({
+      dry_run: true,
+      source: { kind: 'marzneshin' },
+      counts: { users_created: 1, inbound_profiles_created: 1 },
+    });
+    expect(report.users[0]).toMatchObject({ username: 'frank', access_groups: ['VLESS TCP'] });
+    expect(await state()).toEqual(before);
+  }, 120_000);
+
+  it.runIf(server)(
+    '--from remnawave reads its PostgreSQL database through the URL, read-only, and imports',
+    async () => {
+      let scratch: ScratchDatabase | undefined;
+      try {
+        scratch = await createScratchDatabase(`cli_remnawave_${randomBytes(4).toString('hex')}`);
+        const c = new pg.Client({ connectionString: scratch.url });
+        await c.connect();
+        for (const statement of remnawaveStatements({
+          layout: '3.x',
+          squads: { Default: ['VLESS'] },
+          inbounds: [{ tag: 'VLESS', raw: { protocol: 'vless', port: 443, streamSettings: { network: 'tcp', security: 'none' } } }],
+          users: [
+            {
+              username: 'gina',
+              shortUuid: 'ginaShortUuid00001',
+              expireAt: '2099-01-01 00:00:00',
+              vlessUuid: randomUUID(),
+              trojanPassword: 't',
+              ssPassword: 's',
+              squads: ['Default'],
+            },
+          ],
+        }))
+          await c.query(statement);
+        await c.end();
+        const run = await svc(['import', '--from', 'remnawave', '--source', scratch.url, '--name', 'rw', '--json']);
+        expect(run.code, run.stderr).toBe(0);
+        expect(JSON.parse(run.stdout)).toMatchObject({
+          dry_run: false,
+          counts: { users_created: 1 },
+          users: [{ username: 'gina', access_groups: ['VLESS'] }],
+        });
+      } finally {
+        await scratch?.drop();
+      }
+    },
+    120_000,
+  );
+
   it('a file that is not SQLite, or not a whole Marzban database, is refused with a clear error; nothing is written', async () => {
     const before = await state();
     for (const [file, said] of [
@@ -179,7 +245,9 @@ describe('svc import --from marzban', () => {
     expect(node.code).toBe(1);
     expect(node.stderr).toContain('no such node: no-such-node');
     const unknown = await svc(['import', '--from', 'xui', '--source', files.db]);
-    expect(unknown.stderr).toContain('--from must be marzban or 3x-ui, not "xui"');
+    expect(unknown.stderr).toContain('--from must be marzban, marzneshin, 3x-ui or remnawave, not "xui"');
+    const url = await svc(['import', '--from', 'marzban', '--source', 'postgres://127.0.0.1/marzban']);
+    expect(url.stderr).toContain('give the file, not a URL');
     expect(await state()).toEqual(before);
   }, 120_000);
 });

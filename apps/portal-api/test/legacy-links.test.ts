@@ -110,7 +110,7 @@ describe('old Marzban links after the import', () => {
     const token = marzbanCompactToken(SECRET, 'alice', at('2025-06-06T00:00:00Z'));
     const res = await get(`/sub/${token}/info`);
     expect(res.status).toBe(200);
-    const info = await res.json();
+    const info = (await res.json()) as { links: string[] };
     expect(info).toMatchObject({
       username: 'Alice',
       status: 'active',

@@ -1,17 +1,29 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Config } from '@svc/config';
 import { applyImport, type ImportReport, SYSTEM, withActor } from '@svc/domain';
-import { ImportSourceError, read3xui, readMarzban } from '@svc/importers';
+import {
+  ImportSourceError,
+  type MarzneshinAuth,
+  postgresStore,
+  read3xui,
+  readMarzban,
+  readMarzneshin,
+  readRemnawave,
+  type SourceStore,
+  sqliteStore,
+} from '@svc/importers';
 import { createRuntime } from '@svc/runtime';
 
-/** The sources `svc import --from` knows so far (docs/import.md says which come next). */
-export const IMPORT_SOURCES = ['marzban', '3x-ui'] as const;
+/** The sources `svc import --from` reads (docs/import.md). */
+export const IMPORT_SOURCES = ['marzban', 'marzneshin', '3x-ui', 'remnawave'] as const;
 export type ImportFrom = (typeof IMPORT_SOURCES)[number];
 
 export interface ImportArgs {
   from: ImportFrom;
-  /** The source's store: a SQLite file (Marzban's db.sqlite3, 3x-ui's x-ui.db). */
+  /** The source's store: an SQLite file (Marzban's db.sqlite3, 3x-ui's x-ui.db, Marzneshin's db.sqlite3) or a PostgreSQL URL (Remnawave, Marzneshin). */
   source: string;
+  /** Marzneshin's AUTH_GENERATION_ALGORITHM, when it is not the default xxh128. */
+  authAlgorithm?: MarzneshinAuth | undefined;
   /** Marzban's xray_config.json. */
   xrayConfig?: string | undefined;
   /** The source's name here (default: the kind): a re-import under it updates. */
@@ -36,9 +48,7 @@ const CLI_ACTOR = { ...SYSTEM, userAgent: 'svc-cli' };
  * transaction. The source file is read before anything opens the data store.
  */
 export async function importFrom(config: Config, args: ImportArgs): Promise<ImportReport> {
-  const database = await readBounded(args.source, 'the source database');
-  const xrayConfig = args.xrayConfig ? (await readBounded(args.xrayConfig, 'the xray config')).toString('utf8') : undefined;
-  const batch = args.from === 'marzban' ? await readMarzban({ database, xrayConfig }) : await read3xui({ database });
+  const batch = await readSource(args);
   const rt = await createRuntime(config);
   try {
     const report = await applyImport(withActor(rt.deps, CLI_ACTOR), batch, {
@@ -51,6 +61,29 @@ export async function importFrom(config: Config, args: ImportArgs): Promise<Impo
     return report;
   } finally {
     await rt.close();
+  }
+}
+
+/** The source read whole (and closed) before anything opens our own data store. */
+async function readSource(args: ImportArgs) {
+  const isUrl = /^postgres(ql)?:\/\//i.test(args.source);
+  if (args.from === 'marzban' || args.from === '3x-ui') {
+    if (isUrl) throw new ImportSourceError(`--from ${args.from} reads its SQLite file; give the file, not a URL`);
+    const database = await readBounded(args.source, 'the source database');
+    if (args.from === '3x-ui') return read3xui({ database });
+    const xrayConfig = args.xrayConfig ? (await readBounded(args.xrayConfig, 'the xray config')).toString('utf8') : undefined;
+    return readMarzban({ database, xrayConfig });
+  }
+  const what = `the ${args.from === 'marzneshin' ? 'Marzneshin' : 'Remnawave'} database`;
+  const store: SourceStore = isUrl
+    ? await postgresStore(args.source, what)
+    : await sqliteStore(await readBounded(args.source, 'the source database'), what);
+  try {
+    return args.from === 'marzneshin'
+      ? await readMarzneshin({ store, auth: args.authAlgorithm ?? 'xxh128' })
+      : await readRemnawave({ store });
+  } finally {
+    await store.close();
   }
 }
 
