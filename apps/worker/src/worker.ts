@@ -15,12 +15,15 @@ import {
   processStrandedPaymentEvents,
   recheckDuePayments,
   registerAcmeAccount,
+  requeueStaleImports,
+  runImportJob,
   SYSTEM,
   sweepSubscriptionStatuses,
   withActor,
 } from '@svc/domain';
 import type { Runtime } from '@svc/runtime';
 import { announceBackups, backupJob } from './backup-job.ts';
+import { readUploadedSource } from './import-job.ts';
 
 export interface WorkerService {
   /** Takes jobs from the queue and makes sure the sweeps are scheduled. */
@@ -89,6 +92,9 @@ export interface WorkerOptions {
  *   `certificates.issue` (enqueueDueIssuance).
  * - `backups.run`, every backup.every_hours when backup.dir is set: an archive of the database
  *   and retention (backup-job.ts, docs/backups.md).
+ * - `imports.run` {id}: an uploaded source store imported (runImportJob with the readers of
+ *   import-job.ts), one at a time, progress and report on the import_jobs row (docs/import.md).
+ * - `imports.sweep`, every minute: imports whose job was lost handed to the queue again.
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
@@ -212,6 +218,21 @@ function jobTable(rt: Runtime, opts: WorkerOptions): JobTable {
       enabled: Boolean(rt.config.backup.dir),
       everyMs: rt.config.backup.every_hours * 3600_000,
       handle: backupJob(rt, ctx),
+    },
+    // One at a time: an import is one large transaction, and holds its source file in memory.
+    [JOBS.importsRun]: {
+      concurrency: 1,
+      handle: async ({ id }) => {
+        await runImportJob(ctx, id, readUploadedSource);
+        rt.log.info({ import_id: id }, 'import job ended');
+      },
+    },
+    [JOBS.importsSweep]: {
+      everyMs: 60_000,
+      handle: async () => {
+        const requeued = await requeueStaleImports(ctx);
+        if (requeued) rt.log.warn({ requeued }, 'imports whose job was lost handed to the queue again');
+      },
     },
   };
 }

@@ -15,6 +15,16 @@ export const httpSection = z
       .positive()
       .default(1024 * 1024),
     /**
+     * The largest source store an admin may upload to import (POST /api/v1/imports), checked
+     * after the admin is known: the route is outside body_limit_bytes (docs/import.md).
+     */
+    import_body_limit_bytes: z
+      .number()
+      .int()
+      .positive()
+      .max(512 * 1024 * 1024)
+      .default(256 * 1024 * 1024),
+    /**
      * How long a portal process may answer GET /sub/{token} from memory (0 = read the
      * database on every request). Changes to a subscription, its client or its nodes drop
      * the cached answers at once (bus); this bounds only how stale the usage figures get.

@@ -48,6 +48,7 @@ export * from './fleet/revisions.ts';
 export { SERVED_GRACE_MS } from './fleet/serving.ts';
 export * from './imports/apply-import.ts';
 export * from './imports/import-batch.ts';
+export * from './imports/import-jobs.ts';
 export * from './imports/import-report.ts';
 export * from './imports/imported-client-email.ts';
 export * from './inbound-profiles/index.ts';

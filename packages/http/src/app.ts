@@ -4,7 +4,7 @@ import { type DomainDeps, fieldErrors } from '@svc/domain';
 import type { MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import { sql } from 'kysely';
-import { limitBody } from './body-limit.ts';
+import { limitBody, OWN_BODY_LIMIT } from './body-limit.ts';
 import { clientIp } from './client-ip.ts';
 import type { AppEnv } from './env.ts';
 import { mapError } from './errors.ts';
@@ -58,7 +58,7 @@ export function createApp(deps: DomainDeps): OpenAPIHono<AppEnv> {
       await next();
       c.res.headers.set('x-content-type-options', 'nosniff');
     },
-    limitBody(body_limit_bytes),
+    limitBody(body_limit_bytes, { exempt: OWN_BODY_LIMIT }),
     textRuleOnUrlAndHeaders,
   ];
   for (const m of middlewares) app.use(m);

@@ -1,7 +1,7 @@
 export { createApp, createRouter, validationHook } from './app.ts';
 export { OWNERS, READERS, type RouteAuth, requireAuth, WRITERS } from './auth.ts';
 export { type BindingCookie, cookieValues, setBindingCookie } from './binding-cookie.ts';
-export { limitBody } from './body-limit.ts';
+export { limitBody, OWN_BODY_LIMIT } from './body-limit.ts';
 export { actorContext, requestMeta } from './context.ts';
 export { DOCS_CSP, registerDocsUi } from './docs-ui.ts';
 export type { AppEnv } from './env.ts';

@@ -38,6 +38,13 @@ const requireJsonBody: MiddlewareHandler = async (c, next) => {
   await next();
 };
 
+/** An upload (a file and its options as form fields): multipart/form-data only. */
+const requireMultipartBody: MiddlewareHandler = async (c, next) => {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^multipart\/form-data\s*;/i.test(type)) return problemResponse(c, 'unsupported-media-type', 'send the body as multipart/form-data');
+  await next();
+};
+
 /** JSON is UTF-8 (RFC 8259): a `charset` parameter, if any, must say so. */
 function utf8Charset(type: string): boolean {
   for (const param of type.split(';').slice(1)) {
@@ -93,7 +100,9 @@ export function defineRoute<const R extends RouteConfig>(
     });
   }
   if (auth) middleware.push(requireAuth(auth) as unknown as MiddlewareHandler);
-  if (route.request?.body) middleware.push(requireJsonBody, textRuleOnJsonBody);
+  const bodyTypes = Object.keys((route.request?.body as { content?: Record<string, unknown> } | undefined)?.content ?? {});
+  if (bodyTypes.includes('multipart/form-data')) middleware.push(requireMultipartBody);
+  else if (route.request?.body) middleware.push(requireJsonBody, textRuleOnJsonBody);
   const query = route.request?.query as { shape?: Record<string, unknown> } | undefined;
   if (query?.shape && 'cursor' in query.shape) middleware.push(verifyCursor as unknown as MiddlewareHandler);
   const roles = auth?.roles ? ` Roles: ${auth.roles.join(', ')}.` : '';

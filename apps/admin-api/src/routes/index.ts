@@ -21,6 +21,7 @@ import * as chainsFeature from './chains/index.ts';
 import * as clientsFeature from './clients/index.ts';
 import * as dns_providersFeature from './dns-providers/index.ts';
 import * as eventsFeature from './events/index.ts';
+import * as importsFeature from './imports/index.ts';
 import * as inbound_profilesFeature from './inbound-profiles/index.ts';
 import * as inboundsFeature from './inbounds/index.ts';
 import * as nodesFeature from './nodes/index.ts';
@@ -64,6 +65,7 @@ const routes = [
   settingsFeature,
   webhooksFeature,
   eventsFeature,
+  importsFeature,
 ];
 
 export function registerRoutes(app: OpenAPIHono<AppEnv>, state: AdminState): void {

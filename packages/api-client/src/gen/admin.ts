@@ -667,6 +667,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest imports (50), newest first
+         * @description Scope: admin. Roles: owner, admin, viewer.
+         */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Import another panel's users from its uploaded SQLite file, as a job (docs/import.md)
+         * @description Answers at once with the job; GET /imports/{id} tells its progress and, when done, the report (every user and inbound mapped, every record not carried with why). Remnawave (PostgreSQL) is imported with `svc import --source <URL>`. Scope: admin. Roles: owner, admin.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One import: its progress, and its report or error when it ended
+         * @description Scope: admin. Roles: owner, admin, viewer.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/inbound-profiles": {
         parameters: {
             query?: never;
@@ -2007,6 +2051,61 @@ export interface components {
              * @example /ws
              */
             path?: string;
+        };
+        ImportJob: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description when failed: why (a foreign or damaged file, an unknown node); nothing was imported */
+            error: string | null;
+            file_bytes: number;
+            /** Format: date-time */
+            finished_at: string | null;
+            /** @enum {string} */
+            from: "marzban" | "marzneshin" | "3x-ui" | "remnawave";
+            id: string;
+            options: {
+                /** @enum {string} */
+                auth_algorithm: "xxh128" | "plain";
+                dry_run: boolean;
+                nodes: string[];
+                source_name?: string;
+                tls_certificate_id: string | null;
+            };
+            /** @description importing: users done of total */
+            progress: {
+                done: number;
+                /** @enum {string} */
+                phase: "queued" | "reading" | "importing" | "done";
+                total: number;
+            };
+            /** @description when done: the import report (as `svc import --json` prints it): counts, users, inbounds, not_carried */
+            report: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "done" | "failed";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ImportJobList: {
+            items: components["schemas"]["ImportJob"][];
+        };
+        ImportUpload: {
+            /**
+             * Format: binary
+             * @description the old panel's SQLite file (Marzban's db.sqlite3, Marzneshin's db.sqlite3, 3x-ui's x-ui.db)
+             */
+            file?: string;
+            /**
+             * @description JSON: {"from": "marzban"|"marzneshin"|"3x-ui", "source_name"?, "nodes"?: [id or name], "tls_certificate_id"?, "dry_run"?, "auth_algorithm"?: "xxh128"|"plain"}
+             * @example {"from":"marzban","nodes":["Oslo"],"dry_run":true}
+             */
+            options: string;
+            /**
+             * Format: binary
+             * @description Marzban's xray_config.json (its inbounds)
+             */
+            xray_config?: string;
         };
         Inbound: {
             chain_id: string | null;
@@ -6313,6 +6412,189 @@ export interface operations {
             };
             /** @description Too many open event streams (Retry-After) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listImports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportJobList"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ImportUpload"];
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportJob"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file is larger than http.import_body_limit_bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportJob"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such import */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

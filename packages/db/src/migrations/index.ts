@@ -26,6 +26,7 @@ import * as imports from './2026-11-30T0900-imports.ts';
 import * as startOnFirstUse from './2026-11-30T1000-start-on-first-use.ts';
 import * as importLinkKeys from './2026-11-30T1100-import-link-keys.ts';
 import * as importedInboundProfiles from './2026-11-30T1200-imported-inbound-profiles.ts';
+import * as importJobs from './2026-11-30T1300-import-jobs.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T1000-start-on-first-use': startOnFirstUse,
   '2026-11-30T1100-import-link-keys': importLinkKeys,
   '2026-11-30T1200-imported-inbound-profiles': importedInboundProfiles,
+  '2026-11-30T1300-import-jobs': importJobs,
 };

@@ -1,6 +1,7 @@
 import type { ColumnType } from 'kysely';
 
 type Int8 = ColumnType<number, number | undefined, number>;
+type Json<T> = ColumnType<T, string, string>;
 
 export type ImportSourceKindColumn = 'marzban' | 'marzneshin' | '3x-ui' | 'remnawave';
 
@@ -39,4 +40,22 @@ export interface ImportedInboundsTable {
   access_group_id: string;
   /** The inbound profile the import made of it (null: not made, or deleted since). */
   profile_id: string | null;
+}
+
+/** An import started by an upload, run by the worker (imports/import-jobs.ts). */
+export interface ImportJobsTable {
+  id: string;
+  kind: 'marzban' | 'marzneshin' | '3x-ui' | 'remnawave';
+  status: 'queued' | 'running' | 'done' | 'failed';
+  options: Json<Record<string, unknown>>;
+  source_file: Uint8Array | null;
+  xray_config: string | null;
+  file_bytes: Int8;
+  progress: Json<{ phase: string; done: number; total: number }>;
+  report: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  error: string | null;
+  created_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
 }

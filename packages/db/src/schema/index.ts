@@ -29,7 +29,7 @@ import type {
   NodesTable,
   SubscriptionGroupGraceTable,
 } from './fleet.ts';
-import type { ImportedInboundsTable, ImportedUsersTable, ImportSourcesTable } from './imports.ts';
+import type { ImportedInboundsTable, ImportedUsersTable, ImportJobsTable, ImportSourcesTable } from './imports.ts';
 import type { CertificateAuthorityTable, InstallationTable, SigningKeysTable } from './installation.ts';
 import type { RefreshTokensTable, SessionsTable } from './sessions.ts';
 import type { SettingsTable } from './settings.ts';
@@ -46,6 +46,7 @@ export interface Database {
   import_sources: ImportSourcesTable;
   imported_users: ImportedUsersTable;
   imported_inbounds: ImportedInboundsTable;
+  import_jobs: ImportJobsTable;
   installation: InstallationTable;
   signing_keys: SigningKeysTable;
   certificate_authority: CertificateAuthorityTable;

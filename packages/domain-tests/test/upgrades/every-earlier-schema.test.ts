@@ -667,6 +667,24 @@ const STEPS: Record<string, Step> = {
       expect(await one(db, 'imported_inbounds', { tag: 'VLESS TCP' })).toMatchObject({ profile_id: null });
     },
   },
+  '2026-11-30T1300-import-jobs': {
+    async seed(db) {
+      await put(db, 'import_jobs', {
+        id: id('imj', 1),
+        kind: 'marzban',
+        status: 'done',
+        options: JSON.stringify({ nodes: [], tls_certificate_id: null, dry_run: false, auth_algorithm: 'xxh128' }),
+        source_file: null,
+        xray_config: null,
+        file_bytes: 4096,
+        progress: JSON.stringify({ phase: 'done', done: 1, total: 1 }),
+        report: JSON.stringify({ counts: { users_created: 1 } }),
+        created_at: T0,
+        updated_at: T0,
+        finished_at: T0,
+      });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

@@ -21,9 +21,11 @@ export interface ImportOptions {
   nodes?: readonly string[];
   /** The certificate (id) the source's TLS inbounds serve with here. */
   tlsCertificateId?: string | null;
+  /** Told after each user (how many of how many): an import job's progress. */
+  onProgress?: (done: number, total: number) => void;
 }
 
-const SOURCE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+export const SOURCE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 /** Thrown inside the unit to roll a dry run back with its report. */
 class DryRun extends Error {
@@ -111,7 +113,8 @@ async function importInUnit(
   const outcomes: ImportedUserOutcome[] = [];
   const seen = new Set<string>();
   const links = new Set<string>();
-  for (const given of batch.users) {
+  for (const [index, given] of batch.users.entries()) {
+    options.onProgress?.(index, batch.users.length);
     const user = { ...given };
     if (seen.has(user.key)) {
       notCarried.push({

@@ -45,6 +45,10 @@ export const JOBS = {
   certificatesSweep: 'certificates.sweep',
   /** Write a backup archive and apply retention (backups/scheduled-backup.ts; scheduled only when backup.dir is set). */
   backupsRun: 'backups.run',
+  /** Import one uploaded source store (imports/import-jobs.ts). */
+  importsRun: 'imports.run',
+  /** Hand imports whose job was lost to the queue again. */
+  importsSweep: 'imports.sweep',
 } as const;
 export type JobName = (typeof JOBS)[keyof typeof JOBS];
 
@@ -62,4 +66,6 @@ export interface JobData {
   'certificates.issue': { id: string };
   'certificates.sweep': Record<string, never>;
   'backups.run': Record<string, never>;
+  'imports.run': { id: string };
+  'imports.sweep': Record<string, never>;
 }
