@@ -10,10 +10,14 @@ async function start() {
   const rt = await createRuntime(config, { app: 'portal-api' });
   const metrics = await startMetricsListener(rt);
   const portal = createPortalApi();
-  const http = createHttpService(rt.deps, (root) => {
-    root.route('/', portal.routes);
-    registerPortalWeb(root, rt.config);
-  });
+  const http = createHttpService(
+    rt.deps,
+    (root) => {
+      root.route('/', portal.routes);
+      registerPortalWeb(root, rt.config);
+    },
+    { extraPorts: true },
+  );
   const listening = listenLine(rt.config, await http.start(), 'portal-api');
   rt.log.info({ ...listening.fields, database: rt.database.location, shared_state: rt.shared.kind }, listening.msg);
   return async () => {

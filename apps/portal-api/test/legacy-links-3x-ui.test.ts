@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { applyImport, withActor } from '@svc/domain';
 import { read3xui } from '@svc/importers';
 import { type TestServer, until } from '@svc/testkit';
+import { freePort } from '@svc/testkit/engine-process';
 import { xuiStore } from '@svc/testkit/xui-store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -14,9 +15,16 @@ const UUID = randomUUID();
 const SUB_ID = 'k3x9q2m7p1z8w4ve';
 let s: TestServer;
 let portal: PortalTestServer;
+let subPort: number;
 
 beforeAll(async () => {
-  portal = await startPortal({ SVC_PUBLIC_BASE_URL: 'https://vpn.example.com', SVC_SUB_CACHE_SECONDS: '0' });
+  subPort = await freePort();
+  // 3x-ui's subscription port (2096 there; a free one here) answers too: http.extra_ports.
+  portal = await startPortal({
+    SVC_PUBLIC_BASE_URL: 'https://vpn.example.com',
+    SVC_SUB_CACHE_SECONDS: '0',
+    SVC_HTTP_EXTRA_PORTS: String(subPort),
+  });
   ({ s } = portal);
   const database = await xuiStore({
     clientTables: true,
@@ -76,16 +84,22 @@ describe("3x-ui's old links after the import", () => {
     expect(parseYaml(await clash.text()).proxies.map((p: { uuid?: string }) => p.uuid)).toEqual([UUID]);
   });
 
+  it("3x-ui's own subscription port (http.extra_ports) answers the same links", async () => {
+    const res = await fetch(`http://127.0.0.1:${subPort}/sub/${SUB_ID}`, { headers: { 'user-agent': 'v2rayNG/1.9.30' } });
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.text(), 'base64').toString('utf8')).toContain(UUID);
+  });
+
   it('an unknown subId, on any of the three paths, is 404', async () => {
     for (const path of ['/sub/nosuchsubid00000', '/json/nosuchsubid00000', '/clash/nosuchsubid00000', '/json/..%2F..%2Fetc'])
       expect((await get(path)).status, path).toBe(404);
   });
 
-  it('the hits are counted for the source', async () => {
+  it('the hits are counted for the source (4 answered above)', async () => {
     await until(
       'the hits written',
-      async () => Number((await s.deps.db.selectFrom('import_sources').select('legacy_hits').executeTakeFirstOrThrow()).legacy_hits) >= 3,
+      async () => Number((await s.deps.db.selectFrom('import_sources').select('legacy_hits').executeTakeFirstOrThrow()).legacy_hits) >= 4,
     );
-    expect(Number((await s.deps.db.selectFrom('import_sources').select('legacy_hits').executeTakeFirstOrThrow()).legacy_hits)).toBe(3);
+    expect(Number((await s.deps.db.selectFrom('import_sources').select('legacy_hits').executeTakeFirstOrThrow()).legacy_hits)).toBe(4);
   });
 });

@@ -42,12 +42,13 @@ function set(tree: Tree, path: string[], value: unknown) {
   node[path[path.length - 1] as string] = value;
 }
 
-const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list']> = [
+const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list' | 'ints']> = [
   ['SVC_HTTP_HOST', ['http', 'host'], 'str'],
   ['SVC_HTTP_PORT', ['http', 'port'], 'int'],
   ['SVC_PUBLIC_BASE_URL', ['http', 'public_base_url'], 'str'],
   ['SVC_TRUST_PROXY', ['http', 'trust_proxy'], 'bool'],
   ['SVC_SUB_CACHE_SECONDS', ['http', 'sub_cache_seconds'], 'int'],
+  ['SVC_HTTP_EXTRA_PORTS', ['http', 'extra_ports'], 'ints'],
   ['SVC_ADMIN_WEB_DIR', ['http', 'admin_web_dir'], 'str'],
   ['SVC_PORTAL_WEB_DIR', ['http', 'portal_web_dir'], 'str'],
   ['SVC_AGENT_DIST_DIR', ['http', 'agent_dist_dir'], 'str'],
@@ -128,7 +129,19 @@ export function applyEnv(tree: Tree, env: Env): Tree {
   for (const [name, path, kind] of scalars) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    set(tree, path, kind === 'int' ? int(name, raw) : kind === 'bool' ? bool(name, raw) : kind === 'list' ? listOf(raw) : raw);
+    set(
+      tree,
+      path,
+      kind === 'int'
+        ? int(name, raw)
+        : kind === 'bool'
+          ? bool(name, raw)
+          : kind === 'list'
+            ? listOf(raw)
+            : kind === 'ints'
+              ? listOf(raw).map((v) => int(name, v))
+              : raw,
+    );
   }
   for (const [name, raw] of Object.entries(env)) {
     const m = OAUTH_ENV.exec(name);

@@ -15,6 +15,11 @@ export const httpSection = z
       .positive()
       .default(1024 * 1024),
     /**
+     * More ports every HTTP surface also answers on: an imported panel's own, which the links
+     * customers hold name (3x-ui's subscription port 2096; docs/import.md).
+     */
+    extra_ports: z.array(z.number().int().min(1).max(65535)).max(8).default([]),
+    /**
      * The largest source store an admin may upload to import (POST /api/v1/imports), checked
      * after the admin is known: the route is outside body_limit_bytes (docs/import.md).
      */

@@ -25,60 +25,83 @@ export function createHttpService(
   deps: DomainDeps,
   mount: (root: OpenAPIHono<AppEnv>) => void,
   /** fastPaths: false sends every request through Hono (tests compare the two). */
-  opts: { host?: string; port?: number; fastPaths?: boolean } = {},
+  /** extraPorts: also listen on http.extra_ports (the process that answers the subscription links: svc start, the portal). */
+  opts: { host?: string; port?: number; fastPaths?: boolean; extraPorts?: boolean } = {},
 ): HttpService {
   const app = createApp(deps);
   mount(app);
   let server: ServerType | undefined;
+  let extra: ServerType[] = [];
   let answered = () => 0;
+  const host = opts.host ?? deps.config.http.host;
+  const listenOn = (port: number) =>
+    new Promise<{ server: ServerType; info: AddressInfo }>((resolve, reject) => {
+      const listen = {
+        fetch: app.fetch,
+        hostname: host,
+        port,
+        // Routes with a fast path (GET /sub/{token} from its cache) answer before Hono.
+        ...(opts.fastPaths === false
+          ? {}
+          : {
+              createServer: ((options: ServerOptions, hono: RequestListener) => {
+                const fast = fastListener(app, deps, hono);
+                answered = fast.answered;
+                return createServer(options, fast.listener);
+              }) as typeof createServer,
+            }),
+      };
+      const s: ServerType = serve(listen, (info: AddressInfo) => resolve({ server: s, info }));
+      s.once('error', reject);
+    });
   return {
     app,
     fastAnswered: () => answered(),
-    start: () =>
-      new Promise((resolve, reject) => {
-        const host = opts.host ?? deps.config.http.host;
-        const listen = {
-          fetch: app.fetch,
-          hostname: host,
-          port: opts.port ?? deps.config.http.port,
-          // Routes with a fast path (GET /sub/{token} from its cache) answer before Hono.
-          ...(opts.fastPaths === false
-            ? {}
-            : {
-                createServer: ((options: ServerOptions, hono: RequestListener) => {
-                  const fast = fastListener(app, deps, hono);
-                  answered = fast.answered;
-                  return createServer(options, fast.listener);
-                }) as typeof createServer,
-              }),
-        };
-        const s = serve(listen, (info: AddressInfo) => {
-          const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-          resolve({
-            port: info.port,
-            url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${info.port}`,
-            address: `${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}`,
-          });
-        });
-        s.once('error', reject);
-        server = s;
-      }),
+    async start() {
+      const main = await listenOn(opts.port ?? deps.config.http.port);
+      server = main.server;
+      // http.extra_ports: the same surfaces on more ports (an imported panel's own, such as
+      // 3x-ui's subscription port 2096, which the links customers hold name).
+      if (opts.extraPorts && opts.port === undefined)
+        for (const port of deps.config.http.extra_ports)
+          try {
+            extra.push((await listenOn(port)).server);
+          } catch (err) {
+            await this.stop(0);
+            throw err;
+          }
+      const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      const { info } = main;
+      return {
+        port: info.port,
+        url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${info.port}`,
+        address: `${info.address.includes(':') ? `[${info.address}]` : info.address}:${info.port}`,
+      };
+    },
     async stop(graceMs = 5000) {
+      const others = extra;
+      extra = [];
+      await Promise.all(others.map((o) => closeGracefully(o, graceMs)));
       if (!server) return;
-      const s = server as unknown as import('node:http').Server;
+      const s = server;
       server = undefined;
-      // Stop accepting, let requests in flight finish (a refresh whose rotation committed must
-      // still deliver its new token), then cut what is left after the grace period.
-      // A keep-alive connection whose request finishes during the grace becomes idle and is
-      // closed at the next tick of `idle` (Node closes only those idle at close() itself), so the
-      // stop ends when the last request does, not at the grace.
-      const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-      s.closeIdleConnections?.();
-      const idle = setInterval(() => s.closeIdleConnections?.(), 50);
-      const timer = setTimeout(() => s.closeAllConnections?.(), graceMs);
-      await closed;
-      clearInterval(idle);
-      clearTimeout(timer);
+      await closeGracefully(s, graceMs);
     },
   };
+}
+
+async function closeGracefully(server: ServerType, graceMs: number): Promise<void> {
+  const s = server as unknown as import('node:http').Server;
+  // Stop accepting, let requests in flight finish (a refresh whose rotation committed must
+  // still deliver its new token), then cut what is left after the grace period.
+  // A keep-alive connection whose request finishes during the grace becomes idle and is
+  // closed at the next tick of `idle` (Node closes only those idle at close() itself), so the
+  // stop ends when the last request does, not at the grace.
+  const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+  s.closeIdleConnections?.();
+  const idle = setInterval(() => s.closeIdleConnections?.(), 50);
+  const timer = setTimeout(() => s.closeAllConnections?.(), graceMs);
+  await closed;
+  clearInterval(idle);
+  clearTimeout(timer);
 }

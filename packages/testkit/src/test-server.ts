@@ -93,10 +93,14 @@ export async function startTestServer(opts: TestServerOptions): Promise<TestServ
   const bootstrap = await prepareBootstrap(runtime);
   const metrics = await startMetricsListener(runtime);
   const surfaces: Stoppable[] = [];
-  const http = createHttpService(runtime.deps, (root) => {
-    const mounted = opts.mount(root);
-    if (mounted) surfaces.push(...(Array.isArray(mounted) ? mounted : [mounted as Stoppable]));
-  });
+  const http = createHttpService(
+    runtime.deps,
+    (root) => {
+      const mounted = opts.mount(root);
+      if (mounted) surfaces.push(...(Array.isArray(mounted) ? mounted : [mounted as Stoppable]));
+    },
+    { extraPorts: true },
+  );
   const { url } = await http.start();
   bootstrap.announce(url);
   const setupToken = bootstrap.token;

@@ -21,16 +21,20 @@ export async function startAllInOne(config: Config): Promise<{ stop(): Promise<v
   });
   const admin = createAdminApi();
   const portal = createPortalApi();
-  const http = createHttpService(rt.deps, (root) => {
-    // A person who opens the address the start line names lands on the admin panel (setup first).
-    root.get('/', (c) => c.redirect(`${publicPrefixOf(rt.config.http.public_base_url)}${ADMIN_WEB_PATH}/`, 302));
-    root.route('/', admin.routes);
-    registerAdminWeb(root, rt.config);
-    registerAgentFiles(root, rt.config);
-    root.route('/', portal.routes);
-    registerPortalWeb(root, rt.config);
-    registerPaymentWebhooks(root);
-  });
+  const http = createHttpService(
+    rt.deps,
+    (root) => {
+      // A person who opens the address the start line names lands on the admin panel (setup first).
+      root.get('/', (c) => c.redirect(`${publicPrefixOf(rt.config.http.public_base_url)}${ADMIN_WEB_PATH}/`, 302));
+      root.route('/', admin.routes);
+      registerAdminWeb(root, rt.config);
+      registerAgentFiles(root, rt.config);
+      root.route('/', portal.routes);
+      registerPortalWeb(root, rt.config);
+      registerPaymentWebhooks(root);
+    },
+    { extraPorts: true },
+  );
   const bound = await http.start();
   // The agent gateway on its own TLS port (gRPC cannot share the HTTP/1.1 listener).
   const gateway = await startGateway(rt).catch(async (err) => {
