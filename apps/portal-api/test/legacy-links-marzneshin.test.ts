@@ -65,6 +65,47 @@ describe("Marzneshin's old links after the import", () => {
     expect(await info.json()).toMatchObject({ username: 'alice', used_traffic: 700, data_limit: 10_000, is_active: true, enabled: true });
   });
 
+  it('/sub/{username}/{key}/usage answers the traffic counted here per hour (per day beyond three days), in Marzneshin’s fields', async () => {
+    const sub = await s.deps.db
+      .selectFrom('imported_users')
+      .select('subscription_id')
+      .where('username', '=', 'alice')
+      .executeTakeFirstOrThrow();
+    const node = await s.deps.db.selectFrom('nodes').select('id').where('name', '=', 'Riga').executeTakeFirstOrThrow();
+    await s.deps.db
+      .insertInto('usage_hourly')
+      .values([
+        {
+          subscription_id: sub.subscription_id,
+          node_id: node.id,
+          hour: new Date('2026-03-01T10:00:00Z'),
+          uplink_bytes: 100,
+          downlink_bytes: 900,
+        },
+        {
+          subscription_id: sub.subscription_id,
+          node_id: node.id,
+          hour: new Date('2026-03-01T12:00:00Z'),
+          uplink_bytes: 5,
+          downlink_bytes: 45,
+        },
+      ])
+      .execute();
+    const hourly = await get(`/sub/alice/${KEY}/usage?start=2026-03-01T09:00:00&end=2026-03-01T13:00:00`);
+    expect(hourly.status).toBe(200);
+    const h = (await hourly.json()) as { step: number; total: number; usages: Array<[number, number]> };
+    expect(h.step).toBe(3600);
+    expect(h.total).toBe(1050);
+    expect(h.usages.filter(([, b]) => b > 0)).toEqual([
+      [Date.parse('2026-03-01T10:00:00Z') / 1000, 1000],
+      [Date.parse('2026-03-01T12:00:00Z') / 1000, 50],
+    ]);
+    const daily = await get(`/sub/alice/${KEY}/usage?start=2026-02-20&end=2026-03-10`);
+    expect(await daily.json()).toMatchObject({ step: 86_400, total: 1050 });
+    for (const q of ['start=yesterday', 'start=2026-03-02&end=2026-03-01', `start=${'2'.repeat(50)}`])
+      expect((await get(`/sub/alice/${KEY}/usage?${q}`)).status, q).toBe(400);
+  });
+
   it('a wrong key, another user, an unknown client type or a key of another case is 404', async () => {
     for (const path of [
       `/sub/alice/${'f'.repeat(32)}`,

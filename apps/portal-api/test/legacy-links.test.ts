@@ -144,6 +144,52 @@ describe('old Marzban links after the import', () => {
   });
 });
 
+describe("Marzban's /usage", () => {
+  it('/sub/{token}/usage answers the traffic counted here per node, in Marzban’s fields; a bad range is 400', async () => {
+    const token = marzbanCompactToken(SECRET, 'alice', at('2025-06-06T00:00:00Z'));
+    const res = await get(`/sub/${token}/usage?start=2000-01-01T00:00:00&end=2100-01-01T00:00:00`);
+    expect(res.status).toBe(400);
+    const fine = await get(`/sub/${token}/usage`);
+    expect(fine.status).toBe(200);
+    expect(await fine.json()).toEqual({ usages: [], username: 'Alice' });
+    const sub = await s.deps.db
+      .selectFrom('imported_users')
+      .select('subscription_id')
+      .where('source_key', '=', 'alice')
+      .executeTakeFirstOrThrow();
+    const node = await s.deps.db.selectFrom('nodes').select('id').where('name', '=', 'Helsinki').executeTakeFirstOrThrow();
+    await s.deps.db
+      .insertInto('usage_hourly')
+      .values([
+        {
+          subscription_id: sub.subscription_id,
+          node_id: node.id,
+          hour: new Date('2026-01-05T10:00:00Z'),
+          uplink_bytes: 10,
+          downlink_bytes: 90,
+        },
+        {
+          subscription_id: sub.subscription_id,
+          node_id: node.id,
+          hour: new Date('2026-01-06T10:00:00Z'),
+          uplink_bytes: 1,
+          downlink_bytes: 9,
+        },
+        {
+          subscription_id: sub.subscription_id,
+          node_id: node.id,
+          hour: new Date('2025-12-01T10:00:00Z'),
+          uplink_bytes: 1000,
+          downlink_bytes: 0,
+        },
+      ])
+      .execute();
+    const ranged = await get(`/sub/${token}/usage?start=2026-01-01&end=2026-01-31`);
+    expect(await ranged.json()).toEqual({ usages: [{ node_id: node.id, node_name: 'Helsinki', used_traffic: 110 }], username: 'Alice' });
+    expect((await get(`/sub/${token}/usage?start=2026-13-01`)).status).toBe(400);
+  });
+});
+
 describe('rotating the subscription retires its old links', () => {
   it('after a rotation the old token is 404, and re-importing does not bring it back', async () => {
     const token = marzbanCompactToken(SECRET, 'alice', at('2025-09-09T09:09:09Z'));

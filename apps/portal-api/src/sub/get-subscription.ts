@@ -34,7 +34,7 @@ import type { Context, Next } from 'hono';
 import { preparedNotFoundPage, withErrorPages } from './error-page.ts';
 import { subErrorAnswerFor, subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
-import { type LegacyInfoKind, legacyInfo } from './legacy-info.ts';
+import { type LegacyInfoKind, legacyInfo, legacyUsage, legacyUsageRange } from './legacy-info.ts';
 import type { SubLinkCaches } from './sub-link-caches.ts';
 
 const RENDER: Record<Exclude<SubFormat, 'html'>, { body: (doc: SubscriptionDocument) => string; type: string; ext: string }> = {
@@ -109,6 +109,17 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
       legacyInfo(kind, { username: match.username, data, links: shareLinks(doc), subscriptionUrl: `${base}/sub/${match.token}` }),
     );
   };
+  /** An old panel's /usage: the subscription's traffic in a range, in that panel's own JSON (legacy-info.ts). */
+  const usage = async (c: Context<AppEnv>, presented: string, kind: 'marzban' | 'marzneshin') => {
+    const deps = c.get('deps');
+    const caches = cachesFor(deps);
+    const range = legacyUsageRange(c.req.query('start'), c.req.query('end'), deps.clock.now());
+    if ('error' in range) return problemResponse(c, 'validation', range.error);
+    const match = await caches.legacy.lookup(presented);
+    const data = match ? await caches.documents(match.token) : null;
+    if (!match || !data) return problemResponse(c, 'not-found', NOT_FOUND);
+    return c.json(await legacyUsage(kind, deps, { username: match.username, subscriptionId: data.subscription_id, ...range }));
+  };
   const param = (c: Context<AppEnv>, name: string) => c.req.param(name) as string;
 
   app.get(
@@ -124,6 +135,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     withErrorPages((c) => {
       const [token, second] = [param(c, 'token'), param(c, 'second')];
       if (second === 'info') return info(c, token, 'marzban');
+      if (second === 'usage') return usage(c, token, 'marzban');
       const format = LEGACY_CLIENT_TYPES[second];
       return format ? answer(c, token, format, false) : answer(c, `${token}/${second}`, undefined, false);
     }, cachesFor),
@@ -134,6 +146,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     withErrorPages((c) => {
       const [presented, third] = [`${param(c, 'username')}/${param(c, 'key')}`, param(c, 'third')];
       if (third === 'info') return info(c, presented, 'marzneshin');
+      if (third === 'usage') return usage(c, presented, 'marzneshin');
       const format = MARZNESHIN_CLIENT_TYPES[third];
       return format ? answer(c, presented, format, false) : problemResponse(c, 'not-found', NOT_FOUND);
     }, cachesFor),

@@ -1,4 +1,4 @@
-import type { SubscriptionDocumentData } from '@svc/domain';
+import { type DomainDeps, getSubscriptionUsage, getSubscriptionUsageByNode, type SubscriptionDocumentData } from '@svc/domain';
 
 /** The old panels whose `/info` a customer's app or page may still read. */
 export type LegacyInfoKind = 'marzban' | 'marzneshin' | 'remnawave';
@@ -72,4 +72,59 @@ export function legacyInfo(kind: LegacyInfoKind, i: LegacyInfoInput): Record<str
       subscriptionUrl: i.subscriptionUrl,
     },
   };
+}
+
+const DAY_MS = 86_400_000;
+/** ISO 8601 dates and times as the old panels take them (Python's fromisoformat): bounded before parsing. */
+const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+function isoTime(raw: string): Date | null {
+  if (raw.length > 40 || !ISO.test(raw)) return null;
+  // No zone: UTC, as the panels' naive times are.
+  const zoned = /(?:Z|[+-]\d{2}:?\d{2})$/.test(raw) || raw.length === 10 ? raw : `${raw}Z`;
+  const at = new Date(zoned.replace(' ', 'T'));
+  return Number.isNaN(at.getTime()) ? null : at;
+}
+
+/** `?start=&end=` of an old panel's /usage: ISO times, by default the last 30 days. */
+export function legacyUsageRange(
+  start: string | undefined,
+  end: string | undefined,
+  now: Date,
+): { from: Date; to: Date } | { error: string } {
+  const to = end ? isoTime(end) : now;
+  const from = start ? isoTime(start) : new Date((to ?? now).getTime() - 30 * DAY_MS);
+  if (!to) return { error: 'end is not an ISO 8601 date or time' };
+  if (!from) return { error: 'start is not an ISO 8601 date or time' };
+  if (from.getTime() > to.getTime()) return { error: 'start is after end' };
+  if (to.getTime() - from.getTime() > 366 * DAY_MS) return { error: 'at most 366 days' };
+  return { from, to };
+}
+
+/**
+ * An old panel's `GET .../usage`: Marzban's `{usages: [{node_id, node_name, used_traffic}],
+ * username}` (per node), Marzneshin's `{step, total, usages: [[unix time, bytes]]}` (per hour, or
+ * per day beyond three days), from the traffic counted here since the import (the source's
+ * history stays with it).
+ */
+export async function legacyUsage(
+  kind: 'marzban' | 'marzneshin',
+  deps: Pick<DomainDeps, 'db' | 'clock'>,
+  q: { username: string; subscriptionId: string; from: Date; to: Date },
+): Promise<Record<string, unknown>> {
+  if (kind === 'marzban') {
+    const nodes = await getSubscriptionUsageByNode(deps, q.subscriptionId, q.from, q.to);
+    return {
+      usages: nodes.map((n) => ({ node_id: n.node_id, node_name: n.node_name, used_traffic: n.uplink_bytes + n.downlink_bytes })),
+      username: q.username,
+    };
+  }
+  const granularity = q.to.getTime() - q.from.getTime() > 3 * DAY_MS ? 'day' : 'hour';
+  const view = await getSubscriptionUsage(deps, q.subscriptionId, {
+    from: q.from,
+    to: new Date(Math.max(q.to.getTime(), q.from.getTime() + 1)),
+    granularity,
+  });
+  const usages = view.items.map((i) => [Math.floor(Date.parse(i.start) / 1000), i.uplink_bytes + i.downlink_bytes] as const);
+  return { step: granularity === 'day' ? 86_400 : 3_600, total: usages.reduce((sum, [, b]) => sum + b, 0), usages };
 }

@@ -96,3 +96,33 @@ export async function getSubscriptionUsage(ctx: Pick<DomainContext, 'db' | 'cloc
     items: [...buckets].map(([t, b]) => ({ start: new Date(t).toISOString(), uplink_bytes: b.up, downlink_bytes: b.down })),
   };
 }
+
+/**
+ * Traffic of one subscription in [from, to), summed per node (with the node's name): what an old
+ * panel's per-node usage answer (Marzban's /sub/{token}/usage) shows. Nodes deleted since are
+ * left out (their rows went with them).
+ */
+export async function getSubscriptionUsageByNode(
+  ctx: Pick<DomainContext, 'db'>,
+  id: string,
+  from: Date,
+  to: Date,
+): Promise<Array<{ node_id: string; node_name: string; uplink_bytes: number; downlink_bytes: number }>> {
+  if (from.getTime() > to.getTime()) throw new ValidationError('start must not be after end', { 'query.start': 'must not be after end' });
+  const rows = await ctx.db
+    .selectFrom('usage_hourly as u')
+    .innerJoin('nodes as n', 'n.id', 'u.node_id')
+    .select((eb) => [
+      'u.node_id',
+      'n.name',
+      eb.fn.sum<number | string>('u.uplink_bytes').as('up'),
+      eb.fn.sum<number | string>('u.downlink_bytes').as('down'),
+    ])
+    .where('u.subscription_id', '=', id)
+    .where('u.hour', '>=', from)
+    .where('u.hour', '<', to)
+    .groupBy(['u.node_id', 'n.name'])
+    .orderBy('n.name')
+    .execute();
+  return rows.map((r) => ({ node_id: r.node_id, node_name: r.name, uplink_bytes: Number(r.up), downlink_bytes: Number(r.down) }));
+}
