@@ -100,6 +100,10 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       'GET /api/v1/imports',
       'POST /api/v1/imports',
       'GET /api/v1/imports/{id}',
+      // Issue 35.1: API tokens.
+      'GET /api/v1/api-tokens',
+      'POST /api/v1/api-tokens',
+      'DELETE /api/v1/api-tokens/{id}',
     ];
     expect(ops.sort()).toEqual(expected.sort());
     for (const [p, item] of Object.entries(paths)) {

@@ -3,6 +3,7 @@ import type { Db } from '@svc/db';
 import type { Metrics } from '@svc/metrics';
 import type { Logger } from 'pino';
 import { createAdminAccessCache } from './auth/admin-access.ts';
+import { createApiTokenCache } from './auth/api-tokens.ts';
 import { createPasswordHasher } from './auth/password-hasher.ts';
 import type { RateLimitStore } from './auth/rate-limit.ts';
 import { createTokenService } from './auth/tokens.ts';
@@ -47,6 +48,7 @@ export async function createDomainDeps(opts: {
     jobs: opts.jobs,
     tokens,
     adminAccess: await createAdminAccessCache(opts),
+    apiTokens: await createApiTokenCache(opts),
     secrets: createSealer(opts.installationKey),
     metrics: opts.metrics,
     outbound: opts.outbound,

@@ -15,6 +15,7 @@ export * from './audit/record-audit.ts';
 export type { AuditEntry } from './audit/write-audit.ts';
 export * from './auth/admin-access.ts';
 export * from './auth/admin-login.ts';
+export * from './auth/api-tokens.ts';
 export * from './auth/authorize.ts';
 export * from './auth/client-login.ts';
 export * from './auth/client-registration.ts';

@@ -15,6 +15,7 @@ export function actorContext(c: Context<AppEnv>): DomainContext {
     type: auth.scope === 'admin' ? 'admin' : 'client',
     id: auth.sub,
     role: auth.role,
+    ...(auth.tokenId ? { tokenId: auth.tokenId } : {}),
     ...requestMeta(c),
   };
   return withActor(c.get('deps'), actor);

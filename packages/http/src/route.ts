@@ -99,7 +99,9 @@ export function defineRoute<const R extends RouteConfig>(
       await next();
     });
   }
-  if (auth) middleware.push(requireAuth(auth) as unknown as MiddlewareHandler);
+  // An API token is checked against the route's family (its first tag) and whether it writes.
+  const family = (route.tags as readonly string[] | undefined)?.[0];
+  if (auth) middleware.push(requireAuth(auth, { family, write: route.method !== 'get' }) as unknown as MiddlewareHandler);
   const bodyTypes = Object.keys((route.request?.body as { content?: Record<string, unknown> } | undefined)?.content ?? {});
   if (bodyTypes.includes('multipart/form-data')) middleware.push(requireMultipartBody);
   else if (route.request?.body) middleware.push(requireJsonBody, textRuleOnJsonBody);

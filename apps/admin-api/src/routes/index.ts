@@ -8,6 +8,7 @@ import * as adminsDelete from './admins/delete.ts';
 import * as adminsGet from './admins/get.ts';
 import * as adminsList from './admins/list.ts';
 import * as adminsUpdate from './admins/update.ts';
+import * as api_tokensFeature from './api-tokens/index.ts';
 import * as auditList from './audit-log/list.ts';
 import * as login from './auth/login.ts';
 import * as logout from './auth/logout.ts';
@@ -66,6 +67,7 @@ const routes = [
   webhooksFeature,
   eventsFeature,
   importsFeature,
+  api_tokensFeature,
 ];
 
 export function registerRoutes(app: OpenAPIHono<AppEnv>, state: AdminState): void {

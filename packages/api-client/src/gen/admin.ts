@@ -154,6 +154,50 @@ export interface paths {
         patch: operations["updateAdmin"];
         trace?: never;
     };
+    "/api/v1/api-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API tokens: an owner sees every admin's, an admin their own (never the secrets)
+         * @description Scope: admin. Roles: owner, admin.
+         */
+        get: operations["listApiTokens"];
+        put?: never;
+        /**
+         * A named API token for an integration: scoped, optionally expiring and bound to addresses (the secret is in this answer only)
+         * @description Scopes: "role" (every route your role opens), or "<family>:read" / "<family>:write" per resource family (the tags of this document). The token acts as you, with your role as it is at each request: demoted, it shrinks; deleted, it dies. Scope: admin. Roles: owner, admin.
+         */
+        post: operations["createApiToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API token: refused at once by every replica (its creator, or an owner)
+         * @description Scope: admin. Roles: owner, admin.
+         */
+        delete: operations["deleteApiToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-log": {
         parameters: {
             query?: never;
@@ -1581,6 +1625,28 @@ export interface components {
             items: components["schemas"]["Admin"][];
             next_cursor: string | null;
         };
+        ApiToken: {
+            /** @description its creator: the token acts as this admin, with the role the admin has now */
+            admin_id: string;
+            allowed_ips: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            last_used_ip: string | null;
+            name: string;
+            /** @description the first characters of the secret, to tell tokens apart */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            scopes: string[];
+        };
+        ApiTokenList: {
+            items: components["schemas"]["ApiToken"][];
+        };
         AuditEntry: {
             action: string;
             actor_id: string | null;
@@ -1735,6 +1801,22 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "viewer";
         };
+        CreateApiToken: {
+            /**
+             * @description addresses and CIDR ranges the token may be used from; null: any
+             * @default null
+             */
+            allowed_ips?: string[] | null;
+            /**
+             * Format: date-time
+             * @description null: never (a token can be revoked at any time)
+             * @default null
+             */
+            expires_at?: string | null;
+            name: string;
+            /** @description "role" (the creator's whole rights), or "<family>:read" / "<family>:write" */
+            scopes: ("role" | string)[];
+        };
         CreateCertificate: {
             /** @description kind acme: the ACME account (POST /acme-accounts) that orders it */
             acme_account_id?: string;
@@ -1772,6 +1854,10 @@ export interface components {
              * @description omit for a client who signs in by magic link or OAuth only
              */
             password?: string;
+        };
+        CreatedApiToken: components["schemas"]["ApiToken"] & {
+            /** @description the secret: shown this once, never again (send it as `Authorization: Bearer <token>`) */
+            token: string;
         };
         CreateDnsProvider: {
             /** @description Write-only; the whole set, checked against the kind. cloudflare: api_token; route53: access_key_id, secret_access_key, region (optional), hosted_zone_id (optional); rfc2136: server, port (optional), key_name, key_algorithm (optional), key_secret, zone (optional); digitalocean: api_token. */
@@ -3962,6 +4048,178 @@ export interface operations {
             };
             /** @description Last owner, or email taken */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listApiTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tokens */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTokenList"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createApiToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiToken"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiToken"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteApiToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such token of yours */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,6 +27,7 @@ import * as startOnFirstUse from './2026-11-30T1000-start-on-first-use.ts';
 import * as importLinkKeys from './2026-11-30T1100-import-link-keys.ts';
 import * as importedInboundProfiles from './2026-11-30T1200-imported-inbound-profiles.ts';
 import * as importJobs from './2026-11-30T1300-import-jobs.ts';
+import * as apiTokens from './2026-11-30T1400-api-tokens.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T1100-import-link-keys': importLinkKeys,
   '2026-11-30T1200-imported-inbound-profiles': importedInboundProfiles,
   '2026-11-30T1300-import-jobs': importJobs,
+  '2026-11-30T1400-api-tokens': apiTokens,
 };

@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 export type AdminRole = 'owner' | 'admin' | 'viewer';
 
@@ -24,5 +24,21 @@ export interface AdminKnownAddressesTable {
 
 export interface SetupTokensTable {
   token_hash: string;
+  created_at: Date;
+}
+
+/** A named API token of an admin (auth/api-tokens.ts). */
+export interface ApiTokensTable {
+  id: string;
+  name: string;
+  admin_id: string;
+  scopes: ColumnType<string[], string, string>;
+  token_hash: string;
+  prefix: string;
+  allowed_ips: ColumnType<string[] | null, string | null, string | null>;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  last_used_ip: string | null;
+  revoked_at: Date | null;
   created_at: Date;
 }

@@ -12,5 +12,7 @@ export interface AuditLogTable {
   entity_id: string | null;
   ip: string | null;
   details: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  /** The API token the actor acted through (api_tokens.id), when it was one. */
+  via_token_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 export type AuditLogRow = Selectable<AuditLogTable>;

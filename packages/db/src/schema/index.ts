@@ -1,4 +1,4 @@
-import type { AdminKnownAddressesTable, AdminsTable, SetupTokensTable } from './admins.ts';
+import type { AdminKnownAddressesTable, AdminsTable, ApiTokensTable, SetupTokensTable } from './admins.ts';
 import type { AuditLogTable } from './audit-log.ts';
 import type {
   AcmeAccountsTable,
@@ -51,6 +51,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   certificate_authority: CertificateAuthorityTable;
   admins: AdminsTable;
+  api_tokens: ApiTokensTable;
   admin_known_addresses: AdminKnownAddressesTable;
   setup_tokens: SetupTokensTable;
   sessions: SessionsTable;

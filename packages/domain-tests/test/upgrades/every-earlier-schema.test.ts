@@ -685,6 +685,26 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-11-30T1400-api-tokens': {
+    async seed(db) {
+      await put(db, 'api_tokens', {
+        id: id('tok', 1),
+        name: 'shop bot',
+        admin_id: ADMIN,
+        scopes: JSON.stringify(['subscriptions:read']),
+        token_hash: 'f'.repeat(64),
+        prefix: 'svc_pat_abcd',
+        allowed_ips: null,
+        expires_at: null,
+        created_at: T0,
+      });
+    },
+    async check(db) {
+      // Audit entries written before came through no token.
+      const entries = await db.selectFrom('audit_log').select('via_token_id').execute();
+      expect(entries.every((e) => e.via_token_id === null)).toBe(true);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

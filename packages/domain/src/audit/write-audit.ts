@@ -32,6 +32,7 @@ export async function insertAuditEntries(db: Db, pending: readonly PendingAudit[
         entity_id: entry.entity_id ?? null,
         ip: actor.ip ?? null,
         details: entry.details ? JSON.stringify(entry.details) : null,
+        via_token_id: actor.tokenId ?? null,
       })),
     )
     .execute();

@@ -19,6 +19,8 @@ export interface AccessClaims {
   sid: string;
   /** Admins: the token generation (admins.token_generation) the token was signed in; absent is 0. */
   gen?: number | undefined;
+  /** The API token the request came with (api-tokens.ts): audit entries name it. */
+  tokenId?: string | undefined;
   exp: number;
 }
 

@@ -35,6 +35,8 @@ export const TOPICS = {
   settingsChanged: 'settings.changed',
   /** { id }: this admin's role, password (token generation) or existence changed; per-request authorization caches drop it. */
   adminsChanged: 'admins.changed',
+  /** { id: the token's hash }: an API token was revoked; per-request authorization caches drop it. */
+  apiTokensChanged: 'api_tokens.changed',
   /** AdminLiveEvent (live/admin-events.ts): what the admin panel's event stream passes on. */
   adminEvents: 'admin.events',
 } as const;

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { AcmeProtocol } from '../acme/acme-port.ts';
 import type { DnsAdapterFactory } from '../acme/dns/dns-provider-port.ts';
 import type { AdminAccessCache } from '../auth/admin-access.ts';
+import type { ApiTokenCache } from '../auth/api-tokens.ts';
 import type { OAuthAdapterFactory } from '../auth/oauth/provider.ts';
 import type { PasswordHasher } from '../auth/password-hasher.ts';
 import type { RateLimitStore } from '../auth/rate-limit.ts';
@@ -23,6 +24,8 @@ export interface Actor {
   role?: AdminRole | undefined;
   ip?: string | null | undefined;
   userAgent?: string | null | undefined;
+  /** An admin acting through an API token: its id (audit entries name it). */
+  tokenId?: string | undefined;
 }
 
 export const SYSTEM: Actor = { type: 'system', id: null };
@@ -43,6 +46,7 @@ export interface DomainDeps {
   tokens: TokenService;
   /** Each admin's current role and token generation, per process (authorize reads it per request). */
   adminAccess: AdminAccessCache;
+  apiTokens: ApiTokenCache;
   /** Seals secrets at rest with the installation key. */
   secrets: Sealer;
   /** This process's Prometheus instruments (@svc/metrics; recorded by the transports and the worker). */
