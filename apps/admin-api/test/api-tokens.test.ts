@@ -121,6 +121,32 @@ describe('API tokens', () => {
   });
 });
 
+describe('rate limit per token', () => {
+  it('past rate_limits.api_token a token is answered 429 with Retry-After; another token of the same admin is not slowed', async () => {
+    const limited = await startAdminApi({
+      config: { ...relaxed, rate_limits: { ...relaxed.rate_limits, api_token: { limit: 3, window_seconds: 60 } } },
+    });
+    try {
+      const boss = (await setupOwner(limited)).access_token;
+      const make = async () =>
+        (
+          (await limited.api.post('/api/v1/api-tokens', { name: `r-${randomBytes(3).toString('hex')}`, scopes: ['role'] }, { token: boss }))
+            .body as Created
+        ).token;
+      const [a, b] = [await make(), await make()];
+      for (let i = 0; i < 3; i++) expect((await limited.api.get('/api/v1/nodes', { token: a })).status).toBe(200);
+      const refused = await limited.api.get('/api/v1/nodes', { token: a });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await limited.api.get('/api/v1/nodes', { token: b })).status).toBe(200);
+      // The admin's own session is not an API token: not counted.
+      expect((await limited.api.get('/api/v1/nodes', { token: boss })).status).toBe(200);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
 describe.skipIf(!testDatabaseUrl() || !process.env.REDIS_URL)('split mode: revocation holds across two replicas over Redis', () => {
   let one: TestServer;
   let two: TestServer;

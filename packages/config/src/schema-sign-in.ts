@@ -134,5 +134,7 @@ export const rateLimitsSection = z
     register: perIpAndSubject({ limit: 10, window_seconds: 3600 }, { limit: 5, window_seconds: 3600 }),
     /** POST /portal/v1/checkout: new checkouts per client (a replay with its key is not counted). */
     checkout: window.default({ limit: 20, window_seconds: 3600 }),
+    /** Requests per API token (docs/integrations.md): an integration that loops is slowed, not the panel. */
+    api_token: window.default({ limit: 600, window_seconds: 60 }),
   })
   .prefault({});

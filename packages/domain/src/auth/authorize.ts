@@ -3,6 +3,7 @@ import { recordAudit } from '../audit/record-audit.ts';
 import { ForbiddenError, isDomainError, UnauthenticatedError } from '../errors.ts';
 import { anonymous, type DomainDeps } from '../shared/context.ts';
 import { API_TOKEN_PREFIX, apiTokenHash, apiTokenScopeAllows, checkApiTokenGrant } from './api-tokens.ts';
+import { spendBudget } from './rate-limit.ts';
 import type { RequestMeta } from './sessions.ts';
 import type { AccessClaims, Scope } from './tokens.ts';
 
@@ -48,6 +49,7 @@ async function asApiToken(deps: DomainDeps, secret: string, need: Requirement, i
   if (need.sessionOnly) throw new ForbiddenError('an API token cannot do this: sign in');
   if (!apiTokenScopeAllows(grant.scopes, need.family, need.write === true))
     throw new ForbiddenError(`this API token's scopes do not include ${need.family ?? 'this route'}:${need.write ? 'write' : 'read'}`);
+  await spendBudget(deps, `rl:api_token:${grant.id}`, deps.config.rate_limits.api_token);
   noteApiTokenUse(deps, grant.id, now, ip);
   return claims;
 }
