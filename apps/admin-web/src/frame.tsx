@@ -35,6 +35,7 @@ const SECTIONS = [
   { to: '/payment-providers', key: 'nav.providers' },
   { to: '/webhooks', key: 'nav.webhooks' },
   { to: '/admins', key: 'nav.admins' },
+  { to: '/api-tokens', key: 'nav.apiTokens' },
   { to: '/audit-log', key: 'nav.audit' },
   { to: '/settings', key: 'nav.settings' },
   { to: '/customer-pages', key: 'nav.customerPages' },

@@ -23,6 +23,7 @@ const ProfilesScreen = lazy(() => import('./screens/profiles.tsx').then((m) => (
 const SubscriptionScreen = lazy(() => import('./screens/subscription.tsx').then((m) => ({ default: m.SubscriptionScreen })));
 const SubscriptionsScreen = lazy(() => import('./screens/subscriptions.tsx').then((m) => ({ default: m.SubscriptionsScreen })));
 const AdminsScreen = lazy(() => import('./screens/admins.tsx').then((m) => ({ default: m.AdminsScreen })));
+const ApiTokensScreen = lazy(() => import('./screens/api-tokens.tsx').then((m) => ({ default: m.ApiTokensScreen })));
 const AuditLogScreen = lazy(() => import('./screens/audit-log.tsx').then((m) => ({ default: m.AuditLogScreen })));
 const PaymentsScreen = lazy(() => import('./screens/payments.tsx').then((m) => ({ default: m.PaymentsScreen })));
 const PlansScreen = lazy(() => import('./screens/plans.tsx').then((m) => ({ default: m.PlansScreen })));
@@ -184,6 +185,7 @@ const settings = createRoute({ getParentRoute: () => rootRoute, path: '/settings
 const customerPages = createRoute({ getParentRoute: () => rootRoute, path: '/customer-pages', component: CustomerPagesScreen });
 
 const admins = createRoute({ getParentRoute: () => rootRoute, path: '/admins', component: AdminsScreen });
+const apiTokens = createRoute({ getParentRoute: () => rootRoute, path: '/api-tokens', component: ApiTokensScreen });
 
 const auditLog = createRoute({
   getParentRoute: () => rootRoute,
@@ -219,6 +221,7 @@ const routeTree = rootRoute.addChildren([
   payments,
   webhooks,
   admins,
+  apiTokens,
   auditLog,
   settings,
   customerPages,

@@ -105,6 +105,7 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
       ['/admin/webhooks', 'Webhooks', 'No webhooks yet.'],
       ['/admin/audit-log', 'Audit log', 'subscription.created', false],
       ['/admin/admins', 'Admins', 'Only owners see and manage admins. Ask an owner to change a role.'],
+      ['/admin/api-tokens', 'API tokens', 'Viewers have no API tokens. An owner or admin makes them.'],
       ['/admin/settings', 'Settings', 'Subscription links'],
       ['/admin/certificates', 'Certificates', 'No certificates yet.'],
       ['/admin/dns-providers', 'DNS providers', 'No DNS providers yet.'],
@@ -240,6 +241,24 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
     await page.getByRole('button', { name: 'second-admin@example.com' }).waitFor();
     await expectAccessible(page, 'admins');
+
+    // An API token (issue 35.1): scoped, its secret shown once; it reads through the API, and revoked it stops.
+    await page.getByRole('navigation').getByRole('link', { name: 'API tokens' }).click();
+    await page.getByTestId('create-api-token').click();
+    await page.getByRole('dialog').getByLabel('Name').fill('shop bot');
+    await expectAccessible(page, 'api token form');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+    const tokenSecret = page.getByTestId('api-token-secret');
+    await tokenSecret.waitFor();
+    const bearer = ((await tokenSecret.textContent()) ?? '').trim();
+    expect(bearer).toMatch(/^svc_pat_/);
+    await page.getByRole('cell', { name: 'shop bot' }).waitFor();
+    await expectAccessible(page, 'api tokens with secret');
+    await shot(page, 'api-tokens');
+    expect((await fetch(`${cp.http}/api/v1/nodes`, { headers: { authorization: `Bearer ${bearer}` } })).status).toBe(200);
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('revoked', { exact: true }).waitFor();
+    expect((await fetch(`${cp.http}/api/v1/nodes`, { headers: { authorization: `Bearer ${bearer}` } })).status).toBe(401);
 
     // A DNS provider (credentials write-only: the list names which are set), its check dialog, and the certificate form offering it.
     await page.getByRole('navigation').getByRole('link', { name: 'DNS providers' }).click();
