@@ -191,8 +191,10 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
         if (caches.legacy.mayExistNow() === false || !(await caches.legacy.lookup(key))) return next();
         return withErrorPages((cc) => remnawave(cc, key, second), cachesFor)(c);
       };
-      root.get('/:key', rootLink);
-      root.get('/:key/:second', rootLink);
+      // The pattern keeps every path of ours out (no segment of ours is 16 characters of this
+      // alphabet): /sub/{token} still has its one route, and with it its fast path.
+      root.get('/:key{[A-Za-z0-9_-]{16,64}}', rootLink);
+      root.get('/:key{[A-Za-z0-9_-]{16,64}}/:second{[a-z0-9-]{1,16}}', rootLink);
     },
   };
 }
