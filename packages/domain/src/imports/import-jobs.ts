@@ -151,7 +151,7 @@ export async function queueImport(
       })
       .returning(VIEW_COLUMNS)
       .executeTakeFirstOrThrow();
-    uow.enqueue(JOBS.importsRun, { id: row.id }, { id: `import:${row.id}` });
+    uow.enqueue(JOBS.importsRun, { id: row.id }, { id: `import-${row.id}` });
     uow.audit({
       action: 'import.queued',
       entity_type: 'import_job',
@@ -267,6 +267,6 @@ export async function requeueStaleImports(ctx: DomainContext): Promise<number> {
       ]),
     )
     .execute();
-  for (const r of rows) await ctx.jobs.enqueue(JOBS.importsRun, { id: r.id }, { id: `import:${r.id}:${ctx.clock.now().getTime()}` });
+  for (const r of rows) await ctx.jobs.enqueue(JOBS.importsRun, { id: r.id }, { id: `import-${r.id}-${ctx.clock.now().getTime()}` });
   return rows.length;
 }
