@@ -67,6 +67,7 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       ...one('subscriptions'),
       'POST /api/v1/subscriptions/{id}/rotate-credentials',
       'GET /api/v1/subscriptions/{id}/usage',
+      'GET /api/v1/subscriptions/{id}/usage/nodes',
       'GET /api/v1/subscriptions/{id}/link',
       ...crud('plans'),
       ...one('plans'),

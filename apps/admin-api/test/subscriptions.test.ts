@@ -211,6 +211,51 @@ describe('GET /subscriptions/{id}/usage', () => {
   });
 });
 
+describe('GET /subscriptions/{id}/usage/nodes', () => {
+  it('answers the traffic per node in the range (who used which node), from what the nodes reported', async () => {
+    const a = await make.servingNode();
+    const b = await make.servingNode();
+    const sub = await newSub({ access_group_ids: [a.group.id, b.group.id] });
+    s.clock.set(new Date('2026-04-01T10:15:00Z'));
+    await ingestUsageReport(s.deps, a.node.id, {
+      report_id: 1n,
+      entries: [{ subscription_id: sub.id, uplink_bytes: 10n, downlink_bytes: 90n }],
+    });
+    await ingestUsageReport(s.deps, b.node.id, {
+      report_id: 1n,
+      entries: [{ subscription_id: sub.id, uplink_bytes: 1n, downlink_bytes: 2n }],
+    });
+    s.clock.set(new Date('2026-04-03T10:15:00Z'));
+    await ingestUsageReport(s.deps, a.node.id, {
+      report_id: 2n,
+      entries: [{ subscription_id: sub.id, uplink_bytes: 5n, downlink_bytes: 5n }],
+    });
+    token = (await login(s, OWNER.email, OWNER.password)).access_token;
+    const all = await s.api.get(`/api/v1/subscriptions/${sub.id}/usage/nodes`, { token });
+    expect(all.status).toBe(200);
+    const byNode = Object.fromEntries(
+      all.body.items.map((i: { node_id: string; uplink_bytes: number; downlink_bytes: number }) => [
+        i.node_id,
+        [i.uplink_bytes, i.downlink_bytes],
+      ]),
+    );
+    expect(byNode).toEqual({ [a.node.id]: [15, 95], [b.node.id]: [1, 2] });
+    const first = await s.api.get(`/api/v1/subscriptions/${sub.id}/usage/nodes?from=2026-04-01T00:00:00Z&to=2026-04-02T00:00:00Z`, {
+      token,
+    });
+    expect(first.body.items.find((i: { node_id: string }) => i.node_id === a.node.id)).toMatchObject({
+      node_name: a.node.name,
+      uplink_bytes: 10,
+      downlink_bytes: 90,
+    });
+    const reversed = await s.api.get(`/api/v1/subscriptions/${sub.id}/usage/nodes?from=2026-04-02T00:00:00Z&to=2026-04-01T00:00:00Z`, {
+      token,
+    });
+    expect(reversed.status).toBe(400);
+    expect((await s.api.get('/api/v1/subscriptions/sub_doesnotexist/usage/nodes', { token })).status).toBe(404);
+  });
+});
+
 describe('GET /subscriptions: keyset pages and filters', () => {
   it('walks every subscription exactly once, oldest first; a cursor it did not issue is a 400', async () => {
     for (let i = 0; i < 12; i++) await newSub();

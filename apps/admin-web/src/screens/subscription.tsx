@@ -9,6 +9,7 @@ import {
   SegmentedControl,
   Select,
   Stack,
+  Table,
   Text,
   TextInput,
   Title,
@@ -379,6 +380,39 @@ function UsageHistory({ id }: { id: string }) {
       ) : (
         <UsageChart times={chart.times} series={chart.series} format={format} label={t('subscription.usageHistory')} />
       )}
+      <UsageByNode id={id} from={range.from} to={range.to} />
     </>
+  );
+}
+
+/** Who used which node in the same range (an expensive node shows here). */
+function UsageByNode({ id, from, to }: { id: string; from: string; to: string }) {
+  const { t, i18n } = useTranslation();
+  const nodes = useQuery({
+    queryKey: ['subscriptions', 'usage-nodes', id, from, to],
+    queryFn: () => unwrap(api.GET('/api/v1/subscriptions/{id}/usage/nodes', { params: { path: { id }, query: { from, to } } })),
+  });
+  const items = nodes.data?.items ?? [];
+  if (items.length === 0) return null;
+  return (
+    <Table mt="md" data-testid="usage-by-node" aria-label={t('subscription.usageByNode')}>
+      <Table.Caption>{t('subscription.usageByNode')}</Table.Caption>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>{t('subscription.node')}</Table.Th>
+          <Table.Th>{t('subscription.uplink')}</Table.Th>
+          <Table.Th>{t('subscription.downlink')}</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {items.map((n) => (
+          <Table.Tr key={n.node_id}>
+            <Table.Td>{n.node_name}</Table.Td>
+            <Table.Td>{formatBytes(i18n.language, n.uplink_bytes)}</Table.Td>
+            <Table.Td>{formatBytes(i18n.language, n.downlink_bytes)}</Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
   );
 }

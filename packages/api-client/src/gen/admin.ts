@@ -1456,6 +1456,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/subscriptions/{id}/usage/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Traffic of the subscription per node in a range (who used which node); nodes it did not use are left out
+         * @description to defaults to now, from to 30 days before to. Counted by UTC hour: from and to fall on the hours that hold them. Scope: admin. Roles: owner, admin, viewer.
+         */
+        get: operations["getSubscriptionUsageNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -2780,6 +2800,19 @@ export interface components {
             update_interval_hours?: number;
             /** @description profile-web-page-url; null: the public base URL */
             web_page_url?: string | null;
+        };
+        SubscriptionNodeUsage: {
+            /** Format: date-time */
+            from: string;
+            items: {
+                downlink_bytes: number;
+                node_id: string;
+                node_name: string;
+                uplink_bytes: number;
+            }[];
+            subscription_id: string;
+            /** Format: date-time */
+            to: string;
         };
         SubscriptionPage: {
             items: components["schemas"]["Subscription"][];
@@ -10391,6 +10424,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SubscriptionUsage"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSubscriptionUsageNodes: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Usage per node */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionNodeUsage"];
                 };
             };
             /** @description Invalid request (errors per field) */

@@ -98,9 +98,9 @@ export async function getSubscriptionUsage(ctx: Pick<DomainContext, 'db' | 'cloc
 }
 
 /**
- * Traffic of one subscription in [from, to), summed per node (with the node's name): what an old
- * panel's per-node usage answer (Marzban's /sub/{token}/usage) shows. Nodes deleted since are
- * left out (their rows went with them).
+ * Traffic of one subscription in [from, to), summed per node (with the node's name): who used
+ * which node (GET /subscriptions/{id}/usage/nodes), and an old panel's per-node usage answer
+ * (Marzban's /sub/{token}/usage). Nodes deleted since are left out (their rows went with them).
  */
 export async function getSubscriptionUsageByNode(
   ctx: Pick<DomainContext, 'db'>,
@@ -108,7 +108,9 @@ export async function getSubscriptionUsageByNode(
   from: Date,
   to: Date,
 ): Promise<Array<{ node_id: string; node_name: string; uplink_bytes: number; downlink_bytes: number }>> {
-  if (from.getTime() > to.getTime()) throw new ValidationError('start must not be after end', { 'query.start': 'must not be after end' });
+  if (from.getTime() > to.getTime()) throw new ValidationError('from must not be after to', { 'query.from': 'must not be after to' });
+  const exists = await ctx.db.selectFrom('subscriptions').select('id').where('id', '=', id).executeTakeFirst();
+  if (!exists) throw new NotFoundError('subscription', id);
   const rows = await ctx.db
     .selectFrom('usage_hourly as u')
     .innerJoin('nodes as n', 'n.id', 'u.node_id')

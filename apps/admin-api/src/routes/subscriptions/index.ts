@@ -8,8 +8,9 @@ import * as list from './list.ts';
 import * as rotate from './rotate-credentials.ts';
 import * as update from './update.ts';
 import * as usage from './usage.ts';
+import * as usageByNode from './usage-by-node.ts';
 
 /** Registers this resource's routes, one file per operation. */
 export function register(app: OpenAPIHono<AppEnv>): void {
-  for (const r of [list, create, get, update, del, rotate, link, usage]) r.register(app);
+  for (const r of [list, create, get, update, del, rotate, link, usage, usageByNode]) r.register(app);
 }
