@@ -180,6 +180,10 @@ describe.skipIf(!CHROMIUM)('the panel for a viewer, and in other languages', () 
     await page.getByText('someone@example.com').waitFor();
     await expectAccessible(page, 'fa dark subscription');
     await shot(page, 'fa-dark-390-subscription');
+    await page.goto(`${cp.http}/admin/api-tokens`);
+    await page.getByRole('heading', { level: 2, name: 'توکن‌های API' }).waitFor();
+    await expectAccessible(page, 'fa dark api tokens');
+    await shot(page, 'fa-dark-390-api-tokens');
     expect(errors).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Code, CopyButton, Group, MultiSelect, Stack, Text, Textarea, TextInput } from '@mantine/core';
+import { Alert, Badge, Button, Code, Group, MultiSelect, Stack, Textarea, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
@@ -11,6 +11,7 @@ import { api, unwrap } from '../api.ts';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
 import { PageHeader } from '../components/page-header.tsx';
+import { SecretOnce } from '../components/secret-once.tsx';
 import { useCan } from '../me.tsx';
 
 type ApiToken = AdminSchemas['ApiToken'];
@@ -118,30 +119,13 @@ export function ApiTokensScreen() {
         }
       />
       {secret && (
-        <Alert
-          color="brand"
+        <SecretOnce
+          secret={secret}
           title={t('apiTokens.secretTitle')}
-          withCloseButton
-          closeButtonLabel={t('common.close')}
+          body={t('apiTokens.secretBody')}
+          testId="api-token-secret"
           onClose={() => setSecret(null)}
-          mb="md"
-        >
-          <Stack gap="xs">
-            <Text size="sm">{t('apiTokens.secretBody')}</Text>
-            <Group gap="xs" wrap="nowrap">
-              <Code block dir="ltr" className="svc-mono" style={{ flex: 1, overflowWrap: 'anywhere' }} data-testid="api-token-secret">
-                {secret}
-              </Code>
-              <CopyButton value={secret}>
-                {({ copied, copy }) => (
-                  <Button size="xs" variant="default" onClick={copy}>
-                    {copied ? t('common.copied') : t('common.copy')}
-                  </Button>
-                )}
-              </CopyButton>
-            </Group>
-          </Stack>
-        </Alert>
+        />
       )}
       <DataTable
         label={t('apiTokens.title')}

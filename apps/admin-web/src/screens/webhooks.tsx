@@ -1,4 +1,4 @@
-import { Alert, Anchor, Badge, Button, Checkbox, Code, CopyButton, Group, MultiSelect, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Checkbox, Group, MultiSelect, Stack, Text, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
@@ -16,6 +16,7 @@ import { showProblem } from '../components/form-errors.ts';
 import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
+import { SecretOnce } from '../components/secret-once.tsx';
 import { useCan } from '../me.tsx';
 
 type Webhook = AdminSchemas['Webhook'];
@@ -99,7 +100,15 @@ export function WebhooksScreen() {
         }
       />
       <ReadOnlyNote />
-      {secret && <SecretOnce secret={secret} onClose={() => setSecret(null)} />}
+      {secret && (
+        <SecretOnce
+          secret={secret}
+          title={t('webhooks.secretTitle')}
+          body={t('webhooks.secretBody')}
+          testId="webhook-secret"
+          onClose={() => setSecret(null)}
+        />
+      )}
       <DataTable
         label={t('webhooks.title')}
         rows={list.rows}
@@ -134,30 +143,6 @@ export function WebhooksScreen() {
         {log && <Deliveries webhook={log} />}
       </Dialog>
     </>
-  );
-}
-
-/** A signing secret is shown once, when made; only its receiver keeps it. */
-function SecretOnce({ secret, onClose }: { secret: string; onClose: () => void }) {
-  const { t } = useTranslation();
-  return (
-    <Alert color="brand" title={t('webhooks.secretTitle')} withCloseButton closeButtonLabel={t('common.close')} onClose={onClose} mb="md">
-      <Stack gap="xs">
-        <Text size="sm">{t('webhooks.secretBody')}</Text>
-        <Group gap="xs" wrap="nowrap">
-          <Code block dir="ltr" className="svc-mono" style={{ flex: 1 }} data-testid="webhook-secret">
-            {secret}
-          </Code>
-          <CopyButton value={secret}>
-            {({ copied, copy }) => (
-              <Button size="xs" variant="default" onClick={copy}>
-                {copied ? t('common.copied') : t('common.copy')}
-              </Button>
-            )}
-          </CopyButton>
-        </Group>
-      </Stack>
-    </Alert>
   );
 }
 
