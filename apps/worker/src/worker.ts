@@ -18,6 +18,7 @@ import {
   requeueStaleImports,
   runImportJob,
   SYSTEM,
+  sweepNodeTrafficPeriods,
   sweepSubscriptionStatuses,
   withActor,
 } from '@svc/domain';
@@ -33,7 +34,7 @@ export interface WorkerService {
 }
 
 export interface WorkerOptions {
-  /** How often `subscriptions.sweep` runs (default 30 s). */
+  /** How often `subscriptions.sweep` and `nodes.traffic-sweep` run (default 30 s). */
   sweepEveryMs?: number;
   /** How often `events.dispatch` runs besides the job each recorded event asks for (default 60 s): catches a lost job. */
   eventsEveryMs?: number;
@@ -67,6 +68,8 @@ export interface WorkerOptions {
  * - `subscriptions.enforce-limits` {ids}: handed over by the usage ingest after a report that
  *   brought subscriptions to their limits, so they stop being served at once, not at the
  *   next sweep: enforceTrafficLimitsOf;
+ * - `nodes.traffic-sweep`, scheduled every `sweepEveryMs` too: nodes whose quota period ended
+ *   start a new one, and those limited by their quota are back in service (sweepNodeTrafficPeriods);
  * - `mail.send`: the message to the runtime's Mailer (SMTP, outbox, or none); a transport
  *   failure fails the job, and the queue retries it;
  * - `events.dispatch`, asked for by every recorded event and scheduled every `eventsEveryMs`:
@@ -126,6 +129,13 @@ function jobTable(rt: Runtime, opts: WorkerOptions): JobTable {
       handle: async ({ ids }) => {
         const limited = await enforceTrafficLimitsOf(ctx, ids);
         if (limited) rt.log.info({ limited }, 'traffic limits reached');
+      },
+    },
+    [JOBS.nodesTrafficSweep]: {
+      everyMs: opts.sweepEveryMs ?? 30_000,
+      handle: async () => {
+        const written = await sweepNodeTrafficPeriods(ctx);
+        if (written.reset) rt.log.info(written, 'node quota periods started over');
       },
     },
     [JOBS.signInCleanup]: {

@@ -6,10 +6,16 @@ import type { ModelChain, ModelInbound, NodeModel } from './model.ts';
 
 export type InboundRow = ModelInbound & { node_id: string };
 
+/**
+ * The inbounds these nodes run: all of a node's, except while it is limited by its traffic
+ * quota (issue 35.4, nodes/node-traffic.ts): then none, and with them go their users, their
+ * certificates and what their groups grant. Chain hops through the node stay (readChains).
+ */
 export async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, nodeIds: readonly string[]): Promise<InboundRow[]> {
   const rows = await trx
     .selectFrom('inbounds as i')
     .innerJoin('inbound_profiles as p', 'p.id', 'i.profile_id')
+    .innerJoin('nodes as n', 'n.id', 'i.node_id')
     .select([
       'i.id',
       'i.node_id',
@@ -27,6 +33,7 @@ export async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, n
       'p.reality_private_key_enc',
     ])
     .where('i.node_id', 'in', nodeIds)
+    .where('n.traffic_limited_at', 'is', null)
     .orderBy('i.node_id')
     .orderBy('i.tag')
     .execute();

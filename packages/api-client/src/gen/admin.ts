@@ -1464,7 +1464,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Traffic of the subscription per node in a range (who used which node); nodes it did not use are left out
+         * Traffic of the subscription per node in a range (who used which node), charged and raw; nodes it did not use are left out
          * @description to defaults to now, from to 30 days before to. Counted by UTC hour: from and to fall on the hours that hold them. Scope: admin. Roles: owner, admin, viewer.
          */
         get: operations["getSubscriptionUsageNodes"];
@@ -1944,6 +1944,15 @@ export interface components {
             address: string;
             /** @example fra-1 */
             name: string;
+            /** @description bytes charged to subscriptions per byte the node reports: 0 to 100, at most 4 decimal places; 1 by default */
+            traffic_multiplier?: number;
+            /** @description raw bytes the node may carry per quota period; null is no quota */
+            traffic_quota_bytes?: number | null;
+            /**
+             * @description when the quota count starts over (UTC); default month
+             * @enum {string}
+             */
+            traffic_quota_renewal?: "no_reset" | "day" | "week" | "month";
         };
         CreatePaymentProvider: {
             /** @description Settings of the kind; secrets are write-only. stripe: secret_key (secret, write-only, required), webhook_secret (secret, write-only, required), publishable_key (public, optional); cryptobot: api_token (secret, write-only, required), network (public, optional); yookassa: shop_id (public, required), secret_key (secret, write-only, required), allowed_source_cidrs (public, optional); manual: instructions (public, required). */
@@ -2328,6 +2337,16 @@ export interface components {
             status: {
                 [key: string]: unknown;
             } | null;
+            traffic: components["schemas"]["NodeTraffic"];
+            /** @description Bytes charged to subscriptions per byte the node reports (0 to 100; 1: a byte is a byte). Raw bytes are kept beside the charged ones */
+            traffic_multiplier: number;
+            /** @description Raw bytes the node may carry per quota period; null: no quota */
+            traffic_quota_bytes: number | null;
+            /**
+             * @description when the quota count starts over (UTC); default month
+             * @enum {string}
+             */
+            traffic_quota_renewal: "no_reset" | "day" | "week" | "month";
             /** Format: date-time */
             updated_at: string;
             /** @description Usage entries the agent reported for subscriptions that no longer exist (dropped, counted) */
@@ -2395,6 +2414,27 @@ export interface components {
             total: number | null;
             /** @description true when `total` was counted, false when it is an estimate */
             total_exact: boolean | null;
+        };
+        /** @description The node's traffic and its quota's state (read only) */
+        NodeTraffic: {
+            /**
+             * Format: date-time
+             * @description Since when the node is limited by its quota: its inbounds are out of its desired state and every link. Null: not limited
+             */
+            limited_since: string | null;
+            /** @description Raw bytes the node carried in its current quota period */
+            period_bytes: number;
+            /** Format: date-time */
+            period_started_at: string;
+            /**
+             * Format: date-time
+             * @description When the count starts over (UTC boundary); null for no_reset
+             */
+            resets_at: string | null;
+            /** @description All time: bytes its usage charged to subscriptions */
+            total_charged_bytes: number;
+            /** @description All time: raw bytes the node carried for subscriptions */
+            total_raw_bytes: number;
         };
         OAuthIdentities: {
             items: components["schemas"]["OAuthIdentity"][];
@@ -2805,9 +2845,15 @@ export interface components {
             /** Format: date-time */
             from: string;
             items: {
+                /** @description Charged: what the node reported times its traffic_multiplier then */
                 downlink_bytes: number;
                 node_id: string;
                 node_name: string;
+                /** @description What the node reported (carried) */
+                raw_downlink_bytes: number;
+                /** @description What the node reported (carried) */
+                raw_uplink_bytes: number;
+                /** @description Charged: what the node reported times its traffic_multiplier then */
                 uplink_bytes: number;
             }[];
             subscription_id: string;
@@ -2979,6 +3025,15 @@ export interface components {
             admin_status?: "enabled" | "disabled";
             /** @example fra-1 */
             name?: string;
+            /** @description bytes charged to subscriptions per byte the node reports: 0 to 100, at most 4 decimal places; 1 by default */
+            traffic_multiplier?: number;
+            /** @description raw bytes the node may carry per quota period; null is no quota */
+            traffic_quota_bytes?: number | null;
+            /**
+             * @description when the quota count starts over (UTC); default month
+             * @enum {string}
+             */
+            traffic_quota_renewal?: "no_reset" | "day" | "week" | "month";
         };
         UpdatePaymentProvider: {
             /** @description merged field by field: a value sets the field, null removes it (secrets included) */

@@ -28,6 +28,7 @@ import * as importLinkKeys from './2026-11-30T1100-import-link-keys.ts';
 import * as importedInboundProfiles from './2026-11-30T1200-imported-inbound-profiles.ts';
 import * as importJobs from './2026-11-30T1300-import-jobs.ts';
 import * as apiTokens from './2026-11-30T1400-api-tokens.ts';
+import * as nodeTraffic from './2026-11-30T1500-node-traffic.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T1200-imported-inbound-profiles': importedInboundProfiles,
   '2026-11-30T1300-import-jobs': importJobs,
   '2026-11-30T1400-api-tokens': apiTokens,
+  '2026-11-30T1500-node-traffic': nodeTraffic,
 };

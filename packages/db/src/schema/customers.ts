@@ -70,6 +70,10 @@ export interface UsageHourlyTable {
   subscription_id: string;
   node_id: string;
   hour: Date;
+  /** Charged: the node's raw bytes times its traffic_multiplier, what the subscription is counted. */
   uplink_bytes: Int8;
   downlink_bytes: Int8;
+  /** What the node reported (issue 35.4); null on rows from before multipliers, whose raw bytes are the charged ones. */
+  raw_uplink_bytes: ColumnType<number | null, number | null | undefined, number | null>;
+  raw_downlink_bytes: ColumnType<number | null, number | null | undefined, number | null>;
 }

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { Renewal } from './customers.ts';
 import type { StoredStream } from './inbound-stream.ts';
 
 type Json<T> = ColumnType<T, string, string>;
@@ -49,6 +50,22 @@ export interface NodesTable {
   agent_upgrade_error: ColumnType<string | null, string | null | undefined, string | null>;
   agent_upgrade_requested_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   agent_upgrade_finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /**
+   * Issue 35.4: what the node's usage charges to subscriptions per byte it reports (0 to 100,
+   * numeric(7,4): read as text, e.g. '2.0000').
+   */
+  traffic_multiplier: ColumnType<string, string | undefined, string>;
+  /** Raw bytes the node may carry per traffic_quota_renewal period; null: no quota. */
+  traffic_quota_bytes: ColumnType<number | null, number | null | undefined, number | null>;
+  traffic_quota_renewal: ColumnType<Renewal, Renewal | undefined, Renewal>;
+  /** Raw bytes credited from the node's reports since traffic_period_started_at. */
+  traffic_period_bytes: Int8;
+  traffic_period_started_at: ColumnType<Date, Date | undefined, Date>;
+  /** Since when the node is limited by its quota (its inbounds out of service); null: it is not. */
+  traffic_limited_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** All time: raw bytes the node carried for subscriptions, and the bytes that charged them. */
+  traffic_raw_bytes: Int8;
+  traffic_charged_bytes: Int8;
   created_at: Date;
   updated_at: Date;
 }

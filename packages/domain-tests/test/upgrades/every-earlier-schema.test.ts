@@ -13,6 +13,7 @@ import {
   getSubLinkSettings,
   getSubscription,
   getSubscriptionLink,
+  getSubscriptionUsageByNode,
   listAcmeAccounts,
   listAdmins,
   listChains,
@@ -705,6 +706,48 @@ const STEPS: Record<string, Step> = {
       expect(entries.every((e) => e.via_token_id === null)).toBe(true);
     },
   },
+  '2026-11-30T1500-node-traffic': {
+    async check(db) {
+      // Every node charged a byte as a byte and had no quota; its totals come from the hourly rows
+      // (edge-a's three hours), its period from this month's (none: they are January's).
+      expect(await one(db, 'nodes', { id: NODE_A })).toMatchObject({
+        traffic_multiplier: '1.0000',
+        traffic_quota_bytes: null,
+        traffic_quota_renewal: 'month',
+        traffic_limited_at: null,
+        traffic_raw_bytes: 9_000,
+        traffic_charged_bytes: 9_000,
+        traffic_period_bytes: 0,
+      });
+      expect(await one(db, 'nodes', { id: NODE_B })).toMatchObject({ traffic_raw_bytes: 0, traffic_period_bytes: 0 });
+      // Hourly rows from before hold no raw bytes: theirs are the charged ones.
+      const hours = await db.selectFrom('usage_hourly').select(['raw_uplink_bytes', 'raw_downlink_bytes']).execute();
+      expect(hours.every((h) => h.raw_uplink_bytes === null && h.raw_downlink_bytes === null)).toBe(true);
+    },
+    async seed(db) {
+      // A node at half price that carried 4,000 bytes this hour (charged 2,000), over its 1,000-byte quota.
+      await db
+        .updateTable('nodes')
+        .set({
+          traffic_multiplier: '0.5',
+          traffic_quota_bytes: 1_000,
+          traffic_quota_renewal: 'no_reset',
+          traffic_period_bytes: 4_000,
+          traffic_limited_at: hour(12),
+        })
+        .where('id', '=', NODE_C)
+        .execute();
+      await put(db, 'usage_hourly', {
+        subscription_id: SUB,
+        node_id: NODE_C,
+        hour: hour(12),
+        uplink_bytes: 500,
+        downlink_bytes: 1_500,
+        raw_uplink_bytes: 1_000,
+        raw_downlink_bytes: 3_000,
+      });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
@@ -790,6 +833,28 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
       finished_at: hour(1).toISOString(),
     });
     expect((await getNode(ctx, NODE_A)).agent_upgrade).toBeNull();
+    // Node traffic (2026-11-30T1500): totals from the hourly rows, a limited node's state, raw beside charged per node.
+    expect(await getNode(ctx, NODE_A)).toMatchObject({
+      traffic_multiplier: 1,
+      traffic_quota_bytes: null,
+      traffic: { total_raw_bytes: 9_000, total_charged_bytes: 9_000, limited_since: null },
+    });
+    expect(await getNode(ctx, NODE_C)).toMatchObject({
+      traffic_multiplier: 0.5,
+      traffic_quota_bytes: 1_000,
+      traffic_quota_renewal: 'no_reset',
+      traffic: { period_bytes: 4_000, resets_at: null, limited_since: hour(12).toISOString() },
+    });
+    expect(
+      (await getSubscriptionUsageByNode(ctx, SUB, hour(0), hour(13))).map((u) => [
+        u.node_id,
+        u.uplink_bytes + u.downlink_bytes,
+        u.raw_uplink_bytes + u.raw_downlink_bytes,
+      ]),
+    ).toEqual([
+      [NODE_A, 9_000, 9_000],
+      [NODE_C, 2_000, 4_000],
+    ]);
 
     // The subscription link as GET /sub/{token} reads it: this period's traffic, the three granted inbounds.
     const doc = await readSubscriptionDocument(ctx, SUB_TOKEN);

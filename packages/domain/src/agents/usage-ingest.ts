@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { accessGroupsServedBy } from '../fleet/serving.ts';
+import { applyNodeQuota } from '../nodes/node-traffic.ts';
 import { JOBS } from '../shared/jobs.ts';
 import { isStorableText } from '../shared/text.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
@@ -52,7 +53,16 @@ const MAX_DELTA = 2n ** 50n;
  *
  * Three statements whatever the number of entries: lock the node, credit subscriptions and
  * hourly rows in one statement (the "served by this node" condition folded in), move the
- * node's last id. Subscriptions the report brought to their limit are handed to the worker
+ * node's last id and its traffic counts.
+ *
+ * The node's traffic multiplier (issue 35.4; nodes/node-traffic.ts) scales what it charges:
+ * subscriptions (used_bytes, period_*_bytes, lifetime_used_bytes) and the hourly rows'
+ * uplink/downlink_bytes get floor(raw × multiplier) per subscription and direction of the
+ * report (exact numeric arithmetic, so every replica and replay computes the same bytes); the
+ * hourly rows keep the raw bytes beside them (raw_*_bytes), the node its raw and charged totals
+ * and its quota period's raw bytes. A report that brings the node to its quota limits it in the
+ * same unit (applyNodeQuota: a new revision without its inbounds, links changed, audited).
+ * Limit candidates are judged on charged bytes, the ones used_bytes holds. Subscriptions the report brought to their limit are handed to the worker
  * after commit, so they stop being served at once. A deadlock with another node's report
  * (both crediting the same subscriptions) is retried; see bench/BENCHMARKS.md for why the
  * subscriptions are not locked in id order first.
@@ -98,10 +108,17 @@ export async function ingestUsageReport(
     deps,
     async (uow) => {
       const trx = uow.db;
-      // As text: report ids are int64 and may exceed what a JS number holds exactly.
+      // As text: report ids are int64 and may exceed what a JS number holds exactly; the
+      // multiplier is numeric, passed on to the crediting statement as it is stored.
       const node = await trx
         .selectFrom('nodes')
-        .select(sql<string>`last_usage_report_id::text`.as('last'))
+        .select([
+          sql<string>`last_usage_report_id::text`.as('last'),
+          sql<string>`traffic_multiplier::text`.as('multiplier'),
+          sql<string>`traffic_period_bytes::text`.as('period'),
+          'traffic_quota_bytes',
+          'traffic_limited_at',
+        ])
         .where('id', '=', nodeId)
         .forUpdate()
         .executeTakeFirst();
@@ -111,12 +128,21 @@ export async function ingestUsageReport(
       let accepted = 0;
       let served = 0;
       let limitCandidates: string[] = [];
+      let raw = 0n;
+      let charged = 0n;
       if (ids.length > 0) {
-        // One statement: credit the subscriptions this node serves, and add the same deltas to
-        // their hourly rows (only those: another node's user, or one deleted meanwhile, is dropped).
-        const credited = await sql<{ accepted: number; served: number; reached: string[] | null }>`
-            with v as (
-              select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as v(id, up, down)
+        // One statement: credit the subscriptions this node serves with the charged bytes
+        // (raw × the node's multiplier, rounded down: see node-traffic.ts), and add the charged
+        // and raw bytes to their hourly rows (only those: another node's user, or one deleted
+        // meanwhile, is dropped).
+        const credited = await sql<{ accepted: number; served: number; reached: string[] | null; raw: string; charged: string }>`
+            with r as (
+              select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as r(id, raw_up, raw_down)
+            ), v as (
+              select r.id, r.raw_up, r.raw_down,
+                     floor(r.raw_up * ${node.multiplier}::numeric)::int8 as up,
+                     floor(r.raw_down * ${node.multiplier}::numeric)::int8 as down
+                from r
             ), reach as ${accessGroupsServedBy(trx, nodeId, now)}
             , served as (
               select v.* from v
@@ -131,25 +157,31 @@ export async function ingestUsageReport(
                      period_uplink_bytes = s.period_uplink_bytes + v.up,
                      period_downlink_bytes = s.period_downlink_bytes + v.down,
                      lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down,
-                     -- A term that starts on first use starts with the first traffic (start-on-first-use.ts).
-                     expires_at = case when s.starts_on_first_use_seconds is not null and v.up + v.down > 0
+                     -- A term that starts on first use starts with the first traffic (start-on-first-use.ts):
+                     -- traffic carried, charged or not (a node of multiplier 0 is used too).
+                     expires_at = case when s.starts_on_first_use_seconds is not null and v.raw_up + v.raw_down > 0
                                        then ${now}::timestamptz + make_interval(secs => s.starts_on_first_use_seconds)
                                        else s.expires_at end,
-                     start_by = case when s.starts_on_first_use_seconds is not null and v.up + v.down > 0 then null else s.start_by end,
-                     starts_on_first_use_seconds = case when v.up + v.down > 0 then null else s.starts_on_first_use_seconds end
+                     start_by = case when s.starts_on_first_use_seconds is not null and v.raw_up + v.raw_down > 0 then null else s.start_by end,
+                     starts_on_first_use_seconds = case when v.raw_up + v.raw_down > 0 then null else s.starts_on_first_use_seconds end
                 from served v
                where s.id = v.id
-              returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes
+              returning s.id, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes
             ), hourly as (
-              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
-              select c.id, ${nodeId}, ${hour}, c.up, c.down from credited c
+              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
+              select c.id, ${nodeId}, ${hour}, c.up, c.down, c.raw_up, c.raw_down from credited c
               on conflict (subscription_id, hour, node_id) do update
                  set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
-                     downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
+                     downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes,
+                     -- A row from before multipliers holds no raw bytes: they were the charged ones.
+                     raw_uplink_bytes = coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes) + excluded.raw_uplink_bytes,
+                     raw_downlink_bytes = coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes) + excluded.raw_downlink_bytes
               returning 1
             )
             select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
                    (select count(*) from hourly)::int as hourly,
+                   (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
+                   (select coalesce(sum(up + down), 0) from credited)::text as charged,
                    (select array_agg(id order by id) from credited
                      where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`.execute(
           trx,
@@ -157,17 +189,30 @@ export async function ingestUsageReport(
         accepted = credited.rows[0]?.accepted ?? 0;
         served = credited.rows[0]?.served ?? 0;
         limitCandidates = credited.rows[0]?.reached ?? [];
+        raw = BigInt(credited.rows[0]?.raw ?? 0);
+        charged = BigInt(credited.rows[0]?.charged ?? 0);
       }
       const dropped = invalid + (sums.size - accepted);
+      // The node's own accounting: what it carried (raw, also toward its quota) and what it charged.
       await trx
         .updateTable('nodes')
         .set({
           last_usage_report_id: sql`${String(report.report_id)}::int8` as never,
           usage_entries_dropped: sql`usage_entries_dropped + ${dropped}` as never,
           last_seen_at: now,
+          ...(raw > 0n
+            ? {
+                traffic_raw_bytes: sql`traffic_raw_bytes + ${String(raw)}::int8` as never,
+                traffic_charged_bytes: sql`traffic_charged_bytes + ${String(charged)}::int8` as never,
+                traffic_period_bytes: sql`traffic_period_bytes + ${String(raw)}::int8` as never,
+              }
+            : {}),
         })
         .where('id', '=', nodeId)
         .execute();
+      // A quota reached now takes the node's inbounds out of service in this unit (rare: once a period).
+      if (raw > 0n)
+        await applyNodeQuota(uow, { id: nodeId, ...node, traffic_period_bytes: BigInt(node.period) + raw }, now, 'quota reached');
       // Limits reached now are written down at once by the worker, not at its next sweep
       // (which still catches them if this enqueue is lost).
       if (limitCandidates.length > 0) uow.enqueue(JOBS.enforceLimits, { ids: limitCandidates });

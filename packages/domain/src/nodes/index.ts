@@ -5,6 +5,7 @@ export * from './enroll-node.ts';
 export * from './issue-enroll-token.ts';
 export * from './node-fields.ts';
 export * from './node-ports.ts';
+export * from './node-traffic.ts';
 export * from './node-view.ts';
 export * from './read-nodes.ts';
 export * from './update-node.ts';

@@ -1,7 +1,8 @@
-import type { AdminStatus, Connectivity, NodeRow } from '@svc/db';
+import type { AdminStatus, Connectivity, NodeRow, Renewal } from '@svc/db';
 import { type AgentUpgradeView, agentUpgradeAvailable, agentUpgradeView } from '../agents/agent-upgrades.ts';
 import { AGENT_RELEASE, isOutdatedAgent } from '../agents/agent-version.ts';
 import { type EngineFamily, engineOf, type SniffOverride } from '../agents/engine-capabilities.ts';
+import { type NodeTrafficView, nodeTrafficView } from './node-traffic.ts';
 
 export interface NodeView {
   id: string;
@@ -40,6 +41,13 @@ export interface NodeView {
   agent_upgrade_available: string | null;
   /** The last upgrade asked from the panel and how it went; null: none asked. */
   agent_upgrade: AgentUpgradeView | null;
+  /** Bytes charged to subscriptions per byte the node reports (issue 35.4; node-traffic.ts). */
+  traffic_multiplier: number;
+  /** Raw bytes the node may carry per quota period; null: no quota. */
+  traffic_quota_bytes: number | null;
+  traffic_quota_renewal: Renewal;
+  /** The quota's state and the node's traffic (read only). */
+  traffic: NodeTrafficView;
   created_at: string;
   updated_at: string;
 }
@@ -89,6 +97,10 @@ export const nodeView = (r: NodeRow): NodeView => ({
   outdated_agent: isOutdatedAgent(r.agent_version),
   agent_upgrade_available: agentUpgradeAvailable(r.agent_version, AGENT_RELEASE) ? AGENT_RELEASE : null,
   agent_upgrade: agentUpgradeView(r),
+  traffic_multiplier: Number(r.traffic_multiplier),
+  traffic_quota_bytes: r.traffic_quota_bytes === null ? null : Number(r.traffic_quota_bytes),
+  traffic_quota_renewal: r.traffic_quota_renewal,
+  traffic: nodeTrafficView(r),
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });

@@ -23,6 +23,8 @@ export const JOBS = {
   subscriptionsSweep: 'subscriptions.sweep',
   /** Usage credited to these subscriptions may have reached their limits. */
   enforceLimits: 'subscriptions.enforce-limits',
+  /** Start the new quota period of nodes whose period ended, lifting the limits it no longer holds (nodes/node-traffic.ts). */
+  nodesTrafficSweep: 'nodes.traffic-sweep',
   /** One mail to send (notifications/queue-mail.ts). */
   mailSend: 'mail.send',
   /** Send undispatched outbox events to the notification channels (events/record-event.ts). */
@@ -55,6 +57,7 @@ export type JobName = (typeof JOBS)[keyof typeof JOBS];
 export interface JobData {
   'subscriptions.sweep': Record<string, never>;
   'subscriptions.enforce-limits': { ids: string[] };
+  'nodes.traffic-sweep': Record<string, never>;
   'mail.send': import('../notifications/queue-mail.ts').MailMessage;
   'events.dispatch': Record<string, never>;
   'sign-in.cleanup': Record<string, never>;

@@ -117,7 +117,8 @@ export async function readSubscriptionDocuments(
 }
 
 /**
- * The inbounds these access groups grant on enabled nodes, each once, by node name then tag:
+ * The inbounds these access groups grant on enabled nodes not limited by their traffic quota,
+ * each once, by node name then tag:
  * the same for every subscription with these groups (credentials are added per subscription).
  */
 export async function readGrantedInbounds(db: Db, groupIds: readonly string[]): Promise<GrantedInbound[]> {
@@ -143,6 +144,8 @@ export async function readGrantedInbounds(db: Db, groupIds: readonly string[]): 
     ])
     .where('agi.access_group_id', 'in', groupIds)
     .where('n.admin_status', '=', 'enabled')
+    // A node limited by its traffic quota serves none of its inbounds (nodes/node-traffic.ts).
+    .where('n.traffic_limited_at', 'is', null)
     .orderBy('n.name')
     .orderBy('i.tag')
     .execute();
@@ -218,7 +221,7 @@ interface Credentials {
 }
 
 /**
- * The granted inbounds (each once; on enabled nodes; by node name, then tag) as servers.
+ * The granted inbounds (each once; on enabled nodes not limited by quota; by node name, then tag) as servers.
  * Address: the inbound's host, else its node's address (a chain's entry inbound runs on the
  * chain's first hop, so its clients connect there).
  */

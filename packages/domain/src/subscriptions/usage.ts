@@ -97,17 +97,30 @@ export async function getSubscriptionUsage(ctx: Pick<DomainContext, 'db' | 'cloc
   };
 }
 
+/** One node's part of a subscription's traffic: charged (what the subscription was counted) and raw (what the node carried). */
+export interface SubscriptionNodeUsage {
+  node_id: string;
+  node_name: string;
+  /** Charged: the raw bytes times the node's traffic multiplier when they were reported. */
+  uplink_bytes: number;
+  downlink_bytes: number;
+  /** What the node reported. */
+  raw_uplink_bytes: number;
+  raw_downlink_bytes: number;
+}
+
 /**
  * Traffic of one subscription in [from, to), summed per node (with the node's name): who used
  * which node (GET /subscriptions/{id}/usage/nodes), and an old panel's per-node usage answer
  * (Marzban's /sub/{token}/usage). Nodes deleted since are left out (their rows went with them).
+ * Hourly rows from before multipliers hold no raw bytes: theirs are the charged ones.
  */
 export async function getSubscriptionUsageByNode(
   ctx: Pick<DomainContext, 'db'>,
   id: string,
   from: Date,
   to: Date,
-): Promise<Array<{ node_id: string; node_name: string; uplink_bytes: number; downlink_bytes: number }>> {
+): Promise<SubscriptionNodeUsage[]> {
   if (from.getTime() > to.getTime()) throw new ValidationError('from must not be after to', { 'query.from': 'must not be after to' });
   const exists = await ctx.db.selectFrom('subscriptions').select('id').where('id', '=', id).executeTakeFirst();
   if (!exists) throw new NotFoundError('subscription', id);
@@ -119,6 +132,8 @@ export async function getSubscriptionUsageByNode(
       'n.name',
       eb.fn.sum<number | string>('u.uplink_bytes').as('up'),
       eb.fn.sum<number | string>('u.downlink_bytes').as('down'),
+      sql<number | string>`sum(coalesce(u.raw_uplink_bytes, u.uplink_bytes))`.as('raw_up'),
+      sql<number | string>`sum(coalesce(u.raw_downlink_bytes, u.downlink_bytes))`.as('raw_down'),
     ])
     .where('u.subscription_id', '=', id)
     .where('u.hour', '>=', from)
@@ -126,5 +141,12 @@ export async function getSubscriptionUsageByNode(
     .groupBy(['u.node_id', 'n.name'])
     .orderBy('n.name')
     .execute();
-  return rows.map((r) => ({ node_id: r.node_id, node_name: r.name, uplink_bytes: Number(r.up), downlink_bytes: Number(r.down) }));
+  return rows.map((r) => ({
+    node_id: r.node_id,
+    node_name: r.name,
+    uplink_bytes: Number(r.up),
+    downlink_bytes: Number(r.down),
+    raw_uplink_bytes: Number(r.raw_up),
+    raw_downlink_bytes: Number(r.raw_down),
+  }));
 }

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AdminStatus } from '@svc/domain';
+import { AdminStatus, TrafficQuotaRenewal } from '@svc/domain';
 
 const Timestamp = z.string().openapi({ format: 'date-time' });
 
@@ -76,6 +76,29 @@ export const NodeSchema = z
       })
       .nullable()
       .openapi({ description: 'The last agent upgrade asked for, and how it went; null when none was' }),
+    traffic_multiplier: z.number().openapi({
+      description:
+        'Bytes charged to subscriptions per byte the node reports (0 to 100; 1: a byte is a byte). Raw bytes are kept beside the charged ones',
+    }),
+    traffic_quota_bytes: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Raw bytes the node may carry per quota period; null: no quota' }),
+    traffic_quota_renewal: TrafficQuotaRenewal,
+    traffic: z
+      .object({
+        period_bytes: z.number().int().openapi({ description: 'Raw bytes the node carried in its current quota period' }),
+        period_started_at: Timestamp,
+        resets_at: Timestamp.nullable().openapi({ description: 'When the count starts over (UTC boundary); null for no_reset' }),
+        limited_since: Timestamp.nullable().openapi({
+          description:
+            'Since when the node is limited by its quota: its inbounds are out of its desired state and every link. Null: not limited',
+        }),
+        total_raw_bytes: z.number().int().openapi({ description: 'All time: raw bytes the node carried for subscriptions' }),
+        total_charged_bytes: z.number().int().openapi({ description: 'All time: bytes its usage charged to subscriptions' }),
+      })
+      .openapi('NodeTraffic', { description: "The node's traffic and its quota's state (read only)" }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

@@ -12,7 +12,14 @@ export const SubscriptionNodeUsageSchema = z
     from: z.string().openapi({ format: 'date-time' }),
     to: z.string().openapi({ format: 'date-time' }),
     items: z.array(
-      z.object({ node_id: z.string(), node_name: z.string(), uplink_bytes: z.number().int(), downlink_bytes: z.number().int() }),
+      z.object({
+        node_id: z.string(),
+        node_name: z.string(),
+        uplink_bytes: z.number().int().openapi({ description: 'Charged: what the node reported times its traffic_multiplier then' }),
+        downlink_bytes: z.number().int().openapi({ description: 'Charged: what the node reported times its traffic_multiplier then' }),
+        raw_uplink_bytes: z.number().int().openapi({ description: 'What the node reported (carried)' }),
+        raw_downlink_bytes: z.number().int().openapi({ description: 'What the node reported (carried)' }),
+      }),
     ),
   })
   .openapi('SubscriptionNodeUsage');
@@ -21,7 +28,7 @@ export const route = defineRoute({
   method: 'get',
   path: '/subscriptions/{id}/usage/nodes',
   tags: ['subscriptions'],
-  summary: 'Traffic of the subscription per node in a range (who used which node); nodes it did not use are left out',
+  summary: 'Traffic of the subscription per node in a range (who used which node), charged and raw; nodes it did not use are left out',
   description: 'to defaults to now, from to 30 days before to. Counted by UTC hour: from and to fall on the hours that hold them.',
   auth: { scope: 'admin', roles: READERS },
   request: { params: IdParam, query: z.object({ from: Instant.optional(), to: Instant.optional() }) },
