@@ -18,9 +18,14 @@ export interface Gateway {
 }
 
 export async function startGateway(
-  opts: { server?: Omit<TestServerOptions, 'mount'>; gateway?: Partial<ControlPlaneOptions> } = {},
+  opts: {
+    server?: Omit<TestServerOptions, 'mount'>;
+    gateway?: Partial<ControlPlaneOptions>;
+    /** The HTTP surfaces; default the admin API alone (a test of links mounts the portal beside it). */
+    mount?: TestServerOptions['mount'];
+  } = {},
 ): Promise<Gateway> {
-  const s = await startTestServer({ ...opts.server, mount: mountAdminApi });
+  const s = await startTestServer({ ...opts.server, mount: opts.mount ?? mountAdminApi });
   await setupOwner(s);
   const gateway = createControlPlane(s.deps, { host: '127.0.0.1', port: 0, tlsHosts: ['localhost', '127.0.0.1'], ...opts.gateway });
   const started = await gateway.start();
