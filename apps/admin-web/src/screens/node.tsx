@@ -7,6 +7,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { DeleteButton } from '../components/delete-button.tsx';
+import { Dialog } from '../components/dialog.tsx';
 import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
@@ -14,13 +15,15 @@ import { StatusBadge } from '../components/status-badge.tsx';
 import { useFallbackInterval } from '../events.ts';
 import { useCan } from '../me.tsx';
 import { NodeLogTail } from './node-logs.tsx';
+import { NodeLimitedAlert, NodeSettingsForm, NodeTrafficCard } from './node-traffic.tsx';
 import { AgentUpdateBadge, Revision } from './nodes.tsx';
 
 type EnrollToken = AdminSchemas['NodeEnrollToken'];
 type Node = AdminSchemas['Node'];
 
 /**
- * One node: state, last status, engine, the enrollment token with the install command to run,
+ * One node: state, last status, engine, its traffic against its quota (and whether the quota took
+ * it out of service), the enrollment token with the install command to run, its settings,
  * restart, the agent's upgrade (offered when this control plane serves a newer release), the live log.
  */
 export function NodeScreen({ id }: { id: string }) {
@@ -36,6 +39,7 @@ export function NodeScreen({ id }: { id: string }) {
     refetchInterval: poll,
   });
   const [enroll, setEnroll] = useState<EnrollToken | null>(null);
+  const [editing, setEditing] = useState(false);
   const invalidate = () => queryClient.invalidateQueries({ queryKey: ['nodes'] });
   const issue = useMutation({
     mutationFn: () => unwrap(api.POST('/api/v1/nodes/{id}/enroll-token', { params: { path: { id } } })),
@@ -81,6 +85,9 @@ export function NodeScreen({ id }: { id: string }) {
         actions={
           can.write && (
             <>
+              <Button variant="default" onClick={() => setEditing(true)} data-testid="edit-node">
+                {t('node.edit')}
+              </Button>
               <Button variant="default" onClick={() => issue.mutate()} loading={issue.isPending} data-testid="issue-enroll-token">
                 {n.enrolled ? t('node.reissueToken') : t('node.issueToken')}
               </Button>
@@ -96,6 +103,10 @@ export function NodeScreen({ id }: { id: string }) {
         }
       />
       <ReadOnlyNote />
+      <NodeLimitedAlert node={n} />
+      <Dialog opened={editing} onClose={() => setEditing(false)} title={t('node.editTitle', { name: n.name })}>
+        <NodeSettingsForm node={n} onSaved={() => setEditing(false)} />
+      </Dialog>
       {issue.isError && (
         <Alert color="red" mb="md">
           {issue.error.message}
@@ -121,6 +132,7 @@ export function NodeScreen({ id }: { id: string }) {
                   <Group gap={4}>
                     <StatusBadge value={n.connectivity} />
                     <StatusBadge value={n.admin_status} />
+                    {n.traffic.limited_since && <StatusBadge value="limited" />}
                   </Group>
                 </Row>
                 <Row label={t('nodes.revision')}>
@@ -165,6 +177,9 @@ export function NodeScreen({ id }: { id: string }) {
               </Table.Tbody>
             </Table>
           </Card>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <NodeTrafficCard node={n} />
         </Grid.Col>
       </Grid>
       <Tabs defaultValue="logs" mt="md">

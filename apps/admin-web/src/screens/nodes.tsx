@@ -65,6 +65,7 @@ export function NodesScreen({ search, setSearch }: { search: NodesSearch; setSea
           <Group gap={4} wrap="nowrap">
             <StatusBadge value={c.getValue()} />
             {c.row.original.admin_status === 'disabled' && <StatusBadge value="disabled" />}
+            {c.row.original.traffic.limited_since && <StatusBadge value="limited" />}
           </Group>
         ),
       }),

@@ -385,7 +385,10 @@ function UsageHistory({ id }: { id: string }) {
   );
 }
 
-/** Who used which node in the same range (an expensive node shows here). */
+/**
+ * Who used which node in the same range (an expensive node shows here): what it charged by
+ * direction, and what the node carried (its raw bytes, before its traffic multiplier).
+ */
 function UsageByNode({ id, from, to }: { id: string; from: string; to: string }) {
   const { t, i18n } = useTranslation();
   const nodes = useQuery({
@@ -402,6 +405,7 @@ function UsageByNode({ id, from, to }: { id: string; from: string; to: string })
           <Table.Th>{t('subscription.node')}</Table.Th>
           <Table.Th>{t('subscription.uplink')}</Table.Th>
           <Table.Th>{t('subscription.downlink')}</Table.Th>
+          <Table.Th>{t('subscription.carried')}</Table.Th>
         </Table.Tr>
       </Table.Thead>
       <Table.Tbody>
@@ -410,6 +414,7 @@ function UsageByNode({ id, from, to }: { id: string; from: string; to: string })
             <Table.Td>{n.node_name}</Table.Td>
             <Table.Td>{formatBytes(i18n.language, n.uplink_bytes)}</Table.Td>
             <Table.Td>{formatBytes(i18n.language, n.downlink_bytes)}</Table.Td>
+            <Table.Td>{formatBytes(i18n.language, n.raw_uplink_bytes + n.raw_downlink_bytes)}</Table.Td>
           </Table.Tr>
         ))}
       </Table.Tbody>
