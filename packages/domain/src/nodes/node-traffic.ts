@@ -7,8 +7,8 @@ import { nextPeriodStart, periodStart } from '../subscriptions/limits.ts';
 import { SubscriptionRenewal } from '../subscriptions/subscription-fields.ts';
 
 /**
- * A node's traffic multiplier and quota (issue 35.4; docs/usage.md, "Nodes: multiplier and
- * quota").
+ * A node's traffic multiplier and quota (issue 35.4; docs/agent-gateway.md, "Traffic
+ * multipliers and node quotas").
  *
  * The multiplier scales what the node's usage charges to subscriptions: a report's raw bytes
  * for one subscription and direction are charged floor(raw × multiplier) bytes, computed in
