@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type AppEnv, createRouter, registerDocsUi, registerOpenApiDocument } from '@svc/http';
 import { createAdminState } from './admin-state.ts';
+import { registerEventWebhooks } from './event-webhooks.ts';
 import { registerRoutes } from './routes/index.ts';
 
 export const ADMIN_BASE = '/api/v1';
@@ -17,6 +18,7 @@ export function createAdminApi(): AdminApi {
   const state = createAdminState();
   const app = createRouter(ADMIN_BASE);
   registerRoutes(app, state);
+  registerEventWebhooks(app);
   registerOpenApiDocument(app, {
     base: ADMIN_BASE,
     refreshCookie: 'svc_admin_refresh',

@@ -1,5 +1,6 @@
 import {
   announceExpiringCertificates,
+  announceOfflineNodes,
   cleanUpSignIn,
   deliverWebhook,
   dispatchEvents,
@@ -36,6 +37,8 @@ export interface WorkerService {
 export interface WorkerOptions {
   /** How often `subscriptions.sweep` and `nodes.traffic-sweep` run (default 30 s). */
   sweepEveryMs?: number;
+  /** How often `nodes.presence-sweep` announces nodes away longer than the grace (default 30 s). */
+  presenceEveryMs?: number;
   /** How often `events.dispatch` runs besides the job each recorded event asks for (default 60 s): catches a lost job. */
   eventsEveryMs?: number;
   /** How often `webhooks.sweep` hands due deliveries (retries) to `webhooks.deliver` (default 15 s). */
@@ -70,6 +73,8 @@ export interface WorkerOptions {
  *   next sweep: enforceTrafficLimitsOf;
  * - `nodes.traffic-sweep`, scheduled every `sweepEveryMs` too: nodes whose quota period ended
  *   start a new one, and those limited by their quota are back in service (sweepNodeTrafficPeriods);
+ * - `nodes.presence-sweep`, every `presenceEveryMs` (30 s): enabled nodes whose agent has been
+ *   away longer than notify.node_offline_grace_seconds announced once (node.offline; announceOfflineNodes);
  * - `mail.send`: the message to the runtime's Mailer (SMTP, outbox, or none); a transport
  *   failure fails the job, and the queue retries it;
  * - `events.dispatch`, asked for by every recorded event and scheduled every `eventsEveryMs`:
@@ -129,6 +134,13 @@ function jobTable(rt: Runtime, opts: WorkerOptions): JobTable {
       handle: async ({ ids }) => {
         const limited = await enforceTrafficLimitsOf(ctx, ids);
         if (limited) rt.log.info({ limited }, 'traffic limits reached');
+      },
+    },
+    [JOBS.nodesPresenceSweep]: {
+      everyMs: opts.presenceEveryMs ?? 30_000,
+      handle: async () => {
+        const offline = await announceOfflineNodes(rt.deps);
+        if (offline) rt.log.info({ offline }, 'nodes announced offline (node.offline)');
       },
     },
     [JOBS.nodesTrafficSweep]: {

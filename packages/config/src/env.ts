@@ -106,6 +106,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list' | 'ints'
   ['SVC_BILLING_MANUAL_MAX_DAYS', ['billing', 'manual_max_days'], 'int'],
   ['SVC_BILLING_RECHECK_EVERY_SECONDS', ['billing', 'recheck_every_seconds'], 'int'],
   ['SVC_NOTIFY_EMAIL_ADMINS', ['notify', 'email_admins'], 'bool'],
+  ['SVC_NOTIFY_NODE_OFFLINE_GRACE_SECONDS', ['notify', 'node_offline_grace_seconds'], 'int'],
   ['SVC_BACKUP_DIR', ['backup', 'dir'], 'str'],
   ['SVC_BACKUP_EVERY_HOURS', ['backup', 'every_hours'], 'int'],
   ['SVC_BACKUP_KEEP', ['backup', 'keep'], 'int'],

@@ -174,10 +174,11 @@ describe('environment overrides', () => {
     expect(refusal({ SVC_SMTP_URL: 'http://mail:25' }).problems[0]).toMatch(/^SVC_SMTP_URL \(mail\.smtp_url\): /);
   });
 
-  it('SVC_NOTIFY_EMAIL_EVENTS: client.registered, payment.awaiting_confirmation and node.apply_failed by default, a comma list, none = no mails; SVC_NOTIFY_EMAIL_ADMINS', () => {
+  it('SVC_NOTIFY_EMAIL_EVENTS: client.registered, payment.awaiting_confirmation and node.apply_failed by default, a comma list, none = no mails; SVC_NOTIFY_EMAIL_ADMINS; SVC_NOTIFY_NODE_OFFLINE_GRACE_SECONDS', () => {
     expect(loadConfig({}).notify).toEqual({
       email_events: ['client.registered', 'payment.awaiting_confirmation', 'node.apply_failed'],
       email_admins: false,
+      node_offline_grace_seconds: 120,
     });
     expect(loadConfig({ SVC_NOTIFY_EMAIL_EVENTS: 'client.registered, node.offline' }).notify.email_events).toEqual([
       'client.registered',
@@ -186,6 +187,8 @@ describe('environment overrides', () => {
     expect(loadConfig({ SVC_NOTIFY_EMAIL_EVENTS: 'none' }).notify.email_events).toEqual([]);
     expect(loadConfig({ SVC_NOTIFY_EMAIL_ADMINS: 'true' }).notify.email_admins).toBe(true);
     expect(refusal({ SVC_NOTIFY_EMAIL_EVENTS: 'Client Registered' }).problems[0]).toContain('notify.email_events');
+    expect(loadConfig({ SVC_NOTIFY_NODE_OFFLINE_GRACE_SECONDS: '300' }).notify.node_offline_grace_seconds).toBe(300);
+    expect(refusal({ SVC_NOTIFY_NODE_OFFLINE_GRACE_SECONDS: '1' }).problems[0]).toContain('notify.node_offline_grace_seconds');
   });
 
   it('SVC_<SURFACE>_OAUTH_<PROVIDER>_<FIELD> configures a provider under auth.oauth or portal_auth.oauth', () => {

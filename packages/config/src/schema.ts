@@ -85,6 +85,11 @@ export const configSchema = z.object({
         .default(['client.registered', 'payment.awaiting_confirmation', 'node.apply_failed']),
       /** Mail admins (role admin) as well as owners. */
       email_admins: z.boolean().default(false),
+      /**
+       * How long a node's agent may be away before node.offline is raised (an agent that
+       * reconnects sooner, after a restart or a network blip, raises nothing). Default 2 minutes.
+       */
+      node_offline_grace_seconds: z.number().int().min(10).max(86_400).default(120),
     })
     .prefault({}),
   /** ACME (docs/certificates.md). */

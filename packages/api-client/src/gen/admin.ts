@@ -1589,7 +1589,756 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "admin.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * admin.created
+         * @description An owner added an admin.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `admin.created` or to every type.
+         */
+        post: operations["event_admin_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "admin.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * admin.deleted
+         * @description An owner removed an admin: their sessions and API tokens stop at once.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `admin.deleted` or to every type.
+         */
+        post: operations["event_admin_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "admin.role_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * admin.role_changed
+         * @description An owner changed an admin's role: their access tokens and API tokens carry the new rights at their next request.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `admin.role_changed` or to every type.
+         */
+        post: operations["event_admin_role_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_token.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_token.created
+         * @description An admin created an API token (its secret is never in an event).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `api_token.created` or to every type.
+         */
+        post: operations["event_api_token_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_token.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_token.revoked
+         * @description An API token was revoked: refused from the next request, on every replica.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `api_token.revoked` or to every type.
+         */
+        post: operations["event_api_token_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * certificate.expiring
+         * @description An uploaded certificate expires within 14 days (once per certificate material).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `certificate.expiring` or to every type.
+         */
+        post: operations["event_certificate_expiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.issue_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * certificate.issue_failed
+         * @description An ACME issuance or renewal failed; tried again after a backoff. A failed renewal leaves the old material serving until serving_until.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `certificate.issue_failed` or to every type.
+         */
+        post: operations["event_certificate_issue_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * certificate.issued
+         * @description An ACME certificate was issued or renewed; the nodes serving it get the new material (node.certificate_served, per node).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `certificate.issued` or to every type.
+         */
+        post: operations["event_certificate_issued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "client.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * client.approved
+         * @description An admin approved an application: the client is active and may sign in and buy.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `client.approved` or to every type.
+         */
+        post: operations["event_client_approved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "client.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * client.disabled
+         * @description An admin disabled the client: its sessions end and its subscriptions' users leave the nodes.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `client.disabled` or to every type.
+         */
+        post: operations["event_client_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "client.enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * client.enabled
+         * @description An admin enabled a disabled client again.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `client.enabled` or to every type.
+         */
+        post: operations["event_client_enabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "client.registered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * client.registered
+         * @description A customer registered on the portal, in either mode: application (status pending, waits for approval) or open (active at once); by password or a first OAuth sign-in.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `client.registered` or to every type.
+         */
+        post: operations["event_client_registered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "client.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * client.rejected
+         * @description An admin rejected a pending application.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `client.rejected` or to every type.
+         */
+        post: operations["event_client_rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.agent_outdated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.agent_outdated
+         * @description A node's agent reports a version older than this release's minor (the node view's outdated_agent): still served, to be upgraded before the next release. Once per version a node reports.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.agent_outdated` or to every type.
+         */
+        post: operations["event_node_agent_outdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.agent_upgrade_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.agent_upgrade_failed
+         * @description An agent upgrade asked from the panel did not happen (download, checksum or start failed, the old agent was put back). The node runs its old agent, serving as before.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.agent_upgrade_failed` or to every type.
+         */
+        post: operations["event_node_agent_upgrade_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.apply_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.apply_failed
+         * @description A node's agent could not apply a desired state (the engine refused the configuration, or it did not start): the node keeps serving its last applied revision. Once per failed revision.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.apply_failed` or to every type.
+         */
+        post: operations["event_node_apply_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.apply_recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.apply_recovered
+         * @description A node that had failed to apply applied a revision at or past the failed one: it runs its desired state again.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.apply_recovered` or to every type.
+         */
+        post: operations["event_node_apply_recovered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.certificate_served": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.certificate_served
+         * @description A node applied the revision carrying a certificate's new material (issued, renewed or uploaded anew): the node serves it now. Once per node and material.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.certificate_served` or to every type.
+         */
+        post: operations["event_node_certificate_served"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.offline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.offline
+         * @description A node's agent has had no stream for longer than the grace (SVC_NOTIFY_NODE_OFFLINE_GRACE_SECONDS): its users are probably cut off. Once per outage; node.online tells when it is back.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.offline` or to every type.
+         */
+        post: operations["event_node_offline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.online": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.online
+         * @description A node's agent connected after the node had been announced offline (or for the first time). A reconnect within the offline grace raises nothing: node.offline was never sent.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.online` or to every type.
+         */
+        post: operations["event_node_online"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.awaiting_confirmation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.awaiting_confirmation
+         * @description A customer checked out through a manual provider (bank transfer, cash): only an admin can confirm it (or cancel it), before expires_at, when it expires unconfirmed.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `payment.awaiting_confirmation` or to every type.
+         */
+        post: operations["event_payment_awaiting_confirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refunded
+         * @description A payment was refunded; the time it bought was taken back (docs/payments.md, "Refunds").
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `payment.refunded` or to every type.
+         */
+        post: operations["event_payment_refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.succeeded
+         * @description A payment succeeded and its plan was applied (a subscription created or extended).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `payment.succeeded` or to every type.
+         */
+        post: operations["event_payment_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.created
+         * @description A subscription was created: by an admin or by a payment for a new one (an import from another panel raises none: the users exist already).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.created` or to every type.
+         */
+        post: operations["event_subscription_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.credentials_rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.credentials_rotated
+         * @description New proxy credentials and link token: the old link (and an imported panel link) stopped resolving; the customer needs the new one.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.credentials_rotated` or to every type.
+         */
+        post: operations["event_subscription_credentials_rotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.deleted
+         * @description The subscription was deleted (alone, in bulk, or with its client); its link stops resolving.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.deleted` or to every type.
+         */
+        post: operations["event_subscription_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.disabled
+         * @description An admin disabled the subscription: its users leave the nodes until it is enabled.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.disabled` or to every type.
+         */
+        post: operations["event_subscription_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.enabled
+         * @description An admin enabled a disabled subscription; `status` is what it is now (active, or limited/expired if that holds).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.enabled` or to every type.
+         */
+        post: operations["event_subscription_enabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.expired
+         * @description The subscription became expired: its term ended (or an admin ended it, or a refund took its time back).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.expired` or to every type.
+         */
+        post: operations["event_subscription_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.limited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.limited
+         * @description The subscription became limited: its charged traffic reached its limit. Its users leave the nodes; its link shows the limit.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.limited` or to every type.
+         */
+        post: operations["event_subscription_limited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.renewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.renewed
+         * @description The subscription got a longer term: a payment applied its plan, or an admin extended the expiry (alone or in bulk), or removed it.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.renewed` or to every type.
+         */
+        post: operations["event_subscription_renewed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.traffic_80_percent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.traffic_80_percent
+         * @description A usage report brought the subscription's charged traffic to 80% of its limit in this period (once per period and limit: a reset or a raised limit arms it again). A warning to pass on to the customer.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.traffic_80_percent` or to every type.
+         */
+        post: operations["event_subscription_traffic_80_percent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.traffic_100_percent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.traffic_100_percent
+         * @description A usage report brought the subscription's charged traffic to its limit in this period (once per period and limit). The subscription becomes limited at once (subscription.limited follows when the status is written).
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.traffic_100_percent` or to every type.
+         */
+        post: operations["event_subscription_traffic_100_percent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated
+         * @description An admin changed a subscription (PATCH, a usage reset, or a bulk action). What its status did is told by its own events (disabled, enabled, limited, expired); a longer term by subscription.renewed.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.updated` or to every type.
+         */
+        post: operations["event_subscription_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         AccessGroup: {
@@ -2019,10 +2768,10 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             /**
-             * @description event types delivered; null = every type. Known types: client.registered, node.agent_outdated, node.apply_failed, node.agent_upgrade_failed, node.apply_recovered, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded
+             * @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked
              * @default null
              */
-            event_types?: ("client.registered" | "node.agent_outdated" | "node.apply_failed" | "node.agent_upgrade_failed" | "node.apply_recovered" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded")[] | null;
+            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url: string;
         };
@@ -3089,8 +3838,8 @@ export interface components {
         UpdateWebhook: {
             description?: string;
             enabled?: boolean;
-            /** @description event types delivered; null = every type. Known types: client.registered, node.agent_outdated, node.apply_failed, node.agent_upgrade_failed, node.apply_recovered, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded */
-            event_types?: ("client.registered" | "node.agent_outdated" | "node.apply_failed" | "node.agent_upgrade_failed" | "node.apply_recovered" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded")[] | null;
+            /** @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked */
+            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url?: string;
         };
@@ -11126,6 +11875,1438 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    event_admin_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An owner added an admin. */
+                    data: {
+                        admin_id: string;
+                        email: string;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "viewer";
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "admin.created";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_admin_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An owner removed an admin: their sessions and API tokens stop at once. */
+                    data: {
+                        admin_id: string;
+                        email: string;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "viewer";
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "admin.deleted";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_admin_role_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An owner changed an admin's role: their access tokens and API tokens carry the new rights at their next request. */
+                    data: {
+                        admin_id: string;
+                        email: string;
+                        /** @enum {string} */
+                        previous_role: "owner" | "admin" | "viewer";
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "viewer";
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "admin.role_changed";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_api_token_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin created an API token (its secret is never in an event). */
+                    data: {
+                        admin_id: string;
+                        expires_at: string | null;
+                        name: string;
+                        scopes: string[];
+                        token_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "api_token.created";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_api_token_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An API token was revoked: refused from the next request, on every replica. */
+                    data: {
+                        admin_id: string;
+                        name: string;
+                        token_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "api_token.revoked";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_certificate_expiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An uploaded certificate expires within 14 days (once per certificate material). */
+                    data: {
+                        certificate_id: string;
+                        days_left: number;
+                        domains: string[];
+                        name: string | null;
+                        not_after: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "certificate.expiring";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_certificate_issue_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An ACME issuance or renewal failed; tried again after a backoff. A failed renewal leaves the old material serving until serving_until. */
+                    data: {
+                        certificate_id: string;
+                        domains: string[];
+                        error: string;
+                        failed_attempts: number;
+                        name: string | null;
+                        serving_until: string | null;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "certificate.issue_failed";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_certificate_issued: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An ACME certificate was issued or renewed; the nodes serving it get the new material (node.certificate_served, per node). */
+                    data: {
+                        certificate_id: string;
+                        domains: string[];
+                        name: string | null;
+                        not_after: string;
+                        renewal: boolean;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "certificate.issued";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_client_approved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin approved an application: the client is active and may sign in and buy. */
+                    data: {
+                        client_id: string;
+                        email: string;
+                        /** @enum {string} */
+                        previous_status: "pending" | "rejected";
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "client.approved";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_client_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin disabled the client: its sessions end and its subscriptions' users leave the nodes. */
+                    data: {
+                        client_id: string;
+                        email: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "client.disabled";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_client_enabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin enabled a disabled client again. */
+                    data: {
+                        client_id: string;
+                        email: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "client.enabled";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_client_registered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A customer registered on the portal, in either mode: application (status pending, waits for approval) or open (active at once); by password or a first OAuth sign-in. */
+                    data: {
+                        client_id: string;
+                        email: string;
+                        method: string;
+                        /** @enum {string} */
+                        registration_mode: "application" | "open";
+                        /** @enum {string} */
+                        status: "pending" | "active";
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "client.registered";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_client_rejected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin rejected a pending application. */
+                    data: {
+                        client_id: string;
+                        email: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "client.rejected";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_agent_outdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node's agent reports a version older than this release's minor (the node view's outdated_agent): still served, to be upgraded before the next release. Once per version a node reports. */
+                    data: {
+                        agent_version: string;
+                        name: string;
+                        node_id: string;
+                        previous_agent_version: string | null;
+                        release: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.agent_outdated";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_agent_upgrade_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An agent upgrade asked from the panel did not happen (download, checksum or start failed, the old agent was put back). The node runs its old agent, serving as before. */
+                    data: {
+                        agent_version: string;
+                        error: string;
+                        name: string;
+                        node_id: string;
+                        version: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.agent_upgrade_failed";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_apply_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node's agent could not apply a desired state (the engine refused the configuration, or it did not start): the node keeps serving its last applied revision. Once per failed revision. */
+                    data: {
+                        applied_revision: number;
+                        error: string;
+                        failing_since: string;
+                        name: string;
+                        node_id: string;
+                        revision: number;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.apply_failed";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_apply_recovered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node that had failed to apply applied a revision at or past the failed one: it runs its desired state again. */
+                    data: {
+                        failed_revision: number;
+                        failing_since: string;
+                        name: string;
+                        node_id: string;
+                        revision: number;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.apply_recovered";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_certificate_served: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node applied the revision carrying a certificate's new material (issued, renewed or uploaded anew): the node serves it now. Once per node and material. */
+                    data: {
+                        certificate_id: string;
+                        domains: string[];
+                        name: string;
+                        node_id: string;
+                        not_after: string;
+                        revision: number;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.certificate_served";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_offline: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node's agent has had no stream for longer than the grace (SVC_NOTIFY_NODE_OFFLINE_GRACE_SECONDS): its users are probably cut off. Once per outage; node.online tells when it is back. */
+                    data: {
+                        grace_seconds: number;
+                        name: string;
+                        node_id: string;
+                        offline_since: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.offline";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_online: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node's agent connected after the node had been announced offline (or for the first time). A reconnect within the offline grace raises nothing: node.offline was never sent. */
+                    data: {
+                        agent_version: string | null;
+                        name: string;
+                        node_id: string;
+                        offline_since: string | null;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.online";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_payment_awaiting_confirmation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A customer checked out through a manual provider (bank transfer, cash): only an admin can confirm it (or cancel it), before expires_at, when it expires unconfirmed. */
+                    data: {
+                        amount: number;
+                        client_email: string;
+                        client_id: string;
+                        currency: string;
+                        expires_at: string;
+                        payment_id: string;
+                        plan_id: string;
+                        plan_name: string;
+                        provider_id: string;
+                        provider_name: string;
+                        subscription_id: string | null;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "payment.awaiting_confirmation";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_payment_refunded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A payment was refunded; the time it bought was taken back (docs/payments.md, "Refunds"). */
+                    data: {
+                        amount: number;
+                        client_id: string;
+                        currency: string;
+                        payment_id: string;
+                        subscription_id: string | null;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "payment.refunded";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_payment_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A payment succeeded and its plan was applied (a subscription created or extended). */
+                    data: {
+                        amount: number;
+                        client_id: string;
+                        currency: string;
+                        payment_id: string;
+                        plan_id: string;
+                        provider_id: string;
+                        subscription_id: string | null;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "payment.succeeded";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A subscription was created: by an admin or by a payment for a new one (an import from another panel raises none: the users exist already). */
+                    data: {
+                        access_group_ids: string[];
+                        client_id: string;
+                        /** @description ISO 8601 time, UTC */
+                        expires_at: string | null;
+                        /** @enum {string} */
+                        renewal: "no_reset" | "day" | "week" | "month";
+                        /** @enum {string} */
+                        status: "active" | "limited" | "expired" | "disabled";
+                        subscription_id: string;
+                        traffic_limit_bytes: number | null;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.created";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_credentials_rotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description New proxy credentials and link token: the old link (and an imported panel link) stopped resolving; the customer needs the new one. */
+                    data: {
+                        client_id: string;
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.credentials_rotated";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The subscription was deleted (alone, in bulk, or with its client); its link stops resolving. */
+                    data: {
+                        client_id: string;
+                        /** @enum {string} */
+                        status: "active" | "limited" | "expired" | "disabled";
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.deleted";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin disabled the subscription: its users leave the nodes until it is enabled. */
+                    data: {
+                        client_id: string;
+                        /** @enum {string} */
+                        previous_status: "active" | "limited" | "expired" | "disabled";
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.disabled";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_enabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin enabled a disabled subscription; `status` is what it is now (active, or limited/expired if that holds). */
+                    data: {
+                        client_id: string;
+                        /** @enum {string} */
+                        status: "active" | "limited" | "expired" | "disabled";
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.enabled";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The subscription became expired: its term ended (or an admin ended it, or a refund took its time back). */
+                    data: {
+                        client_id: string;
+                        /** @description ISO 8601 time, UTC */
+                        expires_at: string | null;
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.expired";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_limited: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The subscription became limited: its charged traffic reached its limit. Its users leave the nodes; its link shows the limit. */
+                    data: {
+                        client_id: string;
+                        subscription_id: string;
+                        traffic_limit_bytes: number;
+                        used_bytes: number;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.limited";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_renewed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The subscription got a longer term: a payment applied its plan, or an admin extended the expiry (alone or in bulk), or removed it. */
+                    data: {
+                        client_id: string;
+                        /** @description ISO 8601 time, UTC */
+                        expires_at: string | null;
+                        plan_id: string | null;
+                        /** @description ISO 8601 time, UTC */
+                        previous_expires_at: string | null;
+                        /** @enum {string} */
+                        status: "active" | "limited" | "expired" | "disabled";
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.renewed";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_traffic_80_percent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A usage report brought the subscription's charged traffic to 80% of its limit in this period (once per period and limit: a reset or a raised limit arms it again). A warning to pass on to the customer. */
+                    data: {
+                        client_id: string;
+                        /** @description ISO 8601 time, UTC */
+                        resets_at: string | null;
+                        subscription_id: string;
+                        traffic_limit_bytes: number;
+                        /** @description charged bytes in the current period */
+                        used_bytes: number;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.traffic_80_percent";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_traffic_100_percent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A usage report brought the subscription's charged traffic to its limit in this period (once per period and limit). The subscription becomes limited at once (subscription.limited follows when the status is written). */
+                    data: {
+                        client_id: string;
+                        /** @description ISO 8601 time, UTC */
+                        resets_at: string | null;
+                        subscription_id: string;
+                        traffic_limit_bytes: number;
+                        /** @description charged bytes in the current period */
+                        used_bytes: number;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.traffic_100_percent";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin changed a subscription (PATCH, a usage reset, or a bulk action). What its status did is told by its own events (disabled, enabled, limited, expired); a longer term by subscription.renewed. */
+                    data: {
+                        bulk_job_id: string | null;
+                        changed: string[];
+                        client_id: string;
+                        /** @enum {string} */
+                        status: "active" | "limited" | "expired" | "disabled";
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.updated";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

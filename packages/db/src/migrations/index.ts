@@ -29,6 +29,7 @@ import * as importedInboundProfiles from './2026-11-30T1200-imported-inbound-pro
 import * as importJobs from './2026-11-30T1300-import-jobs.ts';
 import * as apiTokens from './2026-11-30T1400-api-tokens.ts';
 import * as nodeTraffic from './2026-11-30T1500-node-traffic.ts';
+import * as eventCatalogue from './2026-11-30T1600-event-catalogue.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T1300-import-jobs': importJobs,
   '2026-11-30T1400-api-tokens': apiTokens,
   '2026-11-30T1500-node-traffic': nodeTraffic,
+  '2026-11-30T1600-event-catalogue': eventCatalogue,
 };

@@ -50,6 +50,8 @@ export interface NodesTable {
   agent_upgrade_error: ColumnType<string | null, string | null | undefined, string | null>;
   agent_upgrade_requested_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   agent_upgrade_finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** What node.online / node.offline last announced (issue 35.2); null: nothing yet. */
+  presence_announced: ColumnType<'online' | 'offline' | null, 'online' | 'offline' | null | undefined, 'online' | 'offline' | null>;
   /**
    * Issue 35.4: what the node's usage charges to subscriptions per byte it reports (0 to 100,
    * numeric(7,4): read as text, e.g. '2.0000').
@@ -77,6 +79,15 @@ export interface GatewayReplicasTable {
   hostname: string;
   started_at: Date;
   heartbeat_at: Date;
+}
+
+/** A certificate's new material on its way to a node: node.certificate_served once the node applied `revision`. */
+export interface CertificateRolloutsTable {
+  certificate_id: string;
+  node_id: string;
+  revision: Int8;
+  not_after: Date;
+  created_at: Date;
 }
 
 export interface CertificatesTable {

@@ -19,6 +19,7 @@ import type {
 import type {
   AccessGroupInboundsTable,
   AccessGroupsTable,
+  CertificateRolloutsTable,
   CertificatesTable,
   ChainHopsTable,
   ChainsTable,
@@ -60,6 +61,7 @@ export interface Database {
   nodes: NodesTable;
   gateway_replicas: GatewayReplicasTable;
   certificates: CertificatesTable;
+  certificate_rollouts: CertificateRolloutsTable;
   inbound_profiles: InboundProfilesTable;
   chains: ChainsTable;
   chain_hops: ChainHopsTable;

@@ -144,7 +144,13 @@ const STEPS: Record<string, Step> = {
     async seed(db) {
       const node = (nid: string, name: string) => ({ id: nid, name, address: `${name}.example.net`, created_at: T0, updated_at: T0 });
       await put(db, 'nodes', [
-        { ...node(NODE_A, 'edge-a'), agent_version: '0.1.0', hostname: 'edge-a', last_usage_report_id: 1_767_607_200_000_000 },
+        {
+          ...node(NODE_A, 'edge-a'),
+          agent_version: '0.1.0',
+          hostname: 'edge-a',
+          last_usage_report_id: 1_767_607_200_000_000,
+          last_seen_at: hour(11),
+        },
         // An apply failure recorded before failures had their own columns (2026-11-28T1700-node-apply-failures).
         { ...node(NODE_B, 'hop-b'), last_apply_error: 'revision 3: main: failed to read config files: unknown protocol: quic' },
         node(NODE_C, 'hop-c'),
@@ -745,6 +751,24 @@ const STEPS: Record<string, Step> = {
         downlink_bytes: 1_500,
         raw_uplink_bytes: 1_000,
         raw_downlink_bytes: 3_000,
+      });
+    },
+  },
+  '2026-11-30T1600-event-catalogue': {
+    async check(db) {
+      // A node seen before counts as announced online (its reconnect after the upgrade raises
+      // nothing); one never seen has announced nothing.
+      expect(await one(db, 'nodes', { id: NODE_A })).toMatchObject({ presence_announced: 'online' });
+      expect(await one(db, 'nodes', { id: NODE_B })).toMatchObject({ presence_announced: null });
+    },
+    async seed(db) {
+      // The uploaded certificate's material on its way to edge-a, at its revision 1.
+      await put(db, 'certificate_rollouts', {
+        certificate_id: CERT,
+        node_id: NODE_A,
+        revision: 1,
+        not_after: new Date('2036-01-01T00:00:00Z'),
+        created_at: T0,
       });
     },
   },

@@ -2,6 +2,7 @@ import type { AdminRole as AdminRoleName, AdminRow, Db } from '@svc/db';
 import { z } from 'zod';
 import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { ConflictError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import { logSetupCompleted } from '../installation/bootstrap.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
@@ -64,6 +65,7 @@ export async function createAdmin(ctx: DomainContext, input: CreateAdminInput): 
     const first = !(await trx.selectFrom('admins').select('id').limit(1).executeTakeFirst());
     const row = await insertAdmin(trx, ctx, email, hash, input.role);
     uow.audit({ action: 'admin.created', entity_type: 'admin', entity_id: row.id, details: { email, role: row.role } });
+    await recordEvent(uow, { type: 'admin.created', payload: { admin_id: row.id, email: row.email, role: row.role } }, ctx.clock.now());
     return { admin: adminView(row), first };
   });
   if (created.first) logSetupCompleted(ctx, created.admin, { surface: 'cli' });

@@ -1,5 +1,6 @@
 import { adminAccessChanged } from '../auth/admin-access.ts';
 import { NotFoundError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { assertActorIsOwner } from './actor-guard.ts';
@@ -22,5 +23,6 @@ export async function deleteAdmin(ctx: DomainContext, id: string): Promise<void>
       entity_id: id,
       details: { email: current.email, role: current.role },
     });
+    await recordEvent(uow, { type: 'admin.deleted', payload: { admin_id: id, email: current.email, role: current.role } }, ctx.clock.now());
   });
 }

@@ -4,6 +4,7 @@ import { adminAccessChanged } from '../auth/admin-access.ts';
 import { Email, NewPassword } from '../auth/credential-fields.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isUniqueViolation } from '../shared/db-errors.ts';
 import { isEmptyPatch } from '../shared/input.ts';
@@ -69,6 +70,12 @@ export async function updateAdmin(ctx: DomainContext, id: string, input: UpdateA
       });
     if (hash !== undefined) await revokeAllSessions(trx, { type: 'admin', id }, 'password_changed', now);
     if (hash !== undefined || (input.role !== undefined && input.role !== current.role)) adminAccessChanged(uow, ctx, id);
+    if (row.role !== current.role)
+      await recordEvent(
+        uow,
+        { type: 'admin.role_changed', payload: { admin_id: id, email: row.email, role: row.role, previous_role: current.role } },
+        now,
+      );
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateAdminInput] !== undefined);
     uow.audit({
       action: 'admin.updated',

@@ -8,6 +8,7 @@ export * from './agent-version.ts';
 export * from './engine-capabilities.ts';
 export * from './gateway-replicas.ts';
 export * from './log-tails.ts';
+export * from './node-presence.ts';
 export * from './record-applied-revisions.ts';
 export * from './record-apply-failure.ts';
 export * from './renew-agent-certificate.ts';

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { recordEvent } from '../events/record-event.ts';
+import { certificateServedEvents } from '../certificates/certificate-rollouts.ts';
+import { recordEvent, recordEvents } from '../events/record-event.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
@@ -81,6 +82,15 @@ export async function recordAppliedRevisions(
           now,
         );
       }
+      // Certificates whose new material these revisions carried are served now.
+      await recordEvents(
+        uow,
+        await certificateServedEvents(
+          uow,
+          rows.map((r) => r.id),
+        ),
+        now,
+      );
       return recovered;
     }),
   );

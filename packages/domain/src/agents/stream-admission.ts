@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
+import { certificateServedEvents } from '../certificates/certificate-rollouts.ts';
 import { type DomainError, UnauthenticatedError, type UnprocessableError } from '../errors.ts';
-import { recordEvent } from '../events/record-event.ts';
+import { recordEvent, recordEvents } from '../events/record-event.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import { announceNodeViews } from '../live/admin-events.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
@@ -126,8 +127,10 @@ async function admitRound(
         desired_revision: string;
         agent_version: string | null;
         prior_version: string | null;
+        prior_presence: 'online' | 'offline' | null;
+        prior_seen: Date | null;
       }>`
-    with prior as (select id, agent_version from nodes where id = any(${col((o) => o.identity.node_id)}::text[]))
+    with prior as (select id, agent_version, presence_announced, last_seen_at from nodes where id = any(${col((o) => o.identity.node_id)}::text[]))
     update nodes n
        set hostname = v.hostname,
            os = v.os,
@@ -137,6 +140,7 @@ async function admitRound(
            -- never above the desired revision: an agent cannot have applied one it was never sent
            applied_revision = least(v.applied, n.desired_revision),
            connectivity = 'online',
+           presence_announced = 'online',
            stream_replica = v.replica,
            stream_session = v.session,
            stream_opened_at = ${now},
@@ -157,8 +161,34 @@ async function admitRound(
        and n.admin_status = 'enabled'
        and (n.cert_serial = v.serial or n.cert_previous_serial = v.serial)
        and not v.below_minimum
-    returning n.id, n.name, n.desired_revision, n.agent_version, p.agent_version as prior_version`.execute(trx);
+    returning n.id, n.name, n.desired_revision, n.agent_version, p.agent_version as prior_version,
+              p.presence_announced as prior_presence, p.last_seen_at as prior_seen`.execute(trx);
       uow.nodeViewsChanged(r.rows.map((row) => row.id));
+      // A reconnecting agent may have applied a revision carrying a certificate's new material.
+      await recordEvents(
+        uow,
+        await certificateServedEvents(
+          uow,
+          r.rows.map((row) => row.id),
+        ),
+        now,
+      );
+      // node.online once per outage announced (node-presence.ts): a reconnect within the grace raises nothing.
+      await recordEvents(
+        uow,
+        r.rows
+          .filter((row) => row.prior_presence !== 'online')
+          .map((row) => ({
+            type: 'node.online' as const,
+            payload: {
+              node_id: row.id,
+              name: row.name,
+              offline_since: row.prior_presence === 'offline' && row.prior_seen ? new Date(row.prior_seen).toISOString() : null,
+              agent_version: row.agent_version,
+            },
+          })),
+        now,
+      );
       for (const row of r.rows)
         if (row.agent_version !== null && agentBecameOutdated(row.prior_version, row.agent_version))
           await recordEvent(

@@ -2,6 +2,7 @@ import type { Db } from '@svc/db';
 import { z } from 'zod';
 import { cidrMatcher, parseCidrList } from '../billing/providers/source-cidrs.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import { type MessageBus, TOPICS } from '../shared/bus.ts';
 import { createBusInvalidatedCache } from '../shared/bus-invalidated-cache.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -173,6 +174,14 @@ export async function createApiToken(ctx: DomainContext, input: CreateApiTokenIn
       entity_id: row.id,
       details: { name: row.name, scopes: input.scopes, expires_at: input.expires_at },
     });
+    await recordEvent(
+      uow,
+      {
+        type: 'api_token.created',
+        payload: { token_id: row.id, name: row.name, admin_id: adminId, scopes: input.scopes, expires_at: input.expires_at },
+      },
+      now,
+    );
     return { ...viewOf(row), token: secret };
   });
 }
@@ -198,6 +207,11 @@ export async function revokeApiToken(ctx: DomainContext, id: string): Promise<vo
     await uow.db.updateTable('api_tokens').set({ revoked_at: ctx.clock.now() }).where('id', '=', id).execute();
     apiTokenChanged(uow, ctx, row.token_hash);
     uow.audit({ action: 'api_token.revoked', entity_type: 'api_token', entity_id: id, details: { name: row.name } });
+    await recordEvent(
+      uow,
+      { type: 'api_token.revoked', payload: { token_id: id, name: row.name, admin_id: row.admin_id } },
+      ctx.clock.now(),
+    );
   });
 }
 

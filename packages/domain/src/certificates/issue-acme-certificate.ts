@@ -9,6 +9,7 @@ import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfCertificate } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { rollOutCertificate } from './certificate-rollouts.ts';
 import { dueForIssuance } from './issuance-due.ts';
 import { parseCertificateMaterial } from './pem.ts';
 import { claimStaleMs, nextRenewalAt, retryAfterMs } from './renewal-rule.ts';
@@ -186,6 +187,7 @@ async function recordSuccess(
       .where('id', '=', row.id)
       .execute();
     const nodes = await bumpNodeRevisions(uow, await nodesOfCertificate(uow.db, row.id));
+    await rollOutCertificate(uow, row.id, nodes, parsed.notAfter, now);
     uow.audit({
       action: renewal ? 'certificate.renewed' : 'certificate.issued',
       entity_type: 'certificate',

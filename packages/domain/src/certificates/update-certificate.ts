@@ -7,6 +7,7 @@ import { JOBS } from '../shared/jobs.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { type CertificateView, certificateView } from './certificate.ts';
 import { AcmeDomains, CertificateName, CertPem, Domains, KeyPem } from './certificate-fields.ts';
+import { rollOutCertificate } from './certificate-rollouts.ts';
 import { type ParsedCertificate, parseCertificateMaterial } from './pem.ts';
 import { getCertificate } from './read-certificates.ts';
 import { issueJobId } from './request-acme-certificate.ts';
@@ -90,6 +91,7 @@ export async function updateCertificate(ctx: DomainContext, id: string, input: U
       .returningAll()
       .executeTakeFirstOrThrow();
     const nodes = parsed ? await bumpNodeRevisions(uow, await nodesOfCertificate(trx, id)) : [];
+    if (parsed) await rollOutCertificate(uow, id, nodes, parsed.notAfter, ctx.clock.now());
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateCertificateInput] !== undefined);
     uow.audit({
       action: 'certificate.updated',

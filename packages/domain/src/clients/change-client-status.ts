@@ -1,21 +1,35 @@
 import type { ClientRow, ClientStatus, Db } from '@svc/db';
 import { revokeAllSessions } from '../auth/sessions.ts';
 import { NotFoundError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfClients } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
-import { type ClientEvent, clientTransition } from './client-status.ts';
+import { type ClientEvent, clientTransition, clientTransitionEvent } from './client-status.ts';
 import { type ClientView, clientView } from './client-view.ts';
 
 /**
  * Side effects of every client status change, inside the changing transaction: whether a
  * client's subscriptions run on nodes depends on the client being active, so the nodes of
  * all its subscriptions get a new revision; a client that is no longer active keeps no
- * session (its access tokens still live out their 15 minutes; the portal re-checks status).
+ * session (its access tokens still live out their 15 minutes; the portal re-checks status);
+ * the move's event (clientTransitionEvent) is recorded.
  */
 export async function afterClientStatusChange(uow: UnitOfWork, clientId: string, from: ClientStatus, to: ClientStatus, now: Date) {
   if (from === to) return [];
   if (to !== 'active') await revokeAllSessions(uow.db, { type: 'client', id: clientId }, `client_${to}`, now);
+  const raises = clientTransitionEvent(from, to);
+  if (raises) {
+    const { email } = await uow.db.selectFrom('clients').select('email').where('id', '=', clientId).executeTakeFirstOrThrow();
+    const subject = { client_id: clientId, email };
+    await recordEvent(
+      uow,
+      raises === 'client.approved'
+        ? { type: raises, payload: { ...subject, previous_status: from as 'pending' | 'rejected' } }
+        : { type: raises, payload: subject },
+      now,
+    );
+  }
   return bumpNodeRevisions(uow, await nodesOfClients(uow.db, [clientId]));
 }
 

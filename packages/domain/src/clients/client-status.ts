@@ -28,15 +28,17 @@ export interface ClientTransition {
   by: 'admin';
   from: ClientStatus;
   to: ClientStatus;
+  /** The event it raises (docs/events.md, "Clients"). */
+  raises: 'client.approved' | 'client.rejected' | 'client.disabled' | 'client.enabled';
 }
 
 export const CLIENT_TRANSITIONS: readonly ClientTransition[] = [
-  { event: 'approve', by: 'admin', from: 'pending', to: 'active' },
+  { event: 'approve', by: 'admin', from: 'pending', to: 'active', raises: 'client.approved' },
   // Spec 3.1 rule 3: a rejected record blocks its email until an admin deletes or approves it.
-  { event: 'approve', by: 'admin', from: 'rejected', to: 'active' },
-  { event: 'reject', by: 'admin', from: 'pending', to: 'rejected' },
-  { event: 'ban', by: 'admin', from: 'active', to: 'disabled' },
-  { event: 'unban', by: 'admin', from: 'disabled', to: 'active' },
+  { event: 'approve', by: 'admin', from: 'rejected', to: 'active', raises: 'client.approved' },
+  { event: 'reject', by: 'admin', from: 'pending', to: 'rejected', raises: 'client.rejected' },
+  { event: 'ban', by: 'admin', from: 'active', to: 'disabled', raises: 'client.disabled' },
+  { event: 'unban', by: 'admin', from: 'disabled', to: 'active', raises: 'client.enabled' },
 ];
 
 export type ClientOrigin = { by: 'admin' } | { by: 'registration'; mode: 'application' | 'open' };
@@ -73,6 +75,10 @@ export function adminStatusEvent(from: ClientStatus, to: 'active' | 'disabled'):
   }
   return t.event;
 }
+
+/** The event a status change raises, if the state machine has that move. */
+export const clientTransitionEvent = (from: ClientStatus, to: ClientStatus): ClientTransition['raises'] | null =>
+  CLIENT_TRANSITIONS.find((x) => x.from === from && x.to === to)?.raises ?? null;
 
 /** Spec 3.1 rule 1: whatever the sign-in method. */
 export const clientMaySignIn = (c: { status: ClientStatus; email_verified_at: Date | null }): boolean =>

@@ -7,6 +7,7 @@ import { publicBaseUrl } from '../shared/public-url.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newDelivery } from '../webhooks/webhook-envelope.ts';
 import { subscribes } from '../webhooks/webhook-fields.ts';
+import { EVENT_VERSION, type EventType } from './catalogue.ts';
 
 const BATCH = 100;
 
@@ -60,7 +61,13 @@ export async function dispatchEvents(deps: Pick<DomainDeps, 'db' | 'clock' | 'lo
             done.mails++;
           }
         }
-        const envelope = { id: e.id, type: e.type, occurred_at: e.occurred_at.toISOString(), data: payload };
+        const envelope = {
+          id: e.id,
+          type: e.type,
+          version: EVENT_VERSION[e.type as EventType] ?? 1,
+          occurred_at: e.occurred_at.toISOString(),
+          data: payload,
+        };
         for (const endpoint of endpoints) {
           if (subscribes(endpoint.event_types, e.type)) deliveries.push(newDelivery(endpoint.id, envelope, now));
         }

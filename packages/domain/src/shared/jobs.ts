@@ -25,6 +25,8 @@ export const JOBS = {
   enforceLimits: 'subscriptions.enforce-limits',
   /** Start the new quota period of nodes whose period ended, lifting the limits it no longer holds (nodes/node-traffic.ts). */
   nodesTrafficSweep: 'nodes.traffic-sweep',
+  /** Announce nodes whose agent stayed away longer than the grace: node.offline (agents/node-presence.ts). */
+  nodesPresenceSweep: 'nodes.presence-sweep',
   /** One mail to send (notifications/queue-mail.ts). */
   mailSend: 'mail.send',
   /** Send undispatched outbox events to the notification channels (events/record-event.ts). */
@@ -58,6 +60,7 @@ export interface JobData {
   'subscriptions.sweep': Record<string, never>;
   'subscriptions.enforce-limits': { ids: string[] };
   'nodes.traffic-sweep': Record<string, never>;
+  'nodes.presence-sweep': Record<string, never>;
   'mail.send': import('../notifications/queue-mail.ts').MailMessage;
   'events.dispatch': Record<string, never>;
   'sign-in.cleanup': Record<string, never>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
+import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -94,6 +95,22 @@ export async function createSubscription(
         nodes_bumped: bumped,
       },
     });
+    await recordEvent(
+      uow,
+      {
+        type: 'subscription.created',
+        payload: {
+          subscription_id: id,
+          client_id: row.client_id,
+          status,
+          expires_at: row.expires_at?.toISOString() ?? null,
+          traffic_limit_bytes: row.traffic_limit_bytes === null ? null : Number(row.traffic_limit_bytes),
+          renewal: row.renewal,
+          access_group_ids: groupIds,
+        },
+      },
+      now,
+    );
     return subscriptionView(ctx, row, groupIds, now);
   });
 }

@@ -1,3 +1,4 @@
+import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -21,5 +22,10 @@ export async function deleteSubscription(ctx: DomainContext, id: string): Promis
       entity_id: id,
       details: { client_id: current.client_id, status: current.status, nodes_bumped: bumped },
     });
+    await recordEvent(
+      uow,
+      { type: 'subscription.deleted', payload: { subscription_id: id, client_id: current.client_id, status: current.status } },
+      ctx.clock.now(),
+    );
   });
 }

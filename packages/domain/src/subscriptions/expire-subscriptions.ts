@@ -1,6 +1,8 @@
+import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { subscriptionChangeEvents } from './subscription-events.ts';
 import { CLOCK_EXPIRES } from './subscription-status.ts';
 
 /**
@@ -16,7 +18,7 @@ export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): P
     const now = ctx.clock.now();
     const due = await trx
       .selectFrom('subscriptions')
-      .select(['id', 'status'])
+      .select(['id', 'client_id', 'status', 'expires_at', 'used_bytes', 'traffic_limit_bytes'])
       .where('status', 'in', CLOCK_EXPIRES)
       .where('expires_at', '<=', now)
       .orderBy('id')
@@ -37,6 +39,11 @@ export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): P
         details: { status: { from: r.status, to: 'expired' } },
       });
     }
+    await recordEvents(
+      uow,
+      due.flatMap((r) => subscriptionChangeEvents({ id: r.id, client_id: r.client_id, from: r, to: { ...r, status: 'expired' } })),
+      now,
+    );
     return due.length;
   });
 }

@@ -1,7 +1,10 @@
 import type { Renewal, SubscriptionStatus } from '@svc/db';
+import type { DomainEvent } from '../events/catalogue.ts';
+import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
+import { subscriptionChangeEvents } from './subscription-events.ts';
 import { currentStatus } from './subscription-status.ts';
 
 const DAY = 86_400_000;
@@ -60,13 +63,14 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
     const now = ctx.clock.now();
     let q = trx
       .selectFrom('subscriptions')
-      .select(['id', 'status', 'used_bytes', 'traffic_limit_bytes', 'expires_at'])
+      .select(['id', 'client_id', 'status', 'used_bytes', 'traffic_limit_bytes', 'expires_at'])
       .where('status', '=', 'active')
       .where('traffic_limit_bytes', 'is not', null)
       .whereRef('used_bytes', '>=', 'traffic_limit_bytes');
     if (opts.ids) q = q.where('id', 'in', opts.ids);
     const due = await q.orderBy('id').limit(batch).forUpdate().skipLocked().execute();
     const changed: Array<{ id: string; from: SubscriptionStatus; to: SubscriptionStatus }> = [];
+    const events: DomainEvent[] = [];
     for (const r of due) {
       const to = currentStatus(
         {
@@ -76,7 +80,9 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
         },
         now,
       );
-      if (to !== r.status) changed.push({ id: r.id, from: r.status, to });
+      if (to === r.status) continue;
+      changed.push({ id: r.id, from: r.status, to });
+      events.push(...subscriptionChangeEvents({ id: r.id, client_id: r.client_id, from: r, to: { ...r, status: to } }));
     }
     if (changed.length === 0) return 0;
     uow.subscriptionLinksChanged();
@@ -99,6 +105,7 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
         details: { status: { from: c.from, to: c.to }, reason: 'traffic limit reached' },
       });
     }
+    await recordEvents(uow, events, now);
     return due.length;
   });
 }

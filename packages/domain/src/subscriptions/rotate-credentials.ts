@@ -1,8 +1,10 @@
+import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newCredentials } from './credentials.ts';
 import { lockSubscription } from './lock-subscription.ts';
+import { subscriptionChangeEvents } from './subscription-events.ts';
 import { currentStatus } from './subscription-status.ts';
 import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
 
@@ -42,6 +44,14 @@ export async function rotateSubscriptionCredentials(ctx: DomainContext, id: stri
         nodes_bumped: bumped,
       },
     });
+    await recordEvents(
+      uow,
+      [
+        { type: 'subscription.credentials_rotated', payload: { subscription_id: id, client_id: row.client_id } },
+        ...subscriptionChangeEvents({ id, client_id: row.client_id, from: current, to: row }),
+      ],
+      now,
+    );
     return subscriptionView(ctx, row, (await groupIdsOf(trx, [id])).get(id) ?? [], now);
   });
 }

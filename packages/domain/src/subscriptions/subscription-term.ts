@@ -1,4 +1,5 @@
 import type { SubscriptionRow } from '@svc/db';
+import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { parseInput } from '../shared/input.ts';
@@ -6,6 +7,7 @@ import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import { sameSet } from './access-groups.ts';
 import { CreateSubscriptionInput, createSubscription } from './create-subscription.ts';
 import { regroupSubscription } from './regroup-subscription.ts';
+import { subscriptionChangeEvents } from './subscription-events.ts';
 import { isAdminDisabled, subscriptionStatus } from './subscription-status.ts';
 import { groupIdsOf } from './subscription-view.ts';
 
@@ -126,6 +128,17 @@ export async function extendSubscription(
       ...(bumped.length ? { nodes_bumped: bumped } : {}),
     },
   });
+  await recordEvents(
+    uow,
+    subscriptionChangeEvents({
+      id: sub.id,
+      client_id: sub.client_id,
+      from: sub,
+      to: { status, expires_at: expiresAfter, used_bytes: used, traffic_limit_bytes: traffic },
+      plan_id: terms?.plan_id ?? null,
+    }),
+    now,
+  );
   return { subscription_id: sub.id, expires_before: iso(sub.expires_at), expires_after: iso(expiresAfter) };
 }
 
@@ -173,5 +186,15 @@ export async function shortenSubscription(
       ...(bumped.length ? { nodes_bumped: bumped } : {}),
     },
   });
+  await recordEvents(
+    uow,
+    subscriptionChangeEvents({
+      id: sub.id,
+      client_id: sub.client_id,
+      from: sub,
+      to: { status, expires_at: expires, used_bytes: sub.used_bytes, traffic_limit_bytes: sub.traffic_limit_bytes },
+    }),
+    now,
+  );
   return { subscription_id: sub.id, expires_before: iso(sub.expires_at), expires_after: iso(expires) };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
+import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -9,6 +10,7 @@ import { sameSet, unknownAccessGroups } from './access-groups.ts';
 import { lockSubscription } from './lock-subscription.ts';
 import { writtenSubscription } from './read-subscriptions.ts';
 import { regroupSubscription } from './regroup-subscription.ts';
+import { subscriptionChangeEvents } from './subscription-events.ts';
 import {
   AdminSubscriptionStatus,
   Instant,
@@ -91,6 +93,17 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
         ...(bumped.length ? { nodes_bumped: bumped } : {}),
       },
     });
+    await recordEvents(
+      uow,
+      [
+        {
+          type: 'subscription.updated',
+          payload: { subscription_id: id, client_id: row.client_id, changed, status, bulk_job_id: null },
+        },
+        ...subscriptionChangeEvents({ id, client_id: row.client_id, from: current, to: row }),
+      ],
+      now,
+    );
     return subscriptionView(ctx, row, groups, now);
   });
 }

@@ -19,7 +19,13 @@ export async function testWebhook(ctx: DomainContext, id: string): Promise<Webho
     const eventId = newId('evt', now.getTime());
     const row = await uow.db
       .insertInto('webhook_deliveries')
-      .values(newDelivery(id, { id: eventId, type: WEBHOOK_TEST_EVENT, occurred_at: now.toISOString(), data: { webhook_id: id } }, now))
+      .values(
+        newDelivery(
+          id,
+          { id: eventId, type: WEBHOOK_TEST_EVENT, version: 1, occurred_at: now.toISOString(), data: { webhook_id: id } },
+          now,
+        ),
+      )
       .returningAll()
       .executeTakeFirstOrThrow();
     uow.audit({ action: 'webhook.tested', entity_type: 'webhook', entity_id: id, details: { delivery_id: row.id } });

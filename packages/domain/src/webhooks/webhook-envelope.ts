@@ -10,6 +10,8 @@ import { newId } from '../shared/ids.ts';
 export interface WebhookEnvelope {
   id: string;
   type: string;
+  /** The payload's version (EVENT_VERSION): a receiver reads `data` by type and version. */
+  version: number;
   occurred_at: string;
   data: Record<string, unknown>;
 }
@@ -18,7 +20,7 @@ export interface WebhookEnvelope {
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 
 export const envelopeBody = (e: WebhookEnvelope): string =>
-  JSON.stringify({ id: e.id, type: e.type, occurred_at: e.occurred_at, data: e.data });
+  JSON.stringify({ id: e.id, type: e.type, version: e.version, occurred_at: e.occurred_at, data: e.data });
 
 /** A new delivery of `envelope` to one endpoint, due now. */
 export function newDelivery(endpointId: string, envelope: WebhookEnvelope, now: Date): Insertable<WebhookDeliveriesTable> {
