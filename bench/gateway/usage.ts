@@ -336,11 +336,18 @@ await main(async () => {
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
     const timed: Array<() => Promise<unknown>> = [
       () => one.query('begin'),
-      () => one.query('select last_usage_report_id::text as last from nodes where id = $1 for update', [node]),
-      // Mirrors the statement of packages/domain/src/agents/usage-ingest.ts.
       () =>
         one.query(
-          `with v as (select * from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)),
+          `select last_usage_report_id::text as last, traffic_multiplier::text as multiplier, traffic_period_bytes::text as period,
+                  traffic_quota_bytes, traffic_limited_at from nodes where id = $1 for update`,
+          [node],
+        ),
+      // Mirrors the statement of packages/domain/src/agents/usage-ingest.ts at the default multiplier of 1
+      // (charged = raw: no numeric arithmetic; another multiplier adds floor(raw × m) per direction).
+      () =>
+        one.query(
+          `with r as (select * from unnest($1::text[], $2::int8[], $3::int8[]) as r(id, raw_up, raw_down)),
+           v as (select r.id, r.raw_up, r.raw_down, r.raw_up as up, r.raw_down as down from r),
            reach as (
              select g.access_group_id from access_group_inbounds g join inbounds i on i.id = g.inbound_id where i.node_id = $4
              union select access_group_id from node_group_grace where node_id = $4 and until > $6),
@@ -354,24 +361,32 @@ await main(async () => {
              update subscriptions s set used_bytes = s.used_bytes + v.up + v.down,
                     period_uplink_bytes = s.period_uplink_bytes + v.up, period_downlink_bytes = s.period_downlink_bytes + v.down,
                     lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-               from served v where s.id = v.id returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes),
+               from served v where s.id = v.id
+             returning s.id, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes),
            hourly as (
-             insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
-             select c.id, $4, $5, c.up, c.down from credited c
+             insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
+             select c.id, $4, $5, c.up, c.down, c.raw_up, c.raw_down from credited c
              on conflict (subscription_id, hour, node_id) do update
                 set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
-                    downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes
+                    downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes,
+                    raw_uplink_bytes = coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes) + excluded.raw_uplink_bytes,
+                    raw_downlink_bytes = coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes) + excluded.raw_downlink_bytes
              returning 1)
            select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
                   (select count(*) from hourly)::int as hourly,
+                  (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
+                  (select coalesce(sum(up + down), 0) from credited)::text as charged,
                   (select array_agg(id order by id) from credited
                     where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`,
           [c.ids, up, down, node, hour, new Date()],
         ),
       () =>
         one.query(
-          'update nodes set last_usage_report_id = $2::int8, usage_entries_dropped = usage_entries_dropped + 0, last_seen_at = now() where id = $1',
-          [node, String(r)],
+          `update nodes set last_usage_report_id = $2::int8, usage_entries_dropped = usage_entries_dropped + 0, last_seen_at = now(),
+                  traffic_raw_bytes = traffic_raw_bytes + $3::int8, traffic_charged_bytes = traffic_charged_bytes + $3::int8,
+                  traffic_period_bytes = traffic_period_bytes + $3::int8
+            where id = $1`,
+          [node, String(r), String(c.bytes)],
         ),
       () => one.query('commit'),
     ];
