@@ -101,6 +101,11 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       'GET /api/v1/imports',
       'POST /api/v1/imports',
       'GET /api/v1/imports/{id}',
+      // Ours (issue 35.3): bulk actions as jobs.
+      'POST /api/v1/subscriptions/bulk',
+      'POST /api/v1/clients/bulk',
+      'GET /api/v1/bulk-jobs',
+      'GET /api/v1/bulk-jobs/{id}',
       // Issue 35.1: API tokens.
       'GET /api/v1/api-tokens',
       'POST /api/v1/api-tokens',

@@ -16,7 +16,9 @@ import {
   processStrandedPaymentEvents,
   recheckDuePayments,
   registerAcmeAccount,
+  requeueStaleBulkJobs,
   requeueStaleImports,
+  runBulkJob,
   runImportJob,
   SYSTEM,
   sweepNodeTrafficPeriods,
@@ -103,6 +105,9 @@ export interface WorkerOptions {
  * - `imports.run` {id}: an uploaded source store imported (runImportJob with the readers of
  *   import-job.ts), one at a time, progress and report on the import_jobs row (docs/import.md).
  * - `imports.sweep`, every minute: imports whose job was lost handed to the queue again.
+ * - `bulk.run` {id}: a bulk action over subscriptions or clients, a chunk per transaction, its
+ *   nodes bumped once at the end (runBulkJob); `bulk.sweep`, every minute: queued jobs whose job
+ *   was lost and running ones whose worker died handed to the queue again (they resume where they were).
  * Every handler is idempotent (a job may run twice after a crash): the domain verbs lock
  * what they take (SKIP LOCKED, or a claiming UPDATE) and move only rows still due.
  */
@@ -247,6 +252,19 @@ function jobTable(rt: Runtime, opts: WorkerOptions): JobTable {
       handle: async ({ id }) => {
         await runImportJob(ctx, id, readUploadedSource);
         rt.log.info({ import_id: id }, 'import job ended');
+      },
+    },
+    [JOBS.bulkRun]: {
+      handle: async ({ id }) => {
+        const job = await runBulkJob(rt.deps, id);
+        if (job) rt.log.info({ bulk_job: id, status: job.status, done: job.done, skipped: job.skipped }, 'bulk job ran');
+      },
+    },
+    [JOBS.bulkSweep]: {
+      everyMs: 60_000,
+      handle: async () => {
+        const requeued = await requeueStaleBulkJobs(ctx);
+        if (requeued) rt.log.warn({ requeued }, 'bulk jobs whose job was lost, or whose worker died, handed to the queue again');
       },
     },
     [JOBS.importsSweep]: {

@@ -36,6 +36,7 @@ export * from './auth/subjects.ts';
 export * from './auth/tokens.ts';
 export * from './backups/scheduled-backup.ts';
 export * from './billing/index.ts';
+export * from './bulk/index.ts';
 export * from './certificates/index.ts';
 export * from './chains/index.ts';
 export * from './clients/index.ts';

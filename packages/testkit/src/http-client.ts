@@ -14,7 +14,7 @@ export interface RequestOptions {
   raw?: string;
 }
 
-/** Minimal fetch wrapper for tests: real HTTP, JSON in and out, no retries. */
+/** Minimal fetch wrapper for tests: real HTTP, JSON in and out, no retries (but a GET on a socket reset before any answer). */
 export function createApiClient(baseUrl: string) {
   async function call<T = any>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
@@ -25,7 +25,13 @@ export function createApiClient(baseUrl: string) {
       payload = JSON.stringify(body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload }).catch((err: unknown) => {
+      // A kept-alive socket the server closed as the request went out (its idle timeout firing
+      // late on a loaded machine) fails before any answer: a GET is sent again once, as browsers do.
+      const code = (err as { cause?: { code?: string } }).cause?.code;
+      if (method === 'GET' && (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET')) return fetch(`${baseUrl}${path}`, { method, headers });
+      throw err;
+    });
     const text = await res.text();
     let parsed: unknown = text;
     if (/json/.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);

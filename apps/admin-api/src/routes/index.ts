@@ -17,6 +17,7 @@ import * as methods from './auth/methods.ts';
 import * as oauth from './auth/oauth.ts';
 import * as refresh from './auth/refresh.ts';
 import * as setup from './auth/setup.ts';
+import * as bulk_jobsFeature from './bulk-jobs/index.ts';
 import * as certificatesFeature from './certificates/index.ts';
 import * as chainsFeature from './chains/index.ts';
 import * as clientsFeature from './clients/index.ts';
@@ -67,6 +68,7 @@ const routes = [
   webhooksFeature,
   eventsFeature,
   importsFeature,
+  bulk_jobsFeature,
   api_tokensFeature,
 ];
 

@@ -23,6 +23,7 @@ const FAMILIES = [
   'acme-accounts',
   'admins',
   'audit',
+  'bulk-jobs',
   'certificates',
   'chains',
   'clients',

@@ -403,6 +403,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/bulk-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest 50 bulk jobs, newest first
+         * @description Scope: admin. Roles: owner, admin, viewer.
+         */
+        get: operations["listBulkJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bulk-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One bulk job: its progress (the event stream also tells it, as `bulk_job`)
+         * @description Scope: admin. Roles: owner, admin, viewer.
+         */
+        get: operations["getBulkJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/certificates": {
         parameters: {
             query?: never;
@@ -619,6 +659,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clients/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One action over many clients, by ids or by the list filter: dry run, or a job
+         * @description Approve, reject, disable, enable or delete, over `ids` or every client a `filter` (the list route's status, q) selects now (at most 200,000). A client whose status does not allow the move, or that still has subscriptions or payments (delete), is skipped and counted. `dry_run: true` answers how many and a sample; otherwise 202 with the job (GET /bulk-jobs/{id}; `bulk_job` on the event stream). Scope: admin. Roles: owner, admin.
+         */
+        post: operations["postClientsBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dns-providers": {
         parameters: {
             query?: never;
@@ -700,7 +760,7 @@ export interface paths {
         };
         /**
          * Live changes for the admin panel (server-sent events)
-         * @description One stream per tab. Events: `ready` once subscribed; `nodes` ({ids} or {all: true}): those nodes' view changed (connectivity, applied revision, an apply result); `changed` ({entities}): records of these entity types (as the audit log names them) were written; `resync`: events may have been lost (the bus reconnected), read everything again. Only ids and entity types travel: the records are read through their routes, with the caller's role. The stream ends when the access token expires (reconnect with a fresh one); comment lines keep it open through proxies. Scope: admin. Roles: owner, admin, viewer.
+         * @description One stream per tab. Events: `ready` once subscribed; `nodes` ({ids} or {all: true}): those nodes' view changed (connectivity, applied revision, an apply result); `changed` ({entities}): records of these entity types (as the audit log names them) were written; `bulk_job` ({id, status, done, total, skipped}): a bulk job's progress, after each chunk and at its end; `resync`: events may have been lost (the bus reconnected), read everything again. Only ids and entity types travel: the records are read through their routes, with the caller's role. The stream ends when the access token expires (reconnect with a fresh one); comment lines keep it open through proxies. Scope: admin. Roles: owner, admin, viewer.
          */
         get: operations["getEvents"];
         put?: never;
@@ -1476,6 +1536,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/subscriptions/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One action over many subscriptions, by ids or by the list filter: dry run, or a job
+         * @description Extend expiry, add or set traffic, reset usage, set status, set access groups, rotate credentials or delete, over `ids` or every subscription a `filter` (the list route's status, client_id, q) selects now (at most 200,000). `dry_run: true` answers how many and a sample, changing nothing. Otherwise 202 with the job: it runs in the worker a chunk per transaction, audited per subscription, its progress on the event stream (`bulk_job`) and at GET /bulk-jobs/{id}; the nodes it reaches get one new revision for the whole job, when it ends; a job resumed after a crash applies nothing twice. Scope: admin. Roles: owner, admin.
+         */
+        post: operations["postSubscriptionsBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -2030,6 +2110,50 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "node.traffic_limit_lifted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.traffic_limit_lifted
+         * @description A limited node is back in service: its period reset, or its quota was raised or removed. Its inbounds are in its desired state and the links again.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.traffic_limit_lifted` or to every type.
+         */
+        post: operations["event_node_traffic_limit_lifted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "node.traffic_limited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * node.traffic_limited
+         * @description A node reached its traffic quota for the period: its inbounds are out of its desired state and out of every subscription link until the period resets or an admin raises the quota.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `node.traffic_limited` or to every type.
+         */
+        post: operations["event_node_traffic_limited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.awaiting_confirmation": {
         parameters: {
             query?: never;
@@ -2439,6 +2563,34 @@ export interface components {
             /** @description true when `total` was counted, false when it is an estimate */
             total_exact: boolean | null;
         };
+        BulkJob: {
+            /** @description the action as it was asked: {type, ...} */
+            action: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            created_by: string | null;
+            /** @description items done so far (applied or skipped) */
+            done: number;
+            error: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: string;
+            /** @description of done, those the action could not apply: deleted meanwhile, a client move its status refuses, a client with subscriptions or payments to delete */
+            skipped: number;
+            /** @enum {string} */
+            status: "queued" | "running" | "done" | "failed";
+            /** @enum {string} */
+            target: "subscriptions" | "clients";
+            /** @description items the job took when it was made */
+            total: number;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        BulkJobList: {
+            items: components["schemas"]["BulkJob"][];
+        };
         Certificate: {
             acme_account_id: string | null;
             cert_pem: string | null;
@@ -2521,6 +2673,43 @@ export interface components {
             status: "pending" | "active" | "rejected" | "disabled";
             /** Format: date-time */
             updated_at: string;
+        };
+        ClientBulk: {
+            action: {
+                /** @enum {string} */
+                type: "approve";
+            } | {
+                /** @enum {string} */
+                type: "reject";
+            } | {
+                /** @enum {string} */
+                type: "disable";
+            } | {
+                /** @enum {string} */
+                type: "enable";
+            } | {
+                /** @enum {string} */
+                type: "delete";
+            };
+            /**
+             * @description answer how many and a sample; change nothing
+             * @default false
+             */
+            dry_run?: boolean;
+            /** @description every one the list route's filters and q select now */
+            filter?: {
+                q?: string;
+                /** @enum {string} */
+                status?: "pending" | "active" | "rejected" | "disabled";
+            };
+            /** @description these (unknown ids are left out) */
+            ids?: string[];
+        };
+        ClientBulkDryRun: {
+            count: number;
+            /** @enum {boolean} */
+            dry_run: true;
+            sample: components["schemas"]["Client"][];
         };
         ClientPage: {
             items: components["schemas"]["Client"][];
@@ -2768,10 +2957,10 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             /**
-             * @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked
+             * @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.traffic_limited, node.traffic_limit_lifted, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked
              * @default null
              */
-            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
+            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.traffic_limited" | "node.traffic_limit_lifted" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url: string;
         };
@@ -3540,6 +3729,60 @@ export interface components {
             /** @description traffic in the current renewal period */
             used_bytes: number;
         };
+        SubscriptionBulk: {
+            action: {
+                days: number;
+                /** @enum {string} */
+                type: "extend_expiry";
+            } | {
+                bytes: number;
+                /** @enum {string} */
+                type: "add_traffic";
+            } | {
+                /** @description bytes per renewal period; null is unlimited */
+                traffic_limit_bytes: number | null;
+                /** @enum {string} */
+                type: "set_traffic";
+            } | {
+                /** @enum {string} */
+                type: "reset_usage";
+            } | {
+                /** @enum {string} */
+                status: "active" | "disabled";
+                /** @enum {string} */
+                type: "set_status";
+            } | {
+                access_group_ids: string[];
+                /** @enum {string} */
+                type: "set_access_groups";
+            } | {
+                /** @enum {string} */
+                type: "rotate_credentials";
+            } | {
+                /** @enum {string} */
+                type: "delete";
+            };
+            /**
+             * @description answer how many and a sample; change nothing
+             * @default false
+             */
+            dry_run?: boolean;
+            /** @description every one the list route's filters and q select now */
+            filter?: {
+                client_id?: string;
+                q?: string;
+                /** @enum {string} */
+                status?: "active" | "limited" | "expired" | "disabled";
+            };
+            /** @description these (unknown ids are left out) */
+            ids?: string[];
+        };
+        SubscriptionBulkDryRun: {
+            count: number;
+            /** @enum {boolean} */
+            dry_run: true;
+            sample: components["schemas"]["Subscription"][];
+        };
         SubscriptionFormatPreview: {
             /** @enum {string} */
             format: "base64" | "clash-meta" | "sing-box" | "xray-json" | "html";
@@ -3838,8 +4081,8 @@ export interface components {
         UpdateWebhook: {
             description?: string;
             enabled?: boolean;
-            /** @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked */
-            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
+            /** @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.traffic_limited, node.traffic_limit_lifted, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked */
+            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.traffic_limited" | "node.traffic_limit_lifted" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url?: string;
         };
@@ -5767,6 +6010,120 @@ export interface operations {
             };
         };
     };
+    listBulkJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Bulk jobs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJobList"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBulkJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bulk job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJob"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such bulk job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listCertificates: {
         parameters: {
             query?: {
@@ -7036,6 +7393,75 @@ export interface operations {
             };
             /** @description Not pending */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postClientsBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientBulk"];
+            };
+        };
+        responses: {
+            /** @description Dry run: how many the job would take, and the first few */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientBulkDryRun"];
+                };
+            };
+            /** @description The job, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJob"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11347,6 +11773,75 @@ export interface operations {
             };
         };
     };
+    postSubscriptionsBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionBulk"];
+            };
+        };
+        responses: {
+            /** @description Dry run: how many the job would take, and the first few */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionBulkDryRun"];
+                };
+            };
+            /** @description The job, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJob"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: {
@@ -12693,6 +13188,91 @@ export interface operations {
                     occurred_at: string;
                     /** @enum {string} */
                     type: "node.online";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_traffic_limit_lifted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A limited node is back in service: its period reset, or its quota was raised or removed. Its inbounds are in its desired state and the links again. */
+                    data: {
+                        limited_since: string;
+                        name: string;
+                        node_id: string;
+                        period_bytes: number;
+                        quota_bytes: number | null;
+                        reason: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.traffic_limit_lifted";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_node_traffic_limited: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node reached its traffic quota for the period: its inbounds are out of its desired state and out of every subscription link until the period resets or an admin raises the quota. */
+                    data: {
+                        name: string;
+                        node_id: string;
+                        period_bytes: number;
+                        quota_bytes: number;
+                        resets_at: string | null;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "node.traffic_limited";
                     /** @enum {number} */
                     version: 1;
                 };

@@ -9,6 +9,7 @@ import type {
   PlanAccessGroupsTable,
   PlansTable,
 } from './billing.ts';
+import type { BulkJobItemsTable, BulkJobNodesTable, BulkJobsTable } from './bulk-jobs.ts';
 import type {
   ClientKnownAddressesTable,
   ClientsTable,
@@ -48,6 +49,9 @@ export interface Database {
   imported_users: ImportedUsersTable;
   imported_inbounds: ImportedInboundsTable;
   import_jobs: ImportJobsTable;
+  bulk_jobs: BulkJobsTable;
+  bulk_job_items: BulkJobItemsTable;
+  bulk_job_nodes: BulkJobNodesTable;
   installation: InstallationTable;
   signing_keys: SigningKeysTable;
   certificate_authority: CertificateAuthorityTable;
@@ -95,6 +99,7 @@ export interface Database {
 export type * from './admins.ts';
 export type * from './audit-log.ts';
 export type * from './billing.ts';
+export type * from './bulk-jobs.ts';
 export type * from './customers.ts';
 export type * from './fleet.ts';
 export type { ImportSourceKindColumn } from './imports.ts';

@@ -772,6 +772,32 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-11-30T1700-bulk-jobs': {
+    async seed(db) {
+      // A bulk extend half done: one item applied, one to do, a node gathered for the end.
+      await put(db, 'bulk_jobs', {
+        id: id('blk', 1),
+        target: 'subscriptions',
+        action: JSON.stringify({ type: 'extend_expiry', days: 30 }),
+        selection: JSON.stringify({ filter: { status: 'active' } }),
+        status: 'running',
+        total: 2,
+        done: 1,
+        skipped: 0,
+        error: null,
+        created_by: ADMIN,
+        created_by_token: null,
+        created_at: T0,
+        updated_at: T0,
+        finished_at: null,
+      });
+      await put(db, 'bulk_job_items', [
+        { job_id: id('blk', 1), subject_id: SUB, done_at: T0, skipped: false },
+        { job_id: id('blk', 1), subject_id: id('sub', 99), done_at: null, skipped: false },
+      ]);
+      await put(db, 'bulk_job_nodes', { job_id: id('blk', 1), node_id: NODE_A });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

@@ -1,9 +1,13 @@
+import type { Renewal } from '@svc/db';
 import { sql } from 'kysely';
+import type { DomainEvent } from '../events/catalogue.ts';
+import { recordEvents } from '../events/record-event.ts';
 import { accessGroupsServedBy } from '../fleet/serving.ts';
 import { applyNodeQuota } from '../nodes/node-traffic.ts';
 import { JOBS } from '../shared/jobs.ts';
 import { isStorableText } from '../shared/text.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
+import { nextPeriodStart } from '../subscriptions/limits.ts';
 
 export interface UsageDelta {
   subscription_id: string;
@@ -140,7 +144,14 @@ export async function ingestUsageReport(
         // (raw × the node's multiplier, rounded down: see node-traffic.ts), and add the charged
         // and raw bytes to their hourly rows (only those: another node's user, or one deleted
         // meanwhile, is dropped).
-        const credited = await sql<{ accepted: number; served: number; reached: string[] | null; raw: string; charged: string }>`
+        const credited = await sql<{
+          accepted: number;
+          served: number;
+          reached: string[] | null;
+          raw: string;
+          charged: string;
+          crossed: TrafficCrossing[] | null;
+        }>`
             with r as (
               select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as r(id, raw_up, raw_down)
             ), v as (
@@ -168,7 +179,7 @@ export async function ingestUsageReport(
                      starts_on_first_use_seconds = case when v.raw_up + v.raw_down > 0 then null else s.starts_on_first_use_seconds end
                 from served v
                where s.id = v.id
-              returning s.id, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes
+              returning s.id, s.client_id, s.renewal, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes
             ), hourly as (
               insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
               select c.id, ${nodeId}, ${hour}, c.up, c.down, c.raw_up, c.raw_down from credited c
@@ -185,14 +196,23 @@ export async function ingestUsageReport(
                    (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
                    (select coalesce(sum(up + down), 0) from credited)::text as charged,
                    (select array_agg(id order by id) from credited
-                     where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`.execute(
-          trx,
-        );
+                     where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached,
+                   -- 80% and 100% of a limit crossed by this report (before < mark <= after): rare, each an event.
+                   (select json_agg(json_build_object('id', id, 'client_id', client_id, 'renewal', renewal,
+                                                      'used', used_bytes::text, 'limit', traffic_limit_bytes::text,
+                                                      'p80', (used_bytes - up - down) * 5 < traffic_limit_bytes * 4 and used_bytes * 5 >= traffic_limit_bytes * 4,
+                                                      'p100', used_bytes - up - down < traffic_limit_bytes and used_bytes >= traffic_limit_bytes))
+                      from credited
+                     where status = 'active' and traffic_limit_bytes > 0 and up + down > 0
+                       and (used_bytes - up - down) * 5 < traffic_limit_bytes * 4 and used_bytes * 5 >= traffic_limit_bytes * 4
+                        or status = 'active' and traffic_limit_bytes > 0 and up + down > 0
+                       and used_bytes - up - down < traffic_limit_bytes and used_bytes >= traffic_limit_bytes) as crossed`.execute(trx);
         accepted = credited.rows[0]?.accepted ?? 0;
         served = credited.rows[0]?.served ?? 0;
         limitCandidates = credited.rows[0]?.reached ?? [];
         raw = BigInt(credited.rows[0]?.raw ?? 0);
         charged = BigInt(credited.rows[0]?.charged ?? 0);
+        await recordEvents(uow, trafficCrossingEvents(credited.rows[0]?.crossed ?? [], now), now);
       }
       const dropped = invalid + (sums.size - accepted);
       // The node's own accounting: what it carried (raw, also toward its quota) and what it charged.
@@ -230,4 +250,33 @@ export async function ingestUsageReport(
     },
     { attempts: 5 },
   );
+}
+
+/** A subscription whose charged traffic this report took past 80% or 100% of its limit. */
+interface TrafficCrossing {
+  id: string;
+  client_id: string;
+  renewal: Renewal;
+  used: string;
+  limit: string;
+  p80: boolean;
+  p100: boolean;
+}
+
+/** subscription.traffic_80_percent / _100_percent for each mark a report crossed (docs/events.md). */
+function trafficCrossingEvents(crossed: readonly TrafficCrossing[], now: Date): DomainEvent[] {
+  return crossed.flatMap((c) => {
+    const resets = nextPeriodStart(c.renewal, now);
+    const payload = {
+      subscription_id: c.id,
+      client_id: c.client_id,
+      used_bytes: Number(c.used),
+      traffic_limit_bytes: Number(c.limit),
+      resets_at: resets ? resets.toISOString() : null,
+    };
+    return [
+      ...(c.p80 ? [{ type: 'subscription.traffic_80_percent' as const, payload }] : []),
+      ...(c.p100 ? [{ type: 'subscription.traffic_100_percent' as const, payload }] : []),
+    ];
+  });
 }

@@ -28,6 +28,7 @@ export const API_TOKEN_FAMILIES = [
   'acme-accounts',
   'admins',
   'audit',
+  'bulk-jobs',
   'certificates',
   'chains',
   'clients',

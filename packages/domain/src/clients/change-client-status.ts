@@ -16,6 +16,14 @@ import { type ClientView, clientView } from './client-view.ts';
  * the move's event (clientTransitionEvent) is recorded.
  */
 export async function afterClientStatusChange(uow: UnitOfWork, clientId: string, from: ClientStatus, to: ClientStatus, now: Date) {
+  return bumpNodeRevisions(uow, await clientStatusConsequences(uow, clientId, from, to, now));
+}
+
+/**
+ * afterClientStatusChange without the revision bump: the sessions, the event, and the nodes that
+ * must hear of it (returned; a bulk job bumps each once for the whole batch).
+ */
+export async function clientStatusConsequences(uow: UnitOfWork, clientId: string, from: ClientStatus, to: ClientStatus, now: Date) {
   if (from === to) return [];
   if (to !== 'active') await revokeAllSessions(uow.db, { type: 'client', id: clientId }, `client_${to}`, now);
   const raises = clientTransitionEvent(from, to);
@@ -30,7 +38,7 @@ export async function afterClientStatusChange(uow: UnitOfWork, clientId: string,
       now,
     );
   }
-  return bumpNodeRevisions(uow, await nodesOfClients(uow.db, [clientId]));
+  return nodesOfClients(uow.db, [clientId]);
 }
 
 export async function lockClient(trx: Db, id: string): Promise<ClientRow> {

@@ -24,6 +24,11 @@ export const CLIENT_LIST: ListSpec = {
  * matches an id or email by its start, and from 3 characters anywhere in the email or note.
  */
 export async function listClients(ctx: Pick<DomainContext, 'db'>, f: ClientFilter): Promise<ListPage<ClientView>> {
+  return listPage(ctx.db, clientsMatching(ctx, f), f, CLIENT_LIST, (rows) => rows.map(clientView));
+}
+
+/** The clients a list filter selects (status, email, q): the list pages them, a bulk action takes them all. */
+export function clientsMatching(ctx: Pick<DomainContext, 'db'>, f: Pick<ClientFilter, 'status' | 'email' | 'q'>) {
   let q = ctx.db.selectFrom('clients').selectAll();
   if (f.status) q = q.where('status', '=', f.status);
   if (f.email) q = q.where('email', '=', emailKey(f.email));
@@ -36,7 +41,7 @@ export async function listClients(ctx: Pick<DomainContext, 'db'>, f: ClientFilte
         ...(terms.substring ? [eb('note', 'ilike', terms.contains)] : []),
       ]),
     );
-  return listPage(ctx.db, q, f, CLIENT_LIST, (rows) => rows.map(clientView));
+  return q;
 }
 
 export async function getClient(ctx: Pick<DomainContext, 'db'>, id: string): Promise<ClientView> {

@@ -7,10 +7,14 @@ import type { DomainDeps } from '../shared/context.ts';
  * - `nodes`: these nodes' view changed: connectivity (a stream opened or ended), applied
  *   revision, an apply result;
  * - `changed`: records of these entity types were written (every audited write: the audit
- *   entry's entity_type), so lists showing them are stale.
+ *   entry's entity_type), so lists showing them are stale;
+ * - `bulk_job`: a bulk job's progress (after each chunk, and at its end).
  * Only ids and entity types travel: a listener reads the records through the API, with its role.
  */
-export type AdminLiveEvent = { type: 'nodes'; ids: string[] } | { type: 'changed'; entities: string[] };
+export type AdminLiveEvent =
+  | { type: 'nodes'; ids: string[] }
+  | { type: 'changed'; entities: string[] }
+  | { type: 'bulk_job'; id: string; status: string; done: number; total: number; skipped: number };
 
 /** How many node ids one message carries (a reconnecting fleet of 10,000 is ten messages). */
 const IDS_PER_MESSAGE = 1000;
@@ -29,5 +33,9 @@ export function parseAdminLiveEvent(message: unknown): AdminLiveEvent | null {
   const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
   if (m?.type === 'nodes' && strings(m.ids)) return { type: 'nodes', ids: m.ids as string[] };
   if (m?.type === 'changed' && strings(m.entities)) return { type: 'changed', entities: m.entities as string[] };
+  const b = message as Partial<{ id: unknown; status: unknown; done: unknown; total: unknown; skipped: unknown }>;
+  const ints = [b?.done, b?.total, b?.skipped].every((n) => Number.isSafeInteger(n));
+  if (m?.type === 'bulk_job' && typeof b.id === 'string' && typeof b.status === 'string' && ints)
+    return { type: 'bulk_job', id: b.id, status: b.status, done: b.done as number, total: b.total as number, skipped: b.skipped as number };
   return null;
 }

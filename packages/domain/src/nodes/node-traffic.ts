@@ -1,5 +1,6 @@
 import type { NodeRow, Renewal } from '@svc/db';
 import { z } from 'zod';
+import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
@@ -84,7 +85,7 @@ export async function applyNodeQuota(
     return 'limited';
   }
   if (!reached && node.traffic_limited_at !== null) {
-    await nodeTrafficLimitLifted(uow, node.id, { ...details, limited_since: node.traffic_limited_at.toISOString() });
+    await nodeTrafficLimitLifted(uow, node.id, now, { ...details, limited_since: node.traffic_limited_at.toISOString() });
     return 'lifted';
   }
   return null;
@@ -94,23 +95,63 @@ export async function applyNodeQuota(
  * The node reached its traffic quota: marked limited, its inbounds leave its desired state (a
  * new revision, compiled without them: desired-state's readInbounds) and every subscription
  * link (readGrantedInbounds), audited. The one place a node becomes limited: an event for it
- * (webhooks) belongs here.
+ * (node.traffic_limited).
  */
 async function nodeTrafficLimited(uow: UnitOfWork, nodeId: string, now: Date, details: Record<string, unknown>): Promise<void> {
-  await uow.db.updateTable('nodes').set({ traffic_limited_at: now }).where('id', '=', nodeId).execute();
+  const { name, traffic_quota_renewal } = await uow.db
+    .updateTable('nodes')
+    .set({ traffic_limited_at: now })
+    .where('id', '=', nodeId)
+    .returning(['name', 'traffic_quota_renewal'])
+    .executeTakeFirstOrThrow();
   await nodeServiceChanged(uow, nodeId);
   uow.audit({ action: 'node.traffic_limited', entity_type: 'node', entity_id: nodeId, details });
+  const resets = nextPeriodStart(traffic_quota_renewal, now);
+  await recordEvent(
+    uow,
+    {
+      type: 'node.traffic_limited',
+      payload: {
+        node_id: nodeId,
+        name,
+        period_bytes: details.period_bytes as number,
+        quota_bytes: details.quota_bytes as number,
+        resets_at: resets ? resets.toISOString() : null,
+      },
+    },
+    now,
+  );
 }
 
 /**
  * The node's limit is lifted (its period reset, or its quota was raised or removed): its
  * inbounds are back in its desired state and in the links, audited. The one place a node stops
- * being limited: an event for it (webhooks) belongs here.
+ * being limited (node.traffic_limit_lifted).
  */
-async function nodeTrafficLimitLifted(uow: UnitOfWork, nodeId: string, details: Record<string, unknown>): Promise<void> {
-  await uow.db.updateTable('nodes').set({ traffic_limited_at: null }).where('id', '=', nodeId).execute();
+async function nodeTrafficLimitLifted(uow: UnitOfWork, nodeId: string, now: Date, details: Record<string, unknown>): Promise<void> {
+  const { name } = await uow.db
+    .updateTable('nodes')
+    .set({ traffic_limited_at: null })
+    .where('id', '=', nodeId)
+    .returning(['name'])
+    .executeTakeFirstOrThrow();
   await nodeServiceChanged(uow, nodeId);
   uow.audit({ action: 'node.traffic_limit_lifted', entity_type: 'node', entity_id: nodeId, details });
+  await recordEvent(
+    uow,
+    {
+      type: 'node.traffic_limit_lifted',
+      payload: {
+        node_id: nodeId,
+        name,
+        reason: String(details.reason),
+        period_bytes: details.period_bytes as number,
+        quota_bytes: (details.quota_bytes as number | null) ?? null,
+        limited_since: String(details.limited_since),
+      },
+    },
+    now,
+  );
 }
 
 /** The node's inbounds left or rejoined service: its agent gets a new revision, cached links drop. */

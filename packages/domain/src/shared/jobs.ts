@@ -49,6 +49,10 @@ export const JOBS = {
   certificatesSweep: 'certificates.sweep',
   /** Write a backup archive and apply retention (backups/scheduled-backup.ts; scheduled only when backup.dir is set). */
   backupsRun: 'backups.run',
+  /** Run one bulk action (bulk/run-bulk-job.ts). */
+  bulkRun: 'bulk.run',
+  /** Hand bulk jobs whose job was lost, or whose worker died, to the queue again. */
+  bulkSweep: 'bulk.sweep',
   /** Import one uploaded source store (imports/import-jobs.ts). */
   importsRun: 'imports.run',
   /** Hand imports whose job was lost to the queue again. */
@@ -72,6 +76,8 @@ export interface JobData {
   'certificates.issue': { id: string };
   'certificates.sweep': Record<string, never>;
   'backups.run': Record<string, never>;
+  'bulk.run': { id: string };
+  'bulk.sweep': Record<string, never>;
   'imports.run': { id: string };
   'imports.sweep': Record<string, never>;
 }

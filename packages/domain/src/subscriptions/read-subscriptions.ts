@@ -40,6 +40,33 @@ export const SUBSCRIPTION_LIST: ListSpec = {
  */
 export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Promise<ListPage<SubscriptionReadView>> {
   const now = ctx.clock.now();
+  const { q, anyOf } = subscriptionsMatching(ctx, f, now);
+  return listPage(
+    ctx.db,
+    q,
+    f,
+    SUBSCRIPTION_LIST,
+    async (rows) => {
+      const groups = await groupIdsOf(
+        ctx.db,
+        rows.map((r) => r.id),
+      );
+      return rows.map((r) => subscriptionReadView(ctx, r, groups.get(r.id) ?? [], now));
+    },
+    anyOf,
+  );
+}
+
+/**
+ * The subscriptions a list filter selects (client_id, status as of `now`, q): the list's
+ * query and its search branches (a row matches when any branch does). The list pages it; a
+ * bulk action takes every id of it.
+ */
+export function subscriptionsMatching(
+  ctx: Pick<ReadCtx, 'db'>,
+  f: Omit<SubscriptionFilter, keyof ListRequest> & { q?: string | undefined },
+  now: Date,
+) {
   let q = ctx.db.selectFrom('subscriptions').selectAll();
   if (f.client_id) q = q.where('client_id', '=', f.client_id);
   switch (f.status) {
@@ -70,20 +97,7 @@ export async function listSubscriptions(ctx: ReadCtx, f: SubscriptionFilter): Pr
       ),
     ...(terms.substring ? [(b: Parameters<SearchBranch>[0]) => b.where('note', 'ilike', terms.contains)] : []),
   ];
-  return listPage(
-    ctx.db,
-    q,
-    f,
-    SUBSCRIPTION_LIST,
-    async (rows) => {
-      const groups = await groupIdsOf(
-        ctx.db,
-        rows.map((r) => r.id),
-      );
-      return rows.map((r) => subscriptionReadView(ctx, r, groups.get(r.id) ?? [], now));
-    },
-    anyOf,
-  );
+  return { q, anyOf };
 }
 
 export async function getSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionReadView> {

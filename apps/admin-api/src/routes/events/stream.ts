@@ -18,7 +18,7 @@ export const route = defineRoute({
   tags: ['events'],
   summary: 'Live changes for the admin panel (server-sent events)',
   description:
-    "One stream per tab. Events: `ready` once subscribed; `nodes` ({ids} or {all: true}): those nodes' view changed (connectivity, applied revision, an apply result); `changed` ({entities}): records of these entity types (as the audit log names them) were written; `resync`: events may have been lost (the bus reconnected), read everything again. Only ids and entity types travel: the records are read through their routes, with the caller's role. The stream ends when the access token expires (reconnect with a fresh one); comment lines keep it open through proxies.",
+    "One stream per tab. Events: `ready` once subscribed; `nodes` ({ids} or {all: true}): those nodes' view changed (connectivity, applied revision, an apply result); `changed` ({entities}): records of these entity types (as the audit log names them) were written; `bulk_job` ({id, status, done, total, skipped}): a bulk job's progress, after each chunk and at its end; `resync`: events may have been lost (the bus reconnected), read everything again. Only ids and entity types travel: the records are read through their routes, with the caller's role. The stream ends when the access token expires (reconnect with a fresh one); comment lines keep it open through proxies.",
   auth: { scope: 'admin', roles: READERS },
   responses: {
     200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
@@ -36,6 +36,8 @@ export const register = (app: OpenAPIHono<AppEnv>, state: AdminState) =>
     const nodes = new Set<string>();
     let allNodes = false;
     const entities = new Set<string>();
+    /** The latest progress of each bulk job heard in this window. */
+    const bulkJobs = new Map<string, Extract<AdminLiveEvent, { type: 'bulk_job' }>>();
     let resync = false;
     let wake: (() => void) | null = null;
     const poke = () => {
@@ -47,6 +49,8 @@ export const register = (app: OpenAPIHono<AppEnv>, state: AdminState) =>
       if (e.type === 'nodes') {
         for (const id of e.ids) if (nodes.size < MAX_IDS) nodes.add(id);
         if (e.ids.length > 0 && nodes.size >= MAX_IDS) allNodes = true;
+      } else if (e.type === 'bulk_job') {
+        if (bulkJobs.size < MAX_IDS || bulkJobs.has(e.id)) bulkJobs.set(e.id, e);
       } else for (const t of e.entities) entities.add(t);
       poke();
     };
@@ -86,7 +90,7 @@ export const register = (app: OpenAPIHono<AppEnv>, state: AdminState) =>
           if (!live) break;
           let sent = false;
           // Gather what arrives in the next moment with what woke us.
-          if (nodes.size > 0 || entities.size > 0) await new Promise((r) => setTimeout(r, FLUSH_MS));
+          if (nodes.size > 0 || entities.size > 0 || bulkJobs.size > 0) await new Promise((r) => setTimeout(r, FLUSH_MS));
           if (resync) {
             resync = false;
             await stream.writeSSE({ event: 'resync', data: '{}' });
@@ -105,6 +109,11 @@ export const register = (app: OpenAPIHono<AppEnv>, state: AdminState) =>
             await stream.writeSSE({ event: 'changed', data: JSON.stringify(data) });
             sent = true;
           }
+          for (const { type: _, ...job } of bulkJobs.values()) {
+            await stream.writeSSE({ event: 'bulk_job', data: JSON.stringify(job) });
+            sent = true;
+          }
+          bulkJobs.clear();
           if (!sent) await stream.write(': keepalive\n\n');
         }
       } finally {

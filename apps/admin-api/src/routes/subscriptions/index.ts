@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '@svc/http';
+import * as bulk from './bulk.ts';
 import * as create from './create.ts';
 import * as del from './delete.ts';
 import * as get from './get.ts';
@@ -12,5 +13,5 @@ import * as usageByNode from './usage-by-node.ts';
 
 /** Registers this resource's routes, one file per operation. */
 export function register(app: OpenAPIHono<AppEnv>): void {
-  for (const r of [list, create, get, update, del, rotate, link, usage, usageByNode]) r.register(app);
+  for (const r of [list, bulk, create, get, update, del, rotate, link, usage, usageByNode]) r.register(app);
 }

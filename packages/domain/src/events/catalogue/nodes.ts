@@ -72,6 +72,32 @@ export const NODE_EVENTS = {
       description:
         'An agent upgrade asked from the panel did not happen (download, checksum or start failed, the old agent was put back). The node runs its old agent, serving as before.',
     }),
+  'node.traffic_limited': z
+    .object({
+      ...subject,
+      /** Raw bytes the node carried this period. */
+      period_bytes: z.number().int(),
+      quota_bytes: z.number().int(),
+      /** When the period starts over and the node comes back (null: its quota never resets). */
+      resets_at: z.string().nullable(),
+    })
+    .meta({
+      description:
+        'A node reached its traffic quota for the period: its inbounds are out of its desired state and out of every subscription link until the period resets or an admin raises the quota.',
+    }),
+  'node.traffic_limit_lifted': z
+    .object({
+      ...subject,
+      /** What lifted it: the period reset, or the quota raised or removed. */
+      reason: z.string(),
+      period_bytes: z.number().int(),
+      quota_bytes: z.number().int().nullable(),
+      limited_since: z.string(),
+    })
+    .meta({
+      description:
+        'A limited node is back in service: its period reset, or its quota was raised or removed. Its inbounds are in its desired state and the links again.',
+    }),
   'node.certificate_served': z
     .object({
       ...subject,
