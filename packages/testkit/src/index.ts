@@ -33,6 +33,7 @@ export {
   startEchoServer,
   streamThroughProxy,
 } from './http-through-proxy.ts';
+export { cloneSubscriptions } from './many-subscriptions.ts';
 export { testOutbound } from './outbound.ts';
 export { MissingPeerError, peerMissing, requirePeer } from './peers.ts';
 export {
