@@ -1547,7 +1547,7 @@ export interface paths {
         put?: never;
         /**
          * One action over many subscriptions, by ids or by the list filter: dry run, or a job
-         * @description Extend expiry, add or set traffic, reset usage, set status, set access groups, rotate credentials or delete, over `ids` or every subscription a `filter` (the list route's status, client_id, q) selects now (at most 200,000). `dry_run: true` answers how many and a sample, changing nothing. Otherwise 202 with the job: it runs in the worker a chunk per transaction, audited per subscription, its progress on the event stream (`bulk_job`) and at GET /bulk-jobs/{id}; the nodes it reaches get one new revision for the whole job, when it ends; a job resumed after a crash applies nothing twice. Scope: admin. Roles: owner, admin.
+         * @description Extend expiry, add or set traffic, reset usage, set status, set access groups, rotate credentials or delete, over `ids` (at most 20,000) or every subscription a `filter` (the list route's status, client_id, q) selects now (at most 200,000). `dry_run: true` answers how many and a sample, changing nothing. Otherwise 202 with the job: it runs in the worker a chunk per transaction, audited per subscription, its progress on the event stream (`bulk_job`) and at GET /bulk-jobs/{id}; the nodes it reaches get one new revision for the whole job, when it ends; a job resumed after a crash applies nothing twice. Scope: admin. Roles: owner, admin.
          */
         post: operations["postSubscriptionsBulk"];
         delete?: never;
@@ -2702,7 +2702,7 @@ export interface components {
                 /** @enum {string} */
                 status?: "pending" | "active" | "rejected" | "disabled";
             };
-            /** @description these (unknown ids are left out) */
+            /** @description these, at most 20,000 (unknown ids are left out) */
             ids?: string[];
         };
         ClientBulkDryRun: {
@@ -3774,7 +3774,7 @@ export interface components {
                 /** @enum {string} */
                 status?: "active" | "limited" | "expired" | "disabled";
             };
-            /** @description these (unknown ids are left out) */
+            /** @description these, at most 20,000 (unknown ids are left out) */
             ids?: string[];
         };
         SubscriptionBulkDryRun: {

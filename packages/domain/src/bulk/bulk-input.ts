@@ -4,6 +4,8 @@ import { AdminSubscriptionStatus, SubscriptionAccessGroupIds, TrafficLimitBytes 
 
 /** The most items one bulk job takes (ids given, or what a filter selects): narrow a larger filter, or run several jobs. */
 export const BULK_MAX_ITEMS = 200_000;
+/** The most ids one request names (20,000 ids fit in the 1 MiB body limit); more: select them by a filter. */
+export const BULK_MAX_IDS = 20_000;
 /** How many subjects a dry run shows. */
 export const BULK_SAMPLE = 5;
 
@@ -58,7 +60,7 @@ export type ClientBulkAction = z.output<typeof ClientBulkAction>;
 const selection = <F extends z.ZodTypeAny, A extends z.ZodTypeAny>(filter: F, action: A) =>
   z
     .object({
-      ids: z.array(RefId).min(1).max(BULK_MAX_ITEMS).optional().meta({ description: 'these (unknown ids are left out)' }),
+      ids: z.array(RefId).min(1).max(BULK_MAX_IDS).optional().meta({ description: 'these, at most 20,000 (unknown ids are left out)' }),
       filter: filter.optional().meta({ description: "every one the list route's filters and q select now" }),
       action,
       dry_run: z.boolean().default(false).meta({ description: 'answer how many and a sample; change nothing' }),

@@ -32,6 +32,9 @@ export async function recordEvents(uow: UnitOfWork, events: readonly DomainEvent
       .values(rows.slice(i, i + ROWS_PER_INSERT))
       .execute();
   }
-  uow.enqueue(JOBS.eventsDispatch, {}, { id: 'events.dispatch' });
+  // No job id: BullMQ drops an add() whose id exists in any state, a running dispatch included,
+  // which would leave events committed during it to the minutely schedule. A dispatch with
+  // nothing to take is one select.
+  uow.enqueue(JOBS.eventsDispatch, {});
   return rows.map((r) => r.id);
 }
