@@ -104,7 +104,13 @@ describe('webhook delivery', () => {
     await until('the delivery', () => forEvent(receiver, event.id).length === 1);
     const [got] = forEvent(receiver, event.id);
     const envelope = JSON.parse(got?.body as string);
-    expect(envelope).toEqual({ id: event.id, type: 'client.registered', occurred_at: s.clock.now().toISOString(), data: event.payload });
+    expect(envelope).toEqual({
+      id: event.id,
+      type: 'client.registered',
+      version: 1,
+      occurred_at: s.clock.now().toISOString(),
+      data: event.payload,
+    });
     expect(got?.headers['content-type']).toBe('application/json');
     expect(got?.headers['x-svc-event']).toBe('client.registered');
     expect(got?.headers['x-svc-event-id']).toBe(event.id);
