@@ -64,7 +64,7 @@ function onEvent(event: string, data: string) {
     void queryClient.invalidateQueries();
     return;
   }
-  let body: { ids?: string[]; all?: boolean; entities?: string[] };
+  let body: { ids?: string[]; all?: boolean; entities?: string[]; id?: string; status?: string };
   try {
     body = JSON.parse(data);
   } catch {
@@ -81,6 +81,13 @@ function onEvent(event: string, data: string) {
         return Boolean(body.all) || (body.ids ?? []).includes(String(id));
       },
     });
+  } else if (event === 'bulk_job' && typeof body.id === 'string') {
+    // A bulk job's progress ({id, status, done, total, skipped}) into its query: the progress bar
+    // of the screen that started it reads it there (also when it arrives before the 202 does).
+    const key = ['bulk-jobs', body.id];
+    queryClient.setQueryData(key, (old: object | undefined) => ({ ...old, ...body }));
+    // At its end the whole record (finished_at, error) is read once.
+    if (body.status === 'done' || body.status === 'failed') void queryClient.invalidateQueries({ queryKey: key });
   } else if (event === 'changed') {
     const roots = new Set((body.entities ?? []).flatMap((e) => QUERIES[e] ?? []));
     if (roots.size > 0) void queryClient.invalidateQueries({ predicate: (q) => roots.has(String(q.queryKey[0])) });

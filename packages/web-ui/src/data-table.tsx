@@ -25,6 +25,8 @@ export interface DataTableProps<T> {
   sort?: SortState | undefined;
   onSort?: (sort: SortState) => void;
   onRowClick?: (row: T) => void;
+  /** Rows picked for a bulk action: marked `data-selected` for the app's style (their checkbox column says so to readers). */
+  selected?: (row: T) => boolean;
   empty: ReactNode;
   /** Height of the scrolling body; default: what is left of the window. */
   height?: number | string;
@@ -119,10 +121,12 @@ export function DataTable<T>(props: DataTableProps<T>) {
           {items.map((item) => {
             const row = model[item.index];
             if (!row) return null;
+            const picked = props.selected?.(row.original) ?? false;
             return (
               <Table.Tr
                 key={row.id}
                 data-index={item.index}
+                data-selected={picked || undefined}
                 aria-rowindex={item.index + 2}
                 style={{ height: ROW_HEIGHT, cursor: props.onRowClick ? 'pointer' : undefined }}
                 onClick={props.onRowClick ? () => props.onRowClick?.(row.original) : undefined}

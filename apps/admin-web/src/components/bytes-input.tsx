@@ -1,4 +1,5 @@
 import { Group, NumberInput, Select } from '@mantine/core';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 const GIB = 1024 ** 3;
@@ -41,6 +42,64 @@ export function GibInput({
           style={{ flex: 1 }}
         />
       )}
+    </Group>
+  );
+}
+
+const UNITS = [
+  { value: 'MiB', bytes: 1024 ** 2 },
+  { value: 'GiB', bytes: GIB },
+  { value: 'TiB', bytes: 1024 ** 4 },
+] as const;
+
+/** An amount of traffic with its unit (MiB, GiB, TiB), sent as bytes (null until a positive amount is typed). */
+export function BytesInput({
+  label,
+  unitLabel,
+  value,
+  onChange,
+  error,
+}: {
+  label: string;
+  unitLabel: string;
+  value: number | null;
+  onChange: (bytes: number | null) => void;
+  error?: string | undefined;
+}) {
+  const [amount, setAmount] = useState<number | ''>(() => (value === null ? '' : value / GIB));
+  const [unit, setUnit] = useState<(typeof UNITS)[number]['value']>('GiB');
+  const send = (a: number | '', u: string) => {
+    const per = UNITS.find((x) => x.value === u)?.bytes ?? GIB;
+    onChange(a === '' || a <= 0 ? null : Math.round(a * per));
+  };
+  return (
+    <Group gap="xs" align="flex-start" wrap="nowrap">
+      <NumberInput
+        label={label}
+        min={0}
+        decimalScale={2}
+        value={amount}
+        onChange={(v) => {
+          const a = v === '' ? '' : Number(v);
+          setAmount(a);
+          send(a, unit);
+        }}
+        error={error}
+        style={{ flex: 1 }}
+        data-testid="bytes-amount"
+      />
+      <Select
+        label={unitLabel}
+        w={100}
+        allowDeselect={false}
+        value={unit}
+        onChange={(u) => {
+          const next = (u ?? 'GiB') as typeof unit;
+          setUnit(next);
+          send(amount, next);
+        }}
+        data={UNITS.map((u) => u.value)}
+      />
     </Group>
   );
 }

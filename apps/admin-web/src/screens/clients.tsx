@@ -1,4 +1,4 @@
-import { Alert, Anchor, Button, Group, Menu, PasswordInput, Select, Stack, Textarea, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Group, Menu, PasswordInput, Select, Stack, Text, Textarea, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { AdminSchemas } from '@svc/api-client';
 import { DataTable, formatDateTime } from '@svc/web-ui';
@@ -10,6 +10,14 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
+import {
+  type BulkActionDef,
+  BulkActions,
+  type BulkTarget,
+  SelectionBanner,
+  selectColumn,
+  useRowSelection,
+} from '../components/bulk-actions.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
@@ -22,6 +30,7 @@ import { CLIENT_SORTS } from '../list-sorts.ts';
 import { useCan } from '../me.tsx';
 
 type Client = AdminSchemas['Client'];
+type ClientBulk = AdminSchemas['ClientBulk'];
 const col = createColumnHelper<Client>();
 
 export interface ClientsSearch {
@@ -43,6 +52,10 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
       }),
     ),
   );
+  // What a bulk action takes by filter: the list's filter and search, not its order.
+  const scope = { status: search.status, q: search.q };
+  const sel = useRowSelection(list.rows, (c: Client) => c.id, scope);
+  const bulk = useClientBulk();
   const [creating, create] = useDisclosure(false);
   const [editing, setEditing] = useState<Client | null>(null);
   const decide = useMutation({
@@ -55,6 +68,7 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
   });
   const columns = useMemo(
     () => [
+      ...(can.write ? [selectColumn(sel, (c: Client) => c.email, t)] : []),
       col.accessor('email', {
         header: t('fields.email'),
         cell: (c) => (
@@ -105,7 +119,7 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
         },
       }),
     ],
-    [t, i18n.language, can.write, decide, navigate],
+    [t, i18n.language, can.write, decide, navigate, sel],
   );
   return (
     <>
@@ -135,11 +149,27 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
         />
         <SearchBox label={t('clients.search')} value={search.q} onSearch={(q) => setSearch({ ...search, q })} />
       </ListBar>
+      {can.write && (
+        <BulkActions
+          selection={sel.selection}
+          selected={
+            sel.selection.kind === 'filter'
+              ? { n: list.total ?? 0, exact: list.totalExact !== false }
+              : { n: sel.selection.ids.size, exact: true }
+          }
+          filter={Object.fromEntries(Object.entries(scope).filter(([, v]) => v !== undefined))}
+          actions={bulk.actions}
+          target={bulk.target}
+          onClear={sel.clear}
+          banner={<SelectionBanner sel={sel} loaded={list.rows.length} total={list.total} exact={list.totalExact} hasMore={list.hasMore} />}
+        />
+      )}
       <DataTable
         label={t('clients.title')}
         rows={list.rows}
         columns={columns}
         rowId={(c) => c.id}
+        selected={can.write ? sel.isSelected : undefined}
         loading={list.loading}
         hasMore={list.hasMore}
         loadMore={list.loadMore}
@@ -162,6 +192,47 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
       </Dialog>
     </>
   );
+}
+
+/** The clients list's bulk actions (POST /api/v1/clients/bulk): the state machine's moves, and delete. */
+function useClientBulk(): { actions: BulkActionDef[]; target: BulkTarget<Client> } {
+  const { t } = useTranslation();
+  const move = (type: 'approve' | 'reject' | 'disable' | 'enable', label: string): BulkActionDef => ({
+    type,
+    label,
+    initial: { type },
+    describe: () => t(`bulk.client.${type}Describe`),
+  });
+  return {
+    actions: [
+      move('approve', t('clients.approve')),
+      move('reject', t('clients.reject')),
+      move('disable', t('common.disable')),
+      move('enable', t('common.enable')),
+      {
+        type: 'delete',
+        label: t('common.delete'),
+        danger: t('bulk.client.deleteUnderstood'),
+        initial: { type: 'delete' },
+        describe: () => t('bulk.client.deleteDescribe'),
+      },
+    ],
+    target: {
+      list: 'clients',
+      willChange: (count) => t('bulk.client.willChange', { count }),
+      skippedHint: t('bulk.client.skippedHint'),
+      post: (body) => unwrap(api.POST('/api/v1/clients/bulk', { body: body as ClientBulk })),
+      sampleId: (c) => c.id,
+      sampleLabel: (c) => (
+        <Group gap="xs" wrap="wrap" component="span">
+          <Text span size="sm">
+            {c.email}
+          </Text>
+          <StatusBadge value={c.status} />
+        </Group>
+      ),
+    },
+  };
 }
 
 interface Values {

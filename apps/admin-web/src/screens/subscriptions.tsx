@@ -10,6 +10,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
+import { BulkActions, SelectionBanner, selectColumn, useRowSelection } from '../components/bulk-actions.tsx';
 import { GibInput } from '../components/bytes-input.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
@@ -21,6 +22,7 @@ import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { SUBSCRIPTION_SORTS } from '../list-sorts.ts';
 import { useCan } from '../me.tsx';
+import { useSubscriptionBulk } from './subscriptions-bulk.tsx';
 
 type Subscription = AdminSchemas['Subscription'];
 const col = createColumnHelper<Subscription>();
@@ -61,6 +63,10 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
       }),
     ),
   );
+  // What a bulk action takes by filter: the list's filter and search, not its order.
+  const scope = { status: search.status, client_id: search.client_id, q: search.q };
+  const sel = useRowSelection(list.rows, (s: Subscription) => s.id, scope);
+  const bulk = useSubscriptionBulk();
   const [creating, create] = useDisclosure(Boolean(search.create) && can.write);
   const client = useQuery({
     queryKey: ['clients', 'one', search.client_id],
@@ -69,6 +75,7 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
   });
   const columns = useMemo(
     () => [
+      ...(can.write ? [selectColumn(sel, (s: Subscription) => s.note || s.id, t)] : []),
       col.accessor('id', {
         header: t('subscriptions.subscription'),
         cell: (c) => (
@@ -82,7 +89,7 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
       col.accessor('expires_at', { header: t('subscriptions.expires'), cell: (c) => formatDate(i18n.language, c.getValue()) }),
       col.accessor('renewal', { header: t('subscriptions.renewal'), cell: (c) => t(`subscriptions.renewals.${c.getValue()}`) }),
     ],
-    [t, i18n.language],
+    [t, i18n.language, can.write, sel],
   );
   return (
     <>
@@ -115,6 +122,21 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
           </Button>
         )}
       </ListBar>
+      {can.write && (
+        <BulkActions
+          selection={sel.selection}
+          selected={
+            sel.selection.kind === 'filter'
+              ? { n: list.total ?? 0, exact: list.totalExact !== false }
+              : { n: sel.selection.ids.size, exact: true }
+          }
+          filter={Object.fromEntries(Object.entries(scope).filter(([, v]) => v !== undefined))}
+          actions={bulk.actions}
+          target={bulk.target}
+          onClear={sel.clear}
+          banner={<SelectionBanner sel={sel} loaded={list.rows.length} total={list.total} exact={list.totalExact} hasMore={list.hasMore} />}
+        />
+      )}
       <DataTable
         label={t('subscriptions.title')}
         rows={list.rows}
@@ -124,6 +146,7 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
         hasMore={list.hasMore}
         loadMore={list.loadMore}
         onRowClick={(s) => navigate({ to: '/subscriptions/$id', params: { id: s.id } })}
+        selected={can.write ? sel.isSelected : undefined}
         empty={search.q ? t('list.noMatch') : t('subscriptions.empty')}
         sortable={Object.keys(SUBSCRIPTION_SORTS)}
         sort={sortState(search.sort, SUBSCRIPTION_SORTS)}
