@@ -71,10 +71,9 @@ describe('roles (spec 5.4) declared on each route', () => {
     const viewer = await adminWithRole(s, owner.access_token, 'viewer');
     const writes = (await operations()).filter((o) => o.scope === 'admin' && o.method !== 'GET' && !o.roles?.includes('viewer'));
     expect(writes.length).toBeGreaterThanOrEqual(3);
-    expect(writes.length).toBeLessThanOrEqual(60);
-    // Refusals are audited up to 60 per address and minute: start a fresh minute.
-    s.clock.advance(61_000);
-    for (const op of writes) {
+    // Refusals are audited up to 60 per address and minute: a fresh minute for each 60.
+    for (const [i, op] of writes.entries()) {
+      if (i % 60 === 0) s.clock.advance(61_000);
       const body = { email: 'x@example.com', role: 'viewer', password: 'password-123' };
       const res = await s.api.call(op.method, op.path, op.method === 'DELETE' ? undefined : body, { token: viewer.access_token });
       expect(res.status, `${op.method} ${op.path}`).toBe(403);
