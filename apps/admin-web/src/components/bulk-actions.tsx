@@ -551,3 +551,36 @@ function JobState({
     </>
   );
 }
+
+/**
+ * BulkActions for a list screen: the count, the filter and the select-all banner read from the
+ * list, its selection and its scope (the filter as the list route takes it), one way for every
+ * list that runs bulk actions.
+ */
+export function ListBulkActions<T, S>({
+  sel,
+  list,
+  scope,
+  bulk,
+}: {
+  sel: RowSelection<T>;
+  list: { rows: T[]; total: number | null; totalExact: boolean | null; hasMore: boolean };
+  scope: Record<string, unknown>;
+  bulk: { actions: BulkActionDef[]; target: BulkTarget<S> };
+}) {
+  return (
+    <BulkActions
+      selection={sel.selection}
+      selected={
+        sel.selection.kind === 'filter'
+          ? { n: list.total ?? 0, exact: list.totalExact !== false }
+          : { n: sel.selection.ids.size, exact: true }
+      }
+      filter={Object.fromEntries(Object.entries(scope).filter(([, v]) => v !== undefined))}
+      actions={bulk.actions}
+      target={bulk.target}
+      onClear={sel.clear}
+      banner={<SelectionBanner sel={sel} loaded={list.rows.length} total={list.total} exact={list.totalExact} hasMore={list.hasMore} />}
+    />
+  );
+}

@@ -10,14 +10,7 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
-import {
-  type BulkActionDef,
-  BulkActions,
-  type BulkTarget,
-  SelectionBanner,
-  selectColumn,
-  useRowSelection,
-} from '../components/bulk-actions.tsx';
+import { type BulkActionDef, type BulkTarget, ListBulkActions, selectColumn, useRowSelection } from '../components/bulk-actions.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
@@ -149,21 +142,7 @@ export function ClientsScreen({ search, setSearch }: { search: ClientsSearch; se
         />
         <SearchBox label={t('clients.search')} value={search.q} onSearch={(q) => setSearch({ ...search, q })} />
       </ListBar>
-      {can.write && (
-        <BulkActions
-          selection={sel.selection}
-          selected={
-            sel.selection.kind === 'filter'
-              ? { n: list.total ?? 0, exact: list.totalExact !== false }
-              : { n: sel.selection.ids.size, exact: true }
-          }
-          filter={Object.fromEntries(Object.entries(scope).filter(([, v]) => v !== undefined))}
-          actions={bulk.actions}
-          target={bulk.target}
-          onClear={sel.clear}
-          banner={<SelectionBanner sel={sel} loaded={list.rows.length} total={list.total} exact={list.totalExact} hasMore={list.hasMore} />}
-        />
-      )}
+      {can.write && <ListBulkActions sel={sel} list={list} scope={scope} bulk={bulk} />}
       <DataTable
         label={t('clients.title')}
         rows={list.rows}

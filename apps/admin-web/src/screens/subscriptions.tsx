@@ -10,7 +10,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { AnchorLink } from '../components/anchor-link.tsx';
-import { BulkActions, SelectionBanner, selectColumn, useRowSelection } from '../components/bulk-actions.tsx';
+import { ListBulkActions, selectColumn, useRowSelection } from '../components/bulk-actions.tsx';
 import { GibInput } from '../components/bytes-input.tsx';
 import { useCursorList } from '../components/cursor-list.ts';
 import { Dialog } from '../components/dialog.tsx';
@@ -122,21 +122,7 @@ export function SubscriptionsScreen({ search, setSearch }: { search: Subscriptio
           </Button>
         )}
       </ListBar>
-      {can.write && (
-        <BulkActions
-          selection={sel.selection}
-          selected={
-            sel.selection.kind === 'filter'
-              ? { n: list.total ?? 0, exact: list.totalExact !== false }
-              : { n: sel.selection.ids.size, exact: true }
-          }
-          filter={Object.fromEntries(Object.entries(scope).filter(([, v]) => v !== undefined))}
-          actions={bulk.actions}
-          target={bulk.target}
-          onClear={sel.clear}
-          banner={<SelectionBanner sel={sel} loaded={list.rows.length} total={list.total} exact={list.totalExact} hasMore={list.hasMore} />}
-        />
-      )}
+      {can.write && <ListBulkActions sel={sel} list={list} scope={scope} bulk={bulk} />}
       <DataTable
         label={t('subscriptions.title')}
         rows={list.rows}
