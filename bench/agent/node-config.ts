@@ -63,6 +63,7 @@ export function nodeConfig(shape: NodeShape, opts: { routeBittorrent?: boolean }
       ]),
     },
     certificates: [],
+    userLimits: [],
   };
 }
 

@@ -121,6 +121,7 @@ export class BenchAgent {
         diskTotalBytes: 20n << 30n,
         connections: 42,
         xrayUptimeSeconds: 3600n,
+        enforcement: undefined,
       },
     });
   }

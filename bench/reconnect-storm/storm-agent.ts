@@ -162,6 +162,7 @@ export class StormAgent {
         diskTotalBytes: 20n << 30n,
         connections: 42,
         xrayUptimeSeconds: 3600n,
+        enforcement: undefined,
       },
     });
   }

@@ -32,6 +32,7 @@ export class StatusSampler {
       diskTotalBytes: disk.total,
       connections: engine.running ? await establishedOn(engine.ports) : 0,
       xrayUptimeSeconds: BigInt(engine.running ? engine.uptimeSeconds : 0),
+      enforcement: undefined,
     };
   }
 }

@@ -5,7 +5,7 @@ import { AgentSession } from './agent-session.ts';
 import type { Snapshot } from './desired-state-source.ts';
 
 const ticket = { node_id: 'nod_1', replica: 'gw_1', session: 'stm_1', serial: 'AA' };
-const snap = (revision: number): Snapshot => ({ revision, config: { xray: undefined, certificates: [] } });
+const snap = (revision: number): Snapshot => ({ revision, config: { xray: undefined, certificates: [], userLimits: [] } });
 
 /** Drains the session's outgoing messages into `out` until it ends. */
 function drain(session: AgentSession, out: ServerMessage[]) {

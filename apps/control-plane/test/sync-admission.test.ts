@@ -169,6 +169,7 @@ describe('Sync opening (spec 4.1 rule 2): Hello first', () => {
           diskTotalBytes: 2n,
           connections: 0,
           xrayUptimeSeconds: 1n,
+          enforcement: undefined,
         },
       },
     });

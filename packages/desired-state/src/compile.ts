@@ -154,6 +154,7 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   return {
     xray: { inbounds, outbounds, routingRules: [...rules.block, ...rules.chain, ...rules.direct] },
     certificates,
+    userLimits: [],
   };
 }
 

@@ -179,6 +179,7 @@ export class AgentSimulator {
         diskTotalBytes: 20n << 30n,
         connections: 42,
         xrayUptimeSeconds: 3600n,
+        enforcement: undefined,
         ...s,
       },
     });

@@ -97,6 +97,7 @@ export function nodeConfig(inbounds: Inbound[], extra: { outbounds?: Outbound[];
       routingRules: extra.rules ?? inbounds.map((i) => toDirect(i.tag)),
     },
     certificates: certificates(),
+    userLimits: [],
   };
 }
 

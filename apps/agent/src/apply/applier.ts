@@ -78,7 +78,7 @@ export class Applier {
   }
 
   async apply(next: DesiredState): Promise<ApplyOutcome> {
-    const config: NodeConfig = next.config ?? { xray: undefined, certificates: [] };
+    const config: NodeConfig = next.config ?? { xray: undefined, certificates: [], userLimits: [] };
     try {
       const plan =
         this.running?.config && this.d.engine.running
