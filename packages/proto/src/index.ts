@@ -16,6 +16,7 @@
  * parent message (at most one is set by the sender).
  */
 
+export * from './device-address.ts';
 export * from './flat-reader.ts';
 export * from './flat-writer.ts';
 export * from './gen/svc/controlplane/v1/controlplane.ts';
