@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { arch, hostname, platform } from 'node:os';
 import { join } from 'node:path';
 import { createEngineApi, type EngineApi } from '@svc/engine-api';
-import type { AgentMessage, Command, Hello, ServerMessage } from '@svc/proto';
+import { type AgentMessage, type Command, EnforcementStatus, type Hello, type ServerMessage } from '@svc/proto';
 import { type Level, type Logger, multistream, pino } from 'pino';
 import { loadApplied } from './apply/applied-state.ts';
 import { Applier } from './apply/applier.ts';
@@ -13,6 +13,9 @@ import { engineVersion, freeLoopbackPort } from './engine/engine-cli.ts';
 import { EngineProcess } from './engine/engine-process.ts';
 import type { EngineSettings } from './engine/engine-settings.ts';
 import { EngineSupervisor } from './engine/engine-supervisor.ts';
+import { loadEngineWithheld } from './entitlements/engine-view.ts';
+import { EntitlementEnforcer } from './entitlements/entitlement-enforcer.ts';
+import type { ClockSources } from './entitlements/server-clock.ts';
 import { type Identity, loadIdentity } from './identity.ts';
 import { LogCommands } from './log-commands.ts';
 import { LogRings } from './log-rings.ts';
@@ -54,6 +57,10 @@ export interface AgentOptions {
   upgradeOnStart?: UpgradeOnStart;
   /** Called after the agent handed the engine over for an upgrade: exit, for the supervisor to start current.mjs. */
   onRestart?: (code: number, why: string) => void;
+  /** How often the entitlements (time, traffic slice) are looked at (default 1 s; entitlements/entitlement-enforcer.ts). */
+  entitlementEveryMs?: number;
+  /** The clocks the entitlements read (tests move the wall clock). */
+  entitlementClock?: ClockSources;
 }
 
 export class Agent {
@@ -74,6 +81,7 @@ export class Agent {
   private readonly timers: NodeJS.Timeout[] = [];
   private xrayVersion = '';
   private usage!: UsageSender;
+  private entitlements!: EntitlementEnforcer;
   private renewal!: CertificateRenewal;
   private stopping = false;
   private running: Promise<void> | null = null;
@@ -120,7 +128,22 @@ export class Agent {
       connected,
       log: this.log,
       resendAfterMs: this.opts.resendAfterMs ?? 60_000,
+      collected: (records) => this.entitlements.folded(records),
     });
+    this.entitlements = await EntitlementEnforcer.open({
+      stateDir,
+      clock: this.opts.entitlementClock,
+      peek: () => this.usage.peek(),
+      reapply: () => this.supervisor.run(async () => void (await this.applier.reapply())),
+      send,
+      connected,
+      log: this.log,
+      resendAfterMs: this.opts.resendAfterMs ?? 60_000,
+    });
+    // Records a crash left in the journal before the book counted them; the limits of what runs.
+    await this.entitlements.folded(this.journal.pending());
+    const applied = await loadApplied(stateDir);
+    if (applied?.config) await this.entitlements.withhold(applied.config);
     this.applier = new Applier(
       {
         stateDir,
@@ -130,8 +153,10 @@ export class Agent {
         log: this.log,
         collect: () => this.collect(),
         cut: (emails) => this.cut(emails),
+        withhold: (config) => this.entitlements.withhold(config),
       },
-      await loadApplied(stateDir),
+      applied,
+      await loadEngineWithheld(stateDir),
     );
     this.status = new StatusSampler(stateDir);
     this.supervisor = new EngineSupervisor({
@@ -144,6 +169,8 @@ export class Agent {
     this.engine.on('exit', () => this.supervisor.exited());
     if (!adopted)
       await this.supervisor.run(() => this.applier.startEngine()).catch((err) => this.log.error({ err }, 'the engine does not start'));
+    // The engine (adopted, or started) in line with the users cut now; the entitlements learn the limits.
+    await this.supervisor.run(() => this.applier.reapply()).catch((err) => this.log.warn({ err }, 'cut users not brought in line'));
     this.session = new SyncSession(() => this.identity, this.handler(), this.log);
     this.renewal = new CertificateRenewal({
       stateDir,
@@ -179,7 +206,14 @@ export class Agent {
     );
     this.every(this.opts.statusEveryMs ?? 30_000, () => this.sendStatus());
     this.every(this.opts.usageEveryMs ?? 10_000, () => void this.collect().catch((err) => this.log.warn({ err }, 'usage not collected')));
-    this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => this.usage.resendStale());
+    this.every(Math.min(this.opts.resendAfterMs ?? 60_000, 30_000), () => {
+      this.usage.resendStale();
+      this.entitlements.resendStale();
+    });
+    this.every(
+      this.opts.entitlementEveryMs ?? 1000,
+      () => void this.entitlements.pass().catch((err) => this.log.warn({ err }, 'entitlements not checked')),
+    );
     this.every(3600_000, () => this.renewal.maybeRenew());
     this.log.info(
       {
@@ -248,6 +282,7 @@ export class Agent {
       opened: () => {
         this.upgrader.opened();
         this.usage.opened();
+        this.entitlements.opened();
         void this.sendStatus();
         void this.renewal.maybeRenew();
       },
@@ -265,6 +300,8 @@ export class Agent {
     else if (m.usageAck) this.usage.acknowledged(m.usageAck.reportId);
     else if (m.command) this.onCommand(m.command);
     else if (m.certIssued) void this.renewal.issued(m.certIssued.clientCertPem, m.certIssued.error);
+    else if (m.clock) void this.entitlements.heard(m.clock.nowMs).catch((err) => this.log.warn({ err }, 'server clock not kept'));
+    else if (m.cutoffAck) this.entitlements.acknowledged(m.cutoffAck.reportId);
   }
 
   // ---- usage ----------------------------------------------------------------------------
@@ -294,6 +331,8 @@ export class Agent {
     if (!this.session?.connected) return;
     const ports = new Set(this.applier.inboundPorts());
     const report = await this.status.sample({ running: this.engine.running, uptimeSeconds: this.engine.uptimeSeconds(), ports });
+    // Time and traffic slices are enforced by every agent of this release (entitlements/).
+    report.enforcement = { ...EnforcementStatus.fromPartial(report.enforcement ?? {}), entitlements: true };
     this.session.send({ status: report });
   }
 

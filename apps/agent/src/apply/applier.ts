@@ -5,6 +5,7 @@ import { renderXrayConfig, XrayConfigError } from '@svc/xray-config';
 import type { Logger } from 'pino';
 import { engineTest } from '../engine/engine-cli.ts';
 import type { EngineProcess } from '../engine/engine-process.ts';
+import { engineView, saveEngineWithheld } from '../entitlements/engine-view.ts';
 import { writeFileAtomic } from '../state-files.ts';
 import { saveApplied } from './applied-state.ts';
 import { CertificateLayoutError, layOutCertificates, pruneCertificates } from './certificate-files.ts';
@@ -22,6 +23,11 @@ import { type InboundUserChange, planChange } from './change-plan.ts';
  *   ApplyResult. A new file that passed the test but does not start is rolled back.
  * Traffic counted by the engine is collected before anything that could lose it (a restart, a
  * user's removal): the `collect` hook.
+ *
+ * The engine is given the desired configuration less the users the agent cut on its own
+ * (entitlements: the `withhold` hook names them, asked anew on each apply) and less its
+ * UserLimits (entitlements/engine-view.ts): a cut user is a hot removal, and a user entitled
+ * again a hot addition, of the same desired state applied again (`reapply`).
  */
 export interface UserEditor {
   addUser(inboundTag: string, user: InboundUser): Promise<void>;
@@ -38,6 +44,8 @@ export interface ApplierDeps {
   collect: () => Promise<void>;
   /** Ends the open connections of these users (hot removal). */
   cut: (emails: string[]) => Promise<void>;
+  /** Emails of users the engine must not have though the configuration lists them (users cut by the agent). */
+  withhold?: (config: NodeConfig) => Promise<ReadonlySet<string>>;
 }
 
 export interface ApplyOutcome {
@@ -49,15 +57,23 @@ export interface ApplyOutcome {
 
 const kindOf = (err: unknown): string | undefined => (err as { kind?: string } | null)?.kind;
 
+const NONE: ReadonlySet<string> = new Set();
+
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => a.size === b.size && [...a].every((x) => b.has(x));
+
 export class Applier {
   /** What the engine runs now (null: nothing applied yet). */
   private running: DesiredState | null;
+  /** The users the engine was last given without (entitlements/engine-view.ts). */
+  private withheld: ReadonlySet<string>;
 
   constructor(
     private readonly d: ApplierDeps,
     applied: DesiredState | null,
+    engineWithheld: ReadonlySet<string> = new Set(),
   ) {
     this.running = applied;
+    this.withheld = engineWithheld;
   }
 
   get appliedRevision(): bigint {
@@ -77,27 +93,35 @@ export class Applier {
     return join(this.d.stateDir, 'certs');
   }
 
+  /** The running desired state applied again: the users withheld now leave the engine, the ones no longer withheld come back. */
+  async reapply(): Promise<ApplyOutcome | null> {
+    if (!this.running || !this.d.engine.running) return null;
+    return this.apply(this.running);
+  }
+
   async apply(next: DesiredState): Promise<ApplyOutcome> {
-    const config: NodeConfig = next.config ?? { xray: undefined, certificates: [], userLimits: [] };
+    const desired: NodeConfig = next.config ?? { xray: undefined, certificates: [], userLimits: [] };
     try {
+      const withheld = (await this.d.withhold?.(desired)) ?? NONE;
+      const config = engineView(desired, withheld);
       const plan =
         this.running?.config && this.d.engine.running
-          ? planChange(this.running.config, config)
+          ? planChange(engineView(this.running.config, this.withheld), config)
           : { kind: 'restart' as const, reason: 'engine not running' };
       if (plan.kind === 'same') {
-        await this.record(next);
+        await this.record(next, withheld);
         return { success: true, error: '', how: 'unchanged' };
       }
       if (plan.kind === 'users') {
         const hot = await this.applyUsers(config, plan.changes);
         if (hot === true) {
-          await this.record(next);
+          await this.record(next, withheld);
           return { success: true, error: '', how: 'hot' };
         }
         this.d.log.info({ reason: hot }, 'user change falls back to a restart');
       }
       await this.applyByRestart(config);
-      await this.record(next);
+      await this.record(next, withheld);
       return { success: true, error: '', how: 'restart' };
     } catch (err) {
       const error = applyErrorText(err);
@@ -111,7 +135,11 @@ export class Applier {
     if (this.d.engine.running || !this.running) return;
     // The file names the API port of the agent that wrote it; after a clean stop this agent
     // chose another one, so the file is rendered again (certificate files laid out again too).
-    if (this.running.config) await writeFileAtomic(this.configFile, (await this.render(this.running.config)).text);
+    if (this.running.config) {
+      const withheld = (await this.d.withhold?.(this.running.config)) ?? NONE;
+      await writeFileAtomic(this.configFile, (await this.render(engineView(this.running.config, withheld))).text);
+      await this.recordWithheld(withheld);
+    }
     await this.d.engine.start(this.configFile, this.d.apiPort());
   }
 
@@ -122,9 +150,16 @@ export class Applier {
     await this.startEngine();
   }
 
-  private async record(next: DesiredState): Promise<void> {
+  private async record(next: DesiredState, withheld: ReadonlySet<string>): Promise<void> {
     await saveApplied(this.d.stateDir, next);
     this.running = next;
+    await this.recordWithheld(withheld);
+  }
+
+  private async recordWithheld(withheld: ReadonlySet<string>): Promise<void> {
+    if (sameSet(withheld, this.withheld)) return;
+    await saveEngineWithheld(this.d.stateDir, withheld);
+    this.withheld = withheld;
   }
 
   private async render(config: NodeConfig) {

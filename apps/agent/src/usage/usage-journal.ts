@@ -133,6 +133,26 @@ export class UsageJournal {
     });
   }
 
+  /**
+   * Bytes of `reading` that no record holds yet, per subscription (current counter less its
+   * baseline, by collect's rules); reads only: nothing is written or marked. The entitlement
+   * pass adds them to the journaled bytes between two collections.
+   */
+  unjournaled(reading: CounterReading): Map<string, bigint> {
+    const s = this.state;
+    const sameInstance = reading.instance === s.instance;
+    const out = new Map<string, bigint>();
+    for (const { email, uplink, downlink } of reading.counters) {
+      const prev = sameInstance ? s.baselines.get(email) : undefined;
+      const id = prev?.subscriptionId ?? subscriptionIdOf(email);
+      if (id === undefined) continue;
+      const up = prev && uplink >= prev.up ? uplink - prev.up : uplink;
+      const down = prev && downlink >= prev.down ? downlink - prev.down : downlink;
+      if (up + down > 0n) out.set(id, (out.get(id) ?? 0n) + up + down);
+    }
+    return out;
+  }
+
   /** Unacknowledged records, ascending report id: what to (re)send, in this order, after every (re)connect. */
   pending(): JournalRecord[] {
     return [...this.state.pending.values()];

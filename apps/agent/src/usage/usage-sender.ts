@@ -3,7 +3,7 @@ import type { AgentMessage } from '@svc/proto';
 import type { Logger } from 'pino';
 import type { EngineProcess } from '../engine/engine-process.ts';
 import { serialQueue } from '../serial.ts';
-import type { UsageJournal } from './usage-journal.ts';
+import type { JournalRecord, UsageJournal } from './usage-journal.ts';
 
 export interface UsageSenderDeps {
   engine: EngineProcess;
@@ -15,6 +15,8 @@ export interface UsageSenderDeps {
   log: Logger;
   /** Unacknowledged reports are sent again after this long. */
   resendAfterMs: number;
+  /** New records, durable in the journal, before they are sent (the entitlements count them against the slices). */
+  collected?: (records: JournalRecord[]) => Promise<void>;
 }
 
 /**
@@ -38,7 +40,20 @@ export class UsageSender {
       const counters = await api.userTraffic();
       if (engine.instance !== instance) return;
       const records = await journal.collect({ instance, counters });
+      if (records.length > 0) await this.deps.collected?.(records);
       for (const r of records) this.send(r.reportId, r.entries);
+    });
+  }
+
+  /** Bytes the engine counted that the journal holds no record of yet, per subscription (a read, no write); null without an engine. */
+  peek(): Promise<Map<string, bigint> | null> {
+    const { engine, api, journal } = this.deps;
+    return this.collecting(async () => {
+      const instance = engine.instance;
+      if (!instance) return null;
+      const counters = await api.userTraffic();
+      if (engine.instance !== instance) return null;
+      return journal.unjournaled({ instance, counters });
     });
   }
 

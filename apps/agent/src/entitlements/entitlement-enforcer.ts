@@ -1,0 +1,204 @@
+import { join } from 'node:path';
+import { type AgentMessage, CutoffReason, type NodeConfig, subscriptionIdOf, type UserLimits, userEmail } from '@svc/proto';
+import type { Logger } from 'pino';
+import { serialQueue } from '../serial.ts';
+import { ensurePrivateDir } from '../state-files.ts';
+import { EntitlementBook, type PendingCutoffs } from './entitlement-book.ts';
+import { bounded, cutReason, type Entitlement } from './entitlement-rule.ts';
+import { type ClockSources, ServerClockEstimate } from './server-clock.ts';
+
+/**
+ * Entitlements enforced by the node while the control plane is away (issue 36.3): every pass
+ * (default each second) the agent looks at its users' UserLimits against its estimate of the
+ * control plane's clock (server-clock.ts) and the bytes counted against each user's slice
+ * (entitlement-book.ts), and cuts a user whose time or slice ran out:
+ *
+ * 1. the cut is written to the book (durable) with a CutoffReport of its own id;
+ * 2. the desired state is applied again without the cut users (`reapply`: the Applier leaves
+ *    out what `withhold` names), i.e. each is removed hot from the engine (HandlerService) and
+ *    its open connections are ended; the engine is not restarted and nobody else is touched;
+ * 3. the report is sent, on every stream that opens and again every resendAfterMs until the
+ *    control plane's CutoffAck with its id; then it is forgotten.
+ *
+ * Counting: the journal's records are folded into the book when they are made (`folded`, called
+ * by the usage sender before it sends them); between two collections the pass adds what the
+ * engine counted since the journal's last one (`peek`: one read of the engine's counters, no
+ * write), so a slice is seen used up within one pass, not one usage interval. The counters are
+ * read only while some uncut user has a slice.
+ */
+export interface EnforcerDeps {
+  /** The state directory: the book and the clock live in its entitlements/ directory. */
+  stateDir: string;
+  clock?: ClockSources;
+  /** Bytes the engine counted since the journal's last collection, per subscription (null: no engine to read). */
+  peek: () => Promise<ReadonlyMap<string, bigint> | null>;
+  /** Applies the desired state again (through the engine queue): the cut users leave the engine. */
+  reapply: () => Promise<void>;
+  send: (m: AgentMessage) => boolean;
+  connected: () => boolean;
+  log: Logger;
+  /** Unacknowledged reports are sent again after this long. */
+  resendAfterMs: number;
+  /** Wall-clock ms, for report ids only (default Date.now). */
+  wall?: () => number;
+}
+
+const EMPTY: ReadonlyMap<string, UserLimits> = new Map();
+
+export class EntitlementEnforcer {
+  private readonly serially = serialQueue();
+  /** Limits of the desired state last applied, of the users it serves. */
+  private limits: ReadonlyMap<string, UserLimits> = EMPTY;
+  private readonly sentAt = new Map<bigint, number>();
+  private passing = false;
+
+  private constructor(
+    private readonly deps: EnforcerDeps,
+    private readonly book: EntitlementBook,
+    readonly clock: ServerClockEstimate,
+  ) {}
+
+  static async open(deps: EnforcerDeps): Promise<EntitlementEnforcer> {
+    const dir = join(deps.stateDir, 'entitlements');
+    await ensurePrivateDir(dir);
+    const book = await EntitlementBook.open(dir);
+    const clock = await ServerClockEstimate.open(dir, deps.clock);
+    deps.log.info({ clock: clock.source, cut: book.cut.size, pending_reports: book.reports.size }, 'entitlements loaded');
+    return new EntitlementEnforcer(deps, book, clock);
+  }
+
+  /**
+   * The Applier's filter: called with each desired state's configuration before it is applied.
+   * Takes its limits (new slices start, users entitled again are lifted) and answers the emails
+   * of the users that stay cut, which the engine must not have.
+   */
+  withhold(config: NodeConfig): Promise<ReadonlySet<string>> {
+    return this.serially(async () => {
+      this.limits = limitsOf(config);
+      const { changed, lifted } = this.book.grant(this.limits, this.clock.now());
+      if (changed) await this.book.save();
+      if (lifted.length > 0) this.deps.log.info({ users: lifted.length, subscriptions: lifted.slice(0, 20) }, 'cut users entitled again');
+      return this.withheld();
+    });
+  }
+
+  /** Emails of the users cut now. */
+  withheld(): ReadonlySet<string> {
+    return new Set([...this.book.cut.keys()].map(userEmail));
+  }
+
+  /** The usage journal made these records (before they are sent): their bytes count against the slices. */
+  folded(
+    records: ReadonlyArray<{ reportId: bigint; entries: ReadonlyArray<{ subscriptionId: string; uplink: bigint; downlink: bigint }> }>,
+  ): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.serially(async () => {
+      if (this.book.fold(records)) await this.book.save();
+    });
+  }
+
+  /** Bytes counted against the user's slice (journaled ones only). */
+  sliceUsed(subscriptionId: string): bigint {
+    return this.book.used(subscriptionId);
+  }
+
+  /** One look at every bounded user; cuts the ones whose time or slice ran out. */
+  async pass(): Promise<void> {
+    if (this.passing || !EntitlementBook.anyBounded(this.limits)) return;
+    this.passing = true;
+    try {
+      const metered = [...this.limits.values()].some((l) => l.sliceId !== 0n && !this.book.cut.has(l.subscriptionId));
+      const unjournaled = metered ? ((await this.deps.peek().catch(() => null)) ?? EMPTY_COUNTS) : EMPTY_COUNTS;
+      const report = await this.serially(async () => {
+        const now = this.clock.now();
+        const due: Parameters<EntitlementBook['cutNow']>[0] = [];
+        for (const [sub, l] of this.limits) {
+          if (!bounded(l) || this.book.cut.has(sub)) continue;
+          const used = l.sliceId === 0n ? 0n : this.book.used(sub) + (unjournaled.get(sub) ?? 0n);
+          const reason = cutReason(l, used, now);
+          if (reason !== null)
+            due.push({ subscriptionId: sub, reason, atMs: BigInt(Math.floor(now)), limits: entitlementOf(l), usedBytes: used });
+        }
+        if (due.length === 0) return null;
+        const r = this.book.cutNow(due, (this.deps.wall ?? Date.now)());
+        await this.book.save();
+        return r;
+      });
+      if (!report) return;
+      this.deps.log.warn(
+        {
+          report_id: String(report.reportId),
+          clock: this.clock.source,
+          users: report.entries.map((e) => ({
+            subscription_id: e.subscriptionId,
+            reason: e.reason === CutoffReason.CUTOFF_TIME ? 'time' : 'slice',
+            slice_used_bytes: String(e.sliceUsedBytes),
+          })),
+        },
+        'entitlement ran out: users cut',
+      );
+      await this.deps.reapply().catch((err) => this.deps.log.error({ err }, 'cut users not removed from the engine'));
+      this.send(report);
+    } finally {
+      this.passing = false;
+    }
+  }
+
+  /** ServerMessage.clock. */
+  async heard(serverNowMs: bigint): Promise<void> {
+    const before = this.clock.now();
+    await this.clock.heard(Number(serverNowMs));
+    this.deps.log.debug({ server_now_ms: String(serverNowMs), moved_ms: Math.round(this.clock.now() - before) }, 'server clock');
+  }
+
+  /** A stream opened: every report not yet acknowledged goes again, oldest first. */
+  opened(): void {
+    this.sentAt.clear();
+    for (const r of this.book.reports.values()) this.send(r);
+  }
+
+  acknowledged(reportId: bigint): void {
+    this.sentAt.delete(reportId);
+    if (!this.book.ack(reportId)) return;
+    void this.serially(() => this.book.save()).catch((err) =>
+      this.deps.log.error({ err, report_id: String(reportId) }, 'cutoff ack not recorded'),
+    );
+  }
+
+  /** Reports without an ack for resendAfterMs are sent again. */
+  resendStale(): void {
+    if (!this.deps.connected()) return;
+    const limit = Date.now() - this.deps.resendAfterMs;
+    for (const r of this.book.reports.values()) {
+      const at = this.sentAt.get(r.reportId);
+      if (at === undefined || at < limit) this.send(r);
+    }
+  }
+
+  /** Reports not yet acknowledged (tests, status). */
+  pending(): PendingCutoffs[] {
+    return [...this.book.reports.values()];
+  }
+
+  private send(r: PendingCutoffs): void {
+    if (this.deps.send({ cutoffs: { reportId: r.reportId, entries: r.entries } })) this.sentAt.set(r.reportId, Date.now());
+  }
+}
+
+const EMPTY_COUNTS: ReadonlyMap<string, bigint> = new Map();
+
+const entitlementOf = (l: UserLimits): Entitlement => ({ notAfterMs: l.notAfterMs, sliceId: l.sliceId, sliceBytes: l.sliceBytes });
+
+/** The limits of the users the configuration serves (`<subscription_id>@svc` in some inbound). */
+function limitsOf(config: NodeConfig): ReadonlyMap<string, UserLimits> {
+  if (config.userLimits.length === 0) return EMPTY;
+  const served = new Set<string>();
+  for (const inbound of config.xray?.inbounds ?? [])
+    for (const u of inbound.users) {
+      const id = subscriptionIdOf(u.email);
+      if (id !== undefined) served.add(id);
+    }
+  const out = new Map<string, UserLimits>();
+  for (const l of config.userLimits) if (served.has(l.subscriptionId)) out.set(l.subscriptionId, l);
+  return out;
+}
