@@ -8,7 +8,9 @@ import { loadApplied } from './apply/applied-state.ts';
 import { Applier } from './apply/applier.ts';
 import { CertificateRenewal } from './certificate-renewal.ts';
 import { ConnectionBook } from './connections/access-log.ts';
+import { LiveConnections } from './connections/live-connections.ts';
 import { destroySockets } from './connections/socket-killer.ts';
+import { DeviceEnforcer } from './devices/device-enforcer.ts';
 import { engineVersion, freeLoopbackPort } from './engine/engine-cli.ts';
 import { EngineProcess } from './engine/engine-process.ts';
 import type { EngineSettings } from './engine/engine-settings.ts';
@@ -57,6 +59,10 @@ export interface AgentOptions {
   upgradeOnStart?: UpgradeOnStart;
   /** Called after the agent handed the engine over for an upgrade: exit, for the supervisor to start current.mjs. */
   onRestart?: (code: number, why: string) => void;
+  /** How long a device beyond a user's device limit is tolerated (default 20 s; devices/device-tracker.ts). */
+  deviceGraceMs?: number;
+  /** How often live connections are read for device limits (default 2 s; devices/device-enforcer.ts). */
+  devicesEveryMs?: number;
   /** How often the entitlements (time, traffic slice) are looked at (default 1 s; entitlements/entitlement-enforcer.ts). */
   entitlementEveryMs?: number;
   /** The clocks the entitlements read (tests move the wall clock). */
@@ -77,6 +83,9 @@ export class Agent {
   private upgrader!: Upgrader;
   private status!: StatusSampler;
   private readonly book = new ConnectionBook();
+  /** Who is connected now (the socket table joined with the access log): device limits, speed caps. */
+  readonly live = new LiveConnections({ ports: () => this.applier?.inboundPorts() ?? [] });
+  private devices!: DeviceEnforcer;
   private supervisor!: EngineSupervisor;
   private readonly timers: NodeJS.Timeout[] = [];
   private xrayVersion = '';
@@ -106,7 +115,9 @@ export class Agent {
     this.identity = identity;
     await ensurePrivateDir(stateDir);
     await mkdir(join(stateDir, 'engine'), { recursive: true, mode: 0o700 });
-    this.engine = new EngineProcess(this.opts.engine, join(stateDir, 'engine'), this.rings.engine, this.log, (line) => this.book.see(line));
+    this.engine = new EngineProcess(this.opts.engine, join(stateDir, 'engine'), this.rings.engine, this.log, (line) =>
+      this.live.seen(this.book.see(line)),
+    );
     await this.engine.follow();
     const adopted = await this.engine.adopt();
     this.apiPort = adopted?.apiPort ?? (await freeLoopbackPort());
@@ -159,6 +170,16 @@ export class Agent {
       await loadEngineWithheld(stateDir),
     );
     this.status = new StatusSampler(stateDir);
+    this.devices = new DeviceEnforcer({
+      live: this.live,
+      ports: () => this.applier.inboundPorts(),
+      send,
+      log: this.log,
+      graceMs: this.opts.deviceGraceMs,
+      everyMs: this.opts.devicesEveryMs,
+    });
+    this.devices.setLimits((await loadApplied(stateDir))?.config?.userLimits ?? []);
+    await this.devices.start();
     this.supervisor = new EngineSupervisor({
       engine: this.engine,
       applier: () => this.applier,
@@ -249,6 +270,7 @@ export class Agent {
     this.stopping = true;
     this.supervisor?.halt();
     for (const t of this.timers) clearInterval(t);
+    this.devices?.stop();
     this.logs?.stopAll();
     this.upgrader?.stop();
     await this.collect().catch(() => {});
@@ -282,6 +304,7 @@ export class Agent {
       opened: () => {
         this.upgrader.opened();
         this.usage.opened();
+        this.devices.opened();
         this.entitlements.opened();
         void this.sendStatus();
         void this.renewal.maybeRenew();
@@ -296,6 +319,8 @@ export class Agent {
   }
 
   private onMessage(m: ServerMessage): void {
+    if (m.desiredState) this.devices.setLimits(m.desiredState.config?.userLimits ?? []);
+    if (m.deviceDenials) this.devices.setDenials(m.deviceDenials.users);
     if (m.desiredState) this.supervisor.apply(m.desiredState);
     else if (m.usageAck) this.usage.acknowledged(m.usageAck.reportId);
     else if (m.command) this.onCommand(m.command);
@@ -333,6 +358,7 @@ export class Agent {
     const report = await this.status.sample({ running: this.engine.running, uptimeSeconds: this.engine.uptimeSeconds(), ports });
     // Time and traffic slices are enforced by every agent of this release (entitlements/).
     report.enforcement = { ...EnforcementStatus.fromPartial(report.enforcement ?? {}), entitlements: true };
+    report.enforcement = { ...EnforcementStatus.fromPartial(report.enforcement ?? {}), ...this.devices.enforcement() };
     this.session.send({ status: report });
   }
 

@@ -54,13 +54,13 @@ export class ConnectionBook {
     readonly maxUsers = 200_000,
   ) {}
 
-  /** Feeds one engine log line. */
-  see(line: string): void {
+  /** Feeds one engine log line; answers the connection it reports (null for any other line). */
+  see(line: string): AccessEntry | null {
     const e = parseAccessLine(line);
-    if (!e) return;
+    if (!e) return null;
     let set = this.byEmail.get(e.email);
     if (!set) {
-      if (this.byEmail.size >= this.maxUsers) return;
+      if (this.byEmail.size >= this.maxUsers) return e;
       set = new Map();
       this.byEmail.set(e.email, set);
     }
@@ -68,6 +68,7 @@ export class ConnectionBook {
     set.delete(key);
     set.set(key, e);
     if (set.size > this.perUser) set.delete(set.keys().next().value as string);
+    return e;
   }
 
   /** The sources recorded for `email`, forgotten as they are handed out. */

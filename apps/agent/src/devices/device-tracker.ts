@@ -1,0 +1,207 @@
+import type { UserDevices } from '@svc/proto';
+
+/**
+ * The device-limit rule on one node, without I/O (device-enforcer.ts feeds it and acts on it).
+ *
+ * A device is a client address folded by deviceAddress (@svc/proto). Per user:
+ * - devices are ranked by when they were first seen on the user's connections; the first
+ *   `device_limit` present devices are kept;
+ * - a device beyond the limit is tolerated for `graceMs` (default 20 s) from when it became
+ *   extra: a phone moving from Wi-Fi to LTE shows its new address while the old one's
+ *   connections end; once the old address has had no live connection for `lingerMs` (default
+ *   5 s) it stops counting and the new one takes its place;
+ * - after the grace the extra device is refused: the user's connections from it are ended, and
+ *   every new one as soon as the access log shows it. It stays refused while it keeps trying
+ *   (forgotten after `refusedMemoryMs` without a try, default 10 min) until a kept device goes
+ *   away: then it takes the free place at its next connection;
+ * - a device in the control plane's DeviceDenials (the fleet-wide count) is refused at once,
+ *   with no grace, and takes no place.
+ * Other users behind the same address are separate users: nothing here crosses users.
+ */
+export interface DeviceTrackerOptions {
+  graceMs?: number;
+  lingerMs?: number;
+  refusedMemoryMs?: number;
+}
+
+interface Device {
+  first: number;
+  /** Last time the device had a live connection or a new one in the access log. */
+  last: number;
+  /** Whether it had a live connection in the last pass. */
+  live: boolean;
+  /** Since when it is beyond the limit (null: kept). */
+  extraSince: number | null;
+  /** Refused by the local limit (denials are looked up apart). */
+  refused: boolean;
+}
+
+export interface DeviceVerdict {
+  /** Per subscription: the devices whose connections must end now (refused or denied). */
+  refused: Map<string, Set<string>>;
+  /** Devices beyond the limit still in their grace. */
+  inGrace: number;
+}
+
+export const DEFAULT_DEVICE_GRACE_MS = 20_000;
+
+export class DeviceTracker {
+  readonly graceMs: number;
+  readonly lingerMs: number;
+  readonly refusedMemoryMs: number;
+  private limits = new Map<string, number>();
+  private denials = new Map<string, Set<string>>();
+  /** Per subscription, its devices in order of first sight. */
+  private readonly users = new Map<string, Map<string, Device>>();
+
+  constructor(opts: DeviceTrackerOptions = {}) {
+    this.graceMs = opts.graceMs ?? DEFAULT_DEVICE_GRACE_MS;
+    this.lingerMs = opts.lingerMs ?? 5_000;
+    this.refusedMemoryMs = opts.refusedMemoryMs ?? 600_000;
+  }
+
+  /** NodeConfig.user_limits: the device limit of each subscription (0 or absent = none). */
+  setLimits(limits: Iterable<{ subscriptionId: string; deviceLimit: number }>): void {
+    const next = new Map<string, number>();
+    for (const l of limits) if (l.deviceLimit > 0) next.set(l.subscriptionId, l.deviceLimit);
+    this.limits = next;
+  }
+
+  /** DeviceDenials: the whole set, replacing the last one. */
+  setDenials(users: UserDevices[]): void {
+    const next = new Map<string, Set<string>>();
+    for (const u of users) if (u.addresses.length > 0) next.set(u.subscriptionId, new Set(u.addresses));
+    this.denials = next;
+  }
+
+  get limitedUsers(): number {
+    return this.limits.size;
+  }
+
+  /** Whether the control plane denied this device of this user. */
+  denied(subscriptionId: string, device: string): boolean {
+    return this.denials.get(subscriptionId)?.has(device) ?? false;
+  }
+
+  /**
+   * One pass over every user's live devices at `now`: who is kept, who is in grace, who is
+   * refused. Users absent from `live` have no live connection.
+   */
+  pass(live: Map<string, Iterable<string>>, now: number): DeviceVerdict {
+    const refused = new Map<string, Set<string>>();
+    let inGrace = 0;
+    for (const devices of this.users.values()) for (const d of devices.values()) d.live = false;
+    for (const [id, list] of live) {
+      let devices = this.users.get(id);
+      if (!devices) {
+        devices = new Map();
+        this.users.set(id, devices);
+      }
+      for (const name of list) {
+        const d = devices.get(name);
+        if (d) {
+          d.last = now;
+          d.live = true;
+        } else devices.set(name, { first: now, last: now, live: true, extraSince: null, refused: false });
+      }
+    }
+    for (const [id, devices] of this.users) {
+      this.forget(devices, now);
+      if (devices.size === 0) {
+        this.users.delete(id);
+        continue;
+      }
+      const limit = this.limits.get(id) ?? 0;
+      const denied = this.denials.get(id);
+      let kept = 0;
+      const extra: Device[] = [];
+      for (const [name, d] of devices) {
+        if (denied?.has(name)) continue;
+        if (limit === 0) {
+          d.refused = false;
+          d.extraSince = null;
+        } else if (!d.refused && kept < limit) {
+          kept++;
+          d.extraSince = null;
+        } else if (!d.refused) extra.push(d);
+      }
+      // A place freed (a kept device went away, the limit grew): refused devices that are
+      // present take it, oldest first.
+      if (limit > 0 && kept < limit)
+        for (const [name, d] of devices) {
+          if (kept >= limit) break;
+          if (d.refused && !denied?.has(name) && now - d.last <= this.lingerMs) {
+            d.refused = false;
+            d.extraSince = null;
+            kept++;
+          }
+        }
+      for (const d of extra) {
+        d.extraSince ??= now;
+        if (now - d.extraSince >= this.graceMs) d.refused = true;
+        else inGrace++;
+      }
+      for (const [name, d] of devices) {
+        if (!(d.refused || denied?.has(name))) continue;
+        let set = refused.get(id);
+        if (!set) {
+          set = new Set();
+          refused.set(id, set);
+        }
+        set.add(name);
+      }
+    }
+    return { refused, inGrace };
+  }
+
+  /**
+   * A new connection of this user from this device, as the access log shows it: true when it
+   * must be ended at once (the device is refused or denied). A refused device takes a place
+   * that has become free instead; an unknown device is recorded (its grace starts at the next
+   * pass if it is extra).
+   */
+  sighted(subscriptionId: string, device: string, now: number): boolean {
+    if (this.denied(subscriptionId, device)) return true;
+    let devices = this.users.get(subscriptionId);
+    if (!devices) {
+      devices = new Map();
+      this.users.set(subscriptionId, devices);
+    }
+    const d = devices.get(device);
+    if (!d) {
+      devices.set(device, { first: now, last: now, live: false, extraSince: null, refused: false });
+      return false;
+    }
+    d.last = now;
+    if (!d.refused) return false;
+    const limit = this.limits.get(subscriptionId) ?? 0;
+    let kept = 0;
+    const denied = this.denials.get(subscriptionId);
+    for (const [name, o] of devices) if (!o.refused && !denied?.has(name) && now - o.last <= this.lingerMs) kept++;
+    if (limit === 0 || kept < limit) {
+      d.refused = false;
+      d.extraSince = null;
+      return false;
+    }
+    return true;
+  }
+
+  /** DeviceReport: each user's devices with a live connection in the last pass and not refused, in order of first sight. */
+  report(): UserDevices[] {
+    const users: UserDevices[] = [];
+    for (const [id, devices] of this.users) {
+      const denied = this.denials.get(id);
+      const addresses: string[] = [];
+      for (const [name, d] of devices) if (d.live && !d.refused && !denied?.has(name)) addresses.push(name);
+      if (addresses.length > 0) users.push({ subscriptionId: id, addresses });
+    }
+    return users;
+  }
+
+  private forget(devices: Map<string, Device>, now: number): void {
+    for (const [name, d] of devices) {
+      const idle = now - d.last;
+      if (d.refused ? idle > this.refusedMemoryMs : idle > this.lingerMs) devices.delete(name);
+    }
+  }
+}

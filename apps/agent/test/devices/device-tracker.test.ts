@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { DeviceTracker } from '../../src/devices/device-tracker.ts';
+
+/** The device-limit rule on one node, on a hand-moved clock: grace, order, denials, phones moving. */
+const S = 1000;
+const live = (entries: Record<string, string[]>) => new Map(Object.entries(entries));
+const refusedOf = (t: DeviceTracker, now: number, entries: Record<string, string[]>, id = 'sub1') => [
+  ...(t.pass(live(entries), now).refused.get(id) ?? []),
+];
+
+describe('device limit on one node', () => {
+  it('the first N devices by first sight are kept; an extra one is tolerated for the grace, then refused', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S });
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 2 }]);
+    expect(refusedOf(t, 0, { sub1: ['10.0.0.1'] })).toEqual([]);
+    expect(refusedOf(t, 1 * S, { sub1: ['10.0.0.1', '10.0.0.2'] })).toEqual([]);
+    expect(refusedOf(t, 2 * S, { sub1: ['10.0.0.3', '10.0.0.1', '10.0.0.2'] })).toEqual([]);
+    const mid = t.pass(live({ sub1: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] }), 21 * S);
+    expect(mid.inGrace).toBe(1);
+    expect(refusedOf(t, 22 * S, { sub1: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] })).toEqual(['10.0.0.3']);
+    // The kept two are reported; the refused one is not.
+    expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['10.0.0.1', '10.0.0.2'] }]);
+  });
+
+  it('a refused device’s new connections are ended on sight while the kept ones stay; it gets the place when one leaves', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S, lingerMs: 5 * S });
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 2 }]);
+    t.pass(live({ sub1: ['A', 'B', 'C'] }), 0);
+    expect(refusedOf(t, 20 * S, { sub1: ['A', 'B', 'C'] })).toEqual(['C']);
+    for (let s = 22; s <= 40; s += 2) {
+      t.pass(live({ sub1: ['A', 'B'] }), s * S);
+      expect(t.sighted('sub1', 'C', s * S + 1), `at ${s} s`).toBe(true);
+    }
+    // B goes away; once it has been gone for the linger, C's next connection is let through.
+    t.pass(live({ sub1: ['A'] }), 42 * S);
+    t.pass(live({ sub1: ['A'] }), 46 * S);
+    expect(refusedOf(t, 48 * S, { sub1: ['A'] })).toEqual(['C']);
+    expect(t.sighted('sub1', 'C', 48 * S + 1)).toBe(false);
+    expect(refusedOf(t, 50 * S, { sub1: ['A', 'C'] })).toEqual([]);
+    expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['A', 'C'] }]);
+  });
+
+  it('a phone moving from Wi-Fi to LTE is one device: the old address stops counting once its connections are gone, within the grace', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S, lingerMs: 5 * S });
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 1 }]);
+    for (let s = 0; s <= 10; s += 2) expect(refusedOf(t, s * S, { sub1: ['wifi'] })).toEqual([]);
+    // The phone moves: new connections from LTE; the Wi-Fi ones end a few seconds later.
+    expect(refusedOf(t, 12 * S, { sub1: ['wifi', 'lte'] })).toEqual([]);
+    expect(refusedOf(t, 14 * S, { sub1: ['wifi', 'lte'] })).toEqual([]);
+    for (let s = 16; s <= 60; s += 2) expect(refusedOf(t, s * S, { sub1: ['lte'] }), `at ${s} s`).toEqual([]);
+    expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['lte'] }]);
+  });
+
+  it('the grace counts from when the device became extra, not from its first sight', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S, lingerMs: 5 * S });
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 1 }]);
+    t.pass(live({ sub1: ['A', 'B'] }), 0);
+    // The limit rises to 2: B is kept; back to 1 at 30 s: B's grace starts then.
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 2 }]);
+    expect(refusedOf(t, 10 * S, { sub1: ['A', 'B'] })).toEqual([]);
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 1 }]);
+    expect(refusedOf(t, 30 * S, { sub1: ['A', 'B'] })).toEqual([]);
+    expect(refusedOf(t, 49 * S, { sub1: ['A', 'B'] })).toEqual([]);
+    expect(refusedOf(t, 50 * S, { sub1: ['A', 'B'] })).toEqual(['B']);
+  });
+
+  it('devices denied by the control plane are refused at once, without grace, take no place, and are let in again once the denial is lifted', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S });
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 2 }]);
+    t.setDenials([{ subscriptionId: 'sub1', addresses: ['A'] }]);
+    expect(refusedOf(t, 0, { sub1: ['A', 'B', 'C'] })).toEqual(['A']);
+    expect(t.sighted('sub1', 'A', 1)).toBe(true);
+    // B and C hold the two places; A is not counted.
+    expect(refusedOf(t, 30 * S, { sub1: ['A', 'B', 'C'] })).toEqual(['A']);
+    expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['B', 'C'] }]);
+    // A user without a local limit is denied too.
+    t.setDenials([{ subscriptionId: 'sub2', addresses: ['X'] }]);
+    expect(refusedOf(t, 31 * S, { sub2: ['X', 'Y'] }, 'sub2')).toEqual(['X']);
+    expect(t.sighted('sub2', 'X', 32 * S)).toBe(true);
+    t.setDenials([]);
+    expect(t.sighted('sub2', 'X', 33 * S)).toBe(false);
+  });
+
+  it('users are separate: the same address is another user’s kept device; users without a limit are never refused', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S });
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 1 }]);
+    const both = { sub1: ['A', 'NAT'], sub2: ['NAT', 'B', 'C', 'D'] };
+    t.pass(live(both), 0);
+    const v = t.pass(live(both), 20 * S);
+    expect([...(v.refused.get('sub1') ?? [])]).toEqual(['NAT']);
+    expect(v.refused.has('sub2')).toBe(false);
+    expect(t.sighted('sub2', 'NAT', 21 * S)).toBe(false);
+    expect(t.sighted('sub1', 'NAT', 21 * S)).toBe(true);
+    expect(t.report()).toEqual([
+      { subscriptionId: 'sub1', addresses: ['A'] },
+      { subscriptionId: 'sub2', addresses: ['NAT', 'B', 'C', 'D'] },
+    ]);
+  });
+
+  it('users and devices without live connections are forgotten (the report is the whole picture of who is connected)', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S, lingerMs: 5 * S, refusedMemoryMs: 60 * S });
+    t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 1 }]);
+    t.pass(live({ sub1: ['A', 'B'], sub2: ['X'] }), 0);
+    t.pass(live({ sub1: ['A', 'B'], sub2: ['X'] }), 20 * S);
+    t.pass(live({}), 22 * S);
+    expect(t.report()).toEqual([]);
+    // The refused B is remembered for refusedMemoryMs even though A left: with A gone, B's next try gets the place.
+    expect(t.sighted('sub1', 'B', 30 * S)).toBe(false);
+    t.pass(live({}), 200 * S);
+    expect(t.report()).toEqual([]);
+  });
+});
