@@ -10,6 +10,7 @@ import {
   type RoutingRule,
   SecurityT,
   type StreamSettings,
+  type UserLimits,
   userEmail,
   XhttpMode,
 } from '@svc/proto';
@@ -80,7 +81,8 @@ const plainTcp = (): StreamSettings => ({ network: Network.TCP, security: Securi
  * Spec 2.1 NodeConfig for one node, from its model. Pure and deterministic: inbounds by tag,
  * users by email, outbounds direct, block, then chain links by chain id, routing rules in
  * first-match order (bittorrent to block, chains, then each remaining inbound to direct),
- * certificates by id. The same model always gives byte-identical encoded output.
+ * certificates by id, user limits by subscription id (userLimitsOf). The same model always
+ * gives byte-identical encoded output.
  *
  * Users of an inbound: every subscription granted it (through an access group) that serves
  * now: its status as of the snapshot's clock is active, and its client is active.
@@ -154,8 +156,36 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   return {
     xray: { inbounds, outbounds, routingRules: [...rules.block, ...rules.chain, ...rules.direct] },
     certificates,
-    userLimits: [],
+    userLimits: userLimitsOf(serving, m.slices),
   };
+}
+
+/**
+ * NodeConfig.user_limits (issue 36; docs/limits.md): one entry per serving subscription that has
+ * any of a device limit, a speed cap, an expiry (not_after_ms: expires_at, the instant the status
+ * rule makes it expired) or a traffic limit (its slice on this node: slice_id 0 when the node has
+ * none for it, i.e. unmetered here), by subscription id. Nothing else is in it: a subscription
+ * without an entry is bound by none of them on the node.
+ */
+function userLimitsOf(serving: ReadonlyArray<{ sub: NodeModel['subscriptions'][number] }>, slices: NodeModel['slices']): UserLimits[] {
+  const out: UserLimits[] = [];
+  for (const { sub } of serving) {
+    const device = sub.device_limit ?? null;
+    const up = sub.upload_bps ?? null;
+    const down = sub.download_bps ?? null;
+    if (device === null && up === null && down === null && sub.expires_at === null && sub.traffic_limit_bytes === null) continue;
+    const slice = sub.traffic_limit_bytes === null ? undefined : slices?.get(sub.id);
+    out.push({
+      subscriptionId: sub.id,
+      deviceLimit: device ?? 0,
+      uploadBps: BigInt(up ?? 0),
+      downloadBps: BigInt(down ?? 0),
+      notAfterMs: BigInt(sub.expires_at?.getTime() ?? 0),
+      sliceId: BigInt(slice?.slice_id ?? 0),
+      sliceBytes: BigInt(slice?.slice_bytes ?? 0),
+    });
+  }
+  return out.sort((a, b) => byString(a.subscriptionId, b.subscriptionId));
 }
 
 function userOf(i: ModelInbound, email: string, sub: NodeModel['subscriptions'][number]): InboundUser {

@@ -1,6 +1,6 @@
-import { type DomainDeps, engineOf, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
+import { type DomainDeps, engineOf, readTrafficSlices, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { MemberCache } from './member-cache.ts';
-import type { ModelChain, NodeModel } from './model.ts';
+import type { ModelChain, ModelSlice, NodeModel } from './model.ts';
 import { subscriptionsOfNode } from './node-subscriptions.ts';
 import { type GroupMembers, readMembers, type SubscriptionRow } from './read-members.ts';
 import { certificatesOf, groupBy, type InboundRow, readCertificates, readChains, readGrants, readInbounds } from './read-node-rows.ts';
@@ -82,7 +82,11 @@ export async function loadNodeModels(
         inbounds,
       );
       const certificates = await readCertificates(trx, deps, inbounds);
-      return { nodes, now, inbounds, grants, subscriptions, chains, certificates };
+      const slices = await readTrafficSlices(
+        { db: trx },
+        nodes.map((n) => n.id),
+      );
+      return { nodes, now, inbounds, grants, subscriptions, chains, certificates, slices };
     },
     { isolation: 'repeatable read', readOnly: true },
   );
@@ -99,6 +103,7 @@ interface SnapshotRows {
   subscriptions: Map<string, GroupMembers>;
   chains: ModelChain[];
   certificates: NodeModel['certificates'];
+  slices: Array<{ node_id: string; subscription_id: string; slice_id: string; slice_bytes: string }>;
 }
 
 /** The models of a snapshot's nodes, in the order of `ids`, handed to `each` one at a time. */
@@ -112,6 +117,15 @@ async function modelsOfSnapshot(
   const inboundsOfGroup = groupBy(snapshot.grants, (g) => g.access_group_id);
   const subscriptionsOfGroup = snapshot.subscriptions;
   const certificateById = new Map(snapshot.certificates.map((c) => [c.id, c]));
+  const slicesOf = new Map<string, Map<string, ModelSlice>>();
+  for (const s of snapshot.slices) {
+    let m = slicesOf.get(s.node_id);
+    if (!m) {
+      m = new Map();
+      slicesOf.set(s.node_id, m);
+    }
+    m.set(s.subscription_id, { slice_id: s.slice_id, slice_bytes: s.slice_bytes });
+  }
   const byPosition = new Map(ids.map((id, k) => [id, k]));
   const nodes = [...snapshot.nodes].sort((a, b) => (byPosition.get(a.id) ?? 0) - (byPosition.get(b.id) ?? 0));
   for (const node of nodes) {
@@ -125,6 +139,7 @@ async function modelsOfSnapshot(
       subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup, members),
       chains: snapshot.chains.filter((c) => c.hops.some((h) => h.node_id === node.id) || inbounds.some((i) => i.chain_id === c.id)),
       certificates: certificatesOf(inbounds, certificateById),
+      slices: slicesOf.get(node.id) ?? new Map(),
     });
   }
 }

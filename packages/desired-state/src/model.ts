@@ -22,6 +22,17 @@ export interface NodeModel {
   chains: ModelChain[];
   /** TLS certificates referenced by this node's inbounds (key in clear: the snapshot goes to the node). */
   certificates: Array<{ id: string; cert_pem: string; key_pem: string }>;
+  /**
+   * Issue 36: the traffic slices granted on this node, by subscription id (traffic_slices; granted
+   * before the snapshot by grantTrafficSlices). Absent or missing for a subscription: unmetered here.
+   */
+  slices?: ReadonlyMap<string, ModelSlice>;
+}
+
+/** A traffic slice: the node may carry slice_bytes (raw) for the subscription under slice_id (int8 as text). */
+export interface ModelSlice {
+  slice_id: string;
+  slice_bytes: string;
 }
 
 export interface ModelInbound {
@@ -48,6 +59,10 @@ export interface ModelSubscription {
   used_bytes: number;
   traffic_limit_bytes: number | null;
   expires_at: Date | null;
+  /** Issue 36: live limits (NodeConfig.user_limits); null: none / uncapped. Absent: none. */
+  device_limit?: number | null;
+  upload_bps?: number | null;
+  download_bps?: number | null;
   client_status: ClientStatus;
   /** Credentials; the loader reads only those of protocols the node runs (the others are ''). */
   vless_uuid: string;

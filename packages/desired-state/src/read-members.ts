@@ -18,6 +18,10 @@ export interface SubscriptionRow {
   traffic_limit_bytes: string | number | bigint | null;
   /** Milliseconds since the epoch (a float8: the driver parses a number ~4× faster than a timestamptz). */
   expires_ms: number | string | null;
+  /** Issue 36: live limits (int8 caps as text). */
+  device_limit: number | null;
+  upload_bps: string | number | null;
+  download_bps: string | number | null;
   vless_uuid: string;
   vmess_uuid: string;
   trojan_password: string;
@@ -81,6 +85,9 @@ function members(trx: Db, protocols: ReadonlySet<Protocol>, withHash = false, wi
     's.traffic_limit_bytes',
     // Parsing 100,000 timestamptz values into Dates costs the driver ~50 ms; a number costs little.
     sql<number | null>`floor(extract(epoch from s.expires_at) * 1000)::float8`.as('expires_ms'),
+    's.device_limit',
+    's.upload_bps',
+    's.download_bps',
     // Only the credentials the nodes' protocols use: fewer columns to send and parse for a big node.
     cred('vless', 'vless_uuid'),
     cred('vmess', 'vmess_uuid'),
@@ -95,7 +102,7 @@ function members(trx: Db, protocols: ReadonlySet<Protocol>, withHash = false, wi
 }
 
 /**
- * A 64-bit hash of what the compiler reads of a member: its id, limit, expiry, the credentials
+ * A 64-bit hash of what the compiler reads of a member: its id, limit, expiry, live limits, the credentials
  * of the nodes' protocols, and whether the limit is reached (limitReachedSql; not used_bytes
  * itself, which every usage report moves). Native hash functions, one per column with its own
  * seed, xor'd: no text is built (a digest pass over 100,000 members costs ~100 ms in
@@ -106,6 +113,10 @@ function memberHash(protocols: ReadonlySet<Protocol>): RawBuilder<string> {
     sql`hashtextextended(s.id, coalesce(s.traffic_limit_bytes, -1))`,
     sql`hashint8extended(${limitReachedSql()}::int, 1)`,
     sql`coalesce(timestamp_hash_extended(s.expires_at::timestamp, 2), 0)`,
+    // Issue 36: the live limits (NodeConfig.user_limits), each with its own seed (null as -1).
+    sql`hashint8extended(coalesce(s.device_limit, -1)::int8, 7)`,
+    sql`hashint8extended(coalesce(s.upload_bps, -1), 8)`,
+    sql`hashint8extended(coalesce(s.download_bps, -1), 9)`,
   ];
   if (protocols.has('vless')) terms.push(sql`uuid_hash_extended(s.vless_uuid, 3)`);
   if (protocols.has('vmess')) terms.push(sql`uuid_hash_extended(s.vmess_uuid, 4)`);

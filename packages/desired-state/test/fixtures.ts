@@ -204,3 +204,44 @@ export function chainNodes(): NodeModel[] {
     { ...base, node_id: 'nod_lon', inbounds: [], subscriptions: [], chains: [chain] },
   ];
 }
+
+/**
+ * Issue 36: one inbound and users with each kind of live limit (NodeConfig.user_limits): none,
+ * a device limit, caps, an expiry, a traffic limit with its slice and without one (unmetered
+ * here), everything at once, and a limited user (not serving: no entry).
+ */
+export function userLimitsNode(): NodeModel {
+  const ids = ['i1'];
+  const day = 86_400_000;
+  return {
+    node_id: 'nod_limits',
+    revision: 9,
+    now: NOW,
+    engine: XRAY_CAPABILITIES,
+    inbounds: [inbound('i1', 443, 'vless', { network: 'tcp', security: 'none', tcp: { accept_proxy_protocol: false } })],
+    subscriptions: [
+      subscription(7, ids, {
+        traffic_limit_bytes: 10_000_000_000,
+        used_bytes: 1_000,
+        device_limit: 3,
+        upload_bps: 2_000_000,
+        download_bps: 8_000_000,
+        expires_at: new Date(NOW.getTime() + 30 * day),
+      }),
+      subscription(1, ids),
+      subscription(3, ids, { upload_bps: 1_000_000, download_bps: null }),
+      subscription(2, ids, { device_limit: 2 }),
+      subscription(4, ids, { expires_at: new Date(NOW.getTime() + day) }),
+      subscription(6, ids, { traffic_limit_bytes: 5_000_000 }),
+      subscription(5, ids, { traffic_limit_bytes: 1_000_000, used_bytes: 200 }),
+      subscription(8, ids, { traffic_limit_bytes: 10, used_bytes: 10, device_limit: 1 }),
+    ],
+    chains: [],
+    certificates: [],
+    slices: new Map([
+      ['sub_00000000000000000000000005', { slice_id: '41', slice_bytes: '999800' }],
+      ['sub_00000000000000000000000007', { slice_id: '42', slice_bytes: '268435456' }],
+      ['sub_00000000000000000000000008', { slice_id: '43', slice_bytes: '0' }],
+    ]),
+  };
+}

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { NodeConfig } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
 import { compileNodeConfig } from '../src/compile.ts';
-import { chainNodes, everyTransportNode } from './fixtures.ts';
+import { chainNodes, everyTransportNode, userLimitsNode } from './fixtures.ts';
 
 /**
  * Golden tests (issue 5): fixture model -> NodeConfig as proto3 JSON, compared with the file
@@ -27,5 +27,9 @@ describe('compiler golden files', () => {
   it.each(['entry', 'middle', 'exit'])('chain of three hops: the %s hop', (hop) => {
     const index = ['entry', 'middle', 'exit'].indexOf(hop);
     golden(`chain-${hop}`, compileNodeConfig(chainNodes()[index] as ReturnType<typeof chainNodes>[number]));
+  });
+
+  it('user limits: one entry per serving subscription with a device limit, a cap, an expiry or a traffic limit (its slice), by id', () => {
+    golden('user-limits', compileNodeConfig(userLimitsNode()));
   });
 });

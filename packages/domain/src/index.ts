@@ -61,6 +61,7 @@ export * from './installation/installation-key.ts';
 export * from './installation/outbound-settings.ts';
 export * from './legacy-links/marzban-token.ts';
 export * from './legacy-links/resolve-legacy-link.ts';
+export * from './limits/index.ts';
 export * from './live/admin-events.ts';
 export * from './nodes/index.ts';
 export * from './notifications/event-mails.ts';

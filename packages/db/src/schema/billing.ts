@@ -10,6 +10,10 @@ export interface PlansTable {
   currency: string;
   duration_days: number;
   traffic_limit_bytes: number | null;
+  /** Issue 36: copied onto subscriptions bought or renewed with the plan (null: none / uncapped). */
+  device_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  upload_bps: ColumnType<number | null, number | null | undefined, number | null>;
+  download_bps: ColumnType<number | null, number | null | undefined, number | null>;
   /** What the plan includes, in the operator's words (shown on the portal's plan cards). */
   description: string | null;
   /** The traffic period of a subscription bought with the plan (subscriptions.renewal). */

@@ -32,6 +32,10 @@ export interface SubscriptionsTable {
   client_id: string;
   status: SubscriptionStatus;
   traffic_limit_bytes: number | null;
+  /** Issue 36: distinct client addresses at once (null: no limit); speed caps in bits per second (null: uncapped). */
+  device_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  upload_bps: ColumnType<number | null, number | null | undefined, number | null>;
+  download_bps: ColumnType<number | null, number | null | undefined, number | null>;
   /** Traffic in the current renewal period. */
   used_bytes: Int8;
   /** This period's traffic each way (used_bytes is their sum as credited by the usage ingest). */

@@ -68,6 +68,10 @@ export interface NodesTable {
   /** All time: raw bytes the node carried for subscriptions, and the bytes that charged them. */
   traffic_raw_bytes: Int8;
   traffic_charged_bytes: Int8;
+  /** Issue 36: StatusReport.enforcement as last reported (snake_case, with reported_at); null: never reported (an older agent). */
+  enforcement: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** The last CutoffReport.report_id recorded (exactly once, as last_usage_report_id). */
+  last_cutoff_report_id: Int8;
   created_at: Date;
   updated_at: Date;
 }
@@ -192,4 +196,30 @@ export interface SubscriptionGroupGraceTable {
   subscription_id: string;
   access_group_id: string;
   until: Date;
+}
+
+/** Issue 36: the traffic slice a node may carry for a subscription while the control plane is away (limits/traffic-slices.ts). */
+export interface TrafficSlicesTable {
+  node_id: string;
+  subscription_id: string;
+  /** From the sequence traffic_slice_ids: a new grant always has a higher id. */
+  slice_id: ColumnType<string, string | number, string | number>;
+  /** Raw bytes (as the node counts them). */
+  slice_bytes: ColumnType<string, string | number, string | number>;
+  /** Raw bytes the node reported for the subscription since the grant. */
+  used_bytes: ColumnType<string, string | number | undefined, string | number>;
+  granted_at: Date;
+}
+
+/** Issue 36: a user an agent cut on its own (CutoffReport). */
+export interface NodeCutoffsTable {
+  id: Generated<string>;
+  node_id: string;
+  subscription_id: string;
+  report_id: ColumnType<string, string | number, string | number>;
+  reason: 'time' | 'slice';
+  cut_at: Date;
+  slice_id: ColumnType<string, string | number, string | number>;
+  slice_used_bytes: ColumnType<string, string | number, string | number>;
+  recorded_at: Date;
 }

@@ -27,9 +27,11 @@ import type {
   GatewayReplicasTable,
   InboundProfilesTable,
   InboundsTable,
+  NodeCutoffsTable,
   NodeGroupGraceTable,
   NodesTable,
   SubscriptionGroupGraceTable,
+  TrafficSlicesTable,
 } from './fleet.ts';
 import type { ImportedInboundsTable, ImportedUsersTable, ImportJobsTable, ImportSourcesTable } from './imports.ts';
 import type { CertificateAuthorityTable, InstallationTable, SigningKeysTable } from './installation.ts';
@@ -63,6 +65,8 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   audit_log: AuditLogTable;
   nodes: NodesTable;
+  traffic_slices: TrafficSlicesTable;
+  node_cutoffs: NodeCutoffsTable;
   gateway_replicas: GatewayReplicasTable;
   certificates: CertificatesTable;
   certificate_rollouts: CertificateRolloutsTable;

@@ -33,7 +33,17 @@ const planOf = async (id: string) =>
 
 async function terms(over: Partial<PlanTerms> = {}): Promise<PlanTerms> {
   const plan = await t.f.plan({ duration_days: 30, traffic_limit_bytes: 50 * GIB });
-  return { plan_id: plan.id, duration_ms: 30 * DAY, traffic_limit_bytes: 50 * GIB, renewal: 'month', access_group_ids: [], ...over };
+  return {
+    plan_id: plan.id,
+    duration_ms: 30 * DAY,
+    traffic_limit_bytes: 50 * GIB,
+    device_limit: null,
+    upload_bps: null,
+    download_bps: null,
+    renewal: 'month',
+    access_group_ids: [],
+    ...over,
+  };
 }
 
 describe('extendSubscription: more time', () => {

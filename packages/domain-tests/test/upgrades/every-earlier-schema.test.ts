@@ -798,6 +798,36 @@ const STEPS: Record<string, Step> = {
       await put(db, 'bulk_job_nodes', { job_id: id('blk', 1), node_id: NODE_A });
     },
   },
+  '2026-12-01T1000-limits': {
+    async check(db) {
+      // Rows from before limits have none: no device limit, uncapped, and nodes that never said what they enforce.
+      expect(await one(db, 'subscriptions', { id: SUB })).toMatchObject({ device_limit: null, upload_bps: null, download_bps: null });
+      expect(await one(db, 'plans', { id: PLAN })).toMatchObject({ device_limit: null, upload_bps: null, download_bps: null });
+      expect(await one(db, 'nodes', { id: NODE_A })).toMatchObject({ enforcement: null });
+      expect(String((await one(db, 'nodes', { id: NODE_A })).last_cutoff_report_id)).toBe('0');
+    },
+    async seed(db) {
+      // edge-a carries a slice of SUB and cut it once on its own.
+      await put(db, 'traffic_slices', {
+        node_id: NODE_A,
+        subscription_id: SUB,
+        slice_id: 1,
+        slice_bytes: 1_000_000,
+        used_bytes: 200_000,
+        granted_at: T0,
+      });
+      await put(db, 'node_cutoffs', {
+        node_id: NODE_A,
+        subscription_id: SUB,
+        report_id: 1,
+        reason: 'slice',
+        cut_at: T0,
+        slice_id: 1,
+        slice_used_bytes: 1_000_000,
+        recorded_at: T0,
+      });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

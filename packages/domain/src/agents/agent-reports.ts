@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
+import { type EnforcementReport, storedEnforcement } from '../limits/enforcement.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 
@@ -13,6 +14,11 @@ export interface AgentStatus {
   disk_total_bytes: number;
   connections: number;
   xray_uptime_seconds: number;
+  /**
+   * Issue 36: StatusReport.enforcement; null or absent when the agent sent none (an older
+   * agent: it enforces no limits). Stored apart from the status (nodes.enforcement).
+   */
+  enforcement?: EnforcementReport | null;
 }
 
 const finite = (n: number) => (Number.isFinite(n) ? n : 0);
@@ -33,7 +39,9 @@ export async function recordStatusReports(
   if (reports.length === 0) return;
   const now = deps.clock.now();
   const latest = new Map<string, string>();
+  const enforcement = new Map<string, string | null>();
   for (const { node_id, status: s } of reports) {
+    enforcement.set(node_id, s.enforcement ? JSON.stringify(storedEnforcement(s.enforcement, now)) : null);
     const status: AgentStatus = {
       xray_running: s.xray_running,
       cpu_percent: Math.round(finite(s.cpu_percent) * 100) / 100,
@@ -49,15 +57,17 @@ export async function recordStatusReports(
   // Rows locked in id order first (lockNodesInOrder: no deadlock against a revision bump).
   const ids = [...latest.keys()].sort();
   const statuses = ids.map((id) => latest.get(id) as string);
+  const enforcements = ids.map((id) => enforcement.get(id) ?? null);
   await retryOnConflict(() =>
     unitOfWork(deps, async ({ db: trx }) => {
       await lockNodesInOrder(trx, ids);
       await sql`
     update nodes n
        set status = v.status::jsonb,
+           enforcement = v.enforcement::jsonb,
            last_status_at = ${now},
            last_seen_at = ${now}
-      from unnest(${ids}::text[], ${statuses}::text[]) as v(id, status)
+      from unnest(${ids}::text[], ${statuses}::text[], ${enforcements}::text[]) as v(id, status, enforcement)
      where n.id = v.id`.execute(trx);
     }),
   );

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { DomainEvent } from '../events/catalogue.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { accessGroupsServedBy } from '../fleet/serving.ts';
+import { chargeTrafficSlices } from '../limits/traffic-slices.ts';
 import { applyNodeQuota } from '../nodes/node-traffic.ts';
 import { JOBS } from '../shared/jobs.ts';
 import { isStorableText } from '../shared/text.ts';
@@ -213,6 +214,8 @@ export async function ingestUsageReport(
         raw = BigInt(credited.rows[0]?.raw ?? 0);
         charged = BigInt(credited.rows[0]?.charged ?? 0);
         await recordEvents(uow, trafficCrossingEvents(credited.rows[0]?.crossed ?? [], now), now);
+        // Issue 36: the raw bytes count against the node's traffic slices; one half used gets its successor (limits/traffic-slices.ts).
+        await chargeTrafficSlices(uow, nodeId, new Map(ids.map((id) => [id, sumOf(sums, id)])), now);
       }
       const dropped = invalid + (sums.size - accepted);
       // The node's own accounting: what it carried (raw, also toward its quota) and what it charged.
@@ -251,6 +254,12 @@ export async function ingestUsageReport(
     { attempts: 5 },
   );
 }
+
+/** Raw bytes of one subscription in the report, both ways. */
+const sumOf = (sums: ReadonlyMap<string, [bigint, bigint]>, id: string): bigint => {
+  const s = sums.get(id);
+  return s ? s[0] + s[1] : 0n;
+};
 
 /** A subscription whose charged traffic this report took past 80% or 100% of its limit. */
 interface TrafficCrossing {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DeviceLimit, SpeedCapBps } from '../limits/limit-fields.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -22,6 +23,9 @@ export const CreatePlanInput = z
     currency: CurrencyCode,
     duration_days: PlanDurationDays,
     traffic_limit_bytes: PlanTrafficLimit.optional(),
+    device_limit: DeviceLimit.optional(),
+    upload_bps: SpeedCapBps('upload').optional(),
+    download_bps: SpeedCapBps('download').optional(),
     description: PlanDescription.optional(),
     renewal: PlanRenewal.optional().meta({
       description: 'when the traffic of a subscription bought with the plan starts over; default no_reset',
@@ -49,6 +53,9 @@ export async function createPlan(ctx: DomainContext, input: CreatePlanInput): Pr
         currency,
         duration_days: input.duration_days,
         traffic_limit_bytes: input.traffic_limit_bytes ?? null,
+        device_limit: input.device_limit ?? null,
+        upload_bps: input.upload_bps ?? null,
+        download_bps: input.download_bps ?? null,
         description: input.description ?? null,
         renewal: input.renewal ?? 'no_reset',
         archived: input.archived ?? false,

@@ -1,6 +1,7 @@
 import type { Db, PlanRow } from '@svc/db';
 import { unknownAccessGroups } from '../access-groups/group-refs.ts';
 import { ValidationError } from '../errors.ts';
+import { liveLimitsOf } from '../limits/limit-fields.ts';
 
 export interface PlanView {
   id: string;
@@ -11,6 +12,10 @@ export interface PlanView {
   duration_days: number;
   /** null: unlimited. */
   traffic_limit_bytes: number | null;
+  /** Issue 36: copied onto a subscription bought or renewed with the plan, as its traffic limit is (null: none / uncapped). */
+  device_limit: number | null;
+  upload_bps: number | null;
+  download_bps: number | null;
   /** What the plan includes, in the operator's words; null: none. */
   description: string | null;
   /** The traffic period of a subscription bought with the plan. */
@@ -28,6 +33,7 @@ export const planView = (r: PlanRow, accessGroupIds: string[]): PlanView => ({
   currency: r.currency,
   duration_days: r.duration_days,
   traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+  ...liveLimitsOf(r),
   description: r.description,
   renewal: r.renewal,
   access_group_ids: accessGroupIds,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.ts';
+import { DeviceLimit, SpeedCapBps } from '../limits/limit-fields.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
@@ -24,6 +25,9 @@ export const UpdatePlanInput = z
     currency: CurrencyCode.optional(),
     duration_days: PlanDurationDays.optional(),
     traffic_limit_bytes: PlanTrafficLimit.optional(),
+    device_limit: DeviceLimit.optional(),
+    upload_bps: SpeedCapBps('upload').optional(),
+    download_bps: SpeedCapBps('download').optional(),
     description: PlanDescription.optional(),
     renewal: PlanRenewal.optional(),
     access_group_ids: PlanAccessGroupIds.optional().meta({ description: 'replaces the whole list' }),
@@ -55,6 +59,9 @@ export async function updatePlan(ctx: DomainContext, id: string, input: UpdatePl
         ...(input.duration_days !== undefined ? { duration_days: input.duration_days } : {}),
         ...(input.traffic_limit_bytes !== undefined ? { traffic_limit_bytes: input.traffic_limit_bytes } : {}),
         ...(input.renewal !== undefined ? { renewal: input.renewal } : {}),
+        ...(input.device_limit !== undefined ? { device_limit: input.device_limit } : {}),
+        ...(input.upload_bps !== undefined ? { upload_bps: input.upload_bps } : {}),
+        ...(input.download_bps !== undefined ? { download_bps: input.download_bps } : {}),
         ...(input.description !== undefined ? { description: input.description } : {}),
         ...(input.archived !== undefined ? { archived: input.archived } : {}),
         updated_at: now,

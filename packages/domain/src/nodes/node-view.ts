@@ -2,6 +2,7 @@ import type { AdminStatus, Connectivity, NodeRow, Renewal } from '@svc/db';
 import { type AgentUpgradeView, agentUpgradeAvailable, agentUpgradeView } from '../agents/agent-upgrades.ts';
 import { AGENT_RELEASE, isOutdatedAgent } from '../agents/agent-version.ts';
 import { type EngineFamily, engineOf, type SniffOverride } from '../agents/engine-capabilities.ts';
+import { enforcementView, type NodeEnforcement } from '../limits/enforcement.ts';
 import { type NodeTrafficView, nodeTrafficView } from './node-traffic.ts';
 
 export interface NodeView {
@@ -48,6 +49,11 @@ export interface NodeView {
   traffic_quota_renewal: Renewal;
   /** The quota's state and the node's traffic (read only). */
   traffic: NodeTrafficView;
+  /**
+   * What the node's agent enforces of the subscriptions' limits (issue 36; docs/limits.md), as it
+   * last reported; null: it never reported (an agent of an earlier release enforces none).
+   */
+  enforcement: NodeEnforcement | null;
   created_at: string;
   updated_at: string;
 }
@@ -101,6 +107,7 @@ export const nodeView = (r: NodeRow): NodeView => ({
   traffic_quota_bytes: r.traffic_quota_bytes === null ? null : Number(r.traffic_quota_bytes),
   traffic_quota_renewal: r.traffic_quota_renewal,
   traffic: nodeTrafficView(r),
+  enforcement: enforcementView(r.enforcement),
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });

@@ -1,5 +1,6 @@
 import type { AppliedPaymentEffect, PaymentRow, PlanRow } from '@svc/db';
 import { planAccessGroups } from '../billing/plan-view.ts';
+import { liveLimitsOf } from '../limits/limit-fields.ts';
 import type { DomainContext } from '../shared/context.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import { extendSubscription, type PlanTerms, shortenSubscription, subscriptionFromPlan } from '../subscriptions/subscription-term.ts';
@@ -12,6 +13,7 @@ async function planTerms(uow: UnitOfWork, plan: PlanRow): Promise<PlanTerms> {
     plan_id: plan.id,
     duration_ms: plan.duration_days * DAY_MS,
     traffic_limit_bytes: plan.traffic_limit_bytes === null ? null : Number(plan.traffic_limit_bytes),
+    ...liveLimitsOf(plan),
     renewal: plan.renewal,
     access_group_ids: (await planAccessGroups(uow.db, [plan.id])).get(plan.id) ?? [],
   };

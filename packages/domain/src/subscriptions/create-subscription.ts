@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import { DeviceLimit, SpeedCapBps } from '../limits/limit-fields.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { RefId } from '../shared/fields.ts';
@@ -22,6 +23,9 @@ export const CreateSubscriptionInput = z
     client_id: RefId,
     access_group_ids: SubscriptionAccessGroupIds,
     traffic_limit_bytes: TrafficLimitBytes.optional(),
+    device_limit: DeviceLimit.optional(),
+    upload_bps: SpeedCapBps('upload').optional(),
+    download_bps: SpeedCapBps('download').optional(),
     expires_at: Instant.nullable().optional().meta({ description: 'in the future; null or absent never expires' }),
     renewal: SubscriptionRenewal.optional().meta({ description: 'when used_bytes starts over; default no_reset' }),
     note: AdminNote.optional(),
@@ -66,6 +70,9 @@ export async function createSubscription(
         client_id: input.client_id,
         status,
         traffic_limit_bytes: fields.traffic_limit_bytes,
+        device_limit: input.device_limit ?? null,
+        upload_bps: input.upload_bps ?? null,
+        download_bps: input.download_bps ?? null,
         used_bytes: 0,
         expires_at: fields.expires_at,
         renewal: input.renewal ?? 'no_reset',

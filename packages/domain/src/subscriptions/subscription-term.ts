@@ -26,6 +26,10 @@ export interface PlanTerms {
   duration_ms: number;
   /** null: unlimited. */
   traffic_limit_bytes: number | null;
+  /** Issue 36: the plan's live limits, copied as its traffic limit is (null: none / uncapped). */
+  device_limit: number | null;
+  upload_bps: number | null;
+  download_bps: number | null;
   renewal: SubscriptionRow['renewal'];
   /** Empty: the plan names no groups (a renewal keeps the subscription's own). */
   access_group_ids: readonly string[];
@@ -54,6 +58,9 @@ export async function subscriptionFromPlan(
       client_id: clientId,
       access_group_ids: [...terms.access_group_ids],
       traffic_limit_bytes: terms.traffic_limit_bytes,
+      device_limit: terms.device_limit,
+      upload_bps: terms.upload_bps,
+      download_bps: terms.download_bps,
       expires_at: expires.toISOString(),
       renewal: terms.renewal,
     }),
@@ -100,6 +107,9 @@ export async function extendSubscription(
       ...(terms
         ? {
             traffic_limit_bytes: traffic,
+            device_limit: terms.device_limit,
+            upload_bps: terms.upload_bps,
+            download_bps: terms.download_bps,
             renewal: terms.renewal,
             plan_id: terms.plan_id,
             used_bytes: 0,
@@ -113,8 +123,14 @@ export async function extendSubscription(
     .execute();
   if (groupsChange) await regroupSubscription(uow, now, sub.id, beforeGroups, nextGroups);
   const nodesAfter = groupsChange ? await nodesOfSubscriptions(trx, [sub.id]) : [];
-  // The users on the nodes change when the status or the groups do; a new expiry alone reaches no node.
-  const bumped = status !== sub.status || groupsChange ? await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]) : [];
+  // The users on the nodes change when the status or the groups do, their limits when a plan's live
+  // limits differ (NodeConfig.user_limits); a new expiry alone reaches no node.
+  const limitsChange =
+    terms !== undefined &&
+    (terms.device_limit !== sub.device_limit ||
+      terms.upload_bps !== (sub.upload_bps === null ? null : Number(sub.upload_bps)) ||
+      terms.download_bps !== (sub.download_bps === null ? null : Number(sub.download_bps)));
+  const bumped = status !== sub.status || groupsChange || limitsChange ? await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]) : [];
   uow.subscriptionLinksChanged();
   uow.audit({
     action: 'subscription.extended',

@@ -1,4 +1,5 @@
 import type { Db, Renewal, SubscriptionRow, SubscriptionStatus } from '@svc/db';
+import { liveLimitsOf } from '../limits/limit-fields.ts';
 import type { Actor, DomainDeps } from '../shared/context.ts';
 import { publicBaseUrl } from '../shared/public-url.ts';
 import { currentStatus } from './subscription-status.ts';
@@ -10,6 +11,11 @@ export interface SubscriptionView {
   status: SubscriptionStatus;
   access_group_ids: string[];
   traffic_limit_bytes: number | null;
+  /** Issue 36: distinct client addresses at once (null: no limit), enforced by the nodes' agents. */
+  device_limit: number | null;
+  /** Issue 36: speed caps in bits per second (null: uncapped). */
+  upload_bps: number | null;
+  download_bps: number | null;
   used_bytes: number;
   expires_at: string | null;
   /** A term waiting for its first use (start-on-first-use.ts); expires_at is null meanwhile. */
@@ -65,6 +71,7 @@ const viewWithLink = <L extends string | null>(row: SubscriptionRow, groupIds: s
   status: currentStatus(row, now),
   access_group_ids: groupIds,
   traffic_limit_bytes: row.traffic_limit_bytes,
+  ...liveLimitsOf(row),
   used_bytes: row.used_bytes,
   expires_at: row.expires_at?.toISOString() ?? null,
   starts_on_first_use:

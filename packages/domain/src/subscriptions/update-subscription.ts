@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import { DeviceLimit, SpeedCapBps } from '../limits/limit-fields.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isEmptyPatch } from '../shared/input.ts';
@@ -26,6 +27,9 @@ export const UpdateSubscriptionInput = z
   .object({
     renewal: SubscriptionRenewal.optional(),
     traffic_limit_bytes: TrafficLimitBytes.optional(),
+    device_limit: DeviceLimit.optional(),
+    upload_bps: SpeedCapBps('upload').optional(),
+    download_bps: SpeedCapBps('download').optional(),
     status: AdminSubscriptionStatus.optional().meta({
       description: 'the admin switch; limited and expired are computed and cannot be set',
     }),
@@ -37,10 +41,13 @@ export const UpdateSubscriptionInput = z
   .brand<'UpdateSubscriptionInput'>();
 export type UpdateSubscriptionInput = z.output<typeof UpdateSubscriptionInput>;
 
+const numberOrNull = (v: number | string | null) => (v === null ? null : Number(v));
+
 /**
  * PATCH merge; the status is computed again and stored. Nodes get a new revision only when
  * something they run changes: the stored status, or the access groups (the nodes before
- * and after the change). Renewal, limit, expiry or note alone, with the status unchanged,
+ * and after the change), or a live limit (device limit, speed caps: in NodeConfig.user_limits).
+ * Renewal, traffic limit, expiry or note alone, with the status unchanged,
  * reach no node.
  */
 export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
@@ -63,12 +70,20 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
     const adminDisabled = input.status !== undefined ? input.status === 'disabled' : isAdminDisabled(current);
     const status = subscriptionStatus({ admin_disabled: adminDisabled, used_bytes: current.used_bytes, ...next }, now);
 
-    const nodesBefore = groupsChanged || status !== current.status ? await nodesOfSubscriptions(trx, [id]) : [];
+    // Issue 36: the live limits are in the nodes' desired state (NodeConfig.user_limits): a change reaches them.
+    const limitsChanged =
+      (input.device_limit !== undefined && input.device_limit !== current.device_limit) ||
+      (input.upload_bps !== undefined && input.upload_bps !== numberOrNull(current.upload_bps)) ||
+      (input.download_bps !== undefined && input.download_bps !== numberOrNull(current.download_bps));
+    const nodesBefore = groupsChanged || status !== current.status || limitsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
     const row = await trx
       .updateTable('subscriptions')
       .set({
         ...next,
         ...(input.renewal !== undefined ? { renewal: input.renewal } : {}),
+        ...(input.device_limit !== undefined ? { device_limit: input.device_limit } : {}),
+        ...(input.upload_bps !== undefined ? { upload_bps: input.upload_bps } : {}),
+        ...(input.download_bps !== undefined ? { download_bps: input.download_bps } : {}),
         ...(input.note !== undefined ? { note: input.note } : {}),
         status,
         updated_at: now,

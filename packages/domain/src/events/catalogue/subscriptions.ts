@@ -88,4 +88,19 @@ export const SUBSCRIPTION_EVENTS = {
   }),
   'subscription.traffic_80_percent': traffic(80),
   'subscription.traffic_100_percent': traffic(100),
+  'subscription.cut_off_by_node': z
+    .object({
+      ...subject,
+      node_id: z.string(),
+      reason: z.enum(['time', 'slice']).meta({
+        description: 'time: its not-after time passed on the node; slice: it used up the traffic slice the node had for it',
+      }),
+      cut_at: Instant.meta({ description: "control-plane time of the cut as the node's agent estimated it" }),
+      slice_id: z.number().int().meta({ description: 'the traffic slice in force when it was cut (0: none)' }),
+      slice_used_bytes: z.number().int().meta({ description: 'raw bytes the node counted against that slice' }),
+    })
+    .meta({
+      description:
+        "A node's agent cut the subscription's users on its own (docs/limits.md), reported once when the node reaches the control plane: its time ran out, or the traffic slice the node held for it was used up. A slice cut with traffic left gets a new slice, and the node serves it again.",
+    }),
 } as const;

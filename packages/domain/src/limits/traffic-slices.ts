@@ -1,0 +1,185 @@
+import { sql } from 'kysely';
+import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
+import { bumpNodeRevisions } from '../fleet/revisions.ts';
+import type { UnitOfWork } from '../shared/unit-of-work.ts';
+
+/**
+ * Traffic slices (issue 36; docs/limits.md, "Entitlements"). A node carries a subscription with
+ * a traffic limit on a slice of what remains of it: while the control plane is away the agent
+ * cuts the user once the node carried slice_bytes since it applied slice_id. So what the fleet
+ * can carry beyond the limit during a partition is bounded by the slices outstanding on its
+ * nodes (each at most what remained when it was granted).
+ *
+ * The rule, once (sliceBytes):
+ *   remaining_raw = floor((traffic_limit_bytes - used_bytes) / node multiplier)
+ *                   (what remains, in the node's raw bytes: it charges raw x multiplier,
+ *                    nodes/node-traffic.ts; a node of multiplier 0 charges nothing: no slice)
+ *   day_raw       = raw bytes the node carried for the subscription over the last 24 hours
+ *   slice_bytes   = min(remaining_raw, max(SLICE_FLOOR_BYTES, day_raw))
+ * i.e. the lesser of what remains and a day's expected use (yesterday's, at least 256 MiB so a
+ * light user is not re-granted every few megabytes), never more than remains.
+ *
+ * When: a subscription served by the node with a limit and no slice gets one before the node's
+ * desired state is compiled (grantTrafficSlices from @svc/desired-state), so no user with a
+ * limit is ever on a node without a slice; the usage ingest counts the node's raw bytes
+ * against the slice (chargeTrafficSlices) and grants a new one (new slice_id from the
+ * sequence traffic_slice_ids) once half of it is used; a CutoffReport of a slice with traffic
+ * left grants a new one (cutoff-ingest.ts). Each grant gives the node a new revision in the same
+ * unit of work.
+ */
+
+/** A day's expected use is never taken below this (256 MiB). */
+export const SLICE_FLOOR_BYTES = 256 * 2 ** 20;
+/** How far back a day's expected use looks. */
+export const SLICE_DAY_MS = 86_400_000;
+
+export interface SliceInput {
+  traffic_limit_bytes: number;
+  /** Charged bytes of the current period (subscriptions.used_bytes). */
+  used_bytes: number;
+  /** The node's traffic multiplier (charged bytes per raw byte). */
+  multiplier: number;
+  /** Raw bytes the node carried for the subscription over the last SLICE_DAY_MS. */
+  day_raw_bytes: number;
+}
+
+/** The slice a node gets (raw bytes), or null when the node charges nothing (multiplier 0: unmetered there). */
+export function sliceBytes(x: SliceInput): number | null {
+  if (!(x.multiplier > 0)) return null;
+  const remainingRaw = Math.floor(Math.max(0, x.traffic_limit_bytes - x.used_bytes) / x.multiplier);
+  return Math.min(remainingRaw, Math.max(SLICE_FLOOR_BYTES, x.day_raw_bytes));
+}
+
+/** A slice as granted: the node may carry slice_bytes (raw) for the subscription under slice_id. */
+export interface SliceGrant {
+  node_id: string;
+  subscription_id: string;
+  /** int8 as text (a sequence value). */
+  slice_id: string;
+  slice_bytes: number;
+}
+
+export interface GrantOptions {
+  /** Only these subscriptions (the usage ingest's, a cutoff's); default: every one the nodes serve. */
+  subscriptions?: readonly string[];
+  /** These (node, subscription) get a new slice even if theirs is not half used (a slice cutoff with traffic left). */
+  force?: ReadonlyArray<{ node_id: string; subscription_id: string }>;
+}
+
+/**
+ * Grants slices on these nodes where one is due: a subscription the node serves (stored active,
+ * client active, not past its expiry, a traffic limit not reached) with no slice, or whose slice
+ * is half used (and something of it was), or that `force` names. Each grant takes a new
+ * slice_id; the nodes granted anything get a new revision. Returns the grants.
+ */
+export async function grantTrafficSlices(
+  uow: UnitOfWork,
+  nodeIds: readonly string[],
+  now: Date,
+  options: GrantOptions = {},
+): Promise<SliceGrant[]> {
+  const ids = [...new Set(nodeIds)];
+  if (ids.length === 0) return [];
+  const only = options.subscriptions ? [...new Set(options.subscriptions)] : null;
+  if (only && only.length === 0) return [];
+  const force = options.force ?? [];
+  const { rows: due } = await sql<{
+    node_id: string;
+    subscription_id: string;
+    lim: string;
+    used: string;
+    multiplier: string;
+  }>`
+    select distinct on (i.node_id, s.id)
+           i.node_id, s.id as subscription_id, s.traffic_limit_bytes::text as lim, s.used_bytes::text as used,
+           n.traffic_multiplier::text as multiplier
+      from inbounds i
+      join nodes n on n.id = i.node_id
+      join access_group_inbounds g on g.inbound_id = i.id
+      join subscription_access_groups sag on sag.access_group_id = g.access_group_id
+      join subscriptions s on s.id = sag.subscription_id
+      join clients c on c.id = s.client_id
+      left join traffic_slices t on t.node_id = i.node_id and t.subscription_id = s.id
+     where i.node_id = any(${ids}::text[])
+       ${only ? sql`and s.id = any(${only}::text[])` : sql``}
+       and s.status = 'active' and c.status = 'active'
+       and s.traffic_limit_bytes is not null and s.used_bytes < s.traffic_limit_bytes
+       and (s.expires_at is null or s.expires_at > ${now})
+       and n.traffic_multiplier > 0
+       and (t.slice_id is null
+            or (t.used_bytes > 0 and t.used_bytes * 2 >= t.slice_bytes)
+            or (i.node_id, s.id) in (select * from unnest(${force.map((f) => f.node_id)}::text[], ${force.map((f) => f.subscription_id)}::text[])))
+     order by i.node_id, s.id`.execute(uow.db);
+  if (due.length === 0) return [];
+  // Nodes first, in id order (as a revision bump and the usage ingest take them): no deadlock on the slice rows.
+  await lockNodesInOrder(uow.db, [...new Set(due.map((d) => d.node_id))].sort());
+  const dayFrom = new Date(now.getTime() - SLICE_DAY_MS);
+  const { rows: days } = await sql<{ node_id: string; subscription_id: string; raw: string }>`
+    select u.node_id, u.subscription_id,
+           sum(coalesce(u.raw_uplink_bytes, u.uplink_bytes) + coalesce(u.raw_downlink_bytes, u.downlink_bytes))::text as raw
+      from usage_hourly u
+      join unnest(${due.map((d) => d.node_id)}::text[], ${due.map((d) => d.subscription_id)}::text[]) as k(node_id, subscription_id)
+        on k.node_id = u.node_id and k.subscription_id = u.subscription_id
+     where u.hour >= ${dayFrom}
+     group by u.node_id, u.subscription_id`.execute(uow.db);
+  const dayOf = new Map(days.map((d) => [`${d.node_id} ${d.subscription_id}`, Number(d.raw)]));
+  const grants: Array<{ node_id: string; subscription_id: string; bytes: number }> = [];
+  for (const d of due) {
+    const bytes = sliceBytes({
+      traffic_limit_bytes: Number(d.lim),
+      used_bytes: Number(d.used),
+      multiplier: Number(d.multiplier),
+      day_raw_bytes: dayOf.get(`${d.node_id} ${d.subscription_id}`) ?? 0,
+    });
+    if (bytes !== null) grants.push({ node_id: d.node_id, subscription_id: d.subscription_id, bytes });
+  }
+  if (grants.length === 0) return [];
+  const { rows } = await sql<{ node_id: string; subscription_id: string; slice_id: string; slice_bytes: string }>`
+    insert into traffic_slices (node_id, subscription_id, slice_id, slice_bytes, used_bytes, granted_at)
+    select k.node_id, k.subscription_id, nextval('traffic_slice_ids'), k.bytes, 0, ${now}
+      from unnest(${grants.map((g) => g.node_id)}::text[], ${grants.map((g) => g.subscription_id)}::text[],
+                  ${grants.map((g) => String(g.bytes))}::int8[]) as k(node_id, subscription_id, bytes)
+    on conflict (node_id, subscription_id) do update
+       set slice_id = excluded.slice_id, slice_bytes = excluded.slice_bytes, used_bytes = 0, granted_at = excluded.granted_at
+    returning node_id, subscription_id, slice_id::text as slice_id, slice_bytes::text as slice_bytes`.execute(uow.db);
+  await bumpNodeRevisions(uow, [...new Set(rows.map((r) => r.node_id))]);
+  return rows
+    .map((r) => ({ node_id: r.node_id, subscription_id: r.subscription_id, slice_id: r.slice_id, slice_bytes: Number(r.slice_bytes) }))
+    .sort((a, b) => (a.node_id + a.subscription_id < b.node_id + b.subscription_id ? -1 : 1));
+}
+
+/**
+ * The usage ingest's part (in its unit of work, with the node's row locked): the raw bytes the
+ * node reported per subscription count against its slices; a slice half used gets its
+ * successor (grantTrafficSlices), and the node a new revision. Returns the new grants.
+ */
+export async function chargeTrafficSlices(
+  uow: UnitOfWork,
+  nodeId: string,
+  raw: ReadonlyMap<string, bigint>,
+  now: Date,
+): Promise<SliceGrant[]> {
+  if (raw.size === 0) return [];
+  const ids = [...raw.keys()].sort();
+  const { rows } = await sql<{ subscription_id: string }>`
+    update traffic_slices t
+       set used_bytes = t.used_bytes + v.raw
+      from unnest(${ids}::text[], ${ids.map((id) => String(raw.get(id)))}::int8[]) as v(id, raw)
+     where t.node_id = ${nodeId} and t.subscription_id = v.id
+    returning t.subscription_id, t.used_bytes * 2 >= t.slice_bytes as half`.execute(uow.db);
+  const half = (rows as Array<{ subscription_id: string; half: boolean }>).filter((r) => r.half).map((r) => r.subscription_id);
+  return half.length ? grantTrafficSlices(uow, [nodeId], now, { subscriptions: half }) : [];
+}
+
+/** A node's slices, by subscription (for the desired-state loader and tests). */
+export async function readTrafficSlices(
+  uow: Pick<UnitOfWork, 'db'>,
+  nodeIds: readonly string[],
+): Promise<Array<{ node_id: string; subscription_id: string; slice_id: string; slice_bytes: string; used_bytes: string }>> {
+  if (nodeIds.length === 0) return [];
+  const { rows } = await sql<{ node_id: string; subscription_id: string; slice_id: string; slice_bytes: string; used_bytes: string }>`
+    select node_id, subscription_id, slice_id::text as slice_id, slice_bytes::text as slice_bytes, used_bytes::text as used_bytes
+      from traffic_slices where node_id = any(${[...nodeIds]}::text[])
+     order by node_id, subscription_id`.execute(uow.db);
+  return rows;
+}
