@@ -138,7 +138,7 @@ export class EntitlementEnforcer {
         'entitlement ran out: users cut',
       );
       await this.deps.reapply().catch((err) => this.deps.log.error({ err }, 'cut users not removed from the engine'));
-      this.send(report);
+      if (this.oldest() === report) this.send(report);
     } finally {
       this.passing = false;
     }
@@ -151,10 +151,14 @@ export class EntitlementEnforcer {
     this.deps.log.debug({ server_now_ms: String(serverNowMs), moved_ms: Math.round(this.clock.now() - before) }, 'server clock');
   }
 
-  /** A stream opened: every report not yet acknowledged goes again, oldest first. */
+  /**
+   * A stream opened: the oldest report not yet acknowledged goes again. Reports go one at a
+   * time, in id order, each once the one before it is acknowledged: a control plane that
+   * records report ids above the last one it recorded never sees a newer id before an older one.
+   */
   opened(): void {
     this.sentAt.clear();
-    for (const r of this.book.reports.values()) this.send(r);
+    this.sendOldest();
   }
 
   acknowledged(reportId: bigint): void {
@@ -163,21 +167,29 @@ export class EntitlementEnforcer {
     void this.serially(() => this.book.save()).catch((err) =>
       this.deps.log.error({ err, report_id: String(reportId) }, 'cutoff ack not recorded'),
     );
+    this.sendOldest();
   }
 
-  /** Reports without an ack for resendAfterMs are sent again. */
+  /** The oldest report, sent again when it has had no ack for resendAfterMs. */
   resendStale(): void {
     if (!this.deps.connected()) return;
-    const limit = Date.now() - this.deps.resendAfterMs;
-    for (const r of this.book.reports.values()) {
-      const at = this.sentAt.get(r.reportId);
-      if (at === undefined || at < limit) this.send(r);
-    }
+    const oldest = this.oldest();
+    const at = oldest && this.sentAt.get(oldest.reportId);
+    if (oldest && (at === undefined || at < Date.now() - this.deps.resendAfterMs)) this.send(oldest);
   }
 
   /** Reports not yet acknowledged (tests, status). */
   pending(): PendingCutoffs[] {
     return [...this.book.reports.values()];
+  }
+
+  private oldest(): PendingCutoffs | undefined {
+    return this.book.reports.values().next().value;
+  }
+
+  private sendOldest(): void {
+    const oldest = this.oldest();
+    if (oldest) this.send(oldest);
   }
 
   private send(r: PendingCutoffs): void {

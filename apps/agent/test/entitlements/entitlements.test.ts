@@ -228,7 +228,7 @@ describe('the enforcer: cuts, reports, re-entitlement, restarts', () => {
     expect(next.size).toBe(0);
   });
 
-  it('a restart of the agent keeps slice counts, cuts, the clock offset and unacknowledged reports; report ids keep rising; an ack is forgotten for good', async () => {
+  it('a restart of the agent keeps slice counts, cuts, the clock offset and unacknowledged reports; report ids keep rising; reports go one at a time in id order; an ack is forgotten for good', async () => {
     const k = clocks();
     const first = await harness(k.sources);
     await first.enforcer.heard(BigInt(T0));
@@ -259,10 +259,12 @@ describe('the enforcer: cuts, reports, re-entitlement, restarts', () => {
     expect(cutoffs(second).map((r) => r.reportId)).toEqual([r1?.reportId]);
     k.advance(5_000);
     await second.enforcer.pass();
+    // One report at a time, in id order: the new one waits for the ack of the older.
+    expect(cutoffs(second)).toHaveLength(1);
+    second.enforcer.acknowledged(r1?.reportId ?? 0n);
     const r2 = cutoffs(second)[1];
     expect(r2?.entries.map((e) => [e.subscriptionId, e.reason])).toEqual([['c', CutoffReason.CUTOFF_TIME]]);
     expect(r2?.reportId).toBeGreaterThan(r1?.reportId ?? 0n);
-    second.enforcer.acknowledged(r1?.reportId ?? 0n);
     await second.enforcer.withhold(cfg); // queued behind the ack's write
 
     const third = await harness(k.sources);
