@@ -45,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
     logLevel: process.env.SVC_AGENT_LOG_LEVEL,
     usageEveryMs: secondsFrom(process.env, 'SVC_AGENT_USAGE_INTERVAL_SECONDS', 10),
     statusEveryMs: secondsFrom(process.env, 'SVC_AGENT_STATUS_INTERVAL_SECONDS', 30),
+    deviceGraceMs: secondsFrom(process.env, 'SVC_AGENT_DEVICE_GRACE_SECONDS', 20),
   });
   // Signals are taken from the first moment: a stop during start-up waits for the start.
   const starting = agent.start();
