@@ -6,11 +6,12 @@ import {
   type LogLine,
   recordAgentUpgradeResult,
   recordApplyFailure,
+  recordDeviceReport,
   renewAgentCertificate,
   replyTopic,
   type UsageIngestResult,
 } from '@svc/domain';
-import { type AgentMessage, LogSource } from '@svc/proto';
+import { type AgentMessage, deviceAddress, LogSource } from '@svc/proto';
 import { ServerError } from 'nice-grpc';
 import type { AgentSession } from './agent-session.ts';
 import { toGrpcError } from './errors.ts';
@@ -174,14 +175,31 @@ async function onCertRenewal(x: MessageScope, renewal: Of<'certRenewal'>, fault:
   }
 }
 
+/**
+ * A DeviceReport (issue 36): the node's whole picture of its users' client addresses. What is
+ * not a device key (@svc/proto deviceAddress, in its one spelling) or breaks the text rule is
+ * dropped, not refused (the agent reads addresses off sockets and logs); the domain bounds the
+ * rest and runs the fleet-wide count (devices/device-report.ts).
+ */
+async function onDevices(x: MessageScope, d: Of<'devices'>): Promise<void> {
+  const users = d.users.map((u) => ({
+    subscription_id: u.subscriptionId,
+    addresses: u.addresses.filter((a) => a.length <= 64 && deviceAddress(a) === a),
+  }));
+  const result = await recordDeviceReport(x.s.deps, x.nodeId, users);
+  const bad = d.users.reduce((n, u) => n + u.addresses.length, 0) - users.reduce((n, u) => n + u.addresses.length, 0);
+  if (result.dropped + bad > 0) x.s.deps.log.info({ node_id: x.nodeId, dropped: result.dropped + bad }, 'device report entries dropped');
+}
+
 /** One message of the agent, by its kind. */
 export async function handleAgentMessage(x: MessageScope, m: AgentMessage, fault: InboundFault | null): Promise<void> {
-  if (fault && !m.certRenewal && !m.logs) throw new ServerError(fault.code, describeFault(fault));
+  if (fault && !m.certRenewal && !m.logs && !m.devices) throw new ServerError(fault.code, describeFault(fault));
   if (m.applyResult) return onApplyResult(x, m.applyResult);
   if (m.status) return onStatus(x, m.status);
   if (m.usage) return onUsage(x, m.usage);
   if (m.logs) return onLogs(x, m.logs, fault);
   if (m.upgradeResult) return onUpgradeResult(x, m.upgradeResult);
   if (m.certRenewal) return onCertRenewal(x, m.certRenewal, fault);
+  if (m.devices) return onDevices(x, m.devices);
   if (m.hello) x.s.deps.log.warn({ node_id: x.nodeId }, 'a second Hello on one stream was ignored');
 }

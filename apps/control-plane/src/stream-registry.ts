@@ -17,6 +17,7 @@ import { type Command, LogSource } from '@svc/proto';
 import { createTurnBatcher } from '@svc/runtime';
 import { Status } from 'nice-grpc';
 import type { AgentSession } from './agent-session.ts';
+import { sendDeviceDenials } from './device-denials.ts';
 
 export interface RegistryTiming {
   /** How often held streams are checked against the database (catches lost bus messages). */
@@ -106,6 +107,16 @@ export class StreamRegistry {
         }
       }),
       await bus.subscribe(TOPICS.agentCommands, (m) => this.deliverCommand(m as AgentCommandRequest)),
+      // Issue 36: the fleet-wide device count changed these nodes' DeviceDenials; the ones held here send theirs.
+      await bus.subscribe(TOPICS.deviceDenialsChanged, (m) => {
+        for (const id of (m as { ids?: string[] }).ids ?? []) {
+          const session = this.sessions.get(id);
+          if (session)
+            void sendDeviceDenials(this.deps, session).catch((err) =>
+              this.deps.log.warn({ err, node_id: id }, 'device denials not sent; the next change or reconnect sends them'),
+            );
+        }
+      }),
     );
     const every = (ms: number, fn: () => Promise<unknown>) => {
       const t = setInterval(() => void fn().catch((err) => this.deps.log.warn({ err }, 'gateway housekeeping failed')), ms);

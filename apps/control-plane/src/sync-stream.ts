@@ -17,6 +17,7 @@ import { type AdmissionLine, AdmissionRefused } from './admission-line.ts';
 import { handleAgentMessage } from './agent-messages.ts';
 import { AgentSession } from './agent-session.ts';
 import type { SnapshotSource } from './desired-state-source.ts';
+import { sendDeviceDenials } from './device-denials.ts';
 import { toGrpcError, toGrpcStatus } from './errors.ts';
 import { identityOf, UNAUTHENTICATED_DETAILS } from './identity-interceptor.ts';
 import { describeFault, type Inbound } from './inbound-guard.ts';
@@ -123,6 +124,10 @@ export function syncHandler(s: SyncDeps) {
     deps.metrics.streamsOpen.inc();
     registry.announceOpened({ node_id: ticket.node_id, session: ticket.session, replica: ticket.replica });
     if (admitted.send_desired_state) session.desiredChanged();
+    // Issue 36: the fleet-wide device count's refusals for this node, whole (device-denials.ts).
+    void sendDeviceDenials(deps, session, true).catch((err) =>
+      deps.log.warn({ err, node_id: ticket.node_id }, 'device denials not sent on stream open'),
+    );
     const ip = peerIp(ctx.peer);
     const node = { node_id: ticket.node_id, node_name: admitted.node_name, address: ip, session: ticket.session };
     const openedAt = Date.now();

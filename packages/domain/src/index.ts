@@ -41,6 +41,7 @@ export * from './certificates/index.ts';
 export * from './chains/index.ts';
 export * from './clients/index.ts';
 export * from './deps.ts';
+export * from './devices/index.ts';
 export * from './errors.ts';
 export * from './events/catalogue.ts';
 export * from './events/dispatch-events.ts';

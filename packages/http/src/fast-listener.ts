@@ -110,6 +110,7 @@ function fastRequest(req: IncomingMessage): (FastRequest & { givenId: string | u
   let userAgent: string | undefined;
   let accept: string | undefined;
   let givenId: string | undefined;
+  let hwid = false;
   let uaCount = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
@@ -121,6 +122,7 @@ function fastRequest(req: IncomingMessage): (FastRequest & { givenId: string | u
       case 6:
         // Repeated, joined with ", " (as Headers and node do).
         if (isName(name, 'accept')) accept = accept === undefined ? value : `${accept}, ${value}`;
+        else if (isName(name, 'x-hwid')) hwid = true;
         break;
       case 10:
         if (isName(name, 'user-agent')) {
@@ -138,7 +140,7 @@ function fastRequest(req: IncomingMessage): (FastRequest & { givenId: string | u
   if (userAgent !== undefined && (!plain(userAgent) || !isStorableText(userAgent))) return null;
   if (accept !== undefined && !plain(accept)) return null;
   if (givenId !== undefined && !plain(givenId)) return null;
-  return { url, userAgent, accept, givenId };
+  return { url, userAgent, accept, givenId, hwid };
 }
 
 const isName = (name: string, lower: string): boolean => name === lower || name.toLowerCase() === lower;

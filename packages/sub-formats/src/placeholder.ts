@@ -12,7 +12,11 @@ export const PLACEHOLDER_ADDRESS = '0.0.0.0';
 export const PLACEHOLDER_PORT = 1;
 export const PLACEHOLDER_UUID = '00000000-0000-0000-0000-000000000000';
 
-export const PLACEHOLDER_NAMES: Record<Exclude<SubscriptionStatus, 'active'>, string> & { empty: string; unsupported: string } = {
+export const PLACEHOLDER_NAMES: Record<Exclude<SubscriptionStatus, 'active'>, string> & {
+  empty: string;
+  unsupported: string;
+  devices: string;
+} = {
   expired: '⛔ Subscription expired',
   limited: '⛔ Traffic limit reached',
   disabled: '⛔ Subscription disabled',
@@ -21,6 +25,8 @@ export const PLACEHOLDER_NAMES: Record<Exclude<SubscriptionStatus, 'active'>, st
   empty: 'No servers available',
   /** Active with servers, none of which this app's format can express (e.g. only XHTTP for sing-box). */
   unsupported: 'No servers available for this app',
+  /** A fetch from a new device over the subscription's device limit (GET /sub/{token} with x-hwid; docs/subscription-link.md). */
+  devices: '⛔ Device limit reached',
 };
 
 export function placeholderServer(name: string): ServerEntry {

@@ -8,6 +8,7 @@ import {
   type Command,
   ControlPlaneDefinition,
   type DesiredState,
+  type DeviceDenials,
   LogSource,
   type ServerMessage,
   type StatusReport,
@@ -53,6 +54,8 @@ export class AgentSimulator {
   readonly desiredStates: DesiredState[] = [];
   readonly commands: Command[] = [];
   readonly acks: bigint[] = [];
+  /** Every DeviceDenials received (issue 36), in order: the last is the set in force. */
+  readonly deviceDenials: DeviceDenials[] = [];
   /** Lines the simulated agent and engine "have", served to get_logs and live tails. */
   readonly logLines: Array<{ source: LogSource; line: string }> = [];
   /** When set, the next snapshots fail to apply with this error text. */
@@ -185,6 +188,11 @@ export class AgentSimulator {
     });
   }
 
+  /** Sends a DeviceReport: the whole picture of client addresses per user (subscription id). */
+  sendDevices(users: Record<string, string[]>): void {
+    this.send({ devices: { users: Object.entries(users).map(([subscriptionId, addresses]) => ({ subscriptionId, addresses })) } });
+  }
+
   /** Sends a usage report and waits for its UsageAck. */
   async sendUsage(reportId: bigint, entries: UsageEntry[], timeoutMs = 10_000): Promise<void> {
     const before = this.acks.filter((a) => a === reportId).length;
@@ -267,6 +275,8 @@ export class AgentSimulator {
       }
     } else if (m.usageAck) {
       this.acks.push(m.usageAck.reportId);
+    } else if (m.deviceDenials) {
+      this.deviceDenials.push(m.deviceDenials);
     } else if (m.certIssued) {
       this.certWaiter?.(m.certIssued);
       this.certWaiter = null;

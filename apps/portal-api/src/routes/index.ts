@@ -12,6 +12,7 @@ import * as registerRoute from './auth/register.ts';
 import * as branding from './branding.ts';
 import * as checkout from './checkout/checkout.ts';
 import * as payments from './checkout/payments.ts';
+import * as devices from './devices.ts';
 import * as me from './me.ts';
 import * as password from './password.ts';
 import * as paymentMethods from './payment-methods.ts';
@@ -36,6 +37,7 @@ const ROUTES = [
   usage,
   rotate,
   link,
+  devices,
   plans,
   paymentMethods,
   checkout,

@@ -31,6 +31,7 @@ import {
   shareLinks,
 } from '@svc/sub-formats';
 import type { Context, Next } from 'hono';
+import { deviceOf, OVER_LIMIT_HEADERS, overDeviceLimit } from './devices.ts';
 import { preparedNotFoundPage, withErrorPages } from './error-page.ts';
 import { subErrorAnswerFor, subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
@@ -71,9 +72,12 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
       if (match) data = await caches.documents(match.token);
     }
     if (!data) return problemResponse(c, 'not-found', NOT_FOUND);
+    // An app that names its device (x-hwid): registered, or refused over the device limit (devices.ts).
+    const device = await deviceOf(c, deps, data.subscription_id);
+    if (device instanceof Response) return device;
     const settings = await caches.settings();
     const base = publicBaseUrl(deps.config);
-    const doc = documentOf(data, settings, base);
+    const doc = device === 'over_limit' ? overDeviceLimit(documentOf(data, settings, base)) : documentOf(data, settings, base);
     const chosen = format ?? subFormatFor(settings, c.req.header('user-agent'), c.req.header('accept'));
     if (chosen === 'html') {
       // A person in a browser: usage, expiry, QR codes and import buttons for the apps of their
@@ -85,6 +89,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
         apps: { platform: platformFromUserAgent(c.req.header('user-agent') ?? ''), order: apps },
       });
       return c.body(page, 200, {
+        ...(device === 'over_limit' ? OVER_LIMIT_HEADERS : {}),
         'content-type': 'text/html; charset=utf-8',
         'content-security-policy': HTML_PAGE_CSP,
         'x-content-type-options': 'nosniff',
@@ -94,7 +99,8 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     }
     // The body is rendered once per servers array, status, format and settings (bodyOf).
     const body = bodyOf(doc, chosen, settings, RENDER[chosen].body);
-    return c.body(body, 200, answerHeaders(doc, chosen, settings, base));
+    const headers = answerHeaders(doc, chosen, settings, base);
+    return c.body(body, 200, device === 'over_limit' ? { ...headers, ...OVER_LIMIT_HEADERS } : headers);
   };
   /** An old panel's /info: the subscription's state in that panel's own JSON (legacy-info.ts). */
   const info = async (c: Context<AppEnv>, presented: string, kind: LegacyInfoKind) => {
@@ -285,7 +291,8 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
     probe: `/sub/${'A'.repeat(43)}`,
     answer(req, deps) {
       const m = SUB_URL.exec(req.url);
-      if (!m) return undefined;
+      // A fetch naming its device registers it: the handler's (devices.ts).
+      if (!m || req.hwid) return undefined;
       const caches = cachesFor(deps);
       // The settings as read when the request came (the handler reads them after the
       // document: either is an answer of that moment). Not worth a read when the answer

@@ -17,6 +17,7 @@ import type {
   SubscriptionsTable,
   UsageHourlyTable,
 } from './customers.ts';
+import type { SubscriptionDevicesTable, SubscriptionOnlineAddressesTable } from './devices.ts';
 import type {
   AccessGroupInboundsTable,
   AccessGroupsTable,
@@ -54,6 +55,8 @@ export interface Database {
   bulk_jobs: BulkJobsTable;
   bulk_job_items: BulkJobItemsTable;
   bulk_job_nodes: BulkJobNodesTable;
+  subscription_devices: SubscriptionDevicesTable;
+  subscription_online_addresses: SubscriptionOnlineAddressesTable;
   installation: InstallationTable;
   signing_keys: SigningKeysTable;
   certificate_authority: CertificateAuthorityTable;
@@ -105,6 +108,7 @@ export type * from './audit-log.ts';
 export type * from './billing.ts';
 export type * from './bulk-jobs.ts';
 export type * from './customers.ts';
+export type * from './devices.ts';
 export type * from './fleet.ts';
 export type { ImportSourceKindColumn } from './imports.ts';
 export type { StoredReality, StoredStream, StreamNetwork, StreamSecurity } from './inbound-stream.ts';

@@ -828,6 +828,26 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-12-01T1100-devices': {
+    async seed(db) {
+      // SUB's phone registered by its HWID headers; edge-a lists two addresses of SUB, one refused.
+      await put(db, 'subscription_devices', {
+        id: id('dev', 1),
+        subscription_id: SUB,
+        hwid: 'a1b2c3d4-hwid',
+        os: 'iOS',
+        os_version: '18.3',
+        model: 'iPhone 14 Pro Max',
+        user_agent: 'Happ/3.4.1',
+        first_seen_at: T0,
+        last_seen_at: T0,
+      });
+      await put(db, 'subscription_online_addresses', [
+        { subscription_id: SUB, node_id: NODE_A, address: '198.51.100.1', first_seen_at: T0, seen_at: T0, listed: true, denied_at: null },
+        { subscription_id: SUB, node_id: NODE_A, address: '2001:db8:1:2::/64', first_seen_at: T0, seen_at: T0, listed: true, denied_at: T0 },
+      ]);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

@@ -39,4 +39,6 @@ export const TOPICS = {
   apiTokensChanged: 'api_tokens.changed',
   /** AdminLiveEvent (live/admin-events.ts): what the admin panel's event stream passes on. */
   adminEvents: 'admin.events',
+  /** { ids: string[] }: these nodes' DeviceDenials changed (issue 36); the replica holding each stream sends it. */
+  deviceDenialsChanged: 'devices.denials-changed',
 } as const;
