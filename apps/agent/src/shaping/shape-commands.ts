@@ -1,0 +1,167 @@
+import { isIPv4 } from 'node:net';
+
+/**
+ * The kernel objects of per-user speed caps and the commands that make them (nft scripts for
+ * `nft -f -`, lines for `tc -batch -`, lines for `ip -batch -`). Pure: the Shaper decides what
+ * changes, these only spell it.
+ *
+ * Download (towards the client): an HTB root `5c00:` on each shaped device, no default class
+ * (`default 0`: unclassified packets take HTB's direct queue, unshaped); one class `5c00:<minor>`
+ * per capped user (rate = ceil = the cap) with a bfifo leaf. The class is chosen by
+ * skb->priority: HTB takes a priority equal to one of its leaf classes' ids before any filter
+ * (sch_htb.c htb_classify), and nftables sets the priority in postrouting from maps keyed by the
+ * client's address and port (`table inet svc_shape`, maps down4/down6).
+ *
+ * Upload (from the client): tc ingress runs before netfilter, so no map can pick the class. The
+ * ingress qdisc of the device holds one u32 filter per capped connection (client address and
+ * port, in a 256-bucket hash table on the low byte of the source port) that redirects it
+ * (mirred) to the device's IFB `svcup<ifindex>`; the IFB's HTB root holds the same u32 filters
+ * with the user's class as classid. Other packets never leave the device's ingress path.
+ */
+export const HTB_MAJOR = 0x5c00;
+/** u32 hash tables (12-bit ids) and filter priorities, IPv4 and IPv6. */
+export const HT4 = 0x5c;
+export const HT6 = 0x5d;
+export const PRIO4 = 0x5c4;
+export const PRIO6 = 0x5c6;
+export const NFT_TABLE = 'svc_shape';
+/** Nodes a u32 bucket holds (12 bits of the handle). */
+export const MAX_NODES_PER_BUCKET = 0xfff;
+
+const hex = (n: number): string => n.toString(16);
+export const classId = (minor: number): string => `${hex(HTB_MAJOR)}:${hex(minor)}`;
+export const ifbName = (ifindex: number): string => `svcup${ifindex}`;
+
+/** A client connection: its address (IPv6 without brackets) and port. */
+export interface Tuple {
+  host: string;
+  port: number;
+}
+
+/** The place of a tuple's u32 filter: hash table, bucket (low byte of the port), node. */
+export interface FilterHandle {
+  v6: boolean;
+  bucket: number;
+  node: number;
+}
+
+export const filterHandle = (h: FilterHandle): string => `${hex(h.v6 ? HT6 : HT4)}:${hex(h.bucket)}:${hex(h.node)}`;
+
+/**
+ * HTB parameters of a cap: burst about 10 ms of the rate (at least ten full frames); the leaf
+ * queue about 250 ms of the rate, at least three 64 KiB GSO packets for download (the sender is
+ * the engine on this host: TCP small queues keep its queue short) and at least eight for upload
+ * (a remote sender fills the queue until it drops, and a dropped GRO packet of up to 64 KiB
+ * costs TCP a long recovery: with 192 KiB the upload goodput measured 0.59-0.85 of a 1 Mbit/s
+ * cap, with 512 KiB 0.94-0.97; the price is up to 4 s of queue for that user's own uploads).
+ */
+export function htbShape(bps: number, upload = false): { rate: string; burst: number; quantum: number; limit: number } {
+  const bytesPerSecond = Math.max(1, Math.floor(bps / 8));
+  return {
+    rate: `${Math.max(8, Math.floor(bps))}bit`,
+    burst: Math.max(15_140, Math.floor(bytesPerSecond / 100)),
+    quantum: Math.min(200_000, Math.max(1_514, Math.floor(bytesPerSecond / 10))),
+    limit: Math.max((upload ? 8 : 3) * 65_536, Math.floor(bytesPerSecond / 4)),
+  };
+}
+
+/** tc lines that make (or change) a user's class and its leaf on `dev`. */
+export function classLines(dev: string, minor: number, bps: number, upload = false): string[] {
+  const s = htbShape(bps, upload);
+  const id = classId(minor);
+  return [
+    `class replace dev ${dev} parent ${hex(HTB_MAJOR)}: classid ${id} htb rate ${s.rate} ceil ${s.rate} burst ${s.burst} cburst ${s.burst} quantum ${s.quantum}`,
+    `qdisc replace dev ${dev} parent ${id} handle ${hex(minor)}: bfifo limit ${s.limit}`,
+  ];
+}
+
+export const classDelLine = (dev: string, minor: number): string => `class del dev ${dev} classid ${classId(minor)}`;
+
+/** The u32 match of a tuple's packets from the client (source address and port). */
+function u32Match(t: Tuple): string {
+  return isIPv4(t.host)
+    ? `match ip src ${t.host}/32 match ip sport ${t.port} 0xffff`
+    : `match ip6 src ${t.host}/128 match ip6 sport ${t.port} 0xffff`;
+}
+
+const proto = (v6: boolean) => (v6 ? 'ipv6' : 'ip');
+const prio = (v6: boolean) => (v6 ? PRIO6 : PRIO4);
+
+/** The hash tables of the upload filters under `parent` (ffff: on the device, 5c00: on its IFB). */
+export function hashTableLines(dev: string, parent: string): string[] {
+  const lines: string[] = [];
+  for (const v6 of [false, true]) {
+    const p = `dev ${dev} parent ${parent} prio ${prio(v6)} protocol ${proto(v6)} u32`;
+    lines.push(`filter add ${p.replace(' u32', ` handle ${hex(v6 ? HT6 : HT4)}: u32`)} divisor 256`);
+    // The source port is the first half of the word after the IP header (20 bytes for IPv4
+    // without options, 40 for IPv6 without extension headers); its low byte picks the bucket.
+    lines.push(`filter add ${p} match u32 0 0 hashkey mask 0x00ff0000 at ${v6 ? 40 : 20} link ${hex(v6 ? HT6 : HT4)}:`);
+  }
+  return lines;
+}
+
+/** The upload filter of a tuple on the device's ingress: to the IFB. */
+export function ingressFilterLine(dev: string, ifb: string, t: Tuple, h: FilterHandle): string {
+  return `filter add dev ${dev} parent ffff: prio ${prio(h.v6)} handle ${filterHandle(h)} protocol ${proto(h.v6)} u32 ht ${hex(h.v6 ? HT6 : HT4)}:${hex(h.bucket)}: ${u32Match(t)} action mirred egress redirect dev ${ifb}`;
+}
+
+/** The upload filter of a tuple on the IFB: the user's class. */
+export function ifbFilterLine(ifb: string, t: Tuple, h: FilterHandle, minor: number): string {
+  return `filter add dev ${ifb} parent ${hex(HTB_MAJOR)}: prio ${prio(h.v6)} handle ${filterHandle(h)} protocol ${proto(h.v6)} u32 ht ${hex(h.v6 ? HT6 : HT4)}:${hex(h.bucket)}: ${u32Match(t)} classid ${classId(minor)}`;
+}
+
+export function filterDelLine(dev: string, parent: string, h: FilterHandle): string {
+  return `filter del dev ${dev} parent ${parent} prio ${prio(h.v6)} handle ${filterHandle(h)} protocol ${proto(h.v6)} u32`;
+}
+
+/** tc lines that set a device up for shaping: the HTB roots, the ingress qdisc, the hash tables. */
+export function deviceSetupLines(dev: string, ifb: string, ingressPresent: boolean): string[] {
+  return [
+    `qdisc replace dev ${dev} root handle ${hex(HTB_MAJOR)}: htb default 0`,
+    `qdisc replace dev ${ifb} root handle ${hex(HTB_MAJOR)}: htb default 0`,
+    ...(ingressPresent ? [] : [`qdisc add dev ${dev} handle ffff: ingress`]),
+    ...hashTableLines(dev, 'ffff:'),
+    ...hashTableLines(ifb, `${hex(HTB_MAJOR)}:`),
+  ];
+}
+
+/** ip lines that make the IFB of a device. */
+export const ifbLinkLines = (ifb: string): string[] => [`link add ${ifb} txqueuelen 1000 type ifb`, `link set ${ifb} up`];
+
+const quote = (dev: string) => JSON.stringify(dev);
+
+/** An nft element `addr . port : classid`. */
+export const nftElement = (t: Tuple, minor: number): string => `${t.host} . ${t.port} : ${classId(minor)}`;
+
+/**
+ * The whole nft table, replaced in one transaction (add + delete + define: no moment without
+ * it), with its elements. The rule runs in postrouting on the shaped devices only.
+ */
+export function nftTableScript(devices: string[], down: Array<{ tuple: Tuple; minor: number }>): string {
+  const v4 = down.filter((d) => isIPv4(d.tuple.host)).map((d) => nftElement(d.tuple, d.minor));
+  const v6 = down.filter((d) => !isIPv4(d.tuple.host)).map((d) => nftElement(d.tuple, d.minor));
+  const devs = devices.map(quote).join(', ');
+  const lines = [
+    `table inet ${NFT_TABLE} {}`,
+    `delete table inet ${NFT_TABLE}`,
+    `table inet ${NFT_TABLE} {`,
+    `  map down4 { type ipv4_addr . inet_service : classid; ${v4.length > 0 ? `elements = { ${v4.join(', ')} }` : ''} }`,
+    `  map down6 { type ipv6_addr . inet_service : classid; ${v6.length > 0 ? `elements = { ${v6.join(', ')} }` : ''} }`,
+    '  chain postrouting {',
+    '    type filter hook postrouting priority 0; policy accept;',
+    `    oifname { ${devs} } meta l4proto { tcp, udp } meta priority set ip daddr . th dport map @down4`,
+    `    oifname { ${devs} } meta l4proto { tcp, udp } meta priority set ip6 daddr . th dport map @down6`,
+    '  }',
+    '}',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** nft lines that add and delete map elements (one transaction with `nft -f -`). */
+export function nftElementScript(add: Array<{ tuple: Tuple; minor: number }>, del: Tuple[]): string {
+  const lines: string[] = [];
+  const mapOf = (t: Tuple) => (isIPv4(t.host) ? 'down4' : 'down6');
+  for (const t of del) lines.push(`delete element inet ${NFT_TABLE} ${mapOf(t)} { ${t.host} . ${t.port} }`);
+  for (const a of add) lines.push(`add element inet ${NFT_TABLE} ${mapOf(a.tuple)} { ${nftElement(a.tuple, a.minor)} }`);
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+}

@@ -1,0 +1,200 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { UserLimits } from '@svc/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnRunner } from '../../src/shaping/shape-runner.ts';
+import { Shaper } from '../../src/shaping/shaper.ts';
+
+/**
+ * Speed caps in the kernel, measured: a server in one network namespace, clients in another,
+ * a veth pair between them (made by the test). The Shaper shapes the server's veth; a capped
+ * user's download and upload at 1 Mbit/s measure within ±20% while an uncapped user of the same
+ * node, at the same time, runs many times faster. Transfers last 7 s; the rate is the slope of
+ * the bytes received from 1.5 s on (least squares over 100 ms samples).
+ *
+ * The connections are handed to the Shaper as the agent hands them from its live-connection
+ * table (email -> client address and port); the clients bind known ports for that.
+ */
+const TRAFFIC = fileURLToPath(new URL('./traffic.mjs', import.meta.url));
+const SRV = 'svcshape-srv';
+const CLI = 'svcshape-cli';
+const DEV = 'svcsh-s';
+
+function skipReason(): string | null {
+  if (process.getuid?.() !== 0) return 'not root (network namespaces and tc need it)';
+  for (const bin of ['ip', 'tc', 'nft']) {
+    try {
+      execFileSync(bin, bin === 'nft' ? ['--version'] : ['-V'], { stdio: 'ignore' });
+    } catch {
+      return `${bin} is not installed${bin === 'nft' ? ' (apt-get install nftables)' : ''}`;
+    }
+  }
+  return null;
+}
+const skip = skipReason();
+if (skip) console.warn(`speed-cap tests skipped: ${skip}`);
+
+const sh = (...args: string[]) => execFileSync(args[0] as string, args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const inSrv = (...args: string[]) => sh('ip', 'netns', 'exec', SRV, ...args);
+
+function makeNamespaces(): void {
+  for (const ns of [SRV, CLI]) {
+    try {
+      sh('ip', 'netns', 'del', ns);
+    } catch {}
+    sh('ip', 'netns', 'add', ns);
+  }
+  sh('ip', 'link', 'add', DEV, 'netns', SRV, 'type', 'veth', 'peer', 'name', 'svcsh-c', 'netns', CLI);
+  sh('ip', '-n', SRV, 'addr', 'add', '10.87.0.1/24', 'dev', DEV);
+  sh('ip', '-n', SRV, 'addr', 'add', 'fd87::1/64', 'dev', DEV, 'nodad');
+  sh('ip', '-n', CLI, 'addr', 'add', '10.87.0.2/24', 'dev', 'svcsh-c');
+  sh('ip', '-n', CLI, 'addr', 'add', 'fd87::2/64', 'dev', 'svcsh-c', 'nodad');
+  for (const [ns, dev] of [
+    [SRV, DEV],
+    [CLI, 'svcsh-c'],
+    [SRV, 'lo'],
+    [CLI, 'lo'],
+  ] as const)
+    sh('ip', '-n', ns, 'link', 'set', dev, 'up');
+}
+
+/** Runs a client in the client namespace; resolves with its bytes per second from 1.5 s on. */
+function transfer(mode: 'down' | 'up', server: string, local: string, port: number, seconds: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('ip', [
+      'netns',
+      'exec',
+      CLI,
+      process.execPath,
+      TRAFFIC,
+      mode,
+      server,
+      '9000',
+      local,
+      String(port),
+      String(seconds),
+    ]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`client ${mode} ${port}: ${err}`));
+      const samples = (JSON.parse(out) as { samples: Array<[number, number]> }).samples.filter(([t]) => t >= 1500);
+      resolve(slope(samples) * 1000);
+    });
+  });
+}
+
+/** Least-squares slope of bytes over milliseconds. */
+function slope(points: Array<[number, number]>): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((s, p) => s + p[0], 0) / n;
+  const my = points.reduce((s, p) => s + p[1], 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+const limits = (id: string, up: number, down: number): UserLimits => ({
+  subscriptionId: id,
+  deviceLimit: 0,
+  uploadBps: BigInt(up),
+  downloadBps: BigInt(down),
+  notAfterMs: 0n,
+  sliceId: 0n,
+  sliceBytes: 0n,
+});
+
+const CAP = 1_000_000;
+let server: ReturnType<typeof spawn> | undefined;
+let shaper: Shaper;
+
+describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', () => {
+  beforeAll(async () => {
+    makeNamespaces();
+    server = spawn('ip', ['netns', 'exec', SRV, process.execPath, TRAFFIC, 'serve', '::', '9000'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) => server?.stdout?.once('data', () => resolve()));
+    shaper = new Shaper({ devices: [DEV], run: spawnRunner(['ip', 'netns', 'exec', SRV]) });
+  }, 30_000);
+
+  afterAll(async () => {
+    await shaper?.stop();
+    server?.kill();
+    for (const ns of [SRV, CLI]) {
+      try {
+        sh('ip', 'netns', 'del', ns);
+      } catch {}
+    }
+  });
+
+  it('probes the node without touching its device and says it can shape', async () => {
+    const before = inSrv('tc', 'qdisc', 'show', 'dev', DEV);
+    const status = await shaper.probe();
+    expect(status).toEqual({ speedCaps: true, error: '', devices: [DEV, expect.stringMatching(/^svcup\d+$/)] });
+    expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).toBe(before);
+    expect(inSrv('nft', 'list', 'tables')).not.toContain('svc_shape');
+  });
+
+  it('a 1 Mbit/s download cap measures within ±20% while an uncapped user at the same time runs more than 5x faster', async () => {
+    shaper.setLimits([limits('capped', 0, CAP), limits('free', 0, 0)]);
+    await shaper.apply(
+      new Map([
+        ['capped@svc', [{ host: '10.87.0.2', port: 41001 }]],
+        ['free@svc', [{ host: '10.87.0.2', port: 41002 }]],
+      ]),
+    );
+    const [capped, free] = await Promise.all([
+      transfer('down', '10.87.0.1', '10.87.0.2', 41001, 7),
+      transfer('down', '10.87.0.1', '10.87.0.2', 41002, 7),
+    ]);
+    console.log(`download: capped ${((capped * 8) / 1e6).toFixed(3)} Mbit/s, uncapped ${((free * 8) / 1e6).toFixed(1)} Mbit/s`);
+    expect(capped * 8).toBeGreaterThan(CAP * 0.8);
+    expect(capped * 8).toBeLessThan(CAP * 1.2);
+    expect(free).toBeGreaterThan(5 * capped);
+  }, 30_000);
+
+  it('a 1 Mbit/s upload cap (IPv6, through the IFB) measures within ±20% while an uncapped user runs more than 5x faster', async () => {
+    shaper.setLimits([limits('capped', CAP, CAP), limits('free', 0, 0)]);
+    await shaper.apply(
+      new Map([
+        ['capped@svc', [{ host: 'fd87::2', port: 41003 }]],
+        ['free@svc', [{ host: 'fd87::2', port: 41004 }]],
+      ]),
+    );
+    const [capped, free] = await Promise.all([
+      transfer('up', 'fd87::1', 'fd87::2', 41003, 7),
+      transfer('up', 'fd87::1', 'fd87::2', 41004, 7),
+    ]);
+    console.log(`upload: capped ${((capped * 8) / 1e6).toFixed(3)} Mbit/s, uncapped ${((free * 8) / 1e6).toFixed(1)} Mbit/s`);
+    expect(capped * 8).toBeGreaterThan(CAP * 0.8);
+    expect(capped * 8).toBeLessThan(CAP * 1.2);
+    expect(free).toBeGreaterThan(5 * capped);
+    // Only the capped connection is redirected: one u32 filter on the ingress, one on the IFB.
+    expect(inSrv('tc', 'filter', 'show', 'dev', DEV, 'ingress').match(/mirred/g)).toHaveLength(1);
+  }, 30_000);
+
+  it('a user whose cap is lifted is no longer shaped, and stop removes everything it installed', async () => {
+    shaper.setLimits([limits('capped', 0, 0)]);
+    await shaper.apply(new Map([['capped@svc', [{ host: '10.87.0.2', port: 41005 }]]]));
+    expect(inSrv('tc', 'class', 'show', 'dev', DEV)).toBe('');
+    const rate = await transfer('down', '10.87.0.1', '10.87.0.2', 41005, 3);
+    expect(rate * 8).toBeGreaterThan(10 * CAP);
+    const ifb = shaper.status().devices[1] as string;
+    await shaper.stop();
+    expect(inSrv('nft', 'list', 'tables')).not.toContain('svc_shape');
+    expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).not.toMatch(/htb|ingress/);
+    expect(inSrv('ip', '-o', 'link', 'show')).not.toContain(ifb);
+  }, 30_000);
+});

@@ -1,0 +1,69 @@
+// Traffic for the speed-cap tests, run inside network namespaces (`ip netns exec NS node traffic.mjs …`).
+//   serve HOST PORT                                 'D' → sends until the client closes; 'U' → counts what
+//                                                   arrives and reports `ms bytes` every 100 ms as a line
+//   down|up HOST PORT LOCAL_HOST LOCAL_PORT SECONDS  prints {"samples":[[ms, bytes], …]} (bytes received by
+//                                                   the client for down, by the server for up)
+import { createConnection, createServer } from 'node:net';
+
+const [mode, host, port, localAddress, localPort, seconds] = process.argv.slice(2);
+const chunk = Buffer.alloc(64 * 1024, 0x5a);
+
+if (mode === 'serve') {
+  createServer((s) => {
+    s.on('error', () => {});
+    s.once('data', (first) => {
+      if (first[0] === 0x44) {
+        const pump = () => {
+          while (!s.destroyed && s.write(chunk));
+        };
+        s.on('drain', pump);
+        pump();
+      } else {
+        const t0 = Date.now();
+        let n = first.length - 1;
+        s.on('data', (d) => {
+          n += d.length;
+        });
+        const t = setInterval(() => s.destroyed || s.write(`${Date.now() - t0} ${n}\n`), 100);
+        s.on('close', () => clearInterval(t));
+      }
+    });
+  }).listen(Number(port), host, () => console.log('listening'));
+} else {
+  const t0 = Date.now();
+  const samples = [];
+  const s = createConnection({ host, port: Number(port), localAddress, localPort: Number(localPort) }, () => {
+    s.write(mode === 'down' ? 'D' : 'U');
+    if (mode === 'up') {
+      const pump = () => {
+        while (!s.destroyed && s.write(chunk));
+      };
+      s.on('drain', pump);
+      pump();
+    }
+  });
+  let got = 0;
+  let text = '';
+  s.on('data', (d) => {
+    if (mode === 'down') {
+      got += d.length;
+      return;
+    }
+    text += d.toString();
+    const lines = text.split('\n');
+    text = lines.pop() ?? '';
+    // The server's own clock: these lines come back behind the client's queued data.
+    for (const l of lines) samples.push(l.split(' ').map(Number));
+  });
+  const tick = mode === 'down' ? setInterval(() => samples.push([Date.now() - t0, got]), 100) : null;
+  s.on('error', (err) => {
+    console.error(String(err));
+    process.exit(1);
+  });
+  setTimeout(() => {
+    if (tick) clearInterval(tick);
+    console.log(JSON.stringify({ samples }));
+    s.destroy();
+    process.exit(0);
+  }, Number(seconds) * 1000);
+}
