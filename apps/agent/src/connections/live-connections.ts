@@ -44,10 +44,18 @@ export interface LiveConnectionsOptions {
 
 interface Owner {
   email: string;
+  device: string;
   at: number;
 }
 
 const key = (host: string, port: number): string => `${host}|${port}`;
+
+/**
+ * canonicalHost of an address as the kernel prints it, with its two common spellings taken
+ * without a parse: dotted IPv4, and IPv4-mapped IPv6 (`::ffff:a.b.c.d`, a dual-stack socket).
+ */
+const tableHost = (h: string): string | null =>
+  !h.includes(':') ? h : h.startsWith('::ffff:') && h.includes('.') ? h.slice(7) : canonicalHost(h);
 
 export class LiveConnections {
   /** canonicalHost|port -> the user the engine accepted it for, in order of arrival. */
@@ -73,7 +81,7 @@ export class LiveConnections {
     if (host === null || device === null) return;
     const k = key(host, entry.port);
     this.owners.delete(k);
-    this.owners.set(k, { email: entry.email, at: this.now() });
+    this.owners.set(k, { email: entry.email, device, at: this.now() });
     const max = this.opts.maxEntries ?? 1_000_000;
     while (this.owners.size > max) this.owners.delete(this.owners.keys().next().value as string);
     if (this.listeners.length === 0) return;
@@ -95,12 +103,11 @@ export class LiveConnections {
     const live = new Set<string>();
     let unattributed = 0;
     for (const s of sockets) {
-      const host = canonicalHost(s.host);
+      const host = tableHost(s.host);
       if (host === null) continue;
       const k = key(host, s.port);
       const owner = this.owners.get(k);
-      const device = owner ? deviceAddress(host) : null;
-      if (!owner || device === null) {
+      if (!owner) {
         unattributed++;
         continue;
       }
@@ -110,7 +117,7 @@ export class LiveConnections {
         list = [];
         byUser.set(owner.email, list);
       }
-      list.push({ ...s, email: owner.email, device });
+      list.push({ host: s.host, port: s.port, localPort: s.localPort, email: owner.email, device: owner.device });
     }
     // Entries of sockets that ended are forgotten once they are older than keepMs (an entry
     // logged just after the table was read is kept for the next refresh).
