@@ -7,7 +7,8 @@ import { bounded, type Entitlement, staysCut } from './entitlement-rule.ts';
  * What the agent knows about its users' entitlements, on disk (entitlements/book.json, one
  * atomic write per change: a kill -9 leaves the old book or the new one):
  * - slices: per metered user, the slice in force and the bytes counted against it. A new
- *   slice_id starts again from 0; bytes come from the usage journal's records (fold), each
+ *   slice_id starts again from 0 (less what the engine counted before it and the journal has
+ *   not taken yet: the count may start below 0); bytes come from the usage journal's records (fold), each
  *   record folded once (`folded` is the highest report id folded: the records still pending in
  *   the journal after a crash are folded again only if they are newer);
  * - cut: the users cut, each with the limits it was cut under (the latch of entitlement-rule.ts);
@@ -62,12 +63,17 @@ export class EntitlementBook {
    * without one are forgotten; cut users whose limits now entitle them are lifted. True when
    * anything changed (then save()).
    */
-  grant(limits: ReadonlyMap<string, UserLimits>, nowMs: number): { changed: boolean; lifted: string[] } {
+  grant(
+    limits: ReadonlyMap<string, UserLimits>,
+    nowMs: number,
+    /** Bytes counted by the engine and not yet by the journal, per subscription: not the new slices'. */
+    unjournaled: ReadonlyMap<string, bigint> = new Map(),
+  ): { changed: boolean; lifted: string[] } {
     let changed = false;
     for (const [sub, l] of limits) {
       if (l.sliceId === 0n) continue;
       if (this.slices.get(sub)?.sliceId !== l.sliceId) {
-        this.slices.set(sub, { sliceId: l.sliceId, used: 0n });
+        this.slices.set(sub, { sliceId: l.sliceId, used: -(unjournaled.get(sub) ?? 0n) });
         changed = true;
       }
     }

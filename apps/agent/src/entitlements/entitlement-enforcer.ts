@@ -70,12 +70,18 @@ export class EntitlementEnforcer {
   /**
    * The Applier's filter: called with each desired state's configuration before it is applied.
    * Takes its limits (new slices start, users entitled again are lifted) and answers the emails
-   * of the users that stay cut, which the engine must not have.
+   * of the users that stay cut, which the engine must not have. A new slice starts from what
+   * the engine has counted by now: bytes it counted before the slice arrived and the journal
+   * had not taken yet do not count against it (read before the book is touched: a collection
+   * in between counts them to the old slice and the new one starts that much below 0, which
+   * only serves the user longer, by at most one pass).
    */
-  withhold(config: NodeConfig): Promise<ReadonlySet<string>> {
+  async withhold(config: NodeConfig): Promise<ReadonlySet<string>> {
+    const fresh = config.userLimits.some((l) => l.sliceId !== 0n && this.book.slices.get(l.subscriptionId)?.sliceId !== l.sliceId);
+    const before = fresh ? await this.deps.peek().catch(() => null) : null;
     return this.serially(async () => {
       this.limits = limitsOf(config);
-      const { changed, lifted } = this.book.grant(this.limits, this.clock.now());
+      const { changed, lifted } = this.book.grant(this.limits, this.clock.now(), before ?? EMPTY_COUNTS);
       if (changed) await this.book.save();
       if (lifted.length > 0) this.deps.log.info({ users: lifted.length, subscriptions: lifted.slice(0, 20) }, 'cut users entitled again');
       return this.withheld();

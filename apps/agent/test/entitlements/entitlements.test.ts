@@ -217,6 +217,21 @@ describe('the enforcer: cuts, reports, re-entitlement, restarts', () => {
     expect(cutoffs(h)).toHaveLength(1);
   });
 
+  it('a new slice starts from what the engine has counted by then: bytes carried before it arrived, not yet journaled, do not count against it', async () => {
+    const k = clocks();
+    const h = await harness(k.sources);
+    await h.enforcer.withhold(config(['a'], [limits('a', { sliceId: 1n, sliceBytes: 1000n })]));
+    h.unjournaled.set('a', 700n);
+    await h.enforcer.withhold(config(['a'], [limits('a', { sliceId: 2n, sliceBytes: 1000n })]));
+    expect(h.enforcer.sliceUsed('a')).toBe(-700n);
+    // The next collection journals those 700 bytes and 200 more: 200 count against slice 2.
+    await h.enforcer.folded([record(30n, 'a', 900n)]);
+    h.unjournaled.clear();
+    expect(h.enforcer.sliceUsed('a')).toBe(200n);
+    await h.enforcer.pass();
+    expect(cutoffs(h)).toHaveLength(0);
+  });
+
   it('a later not-after entitles a user cut for time again; a user that leaves the desired state leaves the cut set', async () => {
     const k = clocks();
     const h = await harness(k.sources);

@@ -204,7 +204,9 @@ describe.skipIf(skipReason)('entitlements enforced by the agent while the contro
     }
 
     // Re-granted (the CP's answer to the slice cut): A and B are served again, hot.
-    await eventually(async () => (gw.applied.includes(3n) ? true : undefined), 'revision 3 applied', 30_000);
+    await eventually(async () => (gw.applied.includes(3n) ? true : undefined), 'revision 3 applied', 30_000).catch((err) => {
+      throw new Error(`${(err as Error).message}\nagent:\n${agent.lines.slice(-60).join('\n')}`);
+    });
     await eventually(
       async () => ((await httpGetThroughProxy(proxy.b, `${dest.b.url}/bytes/1000`).catch(() => null))?.bytes === 1000 ? true : undefined),
       'B served again',

@@ -135,6 +135,8 @@ export function standInGateway(port: number, nodeId = 'node-entitlements'): Stan
             try {
               for await (const m of requests) {
                 if (m.hello) {
+                  // What the node runs, as the control plane learns it (an ApplyResult may have had no stream to go on).
+                  gw.applied.push(m.hello.appliedRevision);
                   push({ clock: { nowMs: BigInt(Date.now()) } });
                   if (desired && desired.revision > m.hello.appliedRevision) push({ desiredState: desired });
                 } else if (m.applyResult?.success) gw.applied.push(m.applyResult.revision);
