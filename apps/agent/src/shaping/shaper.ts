@@ -34,6 +34,8 @@ export interface ShaperOptions {
   devices?: string[];
   run?: Runner;
   log?: Logger;
+  /** Why the process cannot administer the network (default: CapEff lacks CAP_NET_ADMIN), null when it can. */
+  capability?: () => Promise<string | null>;
 }
 
 export interface ShapingStatus {
@@ -165,7 +167,7 @@ export class Shaper {
   // ---- probe --------------------------------------------------------------------------------
 
   private async probeError(): Promise<string> {
-    const cap = await capabilityMissing();
+    const cap = await (this.opts.capability ?? capabilityMissing)();
     if (cap) return cap;
     for (const [bin, arg, pkg] of [
       ['nft', '--version', 'nftables'],
