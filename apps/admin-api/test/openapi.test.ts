@@ -68,6 +68,9 @@ describe('GET /api/v1/openapi.json (spec 4.2, 9.5)', () => {
       'POST /api/v1/subscriptions/{id}/rotate-credentials',
       'GET /api/v1/subscriptions/{id}/usage',
       'GET /api/v1/subscriptions/{id}/usage/nodes',
+      // Issue 36: devices registered by HWID, online addresses, what the device limit refuses.
+      'GET /api/v1/subscriptions/{id}/devices',
+      'DELETE /api/v1/subscriptions/{id}/devices/{deviceId}',
       'GET /api/v1/subscriptions/{id}/link',
       ...crud('plans'),
       ...one('plans'),

@@ -175,6 +175,12 @@ async function onCertRenewal(x: MessageScope, renewal: Of<'certRenewal'>, fault:
   }
 }
 
+/** A device key in its one spelling: an IPv4 address, or an IPv6 /64 as deviceAddress writes it (`2001:db8:1:2::/64`). */
+function isDeviceKey(a: string): boolean {
+  if (a.length > 64) return false;
+  return a.endsWith('::/64') ? deviceAddress(a.slice(0, -3)) === a : !a.includes(':') && deviceAddress(a) === a;
+}
+
 /**
  * A DeviceReport (issue 36): the node's whole picture of its users' client addresses. What is
  * not a device key (@svc/proto deviceAddress, in its one spelling) or breaks the text rule is
@@ -184,7 +190,7 @@ async function onCertRenewal(x: MessageScope, renewal: Of<'certRenewal'>, fault:
 async function onDevices(x: MessageScope, d: Of<'devices'>): Promise<void> {
   const users = d.users.map((u) => ({
     subscription_id: u.subscriptionId,
-    addresses: u.addresses.filter((a) => a.length <= 64 && deviceAddress(a) === a),
+    addresses: u.addresses.filter(isDeviceKey),
   }));
   const result = await recordDeviceReport(x.s.deps, x.nodeId, users);
   const bad = d.users.reduce((n, u) => n + u.addresses.length, 0) - users.reduce((n, u) => n + u.addresses.length, 0);

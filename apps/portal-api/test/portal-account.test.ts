@@ -278,6 +278,8 @@ describe('GET /portal/v1/openapi.json', () => {
       'GET /portal/v1/subscriptions/{id}/usage',
       'POST /portal/v1/subscriptions/{id}/rotate-credentials',
       'GET /portal/v1/subscriptions/{id}/link',
+      'GET /portal/v1/devices',
+      'DELETE /portal/v1/devices/{deviceId}',
       'GET /portal/v1/plans',
       'GET /portal/v1/payment-methods',
       'PUT /portal/v1/me/password',
