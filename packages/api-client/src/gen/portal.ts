@@ -287,6 +287,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/v1/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your devices, per subscription: those your apps registered, the addresses connected now, and what the device limit refuses
+         * @description Scope: client.
+         */
+        get: operations["listDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/v1/devices/{deviceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a registered device of yours (frees its place; another client’s device is 404)
+         * @description Scope: client.
+         */
+        delete: operations["deleteDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/v1/me": {
         parameters: {
             query?: never;
@@ -596,6 +636,37 @@ export interface components {
             id: string;
             /** @enum {string} */
             status: "pending" | "active" | "rejected" | "disabled";
+        };
+        PortalDevices: {
+            items: {
+                denied: string[];
+                /** @description Devices at once (null: no limit) */
+                device_limit: number | null;
+                online: {
+                    address: string;
+                    /** Format: date-time */
+                    denied_at: string | null;
+                    /** Format: date-time */
+                    first_seen_at: string;
+                    node_id: string;
+                    node_name: string;
+                    /** Format: date-time */
+                    seen_at: string;
+                }[];
+                registered: {
+                    /** Format: date-time */
+                    first_seen_at: string;
+                    hwid: string;
+                    id: string;
+                    /** Format: date-time */
+                    last_seen_at: string;
+                    model: string | null;
+                    os: string | null;
+                    os_version: string | null;
+                    user_agent: string | null;
+                }[];
+                subscription_id: string;
+            }[];
         };
         PortalLoginRequest: {
             /**
@@ -1645,6 +1716,100 @@ export interface operations {
             };
             /** @description The payment provider cannot be reached; retry with the same key */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your devices */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalDevices"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such device of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
