@@ -1,6 +1,8 @@
 import {
   type AgentReply,
+  type CutoffEntry,
   type DomainDeps,
+  ingestCutoffReport,
   ingestUsageReport,
   isDomainError,
   type LogLine,
@@ -11,7 +13,7 @@ import {
   replyTopic,
   type UsageIngestResult,
 } from '@svc/domain';
-import { type AgentMessage, deviceAddress, LogSource } from '@svc/proto';
+import { type AgentMessage, CutoffReason, deviceAddress, LogSource } from '@svc/proto';
 import { ServerError } from 'nice-grpc';
 import type { AgentSession } from './agent-session.ts';
 import { toGrpcError } from './errors.ts';
@@ -99,7 +101,52 @@ async function onStatus(x: MessageScope, st: Of<'status'>): Promise<void> {
     disk_total_bytes: Number(st.diskTotalBytes),
     connections: st.connections,
     xray_uptime_seconds: Number(st.xrayUptimeSeconds),
+    // Issue 36: what the agent enforces; absent from an agent of an earlier release (stored as null).
+    enforcement: st.enforcement
+      ? {
+          device_limits: st.enforcement.deviceLimits,
+          speed_caps: st.enforcement.speedCaps,
+          entitlements: st.enforcement.entitlements,
+          speed_caps_error: st.enforcement.speedCapsError,
+          device_limits_error: st.enforcement.deviceLimitsError,
+          device_source: st.enforcement.deviceSource,
+          shaped_devices: st.enforcement.shapedDevices,
+        }
+      : null,
   });
+}
+
+const cutoffReason = (r: CutoffReason): CutoffEntry['reason'] =>
+  r === CutoffReason.CUTOFF_TIME ? 'time' : r === CutoffReason.CUTOFF_SLICE ? 'slice' : 'unknown';
+
+/**
+ * A CutoffReport (issue 36): recorded exactly once per report id (limits/cutoff-ingest.ts) and
+ * acknowledged with CutoffAck, a replay too (the agent forgets it only then). Bad entries are
+ * dropped by the domain, never refusing the report: the agent would send it again forever.
+ */
+async function onCutoffs(x: MessageScope, c: Of<'cutoffs'>): Promise<void> {
+  const result = await ingestCutoffReport(x.s.deps, x.nodeId, {
+    report_id: c.reportId,
+    entries: c.entries.map((e) => ({
+      subscription_id: e.subscriptionId,
+      reason: cutoffReason(e.reason),
+      at_ms: e.atMs,
+      slice_id: e.sliceId,
+      slice_used_bytes: e.sliceUsedBytes,
+    })),
+  });
+  if (result.applied && (result.recorded > 0 || result.invalid > 0))
+    x.s.deps.log.info(
+      {
+        node_id: x.nodeId,
+        report_id: String(c.reportId),
+        recorded: result.recorded,
+        invalid: result.invalid,
+        regranted: result.regranted.length,
+      },
+      'node cut users on its own',
+    );
+  x.session.send({ cutoffAck: { reportId: c.reportId } });
 }
 
 /** A UsageReport: ingested exactly once (its report id), counted, acknowledged. */
@@ -203,6 +250,7 @@ export async function handleAgentMessage(x: MessageScope, m: AgentMessage, fault
   if (m.applyResult) return onApplyResult(x, m.applyResult);
   if (m.status) return onStatus(x, m.status);
   if (m.usage) return onUsage(x, m.usage);
+  if (m.cutoffs) return onCutoffs(x, m.cutoffs);
   if (m.logs) return onLogs(x, m.logs, fault);
   if (m.upgradeResult) return onUpgradeResult(x, m.upgradeResult);
   if (m.certRenewal) return onCertRenewal(x, m.certRenewal, fault);

@@ -123,6 +123,8 @@ export function syncHandler(s: SyncDeps) {
     registry.attach(session);
     deps.metrics.streamsOpen.inc();
     registry.announceOpened({ node_id: ticket.node_id, session: ticket.session, replica: ticket.replica });
+    // Issue 36: the control plane's clock first; the agent measures not_after_ms from it (ServerClock).
+    session.send({ clock: { nowMs: BigInt(deps.clock.now().getTime()) } });
     if (admitted.send_desired_state) session.desiredChanged();
     // Issue 36: the fleet-wide device count's refusals for this node, whole (device-denials.ts).
     void sendDeviceDenials(deps, session, true).catch((err) =>

@@ -7,6 +7,7 @@ import {
   type CertIssued,
   type Command,
   ControlPlaneDefinition,
+  type Cutoff,
   type DesiredState,
   type DeviceDenials,
   LogSource,
@@ -54,6 +55,10 @@ export class AgentSimulator {
   readonly desiredStates: DesiredState[] = [];
   readonly commands: Command[] = [];
   readonly acks: bigint[] = [];
+  /** Every ServerClock.now_ms received (issue 36: one per stream, as it opens). */
+  readonly clocks: bigint[] = [];
+  /** Every CutoffAck.report_id received (issue 36). */
+  readonly cutoffAcks: bigint[] = [];
   /** Every DeviceDenials received (issue 36), in order: the last is the set in force. */
   readonly deviceDenials: DeviceDenials[] = [];
   /** Lines the simulated agent and engine "have", served to get_logs and live tails. */
@@ -200,6 +205,13 @@ export class AgentSimulator {
     await this.waitFor(() => this.acks.filter((a) => a === reportId).length > before, timeoutMs, `UsageAck ${reportId}`);
   }
 
+  /** Sends a CutoffReport (issue 36: users the agent cut on its own) and waits for its CutoffAck. */
+  async sendCutoffs(reportId: bigint, entries: Cutoff[], timeoutMs = 10_000): Promise<void> {
+    const before = this.cutoffAcks.filter((a) => a === reportId).length;
+    this.send({ cutoffs: { reportId, entries } });
+    await this.waitFor(() => this.cutoffAcks.filter((a) => a === reportId).length > before, timeoutMs, `CutoffAck ${reportId}`);
+  }
+
   /** CertRenewal with a new key; on CertIssued the identity is swapped (used from the next connect). */
   async renewCertificate(timeoutMs = 10_000): Promise<string> {
     const { csrPem, keyPem } = await makeCsr();
@@ -275,6 +287,10 @@ export class AgentSimulator {
       }
     } else if (m.usageAck) {
       this.acks.push(m.usageAck.reportId);
+    } else if (m.clock) {
+      this.clocks.push(m.clock.nowMs);
+    } else if (m.cutoffAck) {
+      this.cutoffAcks.push(m.cutoffAck.reportId);
     } else if (m.deviceDenials) {
       this.deviceDenials.push(m.deviceDenials);
     } else if (m.certIssued) {

@@ -1456,6 +1456,46 @@ export interface paths {
         patch: operations["updateSubscription"];
         trace?: never;
     };
+    "/api/v1/subscriptions/{id}/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Devices of the subscription: registered by its apps (HWID), online addresses per node, and what the device limit refuses
+         * @description Scope: admin. Roles: owner, admin, viewer.
+         */
+        get: operations["listSubscriptionsDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscriptions/{id}/devices/{deviceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget a registered device (its app's next fetch registers it again if there is room)
+         * @description Scope: admin. Roles: owner, admin.
+         */
+        delete: operations["deleteSubscriptionsDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/subscriptions/{id}/link": {
         parameters: {
             query?: never;
@@ -2264,6 +2304,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription.cut_off_by_node": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.cut_off_by_node
+         * @description A node's agent cut the subscription's users on its own (docs/limits.md), reported once when the node reaches the control plane: its time ran out, or the traffic slice the node held for it was used up. A slice cut with traffic left gets a new slice, and the node serves it again.
+         *
+         *     Delivered at least once (skip an `id` seen before), signed (X-Svc-Signature), to endpoints subscribed to `subscription.cut_off_by_node` or to every type.
+         */
+        post: operations["event_subscription_cut_off_by_node"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "subscription.deleted": {
         parameters: {
             query?: never;
@@ -2918,6 +2980,10 @@ export interface components {
             currency: string;
             /** @description what the plan includes, in the operator's words (plain text, shown to customers); null: none */
             description?: string | null;
+            /** @description distinct client addresses (IPv6 folded to /64) on live connections at once; null: no limit */
+            device_limit?: number | null;
+            /** @description download cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            download_bps?: number | null;
             duration_days: number;
             name: string;
             /**
@@ -2932,10 +2998,16 @@ export interface components {
             renewal?: "no_reset" | "day" | "week" | "month";
             /** @description bytes per period; null: unlimited */
             traffic_limit_bytes?: number | null;
+            /** @description upload cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            upload_bps?: number | null;
         };
         CreateSubscription: {
             access_group_ids: string[];
             client_id: string;
+            /** @description distinct client addresses (IPv6 folded to /64) on live connections at once; null: no limit */
+            device_limit?: number | null;
+            /** @description download cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            download_bps?: number | null;
             /**
              * Format: date-time
              * @description in the future; null or absent never expires
@@ -2950,6 +3022,8 @@ export interface components {
             renewal?: "no_reset" | "day" | "week" | "month";
             /** @description bytes per renewal period; null is unlimited */
             traffic_limit_bytes?: number | null;
+            /** @description upload cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            upload_bps?: number | null;
         };
         CreateWebhook: {
             /** @default  */
@@ -2957,10 +3031,10 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             /**
-             * @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.traffic_limited, node.traffic_limit_lifted, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked
+             * @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, subscription.cut_off_by_node, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.traffic_limited, node.traffic_limit_lifted, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked
              * @default null
              */
-            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.traffic_limited" | "node.traffic_limit_lifted" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
+            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "subscription.cut_off_by_node" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.traffic_limited" | "node.traffic_limit_lifted" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url: string;
         };
@@ -3248,6 +3322,7 @@ export interface components {
             created_at: string;
             /** @description Moves with every change to what the node must run */
             desired_revision: number;
+            enforcement: components["schemas"]["NodeEnforcement"];
             engine: components["schemas"]["NodeEngine"];
             /**
              * Format: date-time
@@ -3301,6 +3376,25 @@ export interface components {
             /** @description Identifies the command sent to the agent */
             command_id: string;
         };
+        /** @description What the node's agent enforces of the subscriptions' limits, as it last reported; null: it never reported (an agent of an earlier release enforces none of them) */
+        NodeEnforcement: {
+            /** @description device limits are enforced on live connections */
+            device_limits: boolean;
+            /** @description why device limits are not enforced; empty when they are */
+            device_limits_error: string;
+            /** @description engine-online-ips or access-log: where device addresses come from */
+            device_source: string;
+            /** @description not-after times and traffic slices are enforced while the control plane is away */
+            entitlements: boolean;
+            /** Format: date-time */
+            reported_at: string;
+            /** @description network devices shaped (egress, and their IFB for upload) */
+            shaped_devices: string[];
+            /** @description speed caps are shaped in the kernel */
+            speed_caps: boolean;
+            /** @description why speed caps are not enforced; empty when they are */
+            speed_caps_error: string;
+        } | null;
         /** @description The engine the node's desired state is compiled for, from the version its agent reports: what the engine does not accept is left out (docs/agent-gateway.md, Engines) */
         NodeEngine: {
             /** @description Shadowsocks inbounds without users run (else left out until their first user) */
@@ -3482,6 +3576,10 @@ export interface components {
             currency: string;
             /** @description what the plan includes, in the operator's words; null: none */
             description: string | null;
+            /** @description copied onto subscriptions bought or renewed with the plan; null: no limit */
+            device_limit: number | null;
+            /** @description download cap (bit/s) copied onto its subscriptions; null: uncapped */
+            download_bps: number | null;
             duration_days: number;
             id: string;
             name: string;
@@ -3491,6 +3589,8 @@ export interface components {
             traffic_limit_bytes: number | null;
             /** Format: date-time */
             updated_at: string;
+            /** @description upload cap (bit/s) copied onto its subscriptions; null: uncapped */
+            upload_bps: number | null;
         };
         PlanPage: {
             items: components["schemas"]["Plan"][];
@@ -3538,6 +3638,22 @@ export interface components {
         RefreshRequest: {
             /** @description Required, except with ?session=cookie (then send {} and the cookie is read) */
             refresh_token?: string;
+        };
+        RegisteredDevice: {
+            /** Format: date-time */
+            first_seen_at: string;
+            /** @description x-hwid as the app sent it */
+            hwid: string;
+            id: string;
+            /** Format: date-time */
+            last_seen_at: string;
+            /** @description x-device-model */
+            model: string | null;
+            /** @description x-device-os */
+            os: string | null;
+            /** @description x-ver-os */
+            os_version: string | null;
+            user_agent: string | null;
         };
         SessionTokens: {
             access_token: string;
@@ -3695,6 +3811,10 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             credentials_rotated_at: string | null;
+            /** @description distinct client addresses (IPv6 folded to /64) on live connections at once, enforced by the nodes; null: no limit */
+            device_limit: number | null;
+            /** @description download cap in bits per second, enforced by the nodes; null: uncapped */
+            download_bps: number | null;
             /** Format: date-time */
             expires_at: string | null;
             id: string;
@@ -3726,6 +3846,8 @@ export interface components {
             traffic_limit_bytes: number | null;
             /** Format: date-time */
             updated_at: string;
+            /** @description upload cap in bits per second, enforced by the nodes; null: uncapped */
+            upload_bps: number | null;
             /** @description traffic in the current renewal period */
             used_bytes: number;
         };
@@ -3782,6 +3904,34 @@ export interface components {
             /** @enum {boolean} */
             dry_run: true;
             sample: components["schemas"]["Subscription"][];
+        };
+        SubscriptionDevices: {
+            /** @description Addresses the fleet-wide device count refuses now */
+            denied: string[];
+            /** @description Devices at once (null: no limit) */
+            device_limit: number | null;
+            /** @description Client addresses on the subscription's live connections, per online node */
+            online: {
+                /** @description IPv4, or an IPv6 /64 written 2001:db8:1:2::/64 */
+                address: string;
+                /**
+                 * Format: date-time
+                 * @description Refused by the fleet-wide device count since then
+                 */
+                denied_at: string | null;
+                /** Format: date-time */
+                first_seen_at: string;
+                node_id: string;
+                node_name: string;
+                /**
+                 * Format: date-time
+                 * @description The node's last report listing it
+                 */
+                seen_at: string;
+            }[];
+            /** @description Devices registered by the HWID headers of link fetches, oldest first */
+            registered: components["schemas"]["RegisteredDevice"][];
+            subscription_id: string;
         };
         SubscriptionFormatPreview: {
             /** @enum {string} */
@@ -4046,6 +4196,10 @@ export interface components {
             currency?: string;
             /** @description what the plan includes, in the operator's words (plain text, shown to customers); null: none */
             description?: string | null;
+            /** @description distinct client addresses (IPv6 folded to /64) on live connections at once; null: no limit */
+            device_limit?: number | null;
+            /** @description download cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            download_bps?: number | null;
             duration_days?: number;
             name?: string;
             /**
@@ -4057,10 +4211,16 @@ export interface components {
             renewal?: "no_reset" | "day" | "week" | "month";
             /** @description bytes per period; null: unlimited */
             traffic_limit_bytes?: number | null;
+            /** @description upload cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            upload_bps?: number | null;
         };
         UpdateSubscription: {
             /** @description replaces the whole list */
             access_group_ids?: string[];
+            /** @description distinct client addresses (IPv6 folded to /64) on live connections at once; null: no limit */
+            device_limit?: number | null;
+            /** @description download cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            download_bps?: number | null;
             /**
              * Format: date-time
              * @description null never expires; a past time expires it now
@@ -4077,12 +4237,14 @@ export interface components {
             status?: "active" | "disabled";
             /** @description bytes per renewal period; null is unlimited */
             traffic_limit_bytes?: number | null;
+            /** @description upload cap in bits per second (8,000 to 100,000,000,000); null: uncapped */
+            upload_bps?: number | null;
         };
         UpdateWebhook: {
             description?: string;
             enabled?: boolean;
-            /** @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.traffic_limited, node.traffic_limit_lifted, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked */
-            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.traffic_limited" | "node.traffic_limit_lifted" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
+            /** @description event types delivered; null = every type. Known types: subscription.created, subscription.updated, subscription.limited, subscription.expired, subscription.renewed, subscription.disabled, subscription.enabled, subscription.deleted, subscription.credentials_rotated, subscription.traffic_80_percent, subscription.traffic_100_percent, subscription.cut_off_by_node, client.registered, client.approved, client.rejected, client.disabled, client.enabled, node.online, node.offline, node.agent_outdated, node.apply_failed, node.apply_recovered, node.agent_upgrade_failed, node.traffic_limited, node.traffic_limit_lifted, node.certificate_served, certificate.expiring, certificate.issued, certificate.issue_failed, payment.awaiting_confirmation, payment.succeeded, payment.refunded, admin.created, admin.role_changed, admin.deleted, api_token.created, api_token.revoked */
+            event_types?: ("subscription.created" | "subscription.updated" | "subscription.limited" | "subscription.expired" | "subscription.renewed" | "subscription.disabled" | "subscription.enabled" | "subscription.deleted" | "subscription.credentials_rotated" | "subscription.traffic_80_percent" | "subscription.traffic_100_percent" | "subscription.cut_off_by_node" | "client.registered" | "client.approved" | "client.rejected" | "client.disabled" | "client.enabled" | "node.online" | "node.offline" | "node.agent_outdated" | "node.apply_failed" | "node.apply_recovered" | "node.agent_upgrade_failed" | "node.traffic_limited" | "node.traffic_limit_lifted" | "node.certificate_served" | "certificate.expiring" | "certificate.issued" | "certificate.issue_failed" | "payment.awaiting_confirmation" | "payment.succeeded" | "payment.refunded" | "admin.created" | "admin.role_changed" | "admin.deleted" | "api_token.created" | "api_token.revoked")[] | null;
             /** @description http:// or https:// URL the deliveries are POSTed to (no credentials, no fragment, max 2048 characters) */
             url?: string;
         };
@@ -11498,6 +11660,139 @@ export interface operations {
             };
         };
     };
+    listSubscriptionsDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The devices */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionDevices"];
+                };
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSubscriptionsDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Forgotten */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (errors per field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a token of another scope */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription or device */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getSubscriptionLink: {
         parameters: {
             query?: never;
@@ -13493,6 +13788,57 @@ export interface operations {
                     occurred_at: string;
                     /** @enum {string} */
                     type: "subscription.credentials_rotated";
+                    /** @enum {number} */
+                    version: 1;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within 10 s, is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_subscription_cut_off_by_node: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> */
+                "x-svc-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node's agent cut the subscription's users on its own (docs/limits.md), reported once when the node reaches the control plane: its time ran out, or the traffic slice the node held for it was used up. A slice cut with traffic left gets a new slice, and the node serves it again. */
+                    data: {
+                        client_id: string;
+                        /** @description control-plane time of the cut as the node's agent estimated it */
+                        cut_at: string;
+                        node_id: string;
+                        /**
+                         * @description time: its not-after time passed on the node; slice: it used up the traffic slice the node had for it
+                         * @enum {string}
+                         */
+                        reason: "time" | "slice";
+                        /** @description the traffic slice in force when it was cut (0: none) */
+                        slice_id: number;
+                        /** @description raw bytes the node counted against that slice */
+                        slice_used_bytes: number;
+                        subscription_id: string;
+                    };
+                    /** @description the event's id: the same on every attempt */
+                    id: string;
+                    /** @description ISO 8601, UTC */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "subscription.cut_off_by_node";
                     /** @enum {number} */
                     version: 1;
                 };

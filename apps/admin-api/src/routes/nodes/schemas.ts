@@ -99,6 +99,24 @@ export const NodeSchema = z
         total_charged_bytes: z.number().int().openapi({ description: 'All time: bytes its usage charged to subscriptions' }),
       })
       .openapi('NodeTraffic', { description: "The node's traffic and its quota's state (read only)" }),
+    enforcement: z
+      .object({
+        device_limits: z.boolean().openapi({ description: 'device limits are enforced on live connections' }),
+        speed_caps: z.boolean().openapi({ description: 'speed caps are shaped in the kernel' }),
+        entitlements: z
+          .boolean()
+          .openapi({ description: 'not-after times and traffic slices are enforced while the control plane is away' }),
+        speed_caps_error: z.string().openapi({ description: 'why speed caps are not enforced; empty when they are' }),
+        device_limits_error: z.string().openapi({ description: 'why device limits are not enforced; empty when they are' }),
+        device_source: z.string().openapi({ description: 'engine-online-ips or access-log: where device addresses come from' }),
+        shaped_devices: z.array(z.string()).openapi({ description: 'network devices shaped (egress, and their IFB for upload)' }),
+        reported_at: Timestamp,
+      })
+      .nullable()
+      .openapi('NodeEnforcement', {
+        description:
+          "What the node's agent enforces of the subscriptions' limits, as it last reported; null: it never reported (an agent of an earlier release enforces none of them)",
+      }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

@@ -10,6 +10,17 @@ export const PlanSchema = z
     currency: z.string(),
     duration_days: z.number().int(),
     traffic_limit_bytes: z.number().int().nullable(),
+    device_limit: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'copied onto subscriptions bought or renewed with the plan; null: no limit' }),
+    upload_bps: z.number().int().nullable().openapi({ description: 'upload cap (bit/s) copied onto its subscriptions; null: uncapped' }),
+    download_bps: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'download cap (bit/s) copied onto its subscriptions; null: uncapped' }),
     description: z.string().nullable().openapi({ description: "what the plan includes, in the operator's words; null: none" }),
     renewal: z.enum(['no_reset', 'day', 'week', 'month']),
     access_group_ids: z.array(z.string()),

@@ -13,6 +13,19 @@ export const SubscriptionSchema = z
     }),
     access_group_ids: z.array(z.string()),
     traffic_limit_bytes: z.number().int().nullable(),
+    device_limit: z.number().int().nullable().openapi({
+      description: 'distinct client addresses (IPv6 folded to /64) on live connections at once, enforced by the nodes; null: no limit',
+    }),
+    upload_bps: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'upload cap in bits per second, enforced by the nodes; null: uncapped' }),
+    download_bps: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'download cap in bits per second, enforced by the nodes; null: uncapped' }),
     used_bytes: z.number().int().openapi({ description: 'traffic in the current renewal period' }),
     expires_at: z.string().nullable().openapi({ format: 'date-time' }),
     starts_on_first_use: z
