@@ -145,6 +145,7 @@ export class Agent {
       stateDir,
       clock: this.opts.entitlementClock,
       peek: () => this.usage.peek(),
+      collect: () => this.collect(),
       reapply: () => this.supervisor.run(async () => void (await this.applier.reapply())),
       send,
       connected,

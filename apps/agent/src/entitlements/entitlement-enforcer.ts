@@ -24,7 +24,10 @@ import { type ClockSources, ServerClockEstimate } from './server-clock.ts';
  * by the usage sender before it sends them); between two collections the pass adds what the
  * engine counted since the journal's last one (`peek`: one read of the engine's counters, no
  * write), so a slice is seen used up within one pass, not one usage interval. The counters are
- * read only while some uncut user has a slice.
+ * read only while some uncut user has a slice. While the stream is up, a slice past its half
+ * with new bytes has the usage collected and sent at once: the control plane grants the next
+ * slice at half used, from the usage it receives, and should not have to wait for the next
+ * collection to do it.
  */
 export interface EnforcerDeps {
   /** The state directory: the book and the clock live in its entitlements/ directory. */
@@ -32,6 +35,8 @@ export interface EnforcerDeps {
   clock?: ClockSources;
   /** Bytes the engine counted since the journal's last collection, per subscription (null: no engine to read). */
   peek: () => Promise<ReadonlyMap<string, bigint> | null>;
+  /** Reads the engine's counters into the usage journal and sends the new reports. */
+  collect?: () => Promise<void>;
   /** Applies the desired state again (through the engine queue): the cut users leave the engine. */
   reapply: () => Promise<void>;
   send: (m: AgentMessage) => boolean;
@@ -115,21 +120,28 @@ export class EntitlementEnforcer {
     try {
       const metered = [...this.limits.values()].some((l) => l.sliceId !== 0n && !this.book.cut.has(l.subscriptionId));
       const unjournaled = metered ? ((await this.deps.peek().catch(() => null)) ?? EMPTY_COUNTS) : EMPTY_COUNTS;
+      let hurry = false;
       const report = await this.serially(async () => {
         const now = this.clock.now();
         const due: Parameters<EntitlementBook['cutNow']>[0] = [];
         for (const [sub, l] of this.limits) {
           if (!bounded(l) || this.book.cut.has(sub)) continue;
-          const used = l.sliceId === 0n ? 0n : this.book.used(sub) + (unjournaled.get(sub) ?? 0n);
+          const fresh = unjournaled.get(sub) ?? 0n;
+          const used = l.sliceId === 0n ? 0n : this.book.used(sub) + fresh;
           const reason = cutReason(l, used, now);
           if (reason !== null)
             due.push({ subscriptionId: sub, reason, atMs: BigInt(Math.floor(now)), limits: entitlementOf(l), usedBytes: used });
+          else if (fresh > 0n && l.sliceId !== 0n && 2n * used >= l.sliceBytes) hurry = true;
         }
         if (due.length === 0) return null;
         const r = this.book.cutNow(due, (this.deps.wall ?? Date.now)());
         await this.book.save();
         return r;
       });
+      // A slice past its half with bytes the journal has not taken: the usage goes now rather than
+      // at the next collection, so that a control plane that is there grants the next slice
+      // before this one runs out (it grants at half used, from the usage it is sent).
+      if (hurry && this.deps.connected()) void this.deps.collect?.().catch(() => {});
       if (!report) return;
       this.deps.log.warn(
         {

@@ -61,16 +61,20 @@ interface Harness {
   /** The book's text when each report was sent. */
   bookAtSend: string[];
   reapplied: number;
+  collected: number;
   unjournaled: Map<string, bigint>;
   connected: boolean;
 }
 
 async function harness(sources: ReturnType<typeof clocks>['sources'], wall = () => T0): Promise<Harness> {
-  const h = { sent: [], bookAtSend: [], reapplied: 0, unjournaled: new Map(), connected: true } as unknown as Harness;
+  const h = { sent: [], bookAtSend: [], reapplied: 0, collected: 0, unjournaled: new Map(), connected: true } as unknown as Harness;
   h.enforcer = await EntitlementEnforcer.open({
     stateDir: dir,
     clock: sources,
     peek: async () => h.unjournaled,
+    collect: async () => {
+      h.collected++;
+    },
     reapply: async () => {
       h.reapplied++;
     },
@@ -229,6 +233,23 @@ describe('the enforcer: cuts, reports, re-entitlement, restarts', () => {
     h.unjournaled.clear();
     expect(h.enforcer.sliceUsed('a')).toBe(200n);
     await h.enforcer.pass();
+    expect(cutoffs(h)).toHaveLength(0);
+  });
+
+  it('a slice past its half with new bytes has the usage collected at once while the stream is up (the control plane grants the next slice at half used)', async () => {
+    const k = clocks();
+    const h = await harness(k.sources);
+    await h.enforcer.withhold(config(['a'], [limits('a', { sliceId: 1n, sliceBytes: 1000n })]));
+    await h.enforcer.folded([record(40n, 'a', 400n)]);
+    h.unjournaled.set('a', 50n);
+    await h.enforcer.pass();
+    expect(h.collected).toBe(0);
+    h.unjournaled.set('a', 100n);
+    await h.enforcer.pass();
+    expect(h.collected).toBe(1);
+    h.connected = false;
+    await h.enforcer.pass();
+    expect(h.collected).toBe(1);
     expect(cutoffs(h)).toHaveLength(0);
   });
 
