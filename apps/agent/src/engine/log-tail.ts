@@ -1,3 +1,4 @@
+import { type FSWatcher, watch } from 'node:fs';
 import { open, stat, truncate } from 'node:fs/promises';
 
 /**
@@ -6,12 +7,17 @@ import { open, stat, truncate } from 'node:fs/promises';
  * dead pipe exits on its next log line, so a crashed agent would take the engine, and its
  * uncounted traffic, with it. Lines are handed on as they come; the file is emptied once it
  * passes `maxBytes` and everything in it was read (O_APPEND writers continue at the new end).
+ * The file is read when inotify says it changed (device limits end a refused connection as
+ * soon as its access line is written), and every `intervalMs` in any case.
  */
 export class LogTail {
   private offset = 0;
   private rest = '';
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
+  /** A change came while a read was under way: read again after it. */
+  private again = false;
+  private watcher: FSWatcher | null = null;
 
   constructor(
     readonly file: string,
@@ -29,12 +35,25 @@ export class LogTail {
       : 0;
     this.timer = setInterval(() => void this.poll(), intervalMs);
     this.timer.unref();
+    try {
+      this.watcher = watch(this.file, { persistent: false }, () => void this.poll());
+      this.watcher.on('error', () => {
+        this.watcher?.close();
+        this.watcher = null;
+      });
+    } catch {
+      // No file yet, or no inotify: the interval alone.
+    }
   }
 
   /** Reads what is new now. */
   async poll(): Promise<void> {
-    if (this.busy) return;
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
     this.busy = true;
+    this.again = false;
     try {
       const size = await stat(this.file).then(
         (s) => s.size,
@@ -64,10 +83,13 @@ export class LogTail {
     } finally {
       this.busy = false;
     }
+    if (this.again && this.timer) await this.poll();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.watcher?.close();
+    this.watcher = null;
   }
 }
