@@ -56,6 +56,17 @@ export class EntitlementEnforcer {
   private limits: ReadonlyMap<string, UserLimits> = EMPTY;
   private readonly sentAt = new Map<bigint, number>();
   private passing = false;
+  /*
+   * What a pass looks at: every bounded user after new limits (fullPass), else the users the
+   * engine or the journal counted bytes for since the last pass, and every user's time only once
+   * the earliest not-after of the uncut users has come. So a pass over 10,000 users costs the
+   * read of the counters and a look at the users that moved.
+   */
+  private fullPass = true;
+  private anyBounded = false;
+  private metered = false;
+  private earliest: bigint | null = null;
+  private readonly touched = new Set<string>();
 
   private constructor(
     private readonly deps: EnforcerDeps,
@@ -86,6 +97,8 @@ export class EntitlementEnforcer {
     const before = fresh ? await this.deps.peek().catch(() => null) : null;
     return this.serially(async () => {
       this.limits = limitsOf(config);
+      this.anyBounded = EntitlementBook.anyBounded(this.limits);
+      this.fullPass = true;
       const { changed, lifted } = this.book.grant(this.limits, this.clock.now(), before ?? EMPTY_COUNTS);
       if (changed) await this.book.save();
       if (lifted.length > 0) this.deps.log.info({ users: lifted.length, subscriptions: lifted.slice(0, 20) }, 'cut users entitled again');
@@ -105,6 +118,7 @@ export class EntitlementEnforcer {
     if (records.length === 0) return Promise.resolve();
     return this.serially(async () => {
       if (this.book.fold(records)) await this.book.save();
+      for (const r of records) for (const e of r.entries) if (this.limits.has(e.subscriptionId)) this.touched.add(e.subscriptionId);
     });
   }
 
@@ -113,29 +127,46 @@ export class EntitlementEnforcer {
     return this.book.used(subscriptionId);
   }
 
-  /** One look at every bounded user; cuts the ones whose time or slice ran out. */
+  /** One look at the bounded users (see fullPass); cuts the ones whose time or slice ran out. */
   async pass(): Promise<void> {
-    if (this.passing || !EntitlementBook.anyBounded(this.limits)) return;
+    if (this.passing || !this.anyBounded) return;
     this.passing = true;
     try {
-      const metered = [...this.limits.values()].some((l) => l.sliceId !== 0n && !this.book.cut.has(l.subscriptionId));
-      const unjournaled = metered ? ((await this.deps.peek().catch(() => null)) ?? EMPTY_COUNTS) : EMPTY_COUNTS;
+      const unjournaled = this.metered || this.fullPass ? ((await this.deps.peek().catch(() => null)) ?? EMPTY_COUNTS) : EMPTY_COUNTS;
       let hurry = false;
       const report = await this.serially(async () => {
         const now = this.clock.now();
+        const nowMs = BigInt(Math.floor(now));
+        const look = new Set<string>(this.touched);
+        this.touched.clear();
+        for (const sub of unjournaled.keys()) look.add(sub);
+        const full = this.fullPass;
+        if (full || (this.earliest !== null && nowMs >= this.earliest)) {
+          this.fullPass = false;
+          this.earliest = null;
+          this.metered = false;
+          for (const [sub, l] of this.limits) {
+            if (!bounded(l) || this.book.cut.has(sub)) continue;
+            if (full || (l.notAfterMs > 0n && l.notAfterMs <= nowMs)) look.add(sub);
+            if (l.notAfterMs > nowMs && (this.earliest === null || l.notAfterMs < this.earliest)) this.earliest = l.notAfterMs;
+            if (l.sliceId !== 0n) this.metered = true;
+          }
+        }
         const due: Parameters<EntitlementBook['cutNow']>[0] = [];
-        for (const [sub, l] of this.limits) {
-          if (!bounded(l) || this.book.cut.has(sub)) continue;
+        for (const sub of look) {
+          const l = this.limits.get(sub);
+          if (!l || !bounded(l) || this.book.cut.has(sub)) continue;
           const fresh = unjournaled.get(sub) ?? 0n;
           const used = l.sliceId === 0n ? 0n : this.book.used(sub) + fresh;
           const reason = cutReason(l, used, now);
-          if (reason !== null)
-            due.push({ subscriptionId: sub, reason, atMs: BigInt(Math.floor(now)), limits: entitlementOf(l), usedBytes: used });
+          if (reason !== null) due.push({ subscriptionId: sub, reason, atMs: nowMs, limits: entitlementOf(l), usedBytes: used });
           else if (fresh > 0n && l.sliceId !== 0n && 2n * used >= l.sliceBytes) hurry = true;
         }
         if (due.length === 0) return null;
         const r = this.book.cutNow(due, (this.deps.wall ?? Date.now)());
         await this.book.save();
+        // Who is metered (and the earliest time) again at the next pass, without the users cut now.
+        this.fullPass = true;
         return r;
       });
       // A slice past its half with bytes the journal has not taken: the usage goes now rather than

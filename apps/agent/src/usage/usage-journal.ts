@@ -144,6 +144,7 @@ export class UsageJournal {
     const out = new Map<string, bigint>();
     for (const { email, uplink, downlink } of reading.counters) {
       const prev = sameInstance ? s.baselines.get(email) : undefined;
+      if (prev && prev.up === uplink && prev.down === downlink) continue;
       const id = prev?.subscriptionId ?? subscriptionIdOf(email);
       if (id === undefined) continue;
       const up = prev && uplink >= prev.up ? uplink - prev.up : uplink;

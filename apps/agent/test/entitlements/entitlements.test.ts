@@ -253,6 +253,44 @@ describe('the enforcer: cuts, reports, re-entitlement, restarts', () => {
     expect(cutoffs(h)).toHaveLength(0);
   });
 
+  it('a pass looks at who moved: times come in order after a cut, a slice used up by journaled bytes alone is cut, new limits are looked at whole', async () => {
+    const k = clocks();
+    const h = await harness(k.sources);
+    await h.enforcer.heard(BigInt(T0));
+    const cfg = config(
+      ['a', 'b', 'c'],
+      [
+        limits('a', { notAfterMs: BigInt(T0 + 10_000) }),
+        limits('b', { notAfterMs: BigInt(T0 + 20_000) }),
+        limits('c', { sliceId: 1n, sliceBytes: 1000n }),
+      ],
+    );
+    await h.enforcer.withhold(cfg);
+    await h.enforcer.pass();
+    k.advance(10_000);
+    await h.enforcer.pass();
+    k.advance(10_000);
+    await h.enforcer.pass();
+    expect(cutoffs(h).flatMap((r) => r.entries.map((e) => e.subscriptionId))).toEqual(['a']);
+    h.enforcer.acknowledged(cutoffs(h)[0]?.reportId ?? 0n);
+    expect(
+      cutoffs(h)
+        .at(-1)
+        ?.entries.map((e) => e.subscriptionId),
+    ).toEqual(['b']);
+    await h.enforcer.folded([record(50n, 'c', 1000n)]);
+    await h.enforcer.pass();
+    expect([...h.enforcer.withheld()].sort()).toEqual(['a@svc', 'b@svc', 'c@svc']);
+    // A slice made smaller under the same id: looked at when the limits arrive.
+    const d = await harness(clocks('boot-9').sources);
+    await d.enforcer.withhold(config(['d'], [limits('d', { sliceId: 1n, sliceBytes: 10_000n })]));
+    await d.enforcer.folded([record(10n ** 17n, 'd', 600n)]);
+    await d.enforcer.pass();
+    await d.enforcer.withhold(config(['d'], [limits('d', { sliceId: 1n, sliceBytes: 500n })]));
+    await d.enforcer.pass();
+    expect(d.enforcer.withheld().has('d@svc')).toBe(true);
+  });
+
   it('a later not-after entitles a user cut for time again; a user that leaves the desired state leaves the cut set', async () => {
     const k = clocks();
     const h = await harness(k.sources);
