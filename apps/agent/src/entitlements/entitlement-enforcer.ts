@@ -178,7 +178,9 @@ export class EntitlementEnforcer {
         {
           report_id: String(report.reportId),
           clock: this.clock.source,
-          users: report.entries.map((e) => ({
+          cut: report.entries.length,
+          // The first 20 (a mass expiry cuts thousands in one pass; the report has them all).
+          users: report.entries.slice(0, 20).map((e) => ({
             subscription_id: e.subscriptionId,
             reason: e.reason === CutoffReason.CUTOFF_TIME ? 'time' : 'slice',
             slice_used_bytes: String(e.sliceUsedBytes),
