@@ -21,6 +21,7 @@ import type { ClockSources } from './entitlements/server-clock.ts';
 import { type Identity, loadIdentity } from './identity.ts';
 import { LogCommands } from './log-commands.ts';
 import { LogRings } from './log-rings.ts';
+import { SpeedCaps } from './shaping/speed-caps.ts';
 import { ensurePrivateDir } from './state-files.ts';
 import { StatusSampler } from './status.ts';
 import { SyncSession } from './sync-session.ts';
@@ -65,6 +66,10 @@ export interface AgentOptions {
   devicesEveryMs?: number;
   /** How often the entitlements (time, traffic slice) are looked at (default 1 s; entitlements/entitlement-enforcer.ts). */
   entitlementEveryMs?: number;
+  /** Devices shaped for speed caps (SVC_AGENT_SHAPE_DEVICES; default the default routes' devices; ['off'] turns caps off). */
+  shapeDevices?: string[];
+  /** How often speed caps follow the live connections (default 2 s; shaping/speed-caps.ts). */
+  speedCapsEveryMs?: number;
   /** The clocks the entitlements read (tests move the wall clock). */
   entitlementClock?: ClockSources;
 }
@@ -86,6 +91,7 @@ export class Agent {
   /** Who is connected now (the socket table joined with the access log): device limits, speed caps. */
   readonly live = new LiveConnections({ ports: () => this.applier?.inboundPorts() ?? [] });
   private devices!: DeviceEnforcer;
+  private speedCaps!: SpeedCaps;
   private supervisor!: EngineSupervisor;
   private readonly timers: NodeJS.Timeout[] = [];
   private xrayVersion = '';
@@ -181,6 +187,14 @@ export class Agent {
     });
     this.devices.setLimits((await loadApplied(stateDir))?.config?.userLimits ?? []);
     await this.devices.start();
+    this.speedCaps = new SpeedCaps({
+      live: this.live,
+      log: this.log,
+      devices: this.opts.shapeDevices,
+      everyMs: this.opts.speedCapsEveryMs,
+    });
+    this.speedCaps.setLimits((await loadApplied(stateDir))?.config?.userLimits ?? []);
+    await this.speedCaps.start();
     this.supervisor = new EngineSupervisor({
       engine: this.engine,
       applier: () => this.applier,
@@ -272,6 +286,7 @@ export class Agent {
     this.supervisor?.halt();
     for (const t of this.timers) clearInterval(t);
     this.devices?.stop();
+    await this.speedCaps?.stop().catch((err) => this.log.warn({ err }, 'speed caps not removed'));
     this.logs?.stopAll();
     this.upgrader?.stop();
     await this.collect().catch(() => {});
@@ -321,6 +336,7 @@ export class Agent {
 
   private onMessage(m: ServerMessage): void {
     if (m.desiredState) this.devices.setLimits(m.desiredState.config?.userLimits ?? []);
+    if (m.desiredState) this.speedCaps.setLimits(m.desiredState.config?.userLimits ?? []);
     if (m.deviceDenials) this.devices.setDenials(m.deviceDenials.users);
     if (m.desiredState) this.supervisor.apply(m.desiredState);
     else if (m.usageAck) this.usage.acknowledged(m.usageAck.reportId);
@@ -360,6 +376,7 @@ export class Agent {
     // Time and traffic slices are enforced by every agent of this release (entitlements/).
     report.enforcement = { ...EnforcementStatus.fromPartial(report.enforcement ?? {}), entitlements: true };
     report.enforcement = { ...EnforcementStatus.fromPartial(report.enforcement ?? {}), ...this.devices.enforcement() };
+    report.enforcement = { ...report.enforcement, ...this.speedCaps.enforcement() };
     this.session.send({ status: report });
   }
 

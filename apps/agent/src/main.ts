@@ -46,6 +46,10 @@ async function main(argv: string[]): Promise<number> {
     usageEveryMs: secondsFrom(process.env, 'SVC_AGENT_USAGE_INTERVAL_SECONDS', 10),
     statusEveryMs: secondsFrom(process.env, 'SVC_AGENT_STATUS_INTERVAL_SECONDS', 30),
     deviceGraceMs: secondsFrom(process.env, 'SVC_AGENT_DEVICE_GRACE_SECONDS', 20),
+    // Speed caps: the devices towards the clients, comma-separated (default: the default routes'); `off` turns them off.
+    shapeDevices: process.env.SVC_AGENT_SHAPE_DEVICES?.split(',')
+      .map((d) => d.trim())
+      .filter((d) => d !== ''),
   });
   // Signals are taken from the first moment: a stop during start-up waits for the start.
   const starting = agent.start();

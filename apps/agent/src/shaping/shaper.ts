@@ -189,7 +189,8 @@ export class Shaper {
       devices.push({ name, ifb: `svcup${ifindex}` });
     }
     this.devices = devices;
-    const probeIfb = 'svcprobe0';
+    // Named for this process: agents probing at the same time (tests) do not take each other's.
+    const probeIfb = `svcp${process.pid}`;
     await this.run('ip', ['link', 'del', probeIfb]).catch(() => null);
     const ip = await this.run('ip', ['link', 'add', probeIfb, 'type', 'ifb']);
     if (ip.code !== 0) return `the kernel cannot make an IFB device (CONFIG_IFB): ${firstLine(ip.stderr)}`;
@@ -219,14 +220,14 @@ export class Shaper {
       'nft',
       ['-f', '-'],
       [
-        'table inet svc_shape_probe {',
+        `table inet svc_shape_probe${process.pid} {`,
         '  map m { type ipv4_addr . inet_service : classid; elements = { 192.0.2.1 . 1 : 5c00:1 } }',
         '  chain c {',
         '    type filter hook postrouting priority 0; policy accept;',
-        '    oifname "svcprobe0" meta l4proto { tcp, udp } meta priority set ip daddr . th dport map @m',
+        `    oifname "${probeIfb}" meta l4proto { tcp, udp } meta priority set ip daddr . th dport map @m`,
         '  }',
         '}',
-        'delete table inet svc_shape_probe',
+        `delete table inet svc_shape_probe${process.pid}`,
         '',
       ].join('\n'),
     );

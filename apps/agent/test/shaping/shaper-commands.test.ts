@@ -38,7 +38,8 @@ function fakeKernel(over: Partial<Record<string, { code: number; stdout?: string
     if (cmd.startsWith('tc qdisc show dev eth0 root')) return { code: 0, stdout: 'qdisc mq 0: root\n', stderr: '' };
     return { code: 0, stdout: '', stderr: '' };
   };
-  const writes = () => calls.filter((c) => c.input !== '' && !c.input.includes('svcprobe0') && !c.input.includes('svc_shape_probe'));
+  const writes = () =>
+    calls.filter((c) => c.input !== '' && !c.input.includes('svcp' + process.pid) && !c.input.includes('svc_shape_probe'));
   return { run, calls, writes };
 }
 
@@ -158,7 +159,7 @@ describe('Shaper passes', () => {
       capability: async () => 'the agent lacks CAP_NET_ADMIN (needed for tc and nft)',
     });
     expect((await noCap.probe()).error).toBe('the agent lacks CAP_NET_ADMIN (needed for tc and nft)');
-    const noIfb = fakeKernel({ 'ip link add svcprobe0': { code: 2, stderr: 'Error: Unknown device type.' } });
+    const noIfb = fakeKernel({ [`ip link add svcp${process.pid}`]: { code: 2, stderr: 'Error: Unknown device type.' } });
     const c = new Shaper({ devices: ['eth0'], run: noIfb.run, capability: noCapCheck });
     expect((await c.probe()).error).toBe('the kernel cannot make an IFB device (CONFIG_IFB): Error: Unknown device type.');
     const foreign = fakeKernel({ 'tc qdisc show dev eth0 root': { code: 0, stdout: 'qdisc cake 8001: root refcnt 2\n' } });
