@@ -18,7 +18,8 @@ Engine: SVC_AGENT_ENGINE_BIN (default xray on PATH), SVC_AGENT_ENGINE_API (xray 
 Log level: SVC_AGENT_LOG_LEVEL (default info). SVC_AGENT_RELEASE_DIR: install.sh's release
 directory (upgrades from the panel). SIGTERM/SIGINT stop the agent and the engine; SIGUSR2 hands
 the engine over to the next agent and exits (install.sh run again). Usage is read from the engine every
-SVC_AGENT_USAGE_INTERVAL_SECONDS (default 10); StatusReport every SVC_AGENT_STATUS_INTERVAL_SECONDS (default 30). A device beyond a user's
+SVC_AGENT_USAGE_INTERVAL_SECONDS (default 10); StatusReport every SVC_AGENT_STATUS_INTERVAL_SECONDS (default 30).
+Speed caps shape SVC_AGENT_SHAPE_DEVICES (comma-separated; default the default routes' devices; off). A device beyond a user's
 device limit is tolerated for SVC_AGENT_DEVICE_GRACE_SECONDS (default 20).`;
 
 export type AgentCommand =
