@@ -117,7 +117,9 @@ export class LiveConnections {
         list = [];
         byUser.set(owner.email, list);
       }
-      list.push({ host: s.host, port: s.port, localPort: s.localPort, email: owner.email, device: owner.device });
+      const c: LiveConnection = { host: s.host, port: s.port, localPort: s.localPort, email: owner.email, device: owner.device };
+      if (s.quietMs !== undefined) c.quietMs = s.quietMs;
+      list.push(c);
     }
     // Entries of sockets that ended are forgotten once they are older than keepMs (an entry
     // logged just after the table was read is kept for the next refresh).

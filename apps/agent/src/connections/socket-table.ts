@@ -19,16 +19,52 @@ export interface Socket {
   port: number;
   /** The engine's port (one of the inbounds'). */
   localPort: number;
+  /**
+   * Milliseconds since the client last sent anything, data or an ACK (ss -i: the lesser of
+   * lastrcv and lastack); absent when unknown. The engine's TCP keepalive (Go's default: a probe
+   * after 15 s idle, then every 15 s) makes a live idle client answer at least every ~15 s, so a
+   * socket quiet for longer has most likely lost its client (a phone that left a network).
+   */
+  quietMs?: number;
 }
 
-/** Parses ss's `-tnH state established` lines: `Recv-Q Send-Q local:port peer:port [...]`. */
+/** The number after `name:` in an ss -i line, or undefined. */
+function field(line: string, name: string): number | undefined {
+  const at = line.indexOf(` ${name}:`);
+  if (at < 0) return undefined;
+  let v = 0;
+  let i = at + name.length + 2;
+  const start = i;
+  for (; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    v = v * 10 + (c - 48);
+  }
+  return i > start ? v : undefined;
+}
+
+/**
+ * Parses ss's `-tn[i]H state established` lines: `Recv-Q Send-Q local:port peer:port [...]`,
+ * each followed with -i by a line starting with a tab that holds `lastrcv:N lastack:N`.
+ */
 export function parseSsLines(text: string, out: Socket[] = []): Socket[] {
   let start = 0;
+  let last: Socket | null = null;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     const line = text.slice(start, end);
     start = end + 1;
+    if (line.startsWith('\t') || line.startsWith(' ')) {
+      if (last) {
+        const rcv = field(line, 'lastrcv');
+        const ack = field(line, 'lastack');
+        if (rcv !== undefined || ack !== undefined) last.quietMs = Math.min(rcv ?? Number.MAX_SAFE_INTEGER, ack ?? Number.MAX_SAFE_INTEGER);
+      }
+      last = null;
+      continue;
+    }
+    last = null;
     let local = '';
     let peer = '';
     let k = 0;
@@ -52,7 +88,8 @@ export function parseSsLines(text: string, out: Socket[] = []): Socket[] {
     const zone = host.indexOf('%');
     if (zone >= 0) host = host.slice(0, zone);
     if (!Number.isInteger(port) || !Number.isInteger(localPort) || port <= 0 || host === '') continue;
-    out.push({ host, port, localPort });
+    last = { host, port, localPort };
+    out.push(last);
   }
   return out;
 }
@@ -67,7 +104,7 @@ const portFilter = (ports: Iterable<number>): string[] => {
 export async function establishedSockets(ports: Iterable<number>): Promise<Socket[]> {
   const list = [...new Set(ports)];
   if (list.length === 0) return [];
-  const { stdout } = await run('ss', ['-tnH', 'state', 'established', ...portFilter(list)], { timeout: 10_000, maxBuffer: 1 << 30 });
+  const { stdout } = await run('ss', ['-tniH', 'state', 'established', ...portFilter(list)], { timeout: 10_000, maxBuffer: 1 << 30 });
   return parseSsLines(stdout);
 }
 

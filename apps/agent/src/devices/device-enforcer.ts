@@ -124,16 +124,21 @@ export class DeviceEnforcer {
   /** The tracker's verdict on a snapshot; the connections to end are queued (the benchmark calls it alone). */
   judge(snapshot: LiveSnapshot): void {
     const now = snapshot.at;
-    const live = new Map<string, Set<string>>();
+    // Per user, each device with when its client last sent something.
+    const live = new Map<string, Map<string, number>>();
     for (const [email, conns] of snapshot.byUser) {
       const id = subscriptionIdOf(email);
       if (id === undefined) continue;
-      let set = live.get(id);
-      if (!set) {
-        set = new Set();
-        live.set(id, set);
+      let devices = live.get(id);
+      if (!devices) {
+        devices = new Map();
+        live.set(id, devices);
       }
-      for (const c of conns) set.add(c.device);
+      for (const c of conns) {
+        const activeAt = c.quietMs === undefined ? now : now - c.quietMs;
+        const was = devices.get(c.device);
+        if (was === undefined || activeAt > was) devices.set(c.device, activeAt);
+      }
     }
     const verdict = this.tracker.pass(live, now);
     for (const [id, devices] of verdict.refused) {

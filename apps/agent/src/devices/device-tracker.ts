@@ -6,10 +6,14 @@ import type { UserDevices } from '@svc/proto';
  * A device is a client address folded by deviceAddress (@svc/proto). Per user:
  * - devices are ranked by when they were first seen on the user's connections; the first
  *   `device_limit` present devices are kept;
+ * - a device counts while its client has sent something (a new connection, data, an ACK) within
+ *   `lingerMs` (default 17 s): the engine's TCP keepalive (Go's default, a probe after 15 s
+ *   idle) makes a live idle client answer every ~15 s, while the connections a phone left on
+ *   its old network stay open on the server but fall silent;
  * - a device beyond the limit is tolerated for `graceMs` (default 20 s) from when it became
- *   extra: a phone moving from Wi-Fi to LTE shows its new address while the old one's
- *   connections end; once the old address has had no live connection for `lingerMs` (default
- *   5 s) it stops counting and the new one takes its place;
+ *   extra: a phone moving from Wi-Fi to LTE shows its new address while the old one falls
+ *   silent (or its connections end); the old address then stops counting and the new one
+ *   takes its place, within the grace when the move takes less than graceMs - lingerMs;
  * - after the grace the extra device is refused: the user's connections from it are ended, and
  *   every new one as soon as the access log shows it. It stays refused while it keeps trying
  *   (forgotten after `refusedMemoryMs` without a try, default 10 min) until a kept device goes
@@ -26,7 +30,7 @@ export interface DeviceTrackerOptions {
 
 interface Device {
   first: number;
-  /** Last time the device had a live connection or a new one in the access log. */
+  /** Last time its client sent something (a live connection's last packet, a new connection). */
   last: number;
   /** Whether it had a live connection in the last pass. */
   live: boolean;
@@ -51,12 +55,13 @@ export class DeviceTracker {
   readonly refusedMemoryMs: number;
   private limits = new Map<string, number>();
   private denials = new Map<string, Set<string>>();
+  private lastPass = 0;
   /** Per subscription, its devices in order of first sight. */
   private readonly users = new Map<string, Map<string, Device>>();
 
   constructor(opts: DeviceTrackerOptions = {}) {
     this.graceMs = opts.graceMs ?? DEFAULT_DEVICE_GRACE_MS;
-    this.lingerMs = opts.lingerMs ?? 5_000;
+    this.lingerMs = opts.lingerMs ?? 17_000;
     this.refusedMemoryMs = opts.refusedMemoryMs ?? 600_000;
   }
 
@@ -84,12 +89,14 @@ export class DeviceTracker {
   }
 
   /**
-   * One pass over every user's live devices at `now`: who is kept, who is in grace, who is
-   * refused. Users absent from `live` have no live connection.
+   * One pass over every user's live devices at `now`, each with when its client last sent
+   * something (`now` when unknown): who is kept, who is in grace, who is refused. Users absent
+   * from `live` have no live connection.
    */
-  pass(live: Map<string, Iterable<string>>, now: number): DeviceVerdict {
+  pass(live: Map<string, Map<string, number>>, now: number): DeviceVerdict {
     const refused = new Map<string, Set<string>>();
     let inGrace = 0;
+    this.lastPass = now;
     for (const devices of this.users.values()) for (const d of devices.values()) d.live = false;
     for (const [id, list] of live) {
       let devices = this.users.get(id);
@@ -97,12 +104,12 @@ export class DeviceTracker {
         devices = new Map();
         this.users.set(id, devices);
       }
-      for (const name of list) {
+      for (const [name, activeAt] of list) {
         const d = devices.get(name);
         if (d) {
-          d.last = now;
+          d.last = Math.max(d.last, activeAt);
           d.live = true;
-        } else devices.set(name, { first: now, last: now, live: true, extraSince: null, refused: false });
+        } else devices.set(name, { first: now, last: activeAt, live: true, extraSince: null, refused: false });
       }
     }
     for (const [id, devices] of this.users) {
@@ -117,6 +124,11 @@ export class DeviceTracker {
       const extra: Device[] = [];
       for (const [name, d] of devices) {
         if (denied?.has(name)) continue;
+        if (now - d.last > this.lingerMs) {
+          // Silent: takes no place (a refused one stays refused).
+          if (!d.refused) d.extraSince = null;
+          continue;
+        }
         if (limit === 0) {
           d.refused = false;
           d.extraSince = null;
@@ -192,7 +204,8 @@ export class DeviceTracker {
     for (const [id, devices] of this.users) {
       const denied = this.denials.get(id);
       const addresses: string[] = [];
-      for (const [name, d] of devices) if (d.live && !d.refused && !denied?.has(name)) addresses.push(name);
+      for (const [name, d] of devices)
+        if (d.live && !d.refused && !denied?.has(name) && this.lastPass - d.last <= this.lingerMs) addresses.push(name);
       if (addresses.length > 0) users.push({ subscriptionId: id, addresses });
     }
     return users;
@@ -201,7 +214,8 @@ export class DeviceTracker {
   private forget(devices: Map<string, Device>, now: number): void {
     for (const [name, d] of devices) {
       const idle = now - d.last;
-      if (d.refused ? idle > this.refusedMemoryMs : idle > this.lingerMs) devices.delete(name);
+      // A silent device with live connections is kept (with its rank) until they end.
+      if (d.refused ? idle > this.refusedMemoryMs : !d.live && idle > this.lingerMs) devices.delete(name);
     }
   }
 }

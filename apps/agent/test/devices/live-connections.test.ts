@@ -22,6 +22,17 @@ describe('live connections: the socket table joined with the access log', () => 
     ]);
   });
 
+  it('with -i, how long each client has been silent: the lesser of lastrcv and lastack', () => {
+    const text = [
+      '0      0      127.0.0.1:443 127.0.0.2:51000',
+      '\t bbr wscale:10,10 rto:204 bytes_received:162103 lastsnd:7648 lastrcv:16000 lastack:4 pacing_rate 1bps',
+      '0      0      127.0.0.1:443 127.0.0.3:51001',
+      '\t cubic lastsnd:1 lastrcv:30000 lastack:25000',
+      '0      0      127.0.0.1:443 127.0.0.4:51002',
+    ].join('\n');
+    expect(parseSsLines(text).map((s) => s.quietMs)).toEqual([4, 25000, undefined]);
+  });
+
   it('each live socket gets the user its access line named, in any spelling of the address; the rest are unattributed', () => {
     let now = 0;
     const live = new LiveConnections({ ports: () => [443], now: () => now });

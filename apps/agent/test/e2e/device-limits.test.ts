@@ -68,6 +68,8 @@ beforeAll(async () => {
     },
     log: pino({ level: 'silent' }),
     graceMs: GRACE_MS,
+    // Scaled down with the grace (defaults 17 s and 20 s): the streams' clients ACK all the time.
+    lingerMs: 2000,
     everyMs: 500,
     reportEveryMs: 500,
   });
