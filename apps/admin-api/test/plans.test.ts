@@ -62,11 +62,28 @@ describe('POST /plans and GET /plans/{id}', () => {
   it('answers 201 with the plan, which GET answers the same', async () => {
     const res = await create(base);
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ ...base, traffic_limit_bytes: null, access_group_ids: [], archived: false });
+    expect(res.body).toMatchObject({
+      ...base,
+      traffic_limit_bytes: null,
+      device_limit: null,
+      upload_bps: null,
+      download_bps: null,
+      access_group_ids: [],
+      archived: false,
+    });
     expect(res.body.created_at).toMatch(RFC3339_UTC);
     const got = await s.api.get(`/api/v1/plans/${res.body.id}`, { token });
     expect(got.status).toBe(200);
     expect(got.body).toEqual(res.body);
+  });
+
+  it('takes the live limits a subscription bought with it gets (issue 36), and PATCH changes them', async () => {
+    const res = await create({ ...base, device_limit: 3, upload_bps: 2_000_000, download_bps: 10_000_000 });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ device_limit: 3, upload_bps: 2_000_000, download_bps: 10_000_000 });
+    const patched = await s.api.patch(`/api/v1/plans/${res.body.id}`, { download_bps: null }, { token });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ device_limit: 3, upload_bps: 2_000_000, download_bps: null });
   });
 
   it('an unknown plan is a 404 problem', async () => {
@@ -89,6 +106,10 @@ describe('POST /plans: a bad body is a 400 validation problem naming the field',
     ['duration_days zero', { ...base, duration_days: 0 }, 'duration_days'],
     ['duration_days fractional', { ...base, duration_days: 1.5 }, 'duration_days'],
     ['traffic_limit_bytes negative', { ...base, traffic_limit_bytes: -1 }, 'traffic_limit_bytes'],
+    ['device_limit zero', { ...base, device_limit: 0 }, 'device_limit'],
+    ['device_limit over 1000', { ...base, device_limit: 1001 }, 'device_limit'],
+    ['upload_bps under 8,000', { ...base, upload_bps: 7_999 }, 'upload_bps'],
+    ['download_bps over 100 Gbit/s', { ...base, download_bps: 100_000_000_001 }, 'download_bps'],
     ['archived not a boolean', { ...base, archived: 'yes' }, 'archived'],
     ['access_group_ids not an array', { ...base, access_group_ids: 'agr_x' }, 'access_group_ids'],
     ['an unknown field', { ...base, colour: 'red' }, '(body)'],

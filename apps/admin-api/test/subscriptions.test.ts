@@ -68,6 +68,8 @@ describe('POST /subscriptions', () => {
         'client_id',
         'created_at',
         'credentials_rotated_at',
+        'device_limit',
+        'download_bps',
         'expires_at',
         'id',
         'link',
@@ -78,6 +80,7 @@ describe('POST /subscriptions', () => {
         'status',
         'traffic_limit_bytes',
         'updated_at',
+        'upload_bps',
         'used_bytes',
       ].sort(),
     );
@@ -98,6 +101,21 @@ describe('POST /subscriptions', () => {
     });
   });
 
+  it('takes a device limit and speed caps, and null for none (issue 36)', async () => {
+    const res = await api.create({
+      client_id: client,
+      access_group_ids: [],
+      device_limit: 1000,
+      upload_bps: 8_000,
+      download_bps: 100_000_000_000,
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ device_limit: 1000, upload_bps: 8_000, download_bps: 100_000_000_000 });
+    const patched = await s.api.patch(`/api/v1/subscriptions/${res.body.id}`, { device_limit: null, upload_bps: null }, { token });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ device_limit: null, upload_bps: null, download_bps: 100_000_000_000 });
+  });
+
   it('a bad body is a 400 problem naming each field', async () => {
     const ok = { client_id: client, access_group_ids: [] };
     const cases: Array<[Record<string, unknown>, string]> = [
@@ -114,6 +132,13 @@ describe('POST /subscriptions', () => {
       [{ ...ok, renewal: 'year' }, 'renewal'],
       [{ ...ok, note: 'n'.repeat(2001) }, 'note'],
       [{ ...ok, status: 'disabled' }, '(body)'],
+      // Issue 36: device limit 1..1000, caps 8,000..100,000,000,000 bit/s (null: none).
+      [{ ...ok, device_limit: 0 }, 'device_limit'],
+      [{ ...ok, device_limit: 1001 }, 'device_limit'],
+      [{ ...ok, device_limit: 2.5 }, 'device_limit'],
+      [{ ...ok, upload_bps: 7_999 }, 'upload_bps'],
+      [{ ...ok, download_bps: 100_000_000_001 }, 'download_bps'],
+      [{ ...ok, download_bps: '1000000' }, 'download_bps'],
     ];
     for (const [body, field] of cases) {
       const res = await api.create(body);
