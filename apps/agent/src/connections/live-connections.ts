@@ -13,7 +13,9 @@ import { establishedSockets, type Socket } from './socket-table.ts';
  * - `seen(entry)` feeds each access-log entry (ConnectionBook.see's result), and calls the
  *   `onAccess` listeners at once (kill on sight needs no wait for the next refresh);
  * - `refresh()` reads the socket table and answers the snapshot: per user email, its live
- *   connections (client host and port, engine port, device key).
+ *   connections (client host and port, engine port, device key, how long the client has been
+ *   silent). The device enforcer refreshes every 2 s; other passes read `snapshot` or
+ *   subscribe with `onRefresh` instead of running ss again.
  */
 export interface LiveConnection extends Socket {
   email: string;
@@ -61,6 +63,7 @@ export class LiveConnections {
   /** canonicalHost|port -> the user the engine accepted it for, in order of arrival. */
   private readonly owners = new Map<string, Owner>();
   private readonly listeners: Array<(c: LiveConnection) => void> = [];
+  private readonly refreshed: Array<(s: LiveSnapshot) => void> = [];
   private readonly now: () => number;
   private last: LiveSnapshot | null = null;
 
@@ -71,6 +74,11 @@ export class LiveConnections {
   /** Called for every access entry as the engine logs it (kill on sight). */
   onAccess(listener: (c: LiveConnection) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Called with every new snapshot (after each refresh). */
+  onRefresh(listener: (s: LiveSnapshot) => void): void {
+    this.refreshed.push(listener);
   }
 
   /** Feeds one access-log entry (null, for lines that are none, is ignored). */
@@ -128,6 +136,13 @@ export class LiveConnections {
       if (!live.has(k) && at - o.at > keepMs) this.owners.delete(k);
     }
     this.last = { at, byUser, unattributed };
+    for (const l of this.refreshed) {
+      try {
+        l(this.last);
+      } catch {
+        // A listener's failure is its own; the snapshot stands.
+      }
+    }
     return this.last;
   }
 
