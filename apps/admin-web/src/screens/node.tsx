@@ -14,6 +14,7 @@ import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useFallbackInterval } from '../events.ts';
 import { useCan } from '../me.tsx';
+import { NodeEnforcementCard } from './node-enforcement.tsx';
 import { NodeLogTail } from './node-logs.tsx';
 import { NodeLimitedAlert, NodeSettingsForm, NodeTrafficCard } from './node-traffic.tsx';
 import { AgentUpdateBadge, Revision } from './nodes.tsx';
@@ -180,6 +181,9 @@ export function NodeScreen({ id }: { id: string }) {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 6 }}>
           <NodeTrafficCard node={n} />
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <NodeEnforcementCard node={n} />
         </Grid.Col>
       </Grid>
       <Tabs defaultValue="logs" mt="md">

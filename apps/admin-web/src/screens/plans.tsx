@@ -28,6 +28,7 @@ import { useCursorList } from '../components/cursor-list.ts';
 import { DeleteButton } from '../components/delete-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { showProblem } from '../components/form-errors.ts';
+import { LiveLimitInputs } from '../components/limit-inputs.tsx';
 import { useGroupOptions } from '../components/lookups.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
@@ -123,6 +124,9 @@ interface Values {
   currency: string;
   duration_days: number | string;
   traffic_limit_bytes: number | null;
+  device_limit: number | null;
+  upload_bps: number | null;
+  download_bps: number | null;
   description: string;
   renewal: string;
   access_group_ids: string[];
@@ -140,6 +144,9 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
       currency: plan?.currency ?? 'USD',
       duration_days: plan?.duration_days ?? 30,
       traffic_limit_bytes: plan?.traffic_limit_bytes ?? null,
+      device_limit: plan?.device_limit ?? null,
+      upload_bps: plan?.upload_bps ?? null,
+      download_bps: plan?.download_bps ?? null,
       description: plan?.description ?? '',
       renewal: plan?.renewal ?? 'no_reset',
       access_group_ids: plan?.access_group_ids ?? [],
@@ -163,6 +170,9 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
       price: Math.round(Number(v.price) * 10 ** currencyExponent(currency)),
       duration_days: Number(v.duration_days),
       traffic_limit_bytes: v.traffic_limit_bytes,
+      device_limit: v.device_limit,
+      upload_bps: v.upload_bps,
+      download_bps: v.download_bps,
       // Empty: no description (null).
       description: v.description.trim() === '' ? null : v.description,
       renewal: v.renewal as Plan['renewal'],
@@ -181,6 +191,9 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
         'currency',
         'duration_days',
         'traffic_limit_bytes',
+        'device_limit',
+        'upload_bps',
+        'download_bps',
         'description',
         'renewal',
         'access_group_ids',
@@ -249,6 +262,19 @@ function PlanForm({ plan, onSaved }: { plan?: Plan; onSaved: () => void }) {
               error={errors.traffic_limit_bytes?.message}
             />
           )}
+        />
+        <LiveLimitInputs
+          deviceLimit={form.watch('device_limit')}
+          uploadBps={form.watch('upload_bps')}
+          downloadBps={form.watch('download_bps')}
+          onChange={(patch) => {
+            for (const [k, v] of Object.entries(patch)) form.setValue(k as 'device_limit', v, { shouldDirty: true });
+          }}
+          errors={{
+            device_limit: errors.device_limit?.message,
+            upload_bps: errors.upload_bps?.message,
+            download_bps: errors.download_bps?.message,
+          }}
         />
         <Textarea
           label={t('plans.description')}

@@ -26,12 +26,14 @@ import { api, unwrap } from '../api.ts';
 import { GibInput } from '../components/bytes-input.tsx';
 import { DeleteButton } from '../components/delete-button.tsx';
 import { showProblem } from '../components/form-errors.ts';
+import { LiveLimitInputs } from '../components/limit-inputs.tsx';
 import { useGroupOptions } from '../components/lookups.ts';
 import { notify } from '../components/notify.ts';
 import { PageHeader } from '../components/page-header.tsx';
 import { ReadOnlyNote } from '../components/read-only-note.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useCan } from '../me.tsx';
+import { SubscriptionDevicesCard } from './subscription-devices.tsx';
 import { UsageBar } from './subscriptions.tsx';
 
 type Subscription = AdminSchemas['Subscription'];
@@ -151,6 +153,7 @@ export function SubscriptionScreen({ id }: { id: string }) {
           </Card>
         </Grid.Col>
       </Grid>
+      <SubscriptionDevicesCard id={s.id} canWrite={can.write} />
       <Card withBorder mt="md">
         <UsageHistory id={s.id} />
       </Card>
@@ -160,6 +163,9 @@ export function SubscriptionScreen({ id }: { id: string }) {
 
 interface Values {
   traffic_limit_bytes: number | null;
+  device_limit: number | null;
+  upload_bps: number | null;
+  download_bps: number | null;
   expires_at: string;
   renewal: string;
   status: string;
@@ -176,6 +182,9 @@ function SubscriptionSettings({ s, readOnly }: { s: Subscription; readOnly: bool
   const form = useForm<Values>({
     values: {
       traffic_limit_bytes: s.traffic_limit_bytes,
+      device_limit: s.device_limit,
+      upload_bps: s.upload_bps,
+      download_bps: s.download_bps,
       expires_at: dateInput(s.expires_at),
       renewal: s.renewal,
       status: s.status === 'disabled' ? 'disabled' : 'active',
@@ -191,6 +200,9 @@ function SubscriptionSettings({ s, readOnly }: { s: Subscription; readOnly: bool
           params: { path: { id: s.id } },
           body: {
             traffic_limit_bytes: v.traffic_limit_bytes,
+            device_limit: v.device_limit,
+            upload_bps: v.upload_bps,
+            download_bps: v.download_bps,
             renewal: v.renewal as 'no_reset',
             status: v.status as 'active',
             access_group_ids: v.access_group_ids,
@@ -206,6 +218,9 @@ function SubscriptionSettings({ s, readOnly }: { s: Subscription; readOnly: bool
     } catch (err) {
       const message = showProblem(err, form.setError, [
         'traffic_limit_bytes',
+        'device_limit',
+        'upload_bps',
+        'download_bps',
         'expires_at',
         'renewal',
         'status',
@@ -230,6 +245,19 @@ function SubscriptionSettings({ s, readOnly }: { s: Subscription; readOnly: bool
                 error={errors.traffic_limit_bytes?.message}
               />
             )}
+          />
+          <LiveLimitInputs
+            deviceLimit={form.watch('device_limit')}
+            uploadBps={form.watch('upload_bps')}
+            downloadBps={form.watch('download_bps')}
+            onChange={(patch) => {
+              for (const [k, v] of Object.entries(patch)) form.setValue(k as 'device_limit', v, { shouldDirty: true });
+            }}
+            errors={{
+              device_limit: errors.device_limit?.message,
+              upload_bps: errors.upload_bps?.message,
+              download_bps: errors.download_bps?.message,
+            }}
           />
           <Group grow>
             <TextInput type="date" label={t('subscriptions.expires')} error={errors.expires_at?.message} {...form.register('expires_at')} />
