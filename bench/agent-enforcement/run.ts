@@ -6,7 +6,7 @@
 //   (user i % BENCH_USERS), fed as the engine's stdout would be: access-log lines per second.
 // - The device pass as the agent runs it (DeviceEnforcer.pass: one `ss -tnH state established
 //   ( sport = :P )`, the parse, the join with the access log, the tracker, the DeviceReport):
-//   BENCH_PASSES passes, CPU per pass of this process and of ss (the children's CPU from
+//   BENCH_PASSES passes, CPU per pass of this process and of ss -i (the children's CPU from
 //   /proc/self/stat), wall time; 1,000 users have device_limit 1 and two devices, so 1,000
 //   connections are queued to end on every pass (the end itself stubbed, timed apart below).
 // - The same join and tracker on 30,000 synthetic sockets (3 per user), without ss.
@@ -95,6 +95,8 @@ await main(async () => {
     send: () => true,
     log: pino({ level: 'silent' }),
     graceMs: 0,
+    // The bench's connections carry no traffic: count them as present however long they are silent.
+    lingerMs: 3_600_000,
     destroy: async (s) => {
       queued += s.length;
       return s.length;
