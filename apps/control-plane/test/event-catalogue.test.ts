@@ -21,6 +21,7 @@ import {
   verifyWebhookSignature,
 } from '@svc/domain';
 import { createPortalApi } from '@svc/portal-api';
+import { CutoffReason } from '@svc/proto';
 import { selfSignedCertificate } from '@svc/testkit';
 import { AgentSimulator } from '@svc/testkit/agent-simulator';
 import { createWorker, type WorkerService } from '@svc/worker';
@@ -562,6 +563,26 @@ describe('every catalogued event fires once for its cause and reaches a webhook 
     const limited = cause('subscription.limited', { ...subject, used_bytes: 10_000 });
     await arrived(p100, limited);
     expect((await api('get', `/api/v1/subscriptions/${sub.id}`)).status).toBe('limited');
+
+    // Issue 36: the agent cut it on its own (its slice ran out) and reports the cut; recorded once.
+    await agent.sendCutoffs(1n, [
+      {
+        subscriptionId: sub.id,
+        reason: CutoffReason.CUTOFF_SLICE,
+        atMs: BigInt(g.s.clock.now().getTime()),
+        sliceId: 1n,
+        sliceUsedBytes: 10_000n,
+      },
+    ]);
+    const cutOff = cause('subscription.cut_off_by_node', {
+      subscription_id: sub.id,
+      client_id: owner.id,
+      node_id: node.id,
+      reason: 'slice',
+      slice_id: 1,
+      slice_used_bytes: 10_000,
+    });
+    await arrived(cutOff);
 
     // A node whose quota (raw bytes, never reset) one report reaches; raising the quota brings it back.
     const quota = await enrolled();
