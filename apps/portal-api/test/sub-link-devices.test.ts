@@ -123,7 +123,7 @@ describe('GET /sub/{token} with HWID headers', () => {
     const res = await fetchLink(sub.link, headers);
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect((await res.json()).errors).toHaveProperty(field);
+    expect(((await res.json()) as { errors: Record<string, string> }).errors).toHaveProperty(field);
     expect((await devicesOf(sub.id)).registered).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import {
   decideDenials,
   deviceDenialsOfNode,
   parseDeviceHeaders,
+  parseInput,
   portalDevices,
   portalRemoveDevice,
   recordDeviceReport,
@@ -10,6 +11,8 @@ import {
   removeSubscriptionDevice,
   subscriptionDevices,
   TOPICS,
+  UpdateSubscriptionInput,
+  updateSubscription,
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,6 +221,19 @@ describe('DeviceReport and the fleet-wide count', () => {
     expect(
       (await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['192.0.2.1', '192.0.2.2'] }])).nodes,
     ).toEqual([a.node]);
+    expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([]);
+  });
+
+  it('a limit lowered by PATCH refuses at once, without waiting for the next report; raised, it lifts', async () => {
+    const a = await onlineNode();
+    const sub = await limited(3, a.groups);
+    await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['192.0.2.31', '192.0.2.32', '192.0.2.33'] }]);
+    expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([]);
+    const before = bed.published(TOPICS.deviceDenialsChanged).length;
+    await updateSubscription(bed.ctx(), sub.id, parseInput(UpdateSubscriptionInput, { device_limit: 1 }));
+    expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([{ subscription_id: sub.id, addresses: ['192.0.2.32', '192.0.2.33'] }]);
+    expect(bed.published(TOPICS.deviceDenialsChanged).slice(before)).toEqual([{ ids: [a.node] }]);
+    await updateSubscription(bed.ctx(), sub.id, parseInput(UpdateSubscriptionInput, { device_limit: null }));
     expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([]);
   });
 

@@ -118,6 +118,24 @@ export async function recordDeviceReport(
 }
 
 /**
+ * The fleet-wide count run again for these subscriptions outside any report (their
+ * device_limit changed: PATCH /subscriptions/{id}, a plan bought): refusals marked or lifted
+ * at once, and the nodes whose DeviceDenials changed told, as after a report.
+ */
+export async function recountDevices(
+  deps: Pick<DomainDeps, 'db' | 'clock' | 'bus'>,
+  subscriptionIds: readonly string[],
+): Promise<string[]> {
+  const now = deps.clock.now();
+  const nodes = await deps.db.transaction().execute(async (trx) => {
+    const changed = await countDevices(trx, subscriptionIds, now);
+    return changed.length === 0 ? [] : nodesOfDenials(trx, changed);
+  });
+  if (nodes.length > 0) await deps.bus.publish(TOPICS.deviceDenialsChanged, { ids: nodes });
+  return nodes;
+}
+
+/**
  * The fleet-wide count for these subscriptions (those with a device limit or refused
  * addresses): refused addresses marked on all their rows, held ones past the hold forgotten.
  * Returns the subscriptions whose refused set changed.

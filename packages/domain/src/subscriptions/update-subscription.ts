@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { recountDevices } from '../devices/device-report.ts';
 import { ValidationError } from '../errors.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
@@ -75,6 +76,9 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
       (input.device_limit !== undefined && input.device_limit !== current.device_limit) ||
       (input.upload_bps !== undefined && input.upload_bps !== numberOrNull(current.upload_bps)) ||
       (input.download_bps !== undefined && input.download_bps !== numberOrNull(current.download_bps));
+    // The fleet-wide device count with the new limit at once (devices/device-report.ts), not at the next DeviceReport.
+    if (input.device_limit !== undefined && input.device_limit !== current.device_limit)
+      uow.afterCommit(async () => void (await recountDevices(ctx, [id])));
     const nodesBefore = groupsChanged || status !== current.status || limitsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
     const row = await trx
       .updateTable('subscriptions')
