@@ -198,14 +198,21 @@ export class DeviceTracker {
     return true;
   }
 
-  /** DeviceReport: each user's devices with a live connection in the last pass and not refused, in order of first sight. */
+  /**
+   * DeviceReport: each user's devices admitted here (a live connection in the last pass, its
+   * client heard within lingerMs, neither refused nor still in its grace), in order of first
+   * sight. A device in its grace is left out: the control plane's fleet-wide count has no grace
+   * of its own, and a phone moving between networks would be denied there (and held) before the
+   * old address fell silent here.
+   */
   report(): UserDevices[] {
     const users: UserDevices[] = [];
     for (const [id, devices] of this.users) {
       const denied = this.denials.get(id);
       const addresses: string[] = [];
       for (const [name, d] of devices)
-        if (d.live && !d.refused && !denied?.has(name) && this.lastPass - d.last <= this.lingerMs) addresses.push(name);
+        if (d.live && !d.refused && d.extraSince === null && !denied?.has(name) && this.lastPass - d.last <= this.lingerMs)
+          addresses.push(name);
       if (addresses.length > 0) users.push({ subscriptionId: id, addresses });
     }
     return users;

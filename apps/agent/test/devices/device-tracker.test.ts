@@ -34,6 +34,8 @@ describe('device limit on one node', () => {
     expect(refusedOf(t, 2 * S, { sub1: ['10.0.0.3', '10.0.0.1', '10.0.0.2'] })).toEqual([]);
     const mid = pass(t, { sub1: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] }, 21 * S);
     expect(mid.inGrace).toBe(1);
+    // In its grace the third is not reported (the control plane's count would deny it at once).
+    expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['10.0.0.1', '10.0.0.2'] }]);
     expect(refusedOf(t, 22 * S, { sub1: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] })).toEqual(['10.0.0.3']);
     // The kept two are reported; the refused one is not.
     expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['10.0.0.1', '10.0.0.2'] }]);
