@@ -161,7 +161,10 @@ export async function applySubscriptionChunk(
                   ${next.map((x) => String(x.n.used_bytes))}::int8[], ${next.map((x) => x.n.status)}::text[])
            as v(id, expires_at, traffic_limit_bytes, used_bytes, status)
      where s.id = v.id`.execute(trx);
-  const statusChanged = next.filter((x) => x.n.status !== x.r.status).map((x) => x.r.id);
+  // A new status changes who the nodes serve; a new expiry their user_limits' not_after_ms (issue 36).
+  const statusChanged = next
+    .filter((x) => x.n.status !== x.r.status || x.n.expires_at?.getTime() !== x.r.expires_at?.getTime())
+    .map((x) => x.r.id);
   for (const n of await nodesOfSubscriptions(trx, statusChanged)) nodes.add(n);
   for (const { r, n } of next) {
     audit(r, {

@@ -67,6 +67,7 @@ export async function enrollNode(deps: DomainDeps, ca: LoadedCa, input: EnrollIn
         cert_not_after: facts.not_after,
         // A fresh agent numbers its usage reports from the start again.
         last_usage_report_id: 0,
+        last_cutoff_report_id: 0,
         updated_at: now,
       })
       .where('id', '=', node.id)

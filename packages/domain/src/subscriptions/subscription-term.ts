@@ -124,13 +124,17 @@ export async function extendSubscription(
   if (groupsChange) await regroupSubscription(uow, now, sub.id, beforeGroups, nextGroups);
   const nodesAfter = groupsChange ? await nodesOfSubscriptions(trx, [sub.id]) : [];
   // The users on the nodes change when the status or the groups do, their limits when a plan's live
-  // limits differ (NodeConfig.user_limits); a new expiry alone reaches no node.
+  // limits or the expiry differ (NodeConfig.user_limits: the nodes cut at not_after_ms on their own).
   const limitsChange =
     terms !== undefined &&
     (terms.device_limit !== sub.device_limit ||
       terms.upload_bps !== (sub.upload_bps === null ? null : Number(sub.upload_bps)) ||
       terms.download_bps !== (sub.download_bps === null ? null : Number(sub.download_bps)));
-  const bumped = status !== sub.status || groupsChange || limitsChange ? await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]) : [];
+  const expiryChange = (expiresAfter?.getTime() ?? null) !== (sub.expires_at?.getTime() ?? null);
+  const bumped =
+    status !== sub.status || groupsChange || limitsChange || expiryChange
+      ? await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter])
+      : [];
   uow.subscriptionLinksChanged();
   uow.audit({
     action: 'subscription.extended',
@@ -189,7 +193,9 @@ export async function shortenSubscription(
     now,
   );
   await trx.updateTable('subscriptions').set({ expires_at: expires, status, updated_at: now }).where('id', '=', sub.id).execute();
-  const bumped = status !== sub.status ? await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, [sub.id])) : [];
+  // A new expiry reaches the nodes too (NodeConfig.user_limits.not_after_ms).
+  const expiryChange = (expires?.getTime() ?? null) !== (sub.expires_at?.getTime() ?? null);
+  const bumped = status !== sub.status || expiryChange ? await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, [sub.id])) : [];
   uow.subscriptionLinksChanged();
   uow.audit({
     action: change.action,

@@ -47,8 +47,8 @@ const numberOrNull = (v: number | string | null) => (v === null ? null : Number(
 /**
  * PATCH merge; the status is computed again and stored. Nodes get a new revision only when
  * something they run changes: the stored status, or the access groups (the nodes before
- * and after the change), or a live limit (device limit, speed caps: in NodeConfig.user_limits).
- * Renewal, traffic limit, expiry or note alone, with the status unchanged,
+ * and after the change), or a live limit or the expiry (device limit, speed caps, not_after_ms:
+ * in NodeConfig.user_limits). Renewal, traffic limit or note alone, with the status unchanged,
  * reach no node.
  */
 export async function updateSubscription(ctx: DomainContext, id: string, input: UpdateSubscriptionInput): Promise<SubscriptionView> {
@@ -79,7 +79,10 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
     // The fleet-wide device count with the new limit at once (devices/device-report.ts), not at the next DeviceReport.
     if (input.device_limit !== undefined && input.device_limit !== current.device_limit)
       uow.afterCommit(async () => void (await recountDevices(ctx, [id])));
-    const nodesBefore = groupsChanged || status !== current.status || limitsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
+    // And a new expiry: the nodes cut the user at not_after_ms while the control plane is away.
+    const expiryChanged = (next.expires_at?.getTime() ?? null) !== (current.expires_at?.getTime() ?? null);
+    const nodesBefore =
+      groupsChanged || status !== current.status || limitsChanged || expiryChanged ? await nodesOfSubscriptions(trx, [id]) : [];
     const row = await trx
       .updateTable('subscriptions')
       .set({
