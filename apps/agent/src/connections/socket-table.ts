@@ -28,15 +28,15 @@ export interface Socket {
   quietMs?: number;
 }
 
-/** The number after `name:` in an ss -i line, or undefined. */
-function field(line: string, name: string): number | undefined {
-  const at = line.indexOf(` ${name}:`);
-  if (at < 0) return undefined;
+/** The number after ` name:` in text[from, to) (an ss -i line), or undefined. */
+function field(text: string, from: number, to: number, name: string): number | undefined {
+  const at = text.indexOf(` ${name}:`, from);
+  if (at < 0 || at >= to) return undefined;
   let v = 0;
   let i = at + name.length + 2;
   const start = i;
-  for (; i < line.length; i++) {
-    const c = line.charCodeAt(i);
+  for (; i < to; i++) {
+    const c = text.charCodeAt(i);
     if (c < 48 || c > 57) break;
     v = v * 10 + (c - 48);
   }
@@ -53,17 +53,20 @@ export function parseSsLines(text: string, out: Socket[] = []): Socket[] {
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
-    const line = text.slice(start, end);
-    start = end + 1;
-    if (line.startsWith('\t') || line.startsWith(' ')) {
+    const first = text.charCodeAt(start);
+    if (first === 9 || first === 32) {
+      // An -i line (not copied out: it is most of the text).
       if (last) {
-        const rcv = field(line, 'lastrcv');
-        const ack = field(line, 'lastack');
+        const rcv = field(text, start, end, 'lastrcv');
+        const ack = field(text, start, end, 'lastack');
         if (rcv !== undefined || ack !== undefined) last.quietMs = Math.min(rcv ?? Number.MAX_SAFE_INTEGER, ack ?? Number.MAX_SAFE_INTEGER);
       }
       last = null;
+      start = end + 1;
       continue;
     }
+    const line = text.slice(start, end);
+    start = end + 1;
     last = null;
     let local = '';
     let peer = '';
