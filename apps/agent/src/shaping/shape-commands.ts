@@ -65,17 +65,48 @@ export function htbShape(bps: number, upload = false): { rate: string; burst: nu
   };
 }
 
-/** tc lines that make (or change) a user's class and its leaf on `dev`. */
-export function classLines(dev: string, minor: number, bps: number, upload = false): string[] {
+/** The leaves of a user's class: small packets (under 128 bytes: pure ACKs, handshakes) and the rest. */
+export const SMALL = 0x4000;
+export const BULK = 0x8000;
+
+/**
+ * tc lines that make (or change) a user's class on `dev`: an inner class at the cap with two
+ * leaves sharing it, small packets first (prio 0, a tenth of the cap assured) and the rest
+ * (prio 1, bfifo). Without the small leaf, the ACKs of the user's transfers in the other
+ * direction wait behind a full queue of their data (seconds at 1 Mbit/s) and those transfers
+ * stall; with it they pass first, and the user still gets no more than the cap in all.
+ * `created` adds the leaf queue and the filters that pick a leaf (on the inner class: HTB runs
+ * an inner class's filters when the priority or a filter chose it).
+ */
+export function classLines(dev: string, minor: number, bps: number, upload = false, created = true): string[] {
   const s = htbShape(bps, upload);
   const id = classId(minor);
-  return [
-    `class replace dev ${dev} parent ${hex(HTB_MAJOR)}: classid ${id} htb rate ${s.rate} ceil ${s.rate} burst ${s.burst} cburst ${s.burst} quantum ${s.quantum}`,
-    `qdisc replace dev ${dev} parent ${id} handle ${hex(minor)}: bfifo limit ${s.limit}`,
+  const rate = Math.max(8, Math.floor(bps));
+  const small = Math.max(8, Math.floor(rate / 10));
+  const params = `burst ${s.burst} cburst ${s.burst} quantum ${s.quantum}`;
+  const lines = [
+    `class replace dev ${dev} parent ${hex(HTB_MAJOR)}: classid ${id} htb rate ${s.rate} ceil ${s.rate} ${params}`,
+    `class replace dev ${dev} parent ${id} classid ${classId(minor | SMALL)} htb rate ${small}bit ceil ${s.rate} prio 0 ${params}`,
+    `class replace dev ${dev} parent ${id} classid ${classId(minor | BULK)} htb rate ${rate - small}bit ceil ${s.rate} prio 1 ${params}`,
+    `qdisc replace dev ${dev} parent ${classId(minor | BULK)} handle ${hex(minor)}: bfifo limit ${s.limit}`,
   ];
+  if (created) {
+    lines.push(
+      `filter add dev ${dev} parent ${id} prio 1 protocol ip u32 match u16 0 0xff80 at 2 classid ${classId(minor | SMALL)}`,
+      `filter add dev ${dev} parent ${id} prio 2 protocol ipv6 u32 match u16 0 0xff80 at 4 classid ${classId(minor | SMALL)}`,
+      `filter add dev ${dev} parent ${id} prio 3 protocol all u32 match u32 0 0 classid ${classId(minor | BULK)}`,
+    );
+  }
+  return lines;
 }
 
-export const classDelLine = (dev: string, minor: number): string => `class del dev ${dev} classid ${classId(minor)}`;
+/** tc lines that remove a user's class: its filters, its leaves, then the class. */
+export const classDelLines = (dev: string, minor: number): string[] => [
+  `filter del dev ${dev} parent ${classId(minor)}`,
+  `class del dev ${dev} classid ${classId(minor | SMALL)}`,
+  `class del dev ${dev} classid ${classId(minor | BULK)}`,
+  `class del dev ${dev} classid ${classId(minor)}`,
+];
 
 /** The u32 match of a tuple's packets from the client (source address and port). */
 function u32Match(t: Tuple): string {

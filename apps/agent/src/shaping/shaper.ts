@@ -2,7 +2,7 @@ import { isIPv4 } from 'node:net';
 import { canonicalHost, type UserLimits, userEmail } from '@svc/proto';
 import type { Logger } from 'pino';
 import {
-  classDelLine,
+  classDelLines,
   classLines,
   deviceSetupLines,
   type FilterHandle,
@@ -17,6 +17,7 @@ import {
   nftTableScript,
   PRIO4,
   PRIO6,
+  SMALL,
   type Tuple,
 } from './shape-commands.ts';
 import { capabilityMissing, type Runner, spawnRunner } from './shape-runner.ts';
@@ -58,7 +59,7 @@ interface Device {
   ifb: string;
 }
 
-const MAX_MINOR = HTB_MAJOR - 1; // leaf qdiscs take the class minor as their handle: below 5c00 and ffff
+const MAX_MINOR = SMALL - 1; // the leaves are minor|4000 and minor|8000; leaf queues take the minor as their handle
 const tupleKey = (t: Tuple) => `${t.host}|${t.port}`;
 
 export class Shaper {
@@ -312,18 +313,18 @@ export class Shaper {
         continue;
       }
       for (const d of devices) {
-        if (cap.downBps > 0) adds.push(...classLines(d.name, minor, cap.downBps));
-        else if (had && had.downBps > 0) classDels.push(classDelLine(d.name, minor));
-        if (cap.upBps > 0) adds.push(...classLines(d.ifb, minor, cap.upBps, true));
-        else if (had && had.upBps > 0) classDels.push(classDelLine(d.ifb, minor));
+        if (cap.downBps > 0) adds.push(...classLines(d.name, minor, cap.downBps, false, !had || had.downBps === 0));
+        else if (had && had.downBps > 0) classDels.push(...classDelLines(d.name, minor));
+        if (cap.upBps > 0) adds.push(...classLines(d.ifb, minor, cap.upBps, true, !had || had.upBps === 0));
+        else if (had && had.upBps > 0) classDels.push(...classDelLines(d.ifb, minor));
       }
       this.classes.set(email, { ...cap, minor });
     }
     for (const [email, had] of this.classes) {
       if (wantClasses.has(email)) continue;
       for (const d of devices) {
-        if (had.downBps > 0) classDels.push(classDelLine(d.name, had.minor));
-        if (had.upBps > 0) classDels.push(classDelLine(d.ifb, had.minor));
+        if (had.downBps > 0) classDels.push(...classDelLines(d.name, had.minor));
+        if (had.upBps > 0) classDels.push(...classDelLines(d.ifb, had.minor));
       }
       this.classes.delete(email);
     }

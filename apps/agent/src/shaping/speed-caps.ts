@@ -10,8 +10,9 @@ import { Shaper } from './shaper.ts';
  * - every `everyMs` (default 2 s) a pass over the last live snapshot (the socket table joined
  *   with the access log; read again here when the device enforcer has not read it lately);
  * - a capped user's new connection is shaped as soon as the engine logs it (an access entry
- *   starts a pass 50 ms later), without waiting for the next socket table: bytes sent before
- *   that line (the connection's first round trips) go out unshaped;
+ *   starts a pass at once), without waiting for the next socket table: bytes sent before the
+ *   pass lands (the line's way through the pipe plus one nft and one tc run, tens of ms) go
+ *   out unshaped;
  * - a desired state's limits take effect on the next pass, started at once.
  * `devices` ['off'] turns speed caps off (status says so).
  */
@@ -68,7 +69,7 @@ export class SpeedCaps {
   private sighted(c: LiveConnection): void {
     if (this.off || this.stopped || !this.shaper.capped(c.email)) return;
     this.recent.set(`${c.host}|${c.port}`, { email: c.email, tuple: { host: c.host, port: c.port }, at: Date.now() });
-    this.later(50);
+    this.later(0);
   }
 
   private later(ms: number): void {

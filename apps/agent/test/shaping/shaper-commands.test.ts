@@ -46,14 +46,22 @@ function fakeKernel(over: Partial<Record<string, { code: number; stdout?: string
 const noCapCheck = async () => null;
 
 describe('speed-cap commands', () => {
-  it('an HTB class per cap: rate = ceil, burst of ten frames at least, a leaf queue of three GSO packets (eight for upload)', () => {
+  it('an HTB class per cap (rate = ceil, burst of ten frames at least) with a leaf for small packets first and one for the rest (a queue of three GSO packets, eight for upload)', () => {
     expect(htbShape(1_000_000)).toEqual({ rate: '1000000bit', burst: 15_140, quantum: 12_500, limit: 196_608 });
     expect(htbShape(1_000_000, true).limit).toBe(524_288);
     expect(htbShape(10_000_000_000).burst).toBe(12_500_000);
     expect(classLines('eth0', 0x12, 1_000_000)).toEqual([
       'class replace dev eth0 parent 5c00: classid 5c00:12 htb rate 1000000bit ceil 1000000bit burst 15140 cburst 15140 quantum 12500',
-      'qdisc replace dev eth0 parent 5c00:12 handle 12: bfifo limit 196608',
+      'class replace dev eth0 parent 5c00:12 classid 5c00:4012 htb rate 100000bit ceil 1000000bit prio 0 burst 15140 cburst 15140 quantum 12500',
+      'class replace dev eth0 parent 5c00:12 classid 5c00:8012 htb rate 900000bit ceil 1000000bit prio 1 burst 15140 cburst 15140 quantum 12500',
+      'qdisc replace dev eth0 parent 5c00:8012 handle 12: bfifo limit 196608',
+      // Small packets (IPv4 total length, IPv6 payload length under 128) to the first leaf.
+      'filter add dev eth0 parent 5c00:12 prio 1 protocol ip u32 match u16 0 0xff80 at 2 classid 5c00:4012',
+      'filter add dev eth0 parent 5c00:12 prio 2 protocol ipv6 u32 match u16 0 0xff80 at 4 classid 5c00:4012',
+      'filter add dev eth0 parent 5c00:12 prio 3 protocol all u32 match u32 0 0 classid 5c00:8012',
     ]);
+    // A changed cap changes the classes only.
+    expect(classLines('eth0', 0x12, 2_000_000, false, false)).toHaveLength(4);
   });
 
   it('the nft table keys the maps by client address and port and runs on the shaped devices only', () => {
@@ -146,7 +154,15 @@ describe('Shaper passes', () => {
         '',
       ].join('\n'),
     );
-    expect(classDel).toBe('class del dev eth0 classid 5c00:2\n');
+    expect(classDel).toBe(
+      [
+        'filter del dev eth0 parent 5c00:2',
+        'class del dev eth0 classid 5c00:4002',
+        'class del dev eth0 classid 5c00:8002',
+        'class del dev eth0 classid 5c00:2',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('a node that cannot shape says why and installs nothing', async () => {

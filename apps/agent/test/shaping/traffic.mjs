@@ -1,11 +1,14 @@
 // Traffic for the speed-cap tests, run inside network namespaces (`ip netns exec NS node traffic.mjs …`).
 //   serve HOST PORT                                 'D' → sends until the client closes; 'U' → counts what
 //                                                   arrives and reports `ms bytes` every 100 ms as a line
-//   down|up HOST PORT LOCAL_HOST LOCAL_PORT SECONDS  prints {"samples":[[ms, bytes], …]} (bytes received by
-//                                                   the client for down, by the server for up)
+//   down|up HOST PORT LOCAL_HOST LOCAL_PORT SECONDS [ID]  prints {"samples":[[ms, bytes], …]} (bytes received
+//                                                   by the client for down, by the server for up); the server
+//                                                   also prints {"id":ID,"samples":…} when an upload closes
+//                                                   (through a proxy its reports come back late: the capped
+//                                                   user's upload queue holds the ACKs of the way back)
 import { createConnection, createServer } from 'node:net';
 
-const [mode, host, port, localAddress, localPort, seconds] = process.argv.slice(2);
+const [mode, host, port, localAddress, localPort, seconds, id = '0'] = process.argv.slice(2);
 const chunk = Buffer.alloc(64 * 1024, 0x5a);
 
 if (mode === 'serve') {
@@ -20,12 +23,20 @@ if (mode === 'serve') {
         pump();
       } else {
         const t0 = Date.now();
-        let n = first.length - 1;
+        const id = String.fromCharCode(first[1] ?? 0x30);
+        let n = first.length - 2;
+        const samples = [];
         s.on('data', (d) => {
           n += d.length;
         });
-        const t = setInterval(() => s.destroyed || s.write(`${Date.now() - t0} ${n}\n`), 100);
-        s.on('close', () => clearInterval(t));
+        const t = setInterval(() => {
+          samples.push([Date.now() - t0, n]);
+          if (!s.destroyed) s.write(`${Date.now() - t0} ${n}\n`);
+        }, 100);
+        s.on('close', () => {
+          clearInterval(t);
+          console.log(JSON.stringify({ id, samples }));
+        });
       }
     });
   }).listen(Number(port), host, () => console.log('listening'));
@@ -33,7 +44,7 @@ if (mode === 'serve') {
   const t0 = Date.now();
   const samples = [];
   const s = createConnection({ host, port: Number(port), localAddress, localPort: Number(localPort) }, () => {
-    s.write(mode === 'down' ? 'D' : 'U');
+    s.write(mode === 'down' ? 'D' : `U${id}`);
     if (mode === 'up') {
       const pump = () => {
         while (!s.destroyed && s.write(chunk));
