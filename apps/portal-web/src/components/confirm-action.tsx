@@ -10,6 +10,8 @@ import { describeProblem } from './problems.ts';
  */
 export function ConfirmAction(props: {
   label: string;
+  /** The button's accessible name when several share a label ("Remove iPhone 15"). */
+  ariaLabel?: string;
   testId: string;
   color?: string;
   title: string;
@@ -35,7 +37,13 @@ export function ConfirmAction(props: {
   };
   return (
     <>
-      <Button variant="default" {...(props.color ? { color: props.color } : {})} onClick={() => setAsking(true)} data-testid={props.testId}>
+      <Button
+        variant="default"
+        {...(props.color ? { color: props.color } : {})}
+        onClick={() => setAsking(true)}
+        data-testid={props.testId}
+        {...(props.ariaLabel ? { 'aria-label': props.ariaLabel } : {})}
+      >
         {props.label}
       </Button>
       <Modal

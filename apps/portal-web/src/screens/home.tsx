@@ -10,6 +10,7 @@ import { useMe } from '../billing.ts';
 import { useBranding, useBrandText } from '../branding.ts';
 import { ConfirmAction } from '../components/confirm-action.tsx';
 import { Connect } from '../components/connect.tsx';
+import { Devices } from '../components/devices.tsx';
 import { Busy, Failure } from '../frame.tsx';
 
 // uPlot and its stylesheet only when a chart shows.
@@ -116,6 +117,7 @@ function SubscriptionCard({ s, title, profile }: { s: Subscription; title: strin
         </Fact>
         <Section title={t('connect.title')}>{url ? <Connect url={url} name={profile} /> : <Skeleton height={120} />}</Section>
         {link.isError ? <Failure message={t('home.linkFailed')} retry={() => link.refetch()} /> : <LinkBlock url={url} />}
+        <Devices subscriptionId={s.id} />
         <Section title={t('usage.title')}>
           <Suspense fallback={<Skeleton height={200} />}>
             <Usage id={s.id} />
