@@ -39,15 +39,16 @@ describe('revisions: a subscription change moves exactly the nodes of its inboun
       }),
     ).toEqual({ [n1.node]: 1, [n2.node]: 0, [n3.node]: 0 });
 
-    for (const quiet of [
-      { note: 'n' },
-      { renewal: 'day' },
-      { traffic_limit_bytes: 1_000_000 },
-      { access_group_ids: n1.groups },
-      { status: 'active' },
-    ]) {
+    for (const quiet of [{ note: 'n' }, { renewal: 'day' }, { access_group_ids: n1.groups }, { status: 'active' }]) {
       expect(await bumpsOf(ctx, nodes, () => update(quiet)), JSON.stringify(quiet)).toEqual(none);
     }
+    // Issue 36: a first traffic limit gives its nodes a slice of it (a new revision); another value changes no status and no slice.
+    expect(await bumpsOf(ctx, nodes, () => update({ traffic_limit_bytes: 1_000_000 }))).toEqual({
+      [n1.node]: 1,
+      [n2.node]: 0,
+      [n3.node]: 0,
+    });
+    expect(await bumpsOf(ctx, nodes, () => update({ traffic_limit_bytes: 2_000_000 }))).toEqual(none);
 
     // Groups replaced: the nodes it leaves and the nodes it joins.
     expect(await bumpsOf(ctx, nodes, () => update({ access_group_ids: [n2.groups[1]] }))).toEqual(both);

@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { DeviceLimit, SpeedCapBps } from '../limits/limit-fields.ts';
+import { grantTrafficSlices } from '../limits/traffic-slices.ts';
 import { AdminNote } from '../shared/admin-note.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { isEmptyPatch } from '../shared/input.ts';
@@ -102,6 +103,9 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
     if (groupsChanged && input.access_group_ids) groups = await regroupSubscription(uow, now, id, beforeGroups, input.access_group_ids);
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
     const bumped = await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter]);
+    // Issue 36: a first traffic limit gets its slice on the nodes now (a new revision where granted), not at their next change.
+    if (input.traffic_limit_bytes != null && current.traffic_limit_bytes === null && status === 'active')
+      await grantTrafficSlices(uow, await nodesOfSubscriptions(trx, [id]), now, { subscriptions: [id] });
 
     const changed = Object.keys(input).filter((k) => input[k as keyof UpdateSubscriptionInput] !== undefined);
     uow.audit({
