@@ -46,9 +46,10 @@ function fakeKernel(over: Partial<Record<string, { code: number; stdout?: string
 const noCapCheck = async () => null;
 
 describe('speed-cap commands', () => {
-  it('an HTB class per cap (rate = ceil, burst of ten frames at least) with a leaf for small packets first and one for the rest (a queue of three GSO packets, eight for upload)', () => {
+  it('an HTB class per cap (rate = ceil, burst of ten frames at least) with a leaf for small packets first and one for the rest (a bfifo of three GSO packets; upload a head-drop queue of 32 packets)', () => {
     expect(htbShape(1_000_000)).toEqual({ rate: '1000000bit', burst: 15_140, quantum: 12_500, limit: 196_608 });
-    expect(htbShape(1_000_000, true).limit).toBe(524_288);
+    expect(htbShape(1_000_000, true).limit).toBe(32);
+    expect(htbShape(100_000_000, true).limit).toBe(826);
     expect(htbShape(10_000_000_000).burst).toBe(12_500_000);
     expect(classLines('eth0', 0x12, 1_000_000)).toEqual([
       'class replace dev eth0 parent 5c00: classid 5c00:12 htb rate 1000000bit ceil 1000000bit burst 15140 cburst 15140 quantum 12500',
