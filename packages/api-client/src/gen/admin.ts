@@ -3925,7 +3925,7 @@ export interface components {
                 node_name: string;
                 /**
                  * Format: date-time
-                 * @description The node's last report listing it
+                 * @description Since when the node lists it (a refused one no longer listed: when it stopped)
                  */
                 seen_at: string;
             }[];

@@ -23,7 +23,7 @@ export interface SubscriptionOnlineAddressesTable {
   /** IPv4, or an IPv6 /64 written `2001:db8:1:2::/64` (@svc/proto deviceAddress). */
   address: string;
   first_seen_at: Date;
-  /** The last report that listed it. */
+  /** Since when the node's reports list it; for a row no longer listed (held while refused), when they stopped. */
   seen_at: Date;
   /** False: the node's last report no longer lists it (kept only while refused, for the hold). */
   listed: Generated<boolean>;

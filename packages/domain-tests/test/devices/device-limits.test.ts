@@ -207,12 +207,15 @@ describe('DeviceReport and the fleet-wide count', () => {
     // The agent ended its connections: the report no longer lists it; it stays refused.
     expect((await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['203.0.113.1'] }])).nodes).toEqual([]);
     expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([{ subscription_id: sub.id, addresses: ['203.0.113.2'] }]);
+    // The hold counts from the report that stopped listing it.
     bed.clock.advance(DENIAL_HOLD_MS);
+    expect((await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['203.0.113.1'] }])).nodes).toEqual([]);
+    bed.clock.advance(1);
     expect((await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['203.0.113.1'] }])).nodes).toEqual([a.node]);
     expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([]);
   });
 
-  it('a limit removed lets every address in at the next report', async () => {
+  it('a limit removed without a recount (written elsewhere) lets every address in at the node’s next report', async () => {
     const a = await onlineNode();
     const sub = await limited(1, a.groups);
     await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['192.0.2.1', '192.0.2.2'] }]);

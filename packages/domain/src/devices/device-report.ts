@@ -41,7 +41,8 @@ function plain(s: string, max: number): boolean {
  * A node's DeviceReport: the whole picture of its users' client addresses replaces the node's
  * rows (an address listed again keeps when it was first seen; one no longer listed goes, unless
  * refused: then it is held, unlisted, for the hold). Then the fleet-wide count (decideDenials)
- * runs for every subscription the report touched that has a device limit or refused addresses,
+ * runs for every subscription whose rows on this node changed (or are held here) that has a
+ * device limit or refused addresses,
  * over all online nodes' rows, and the nodes whose DeviceDenials changed hear of it over the
  * bus (the replica holding each stream sends it: deviceDenialsOfNode). Bounded: at most
  * REPORT_MAX_USERS users and REPORT_MAX_ADDRESSES_PER_USER addresses each; duplicates, bad
@@ -81,35 +82,79 @@ export async function recordDeviceReport(
         .execute();
       for (const r of rows) known.add(r.id);
     }
-    const before = await trx
-      .updateTable('subscription_online_addresses')
-      .set({ listed: false })
+    // Only what changed is written (a node's steady picture costs one read): new addresses
+    // inserted, ones listed again marked so, ones no longer listed deleted, or kept unlisted
+    // while refused (the hold counts from then).
+    const current = await trx
+      .selectFrom('subscription_online_addresses')
+      .select(['subscription_id', 'address', 'listed', 'denied_at'])
       .where('node_id', '=', nodeId)
-      .returning('subscription_id')
       .execute();
+    const key = (sub: string, address: string) => `${sub}\n${address}`;
+    const reported = new Set<string>();
     const rows: Array<{ subscription_id: string; node_id: string; address: string; first_seen_at: Date; seen_at: Date }> = [];
     for (const [id, set] of wanted) {
       if (!known.has(id)) {
         dropped += set.size || 1;
         continue;
       }
-      for (const address of set) rows.push({ subscription_id: id, node_id: nodeId, address, first_seen_at: now, seen_at: now });
+      for (const address of set) {
+        reported.add(key(id, address));
+        rows.push({ subscription_id: id, node_id: nodeId, address, first_seen_at: now, seen_at: now });
+      }
     }
-    for (let i = 0; i < rows.length; i += CHUNK) {
+    const had = new Set(current.map((r) => key(r.subscription_id, r.address)));
+    const touched = new Set<string>();
+    const group = (into: Map<string, string[]>, sub: string, address: string) => {
+      const list = into.get(sub) ?? [];
+      list.push(address);
+      into.set(sub, list);
+      touched.add(sub);
+    };
+    const relist = new Map<string, string[]>();
+    const unlist = new Map<string, string[]>();
+    const drop = new Map<string, string[]>();
+    for (const r of current) {
+      const listedNow = reported.has(key(r.subscription_id, r.address));
+      if (listedNow && !r.listed) group(relist, r.subscription_id, r.address);
+      else if (!listedNow && r.listed) group(r.denied_at === null ? drop : unlist, r.subscription_id, r.address);
+      // Held here (its hold may run out at this report), or refused at all: its limit may have
+      // changed without a recount (a plan bought); the count runs again for it.
+      else if (!listedNow || r.denied_at !== null) touched.add(r.subscription_id);
+    }
+    const fresh = rows.filter((r) => !had.has(key(r.subscription_id, r.address)));
+    for (const r of fresh) touched.add(r.subscription_id);
+    for (let i = 0; i < fresh.length; i += CHUNK) {
       await trx
         .insertInto('subscription_online_addresses')
-        .values(rows.slice(i, i + CHUNK))
-        .onConflict((oc) => oc.columns(['subscription_id', 'node_id', 'address']).doUpdateSet({ seen_at: now, listed: true }))
+        .values(fresh.slice(i, i + CHUNK))
+        .onConflict((oc) => oc.columns(['subscription_id', 'node_id', 'address']).doUpdateSet({ listed: true }))
         .execute();
     }
-    await trx
-      .deleteFrom('subscription_online_addresses')
-      .where('node_id', '=', nodeId)
-      .where('listed', '=', false)
-      .where('denied_at', 'is', null)
-      .execute();
-    const touched = [...new Set([...before.map((r) => r.subscription_id), ...rows.map((r) => r.subscription_id)])];
-    const changed = await countDevices(trx, touched, now);
+    for (const [sub, addresses] of relist)
+      await trx
+        .updateTable('subscription_online_addresses')
+        .set({ listed: true, seen_at: now })
+        .where('node_id', '=', nodeId)
+        .where('subscription_id', '=', sub)
+        .where('address', 'in', addresses)
+        .execute();
+    for (const [sub, addresses] of unlist)
+      await trx
+        .updateTable('subscription_online_addresses')
+        .set({ listed: false, seen_at: now })
+        .where('node_id', '=', nodeId)
+        .where('subscription_id', '=', sub)
+        .where('address', 'in', addresses)
+        .execute();
+    for (const [sub, addresses] of drop)
+      await trx
+        .deleteFrom('subscription_online_addresses')
+        .where('node_id', '=', nodeId)
+        .where('subscription_id', '=', sub)
+        .where('address', 'in', addresses)
+        .execute();
+    const changed = await countDevices(trx, [...touched], now);
     const nodes = changed.length === 0 ? [] : await nodesOfDenials(trx, changed);
     return { users: known.size, addresses: rows.length, nodes };
   });

@@ -33,7 +33,7 @@ export const SubscriptionDevicesSchema = z
           node_id: z.string(),
           node_name: z.string(),
           first_seen_at: Instant,
-          seen_at: Instant.openapi({ description: "The node's last report listing it" }),
+          seen_at: Instant.openapi({ description: 'Since when the node lists it (a refused one no longer listed: when it stopped)' }),
           denied_at: Instant.nullable().openapi({ description: 'Refused by the fleet-wide device count since then' }),
         }),
       )
