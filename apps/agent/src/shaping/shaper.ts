@@ -112,7 +112,7 @@ export class Shaper {
    */
   probe(): Promise<ShapingStatus> {
     return this.serial(async () => {
-      this.error = await this.probeError();
+      this.error = await this.probeError().catch((err: unknown) => `speed caps cannot be probed: ${String(err)}`);
       this.probed = true;
       if (this.error) this.opts.log?.warn({ why: this.error }, 'speed caps cannot be enforced on this node');
       return this.status();
@@ -126,7 +126,7 @@ export class Shaper {
   apply(connections: Map<string, Iterable<Tuple>>): Promise<void> {
     return this.serial(async () => {
       if (!this.probed) {
-        this.error = await this.probeError();
+        this.error = await this.probeError().catch((err: unknown) => `speed caps cannot be probed: ${String(err)}`);
         this.probed = true;
       }
       if (this.error || !this.devices) return;
@@ -173,6 +173,7 @@ export class Shaper {
     for (const [bin, arg, pkg] of [
       ['nft', '--version', 'nftables'],
       ['tc', '-V', 'iproute2'],
+      ['ip', '-V', 'iproute2'],
     ] as const) {
       const r = await this.run(bin, [arg]).catch((err: NodeJS.ErrnoException) => ({
         code: -1,

@@ -184,6 +184,12 @@ describe('Shaper passes', () => {
     expect((await d.probe()).error).toBe('device eth0 has a root qdisc of its own (cake 8001:); speed caps would replace it');
     const missing = new Shaper({ devices: ['wg9'], run: fakeKernel().run, capability: noCapCheck });
     expect((await missing.probe()).error).toBe('device wg9 does not exist');
+    const noIp: Runner = async (bin, args, input) => {
+      if (bin === 'ip') throw Object.assign(new Error('spawn ip ENOENT'), { code: 'ENOENT' });
+      return fakeKernel().run(bin, args, input);
+    };
+    const e = new Shaper({ devices: ['eth0'], run: noIp, capability: noCapCheck });
+    expect(await e.probe()).toEqual({ speedCaps: false, error: 'ip is not usable (ENOENT; install iproute2)', devices: [] });
     d.setLimits([limits('a', 1, 1)]);
     await d.apply(new Map([['a@svc', [{ host: '198.51.100.7', port: 1 }]]]));
     expect(foreign.writes()).toEqual([]);
