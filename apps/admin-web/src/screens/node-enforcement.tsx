@@ -63,7 +63,7 @@ function Capability({ label, ok, detail }: { label: string; ok: boolean; detail:
       </Table.Th>
       <Table.Td>
         <Group gap="xs" wrap="nowrap" align="flex-start">
-          <Badge color={ok ? 'teal' : 'red'} variant="light" style={{ flexShrink: 0 }}>
+          <Badge color={ok ? 'teal' : 'red'} variant="dot" style={{ flexShrink: 0 }}>
             {ok ? t('limits.enforced') : t('limits.notEnforced')}
           </Badge>
           {detail && (

@@ -56,7 +56,7 @@ export function SubscriptionDevicesCard({ id, canWrite }: { id: string; canWrite
       </Group>
       <Stack gap="md">
         {d.denied.length > 0 && (
-          <Alert color="orange" data-testid="devices-denied" title={t('limits.deniedTitle')}>
+          <Alert color="red" data-testid="devices-denied" title={t('limits.deniedTitle')}>
             <Text size="sm" className="svc-mono" dir="ltr">
               {d.denied.join(', ')}
             </Text>
@@ -149,7 +149,7 @@ export function SubscriptionDevicesCard({ id, canWrite }: { id: string; canWrite
                       {o.address}
                     </Text>
                     {o.denied_at && (
-                      <Badge color="orange" variant="light">
+                      <Badge color="red" variant="dot">
                         {t('limits.refused')}
                       </Badge>
                     )}
