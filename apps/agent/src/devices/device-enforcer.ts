@@ -83,7 +83,7 @@ export class DeviceEnforcer {
 
   /** ServerMessage.device_denials. */
   setDenials(users: UserDevices[]): void {
-    this.tracker.setDenials(users);
+    this.tracker.setDenials(users, this.now());
     // Denied devices end at once, not at the next pass.
     void this.pass();
   }
@@ -175,7 +175,7 @@ export class DeviceEnforcer {
     if (this.logged.has(k)) return;
     if (this.logged.size > 100_000) this.logged.clear();
     this.logged.add(k);
-    const denied = this.tracker.denied(id, device);
+    const denied = this.tracker.denied(id, device, this.now());
     this.o.log.info(
       {
         subscription_id: id,

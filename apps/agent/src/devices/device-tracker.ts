@@ -18,12 +18,19 @@ import type { UserDevices } from '@svc/proto';
  *   every new one as soon as the access log shows it. It stays refused while it keeps trying
  *   (forgotten after `refusedMemoryMs` without a try, default 10 min) until a kept device goes
  *   away: then it takes the free place at its next connection;
- * - a device in the control plane's DeviceDenials (the fleet-wide count) is refused at once,
- *   with no grace, and takes no place.
+ * - a device in the control plane's DeviceDenials (the fleet-wide count) takes no place and is
+ *   refused once it has been denied for `denialGraceMs` (default 30 s): the fleet-wide count
+ *   has no grace of its own, so a phone moving from one node to another is denied its new
+ *   address while the old node still lists the old one; the old node stops listing it within
+ *   lingerMs plus the report's 5 s, the count lifts the denial, and the phone never notices.
+ *   A denied device is still reported while in this grace (else the control plane would hold
+ *   the denial of an address no node lists).
  * Other users behind the same address are separate users: nothing here crosses users.
  */
 export interface DeviceTrackerOptions {
   graceMs?: number;
+  /** How long a denial of the control plane waits before it is enforced (default 30 s). */
+  denialGraceMs?: number;
   lingerMs?: number;
   refusedMemoryMs?: number;
 }
@@ -54,13 +61,16 @@ export class DeviceTracker {
   readonly lingerMs: number;
   readonly refusedMemoryMs: number;
   private limits = new Map<string, number>();
-  private denials = new Map<string, Set<string>>();
+  readonly denialGraceMs: number;
+  /** Per subscription: each denied device and since when it is denied. */
+  private denials = new Map<string, Map<string, number>>();
   private lastPass = 0;
   /** Per subscription, its devices in order of first sight. */
   private readonly users = new Map<string, Map<string, Device>>();
 
   constructor(opts: DeviceTrackerOptions = {}) {
     this.graceMs = opts.graceMs ?? DEFAULT_DEVICE_GRACE_MS;
+    this.denialGraceMs = opts.denialGraceMs ?? 30_000;
     this.lingerMs = opts.lingerMs ?? 17_000;
     this.refusedMemoryMs = opts.refusedMemoryMs ?? 600_000;
   }
@@ -73,9 +83,13 @@ export class DeviceTracker {
   }
 
   /** DeviceDenials: the whole set, replacing the last one. */
-  setDenials(users: UserDevices[]): void {
-    const next = new Map<string, Set<string>>();
-    for (const u of users) if (u.addresses.length > 0) next.set(u.subscriptionId, new Set(u.addresses));
+  setDenials(users: UserDevices[], now = Date.now()): void {
+    const next = new Map<string, Map<string, number>>();
+    for (const u of users) {
+      if (u.addresses.length === 0) continue;
+      const before = this.denials.get(u.subscriptionId);
+      next.set(u.subscriptionId, new Map(u.addresses.map((a) => [a, before?.get(a) ?? now])));
+    }
     this.denials = next;
   }
 
@@ -83,9 +97,10 @@ export class DeviceTracker {
     return this.limits.size;
   }
 
-  /** Whether the control plane denied this device of this user. */
-  denied(subscriptionId: string, device: string): boolean {
-    return this.denials.get(subscriptionId)?.has(device) ?? false;
+  /** Whether the control plane's denial of this device of this user is in force (denied for denialGraceMs). */
+  denied(subscriptionId: string, device: string, now = Date.now()): boolean {
+    const since = this.denials.get(subscriptionId)?.get(device);
+    return since !== undefined && now - since >= this.denialGraceMs;
   }
 
   /**
@@ -154,7 +169,7 @@ export class DeviceTracker {
         else inGrace++;
       }
       for (const [name, d] of devices) {
-        if (!(d.refused || denied?.has(name))) continue;
+        if (!(d.refused || this.denied(id, name, now))) continue;
         let set = refused.get(id);
         if (!set) {
           set = new Set();
@@ -173,7 +188,7 @@ export class DeviceTracker {
    * pass if it is extra).
    */
   sighted(subscriptionId: string, device: string, now: number): boolean {
-    if (this.denied(subscriptionId, device)) return true;
+    if (this.denied(subscriptionId, device, now)) return true;
     let devices = this.users.get(subscriptionId);
     if (!devices) {
       devices = new Map();
@@ -208,10 +223,16 @@ export class DeviceTracker {
   report(): UserDevices[] {
     const users: UserDevices[] = [];
     for (const [id, devices] of this.users) {
-      const denied = this.denials.get(id);
       const addresses: string[] = [];
+      // A denial still in its grace is reported: the control plane lifts it once the device fits.
       for (const [name, d] of devices)
-        if (d.live && !d.refused && d.extraSince === null && !denied?.has(name) && this.lastPass - d.last <= this.lingerMs)
+        if (
+          d.live &&
+          !d.refused &&
+          d.extraSince === null &&
+          !this.denied(id, name, this.lastPass) &&
+          this.lastPass - d.last <= this.lingerMs
+        )
           addresses.push(name);
       if (addresses.length > 0) users.push({ subscriptionId: id, addresses });
     }

@@ -101,21 +101,31 @@ describe('device limit on one node', () => {
     expect(refusedOf(t, 50 * S, { sub1: ['A', 'B'] })).toEqual(['B']);
   });
 
-  it('devices denied by the control plane are refused at once, without grace, take no place, and are let in again once the denial is lifted', () => {
-    const t = new DeviceTracker({ graceMs: 20 * S });
+  it('devices denied by the control plane take no place, are refused after the denial grace (a phone moving between nodes), and are let in again once the denial is lifted', () => {
+    const t = new DeviceTracker({ graceMs: 20 * S, denialGraceMs: 30 * S });
     t.setLimits([{ subscriptionId: 'sub1', deviceLimit: 2 }]);
-    t.setDenials([{ subscriptionId: 'sub1', addresses: ['A'] }]);
-    expect(refusedOf(t, 0, { sub1: ['A', 'B', 'C'] })).toEqual(['A']);
-    expect(t.sighted('sub1', 'A', 1)).toBe(true);
-    // B and C hold the two places; A is not counted.
+    t.setDenials([{ subscriptionId: 'sub1', addresses: ['A'] }], 0);
+    // In the denial's grace: not refused, still reported (else the control plane would hold it), takes no place.
+    expect(refusedOf(t, 0, { sub1: ['A', 'B', 'C'] })).toEqual([]);
+    expect(t.sighted('sub1', 'A', 1)).toBe(false);
+    expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['A', 'B', 'C'] }]);
+    // The same set again does not restart the grace; past it, A is refused and left out of the report.
+    t.setDenials([{ subscriptionId: 'sub1', addresses: ['A'] }], 20 * S);
     expect(refusedOf(t, 30 * S, { sub1: ['A', 'B', 'C'] })).toEqual(['A']);
+    expect(t.sighted('sub1', 'A', 30 * S + 1)).toBe(true);
     expect(t.report()).toEqual([{ subscriptionId: 'sub1', addresses: ['B', 'C'] }]);
+    // A phone's new address denied while its old node still listed the old one: lifted within the grace, never cut.
+    t.setDenials([{ subscriptionId: 'sub1', addresses: ['A', 'D'] }], 31 * S);
+    expect(refusedOf(t, 40 * S, { sub1: ['B', 'C', 'D'] })).toEqual(['A']);
+    t.setDenials([{ subscriptionId: 'sub1', addresses: ['A'] }], 50 * S);
+    // D was never cut (A, silent since 30 s, is forgotten: nothing of it is left to end).
+    expect(refusedOf(t, 70 * S, { sub1: ['B', 'C', 'D'] })).toEqual([]);
     // A user without a local limit is denied too.
-    t.setDenials([{ subscriptionId: 'sub2', addresses: ['X'] }]);
-    expect(refusedOf(t, 31 * S, { sub2: ['X', 'Y'] }, 'sub2')).toEqual(['X']);
-    expect(t.sighted('sub2', 'X', 32 * S)).toBe(true);
-    t.setDenials([]);
-    expect(t.sighted('sub2', 'X', 33 * S)).toBe(false);
+    t.setDenials([{ subscriptionId: 'sub2', addresses: ['X'] }], 71 * S);
+    expect(refusedOf(t, 101 * S, { sub2: ['X', 'Y'] }, 'sub2')).toEqual(['X']);
+    expect(t.sighted('sub2', 'X', 102 * S)).toBe(true);
+    t.setDenials([], 103 * S);
+    expect(t.sighted('sub2', 'X', 103 * S)).toBe(false);
   });
 
   it('users are separate: the same address is another user’s kept device; users without a limit are never refused', () => {
