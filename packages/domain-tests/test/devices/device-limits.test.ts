@@ -2,6 +2,7 @@ import {
   DENIAL_HOLD_MS,
   decideDenials,
   deviceDenialsOfNode,
+  extendSubscription,
   parseDeviceHeaders,
   parseInput,
   portalDevices,
@@ -12,6 +13,7 @@ import {
   subscriptionDevices,
   TOPICS,
   UpdateSubscriptionInput,
+  unitOfWork,
   updateSubscription,
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
@@ -238,6 +240,37 @@ describe('DeviceReport and the fleet-wide count', () => {
     expect(bed.published(TOPICS.deviceDenialsChanged).slice(before)).toEqual([{ ids: [a.node] }]);
     await updateSubscription(bed.ctx(), sub.id, parseInput(UpdateSubscriptionInput, { device_limit: null }));
     expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([]);
+  });
+
+  it('a device limit a bought plan brings refuses at once, without waiting for the next report', async () => {
+    const a = await onlineNode();
+    const sub = await limited(null, a.groups);
+    await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['192.0.2.41', '192.0.2.42', '192.0.2.43'] }]);
+    expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([]);
+    const plan = await fixtures(bed.ctx()).plan({ duration_days: 30 });
+    const before = bed.published(TOPICS.deviceDenialsChanged).length;
+    await unitOfWork(bed.ctx(), (uow) =>
+      extendSubscription(
+        uow,
+        sub.id,
+        {
+          by_ms: 30 * 86_400_000,
+          terms: {
+            plan_id: plan.id,
+            duration_ms: 30 * 86_400_000,
+            traffic_limit_bytes: null,
+            device_limit: 2,
+            upload_bps: null,
+            download_bps: null,
+            renewal: 'no_reset',
+            access_group_ids: a.groups,
+          },
+        },
+        bed.deps.clock.now(),
+      ),
+    );
+    expect(await deviceDenialsOfNode(bed.deps.db, a.node)).toEqual([{ subscription_id: sub.id, addresses: ['192.0.2.43'] }]);
+    expect(bed.published(TOPICS.deviceDenialsChanged).slice(before)).toEqual([{ ids: [a.node] }]);
   });
 
   it('an offline node’s addresses do not count', async () => {

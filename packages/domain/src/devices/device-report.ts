@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { TOPICS } from '../shared/bus.ts';
 import type { DomainDeps } from '../shared/context.ts';
+import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import { decideDenials, type SeenAddress } from './device-denials.ts';
 
 /** Bounds of one DeviceReport (a node past them is misbehaving; the rest is dropped, not refused). */
@@ -167,6 +168,17 @@ export async function recordDeviceReport(
  * device_limit changed: PATCH /subscriptions/{id}, a plan bought): refusals marked or lifted
  * at once, and the nodes whose DeviceDenials changed told, as after a report.
  */
+/**
+ * The same count inside a unit of work whose device_limit changes (a plan bought or renewed,
+ * a bulk job): refusals marked or lifted in its transaction, the nodes told after it commits.
+ */
+export async function recountDevicesIn(uow: UnitOfWork, subscriptionIds: readonly string[], now: Date): Promise<void> {
+  const changed = await countDevices(uow.db, subscriptionIds, now);
+  if (changed.length === 0) return;
+  const nodes = await nodesOfDenials(uow.db, changed);
+  if (nodes.length > 0) uow.publish(TOPICS.deviceDenialsChanged, { ids: nodes });
+}
+
 export async function recountDevices(
   deps: Pick<DomainDeps, 'db' | 'clock' | 'bus'>,
   subscriptionIds: readonly string[],

@@ -1,4 +1,5 @@
 import type { SubscriptionRow } from '@svc/db';
+import { recountDevicesIn } from '../devices/device-report.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
@@ -135,6 +136,7 @@ export async function extendSubscription(
     status !== sub.status || groupsChange || limitsChange || expiryChange
       ? await bumpNodeRevisions(uow, [...nodesBefore, ...nodesAfter])
       : [];
+  if (terms !== undefined && terms.device_limit !== sub.device_limit) await recountDevicesIn(uow, [sub.id], now);
   uow.subscriptionLinksChanged();
   uow.audit({
     action: 'subscription.extended',
