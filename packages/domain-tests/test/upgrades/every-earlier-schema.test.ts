@@ -844,7 +844,15 @@ const STEPS: Record<string, Step> = {
       });
       await put(db, 'subscription_online_addresses', [
         { subscription_id: SUB, node_id: NODE_A, address: '198.51.100.1', first_seen_at: T0, seen_at: T0, listed: true, denied_at: null },
-        { subscription_id: SUB, node_id: NODE_A, address: '2001:db8:1:2::/64', first_seen_at: T0, seen_at: T0, listed: true, denied_at: T0 },
+        {
+          subscription_id: SUB,
+          node_id: NODE_A,
+          address: '2001:db8:1:2::/64',
+          first_seen_at: T0,
+          seen_at: T0,
+          listed: true,
+          denied_at: T0,
+        },
       ]);
     },
   },
