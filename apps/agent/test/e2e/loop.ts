@@ -44,6 +44,9 @@ export const agentEnv = (stateDir: string): Record<string, string> => ({
   SVC_AGENT_USAGE_INTERVAL_SECONDS: '1',
   SVC_AGENT_STATUS_INTERVAL_SECONDS: '2',
   SVC_AGENT_LOG_LEVEL: 'debug',
+  // Tests run as root on the host: a capped user would have the host's default-route device
+  // shaped. The speed-cap tests shape veth devices in namespaces of their own.
+  SVC_AGENT_SHAPE_DEVICES: 'off',
 });
 
 /** Control plane, a node with an inbound per protocol (on free ports), the agent enrolled and running, the node applied. */
