@@ -185,7 +185,7 @@ export class Agent {
       graceMs: this.opts.deviceGraceMs,
       everyMs: this.opts.devicesEveryMs,
     });
-    this.devices.setLimits((await loadApplied(stateDir))?.config?.userLimits ?? []);
+    this.devices.setLimits(applied?.config?.userLimits ?? []);
     await this.devices.start();
     this.speedCaps = new SpeedCaps({
       live: this.live,
@@ -193,7 +193,7 @@ export class Agent {
       devices: this.opts.shapeDevices,
       everyMs: this.opts.speedCapsEveryMs,
     });
-    this.speedCaps.setLimits((await loadApplied(stateDir))?.config?.userLimits ?? []);
+    this.speedCaps.setLimits(applied?.config?.userLimits ?? []);
     await this.speedCaps.start();
     this.supervisor = new EngineSupervisor({
       engine: this.engine,
@@ -335,8 +335,10 @@ export class Agent {
   }
 
   private onMessage(m: ServerMessage): void {
-    if (m.desiredState) this.devices.setLimits(m.desiredState.config?.userLimits ?? []);
-    if (m.desiredState) this.speedCaps.setLimits(m.desiredState.config?.userLimits ?? []);
+    if (m.desiredState) {
+      this.devices.setLimits(m.desiredState.config?.userLimits ?? []);
+      this.speedCaps.setLimits(m.desiredState.config?.userLimits ?? []);
+    }
     if (m.deviceDenials) this.devices.setDenials(m.deviceDenials.users);
     if (m.desiredState) this.supervisor.apply(m.desiredState);
     else if (m.usageAck) this.usage.acknowledged(m.usageAck.reportId);
@@ -373,10 +375,13 @@ export class Agent {
     if (!this.session?.connected) return;
     const ports = new Set(this.applier.inboundPorts());
     const report = await this.status.sample({ running: this.engine.running, uptimeSeconds: this.engine.uptimeSeconds(), ports });
-    // Time and traffic slices are enforced by every agent of this release (entitlements/).
-    report.enforcement = { ...EnforcementStatus.fromPartial(report.enforcement ?? {}), entitlements: true };
-    report.enforcement = { ...EnforcementStatus.fromPartial(report.enforcement ?? {}), ...this.devices.enforcement() };
-    report.enforcement = { ...report.enforcement, ...this.speedCaps.enforcement() };
+    // Time and traffic slices are enforced by every agent of this release (entitlements/);
+    // device limits and speed caps as far as this node allows (their errors say why not).
+    report.enforcement = {
+      ...EnforcementStatus.fromPartial({ entitlements: true }),
+      ...this.devices.enforcement(),
+      ...this.speedCaps.enforcement(),
+    };
     this.session.send({ status: report });
   }
 
