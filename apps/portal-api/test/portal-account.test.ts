@@ -155,6 +155,9 @@ describe('GET /portal/v1/plans and /payment-methods', () => {
       currency: 'EUR',
       duration_days: 30,
       traffic_limit_bytes: null,
+      device_limit: null,
+      upload_bps: null,
+      download_bps: null,
       description: null,
       renewal: 'no_reset',
     });
