@@ -49,7 +49,7 @@ interface Received {
   message: ServerMessage;
 }
 
-/** Opens Sync over raw HTTP/2 + mTLS, sends Hello, and reads the first message the gateway sends. */
+/** Opens Sync over raw HTTP/2 + mTLS, sends Hello, and reads the first DesiredState the gateway sends. */
 async function firstMessage(acceptEncoding: string, who: AgentSimulator = agent): Promise<Received> {
   const session = connect(`https://${g.endpoint}`, {
     ca: g.caCertPem,
@@ -73,20 +73,22 @@ async function firstMessage(acceptEncoding: string, who: AgentSimulator = agent)
     Buffer.from(hello).copy(frame, 5);
     stream.write(frame);
     const headers = await new Promise<Record<string, string | string[] | undefined>>((resolve) => stream.once('response', resolve));
+    // Frames until the first DesiredState: the ServerClock (docs/limits.md) comes before it.
     let buf = Buffer.alloc(0);
     for await (const chunk of stream) {
       buf = Buffer.concat([buf, chunk as Buffer]);
-      if (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) break;
+      while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
+        const flag = buf.readUInt8(0);
+        const body = buf.subarray(5, 5 + buf.readUInt32BE(1));
+        const message = ServerMessage.decode(flag === 1 ? gunzipSync(body) : body);
+        if (message.desiredState) {
+          stream.close();
+          return { headers, compressedFlag: flag, wireBytes: body.length, message };
+        }
+        buf = buf.subarray(5 + body.length);
+      }
     }
-    stream.close();
-    const flag = buf.readUInt8(0);
-    const body = buf.subarray(5, 5 + buf.readUInt32BE(1));
-    return {
-      headers,
-      compressedFlag: flag,
-      wireBytes: body.length,
-      message: ServerMessage.decode(flag === 1 ? gunzipSync(body) : body),
-    };
+    throw new Error('the stream ended before a DesiredState');
   } finally {
     session.close();
   }
