@@ -33,6 +33,7 @@ import * as eventCatalogue from './2026-11-30T1600-event-catalogue.ts';
 import * as bulkJobs from './2026-11-30T1700-bulk-jobs.ts';
 import * as limits from './2026-12-01T1000-limits.ts';
 import * as devices from './2026-12-01T1100-devices.ts';
+import * as limitsWithoutSequences from './2026-12-01T1200-limits-without-sequences.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -70,4 +71,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T1700-bulk-jobs': bulkJobs,
   '2026-12-01T1000-limits': limits,
   '2026-12-01T1100-devices': devices,
+  '2026-12-01T1200-limits-without-sequences': limitsWithoutSequences,
 };

@@ -72,6 +72,8 @@ export interface NodesTable {
   enforcement: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   /** The last CutoffReport.report_id recorded (exactly once, as last_usage_report_id). */
   last_cutoff_report_id: Int8;
+  /** The last traffic slice id granted on the node (limits/traffic-slices.ts): each grant takes the next. */
+  last_slice_id: Int8;
   created_at: Date;
   updated_at: Date;
 }
@@ -202,7 +204,7 @@ export interface SubscriptionGroupGraceTable {
 export interface TrafficSlicesTable {
   node_id: string;
   subscription_id: string;
-  /** From the sequence traffic_slice_ids: a new grant always has a higher id. */
+  /** The node's next nodes.last_slice_id: a new grant on the node always has a higher id. */
   slice_id: ColumnType<string, string | number, string | number>;
   /** Raw bytes (as the node counts them). */
   slice_bytes: ColumnType<string, string | number, string | number>;
@@ -213,10 +215,11 @@ export interface TrafficSlicesTable {
 
 /** Issue 36: a user an agent cut on its own (CutoffReport). */
 export interface NodeCutoffsTable {
-  id: Generated<string>;
   node_id: string;
   subscription_id: string;
   report_id: ColumnType<string, string | number, string | number>;
+  /** The entry's position in its report (the key is node_id, report_id, entry). */
+  entry: number;
   reason: 'time' | 'slice';
   cut_at: Date;
   slice_id: ColumnType<string, string | number, string | number>;

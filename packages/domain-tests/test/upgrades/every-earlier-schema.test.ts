@@ -856,6 +856,21 @@ const STEPS: Record<string, Step> = {
       ]);
     },
   },
+  '2026-12-01T1200-limits-without-sequences': {
+    async check(db) {
+      // The node's slice ids go on from the highest the sequence gave it; the cutoff keeps its entry, now position 0 of its report.
+      expect(String((await one(db, 'nodes', { id: NODE_A })).last_slice_id)).toBe('1');
+      expect(String((await one(db, 'nodes', { id: NODE_B })).last_slice_id)).toBe('0');
+      expect(await one(db, 'node_cutoffs', { node_id: NODE_A, report_id: 1 })).toMatchObject({
+        entry: 0,
+        reason: 'slice',
+        subscription_id: SUB,
+      });
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from information_schema.sequences where sequence_schema = current_schema()`.execute(db);
+      expect(rows[0]?.n).toBe(0);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

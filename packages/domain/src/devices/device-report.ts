@@ -2,8 +2,7 @@ import type { Db } from '@svc/db';
 import { sql } from 'kysely';
 import { nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { TOPICS } from '../shared/bus.ts';
-import type { DomainDeps } from '../shared/context.ts';
-import type { UnitOfWork } from '../shared/unit-of-work.ts';
+import { type UnitOfWork, type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { decideDenials, type SeenAddress } from './device-denials.ts';
 
 /** Bounds of one DeviceReport (a node past them is misbehaving; the rest is dropped, not refused). */
@@ -50,7 +49,7 @@ function plain(s: string, max: number): boolean {
  * values and subscriptions that do not exist are dropped.
  */
 export async function recordDeviceReport(
-  deps: Pick<DomainDeps, 'db' | 'clock' | 'bus'>,
+  deps: UnitOfWorkDeps,
   nodeId: string,
   users: readonly UserAddresses[],
 ): Promise<DeviceReportResult> {
@@ -72,7 +71,8 @@ export async function recordDeviceReport(
       else set.add(a);
     }
   }
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await unitOfWork(deps, async (uow) => {
+    const trx = uow.db;
     const ids = [...wanted.keys()];
     const known = new Set<string>();
     for (let i = 0; i < ids.length; i += CHUNK) {
@@ -155,41 +155,29 @@ export async function recordDeviceReport(
         .where('subscription_id', '=', sub)
         .where('address', 'in', addresses)
         .execute();
-    const changed = await countDevices(trx, [...touched], now);
-    const nodes = changed.length === 0 ? [] : await nodesOfDenials(trx, changed);
+    const nodes = await recountDevicesIn(uow, [...touched], now);
     return { users: known.size, addresses: rows.length, nodes };
   });
-  if (result.nodes.length > 0) await deps.bus.publish(TOPICS.deviceDenialsChanged, { ids: result.nodes });
   return { ...result, dropped };
 }
 
 /**
- * The fleet-wide count run again for these subscriptions outside any report (their
- * device_limit changed: PATCH /subscriptions/{id}, a plan bought): refusals marked or lifted
- * at once, and the nodes whose DeviceDenials changed told, as after a report.
+ * The fleet-wide count run again for these subscriptions inside a unit of work (their
+ * device_limit changed: PATCH /subscriptions/{id}, a plan bought or renewed, a bulk job; or a
+ * report): refusals marked or lifted in its transaction, and the nodes whose DeviceDenials
+ * changed told after it commits (devices.denials-changed). Returns those nodes.
  */
-/**
- * The same count inside a unit of work whose device_limit changes (a plan bought or renewed,
- * a bulk job): refusals marked or lifted in its transaction, the nodes told after it commits.
- */
-export async function recountDevicesIn(uow: UnitOfWork, subscriptionIds: readonly string[], now: Date): Promise<void> {
+export async function recountDevicesIn(uow: UnitOfWork, subscriptionIds: readonly string[], now: Date): Promise<string[]> {
   const changed = await countDevices(uow.db, subscriptionIds, now);
-  if (changed.length === 0) return;
+  if (changed.length === 0) return [];
   const nodes = await nodesOfDenials(uow.db, changed);
   if (nodes.length > 0) uow.publish(TOPICS.deviceDenialsChanged, { ids: nodes });
+  return nodes;
 }
 
-export async function recountDevices(
-  deps: Pick<DomainDeps, 'db' | 'clock' | 'bus'>,
-  subscriptionIds: readonly string[],
-): Promise<string[]> {
-  const now = deps.clock.now();
-  const nodes = await deps.db.transaction().execute(async (trx) => {
-    const changed = await countDevices(trx, subscriptionIds, now);
-    return changed.length === 0 ? [] : nodesOfDenials(trx, changed);
-  });
-  if (nodes.length > 0) await deps.bus.publish(TOPICS.deviceDenialsChanged, { ids: nodes });
-  return nodes;
+/** The same count in a unit of its own (after a change that committed). */
+export async function recountDevices(deps: UnitOfWorkDeps, subscriptionIds: readonly string[]): Promise<string[]> {
+  return unitOfWork(deps, (uow) => recountDevicesIn(uow, subscriptionIds, deps.clock.now()));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { DomainDeps } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import type { DeviceHeaders } from './device-headers.ts';
 
 /** What a fetch carrying x-hwid did: a new device, one seen before, or one over the subscription's device limit. */
@@ -16,11 +16,7 @@ export type DeviceFetch =
  * fetches of one subscription register one at a time (the subscription's row is locked), so
  * two new devices racing for the last place never both get it.
  */
-export async function registerDeviceFetch(
-  deps: Pick<DomainDeps, 'db' | 'clock'>,
-  subscriptionId: string,
-  device: DeviceHeaders,
-): Promise<DeviceFetch> {
+export async function registerDeviceFetch(deps: UnitOfWorkDeps, subscriptionId: string, device: DeviceHeaders): Promise<DeviceFetch> {
   const now = deps.clock.now();
   const refresh = {
     last_seen_at: now,
@@ -38,7 +34,7 @@ export async function registerDeviceFetch(
     .returning('id')
     .executeTakeFirst();
   if (known) return { outcome: 'refreshed', device_id: known.id };
-  return deps.db.transaction().execute(async (trx) => {
+  return unitOfWork(deps, async ({ db: trx }) => {
     const sub = await trx
       .selectFrom('subscriptions')
       .select('device_limit')

@@ -100,10 +100,11 @@ export async function ingestCutoffReport(
       await trx
         .insertInto('node_cutoffs')
         .values(
-          entries.map((e) => ({
+          entries.map((e, entry) => ({
             node_id: nodeId,
             subscription_id: e.subscription_id,
             report_id: String(report.report_id),
+            entry,
             reason: e.reason,
             cut_at: e.cut_at,
             slice_id: e.slice_id,

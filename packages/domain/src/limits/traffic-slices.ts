@@ -22,8 +22,8 @@ import type { UnitOfWork } from '../shared/unit-of-work.ts';
  * When: a subscription served by the node with a limit and no slice gets one before the node's
  * desired state is compiled (grantTrafficSlices from @svc/desired-state), so no user with a
  * limit is ever on a node without a slice; the usage ingest counts the node's raw bytes
- * against the slice (chargeTrafficSlices) and grants a new one (new slice_id from the
- * sequence traffic_slice_ids) once half of it is used; a CutoffReport of a slice with traffic
+ * against the slice (chargeTrafficSlices) and grants a new one (the node's next slice_id,
+ * nodes.last_slice_id) once half of it is used; a CutoffReport of a slice with traffic
  * left grants a new one (cutoff-ingest.ts). Each grant gives the node a new revision in the same
  * unit of work.
  */
@@ -54,7 +54,7 @@ export function sliceBytes(x: SliceInput): number | null {
 export interface SliceGrant {
   node_id: string;
   subscription_id: string;
-  /** int8 as text (a sequence value). */
+  /** int8 as text (the node's next nodes.last_slice_id). */
   slice_id: string;
   slice_bytes: number;
 }
@@ -134,11 +134,26 @@ export async function grantTrafficSlices(
     if (bytes !== null) grants.push({ node_id: d.node_id, subscription_id: d.subscription_id, bytes });
   }
   if (grants.length === 0) return [];
+  // Slice ids: each grant takes the node's next one (nodes.last_slice_id, its row locked above).
+  const perNode = new Map<string, number>();
+  for (const g of grants) perNode.set(g.node_id, (perNode.get(g.node_id) ?? 0) + 1);
+  const nodes = [...perNode.keys()];
+  const { rows: tops } = await sql<{ id: string; base: string }>`
+    update nodes n set last_slice_id = n.last_slice_id + k.n
+      from unnest(${nodes}::text[], ${nodes.map((n) => perNode.get(n) ?? 0)}::int8[]) as k(id, n)
+     where n.id = k.id
+    returning n.id, (n.last_slice_id - k.n)::text as base`.execute(uow.db);
+  const next = new Map(tops.map((t) => [t.id, BigInt(t.base)]));
+  const sliceIds = grants.map((g) => {
+    const id = (next.get(g.node_id) ?? 0n) + 1n;
+    next.set(g.node_id, id);
+    return String(id);
+  });
   const { rows } = await sql<{ node_id: string; subscription_id: string; slice_id: string; slice_bytes: string }>`
     insert into traffic_slices (node_id, subscription_id, slice_id, slice_bytes, used_bytes, granted_at)
-    select k.node_id, k.subscription_id, nextval('traffic_slice_ids'), k.bytes, 0, ${now}
+    select k.node_id, k.subscription_id, k.slice_id, k.bytes, 0, ${now}
       from unnest(${grants.map((g) => g.node_id)}::text[], ${grants.map((g) => g.subscription_id)}::text[],
-                  ${grants.map((g) => String(g.bytes))}::int8[]) as k(node_id, subscription_id, bytes)
+                  ${sliceIds}::int8[], ${grants.map((g) => String(g.bytes))}::int8[]) as k(node_id, subscription_id, slice_id, bytes)
     on conflict (node_id, subscription_id) do update
        set slice_id = excluded.slice_id, slice_bytes = excluded.slice_bytes, used_bytes = 0, granted_at = excluded.granted_at
     returning node_id, subscription_id, slice_id::text as slice_id, slice_bytes::text as slice_bytes`.execute(uow.db);
