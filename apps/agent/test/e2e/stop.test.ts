@@ -48,7 +48,10 @@ describe.skipIf(skipReason !== null)('svc-agent run stops on Ctrl-C', () => {
       address: '127.0.0.1',
       agent_version: enrolled.agent_version,
     });
+    // The engine runs the node's first desired state (it follows the ServerClock on the stream).
+    await agent.waitForLog(/^engine started$/, 60_000);
     const engine = await enginePid(stateDir);
+    expect(engine).toBeGreaterThan(0);
 
     agent.child.kill('SIGINT');
     // pnpm's copies come a moment later (the kernel would merge a second SIGINT still pending).
@@ -60,7 +63,7 @@ describe.skipIf(skipReason !== null)('svc-agent run stops on Ctrl-C', () => {
     expect(msgs.slice(msgs.indexOf('stopping'))).toEqual(expect.arrayContaining(['stopping', 'engine stopped', 'agent stopped']));
     expect(msgs.at(-1)).toBe('agent stopped');
     expect(parsed(agent).find((l) => l.msg === 'stopping')?.signal).toBe('SIGINT');
-    if (engine) expect(() => process.kill(engine, 0)).toThrow();
+    expect(() => process.kill(engine as number, 0)).toThrow();
 
     const gone = await cp.process.waitForLog(/^agent disconnected/);
     expect(gone).toMatchObject({ node_id: node.id, node_name: node.name, session: connected.session });
