@@ -26,8 +26,10 @@ import { capabilityMissing, type Runner, spawnRunner } from './shape-runner.ts';
  * Per-user speed caps in the kernel (UserLimits.upload_bps / download_bps; shape-commands.ts has
  * the design). The Shaper keeps what it installed in memory and changes only the difference on
  * each pass: nft map elements in one `nft -f -` transaction, classes and u32 filters in one or
- * two `tc -batch -` runs. Nothing is installed before a capped user has a live connection, and
- * everything it installed is removed by stop(). A failure anywhere makes the next pass rebuild
+ * two `tc -batch -` runs. Nothing is installed while the desired state caps nobody; the roots,
+ * IFBs and table are set up as soon as it caps someone (so a capped user's first connection
+ * needs only its class, filters and map elements), and everything is removed when it caps
+ * nobody again and by stop(). A failure anywhere makes the next pass rebuild
  * from nothing; a node that cannot shape at all says why in status() (speed_caps false).
  */
 export interface ShaperOptions {
@@ -290,7 +292,16 @@ export class Shaper {
         if (cap.upBps > 0) wantUp.set(tupleKey(tuple), { tuple, email });
       }
     }
-    if (wantClasses.size === 0 && !this.installed) return;
+    // Set up as soon as the desired state caps someone (not at a capped user's first connection:
+    // the roots, IFBs and table take several runs of ip, tc and nft, during which that connection
+    // would go out unshaped); everything removed once it caps nobody.
+    if (this.caps.size === 0) {
+      if (this.installed) {
+        await this.teardown(devices);
+        this.forget();
+      }
+      return;
+    }
     const setup = !this.installed;
     const adds: string[] = [];
     const dels: string[] = [];

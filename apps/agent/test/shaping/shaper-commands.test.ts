@@ -85,13 +85,23 @@ describe('speed-cap commands', () => {
 });
 
 describe('Shaper passes', () => {
-  it('shapes the default route device; nothing is installed while no capped user is connected', async () => {
+  it('shapes the default route device; nothing is installed while the desired state caps nobody; a cap sets up the roots, the IFB and the table before any capped connection, with no class or filter', async () => {
     const k = fakeKernel();
     const shaper = new Shaper({ run: k.run, capability: noCapCheck });
     expect(await shaper.probe()).toEqual({ speedCaps: true, error: '', devices: ['eth0', 'svcup2'] });
-    shaper.setLimits([limits('free', 0, 0), limits('capped', 0, 1_000_000)]);
-    await shaper.apply(new Map([['free@svc', [{ host: '198.51.100.7', port: 50000 }]]]));
+    const conns = new Map([['free@svc', [{ host: '198.51.100.7', port: 50000 }]]]);
+    shaper.setLimits([limits('free', 0, 0)]);
+    await shaper.apply(conns);
     expect(k.writes()).toEqual([]);
+    shaper.setLimits([limits('free', 0, 0), limits('capped', 0, 1_000_000)]);
+    await shaper.apply(conns);
+    const w = k.writes();
+    expect(w.find((c) => c.cmd === 'ip -batch -')?.input).toBe('link add svcup2 txqueuelen 1000 type ifb\nlink set svcup2 up\n');
+    const tc = w.find((c) => c.cmd === 'tc -batch -')?.input ?? '';
+    expect(tc).toContain('qdisc replace dev eth0 root handle 5c00: htb default 0\n');
+    expect(tc).not.toContain('class');
+    expect(tc).not.toContain('mirred');
+    expect(w.filter((c) => c.cmd === 'nft -f -').at(-1)?.input).toContain('map down4 { type ipv4_addr . inet_service : classid;  }');
   });
 
   it('a capped user: IFB, roots, hash tables, the class on both sides, the filters and the map element in one pass; the same pass again sends nothing', async () => {

@@ -147,6 +147,17 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
     expect(inSrv('nft', 'list', 'tables')).not.toContain('svc_shape');
   });
 
+  it('a desired state that caps someone sets the roots, the IFB and the table up before any capped connection: its first connection waits only for its own class', async () => {
+    shaper.setLimits([limits('capped', 0, CAP), limits('free', 0, 0)]);
+    await shaper.apply(new Map([['free@svc', [{ host: '10.87.0.2', port: 41009 }]]]));
+    expect(inSrv('nft', 'list', 'tables')).toContain('svc_shape');
+    expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).toMatch(/htb 5c00: root/);
+    expect(inSrv('ip', '-o', 'link', 'show')).toContain(shaper.status().devices[1] as string);
+    // No class yet (nobody capped is connected), and the uncapped user meets no filter.
+    expect(inSrv('tc', 'class', 'show', 'dev', DEV)).toBe('');
+    expect(inSrv('tc', 'filter', 'show', 'dev', DEV, 'ingress')).not.toMatch(/mirred/);
+  });
+
   it('a 1 Mbit/s download cap measures within ±20% while an uncapped user at the same time runs more than 5x faster', async () => {
     shaper.setLimits([limits('capped', 0, CAP), limits('free', 0, 0)]);
     await shaper.apply(
@@ -185,13 +196,20 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
     expect(inSrv('tc', 'filter', 'show', 'dev', DEV, 'ingress').match(/mirred/g)).toHaveLength(1);
   }, 30_000);
 
-  it('a user whose cap is lifted is no longer shaped, and stop removes everything it installed', async () => {
+  it('a user whose cap is lifted is no longer shaped; a desired state capping nobody removes everything installed, and so does stop', async () => {
+    const ifb = shaper.status().devices[1] as string;
     shaper.setLimits([limits('capped', 0, 0)]);
     await shaper.apply(new Map([['capped@svc', [{ host: '10.87.0.2', port: 41005 }]]]));
     expect(inSrv('tc', 'class', 'show', 'dev', DEV)).toBe('');
+    expect(inSrv('nft', 'list', 'tables')).not.toContain('svc_shape');
+    expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).not.toMatch(/htb|ingress/);
+    expect(inSrv('ip', '-o', 'link', 'show')).not.toContain(ifb);
     const rate = await transfer('down', '10.87.0.1', '10.87.0.2', 41005, 3);
     expect(rate * 8).toBeGreaterThan(10 * CAP);
-    const ifb = shaper.status().devices[1] as string;
+    // Capped again, then stopped: stop removes what the cap set up.
+    shaper.setLimits([limits('capped', 0, CAP)]);
+    await shaper.apply(new Map([['capped@svc', [{ host: '10.87.0.2', port: 41005 }]]]));
+    expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).toMatch(/htb 5c00: root/);
     await shaper.stop();
     expect(inSrv('nft', 'list', 'tables')).not.toContain('svc_shape');
     expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).not.toMatch(/htb|ingress/);
