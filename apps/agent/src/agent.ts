@@ -184,6 +184,8 @@ export class Agent {
       log: this.log,
       graceMs: this.opts.deviceGraceMs,
       everyMs: this.opts.devicesEveryMs,
+      // Xray's own count of each user's online addresses where it has one (v2ray 4 has none).
+      ...(this.opts.engine.flavour === 'xray' ? { engineAddresses: () => this.api.onlineAddresses() } : {}),
     });
     this.devices.setLimits(applied?.config?.userLimits ?? []);
     await this.devices.start();

@@ -2,7 +2,7 @@ import { ChannelCredentials } from '@grpc/grpc-js';
 import type { InboundUser } from '@svc/proto';
 import { createChannel, createClient } from 'nice-grpc';
 import { engineAccount } from './accounts.ts';
-import { toEngineApiError } from './errors.ts';
+import { EngineApiError, toEngineApiError } from './errors.ts';
 import { type EngineFlavour, packagePrefixOf, reprefix, withPrefix } from './flavour.ts';
 import { AddUserOperation, HandlerServiceDefinition, RemoveUserOperation } from './gen/xray/app/proxyman/command/command.ts';
 import { StatsServiceDefinition } from './gen/xray/app/stats/command/command.ts';
@@ -45,6 +45,13 @@ export interface EngineApi {
   /** Traffic since the engine started (or the last reset), per email, sorted by email. */
   userTraffic(opts?: { reset?: boolean }): Promise<UserTraffic[]>;
   sysStats(): Promise<EngineSysStats>;
+  /**
+   * Every online user's client addresses as the engine counts them (email -> address -> when a
+   * connection from it last started, Unix ms): Xray's GetUsersStats (v26.4.13 on; its online
+   * maps hold an address while a connection from it lives, any transport). Null when the engine
+   * has no such call (older Xray, v2ray 4: UNIMPLEMENTED).
+   */
+  onlineAddresses(): Promise<Map<string, Map<string, number>> | null>;
   close(): void;
 }
 
@@ -58,6 +65,8 @@ export function createEngineApi(opts: EngineApiOptions): EngineApi {
     // up to 120 s between reconnects and answer UNAVAILABLE meanwhile, even once the engine is up.
     'grpc.initial_reconnect_backoff_ms': 100,
     'grpc.max_reconnect_backoff_ms': 1_000,
+    // Counters and online addresses of every user in one answer: 100,000 users is ~12 MB, over grpc-js's 4 MB default.
+    'grpc.max_receive_message_length': 256 * 2 ** 20,
   });
   const handler = createClient(withPrefix(HandlerServiceDefinition, prefix), channel);
   const stats = createClient(withPrefix(StatsServiceDefinition, prefix), channel);
@@ -106,6 +115,24 @@ export function createEngineApi(opts: EngineApiOptions): EngineApi {
     async sysStats() {
       const s = await call('system stats', (signal) => stats.getSysStats({}, { signal }));
       return { uptimeSeconds: s.Uptime, numGoroutine: s.NumGoroutine, allocBytes: s.Alloc, sysBytes: s.Sys };
+    },
+
+    async onlineAddresses() {
+      let users: Awaited<ReturnType<typeof stats.getUsersStats>>['users'];
+      try {
+        ({ users } = await call('online addresses', (signal) => stats.getUsersStats({ includeTraffic: false, reset: false }, { signal })));
+      } catch (err) {
+        if (err instanceof EngineApiError && err.kind === 'unsupported') return null;
+        throw err;
+      }
+      const out = new Map<string, Map<string, number>>();
+      for (const u of users) {
+        if (u.email === '' || u.ips.length === 0) continue;
+        const ips = out.get(u.email) ?? new Map<string, number>();
+        for (const e of u.ips) if (e.ip !== '') ips.set(e.ip, Number(e.lastSeen) * 1000);
+        out.set(u.email, ips);
+      }
+      return out;
     },
 
     close() {

@@ -232,6 +232,10 @@ describe.skipIf(!v2ray.available)('the engine API on a running v2ray 4.34', () =
     }
   });
 
+  it('v2ray 4 has no online-address statistics: onlineAddresses answers null (the agent counts devices from the access log)', async () => {
+    expect(await api.onlineAddresses()).toBeNull();
+  });
+
   it('sysStats reads the engine process figures', async () => {
     const s = await api.sysStats();
     expect(s.numGoroutine).toBeGreaterThan(0);

@@ -1,7 +1,13 @@
 import type { InboundUser } from '@svc/proto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AddUserOperation, AlterInboundRequest, RemoveUserOperation } from '../src/gen/xray/app/proxyman/command/command.ts';
-import { QueryStatsRequest, QueryStatsResponse, SysStatsResponse } from '../src/gen/xray/app/stats/command/command.ts';
+import {
+  GetUsersStatsRequest,
+  GetUsersStatsResponse,
+  QueryStatsRequest,
+  QueryStatsResponse,
+  SysStatsResponse,
+} from '../src/gen/xray/app/stats/command/command.ts';
 import { SecurityType } from '../src/gen/xray/common/protocol/headers.ts';
 import type { TypedMessage } from '../src/gen/xray/common/serial/typed_message.ts';
 import { Account as ShadowsocksAccount } from '../src/gen/xray/proxy/shadowsocks/config.ts';
@@ -181,6 +187,37 @@ describe("the engine's answers", () => {
     const reply = SysStatsResponse.fromPartial({ NumGoroutine: 42, Alloc: 1000n, Sys: 9000n, Uptime: 61 });
     const { api } = await connect({ flavour: 'xray' }, () => ({ message: SysStatsResponse.encode(reply).finish() }));
     expect(await api.sysStats()).toEqual({ uptimeSeconds: 61, numGoroutine: 42, allocBytes: 1000n, sysBytes: 9000n });
+  });
+
+  it("online addresses ask Xray's GetUsersStats without traffic and fold them per email (last seen in ms); an engine without the call answers null", async () => {
+    const users = [
+      {
+        email: 'a@svc',
+        ips: [
+          { ip: '198.51.100.7', lastSeen: 1_767_000_000n },
+          { ip: '[2001:db8::9]', lastSeen: 1_767_000_005n },
+        ],
+      },
+      { email: 'b@svc', ips: [] },
+    ];
+    const { engine, api } = await connect({ flavour: 'xray' }, () => ({ message: GetUsersStatsResponse.encode(GetUsersStatsResponse.fromPartial({ users })).finish() }));
+    expect(await api.onlineAddresses()).toEqual(
+      new Map([
+        [
+          'a@svc',
+          new Map([
+            ['198.51.100.7', 1_767_000_000_000],
+            ['[2001:db8::9]', 1_767_000_005_000],
+          ]),
+        ],
+      ]),
+    );
+    expect(engine.calls[0]?.path).toBe('/xray.app.stats.command.StatsService/GetUsersStats');
+    expect(GetUsersStatsRequest.decode(engine.calls[0]?.message as Uint8Array)).toEqual({ includeTraffic: false, reset: false });
+    api.close();
+    await engine.close();
+    const older = await connect({ flavour: 'xray' }, () => ({ status: 12, text: 'unknown method GetUsersStats' }));
+    expect(await older.api.onlineAddresses()).toBeNull();
   });
 
   // Texts as Xray-core and v2ray-core 4.x word them (gRPC UNKNOWN = 2, UNIMPLEMENTED = 12).

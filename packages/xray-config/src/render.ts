@@ -55,7 +55,8 @@ export function renderXrayConfig(config: NodeConfig, opts: RenderOptions): XrayJ
     log,
     api: { tag: API_TAG, services: ['StatsService', 'HandlerService'] },
     stats: {},
-    policy: { levels: { '0': { statsUserUplink: true, statsUserDownlink: true } } },
+    // statsUserOnline: Xray's online addresses per user (the agent's device count; v2ray 4 ignores it).
+    policy: { levels: { '0': { statsUserUplink: true, statsUserDownlink: true, statsUserOnline: true } } },
     inbounds,
     outbounds,
     routing,

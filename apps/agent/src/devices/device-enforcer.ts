@@ -1,4 +1,12 @@
-import { type AgentMessage, type EnforcementStatus, subscriptionIdOf, type UserDevices, type UserLimits, userEmail } from '@svc/proto';
+import {
+  type AgentMessage,
+  deviceAddress,
+  type EnforcementStatus,
+  subscriptionIdOf,
+  type UserDevices,
+  type UserLimits,
+  userEmail,
+} from '@svc/proto';
 import type { Logger } from 'pino';
 import type { LiveConnection, LiveConnections, LiveSnapshot } from '../connections/live-connections.ts';
 import { destroyExact, type Socket, socketControlMissing } from '../connections/socket-table.ts';
@@ -16,6 +24,12 @@ import { DeviceTracker, type DeviceTrackerOptions } from './device-tracker.ts';
  * - DeviceReport (the whole picture: each user's devices with live connections, refused ones
  *   left out) when it changed, at most every `reportEveryMs` (default 5 s), and on every new
  *   stream;
+ * - the engine's own count where it has one (Xray v26.4.13 on: GetUsersStats, the client
+ *   addresses of each user's live connections, any transport): a device the engine lists and
+ *   the socket table does not (a UDP transport: QUIC, mKCP; a connection too new for it) counts
+ *   as active now; the socket table still says how recently the others' clients sent
+ *   something, and gives the tuples to end. device_source says which: `engine-online-ips` or
+ *   `access-log` (v2ray 4, older Xray);
  * - EnforcementStatus: device_limits false with the reason when sockets cannot be ended here
  *   (no ss, no CAP_NET_ADMIN).
  */
@@ -29,12 +43,21 @@ export interface DeviceEnforcerOptions extends DeviceTrackerOptions {
   reportEveryMs?: number;
   /** Ends sockets (default: ss -K); resolves with how many ended. */
   destroy?: (sockets: Socket[], ports: Iterable<number>) => Promise<number>;
+  /**
+   * Every online user's client addresses as the engine counts them (email -> address -> Unix
+   * ms), null when the engine has no such statistics (EngineApi.onlineAddresses). Absent: the
+   * access log only.
+   */
+  engineAddresses?: () => Promise<Map<string, Map<string, number>> | null>;
   /** Why sockets cannot be ended (default: ss and CAP_NET_ADMIN checked); null when they can. */
   missing?: () => Promise<string | null>;
   now?: () => number;
 }
 
 export const DEVICE_SOURCE_ACCESS_LOG = 'access-log';
+export const DEVICE_SOURCE_ENGINE = 'engine-online-ips';
+/** An engine without online-address statistics is asked again after this long (it may have been upgraded). */
+const ENGINE_RECHECK_MS = 600_000;
 
 export class DeviceEnforcer {
   readonly tracker: DeviceTracker;
@@ -53,6 +76,9 @@ export class DeviceEnforcer {
   private logged = new Set<string>();
   /** Connections ended so far (tests, logs). */
   ended = 0;
+  /** Whether the engine's last answer had online addresses; when it said it has none. */
+  private engineCounts = false;
+  private engineLacksSince: number | null = null;
 
   constructor(private readonly o: DeviceEnforcerOptions) {
     this.tracker = new DeviceTracker(o);
@@ -90,7 +116,11 @@ export class DeviceEnforcer {
 
   enforcement(): Pick<EnforcementStatus, 'deviceLimits' | 'deviceLimitsError' | 'deviceSource'> {
     if (!this.checked) return { deviceLimits: false, deviceLimitsError: 'not checked yet', deviceSource: '' };
-    return { deviceLimits: this.error === null, deviceLimitsError: this.error ?? '', deviceSource: DEVICE_SOURCE_ACCESS_LOG };
+    return {
+      deviceLimits: this.error === null,
+      deviceLimitsError: this.error ?? '',
+      deviceSource: this.engineCounts ? DEVICE_SOURCE_ENGINE : DEVICE_SOURCE_ACCESS_LOG,
+    };
   }
 
   /** A stream opened: the whole picture again. */
@@ -117,12 +147,50 @@ export class DeviceEnforcer {
       this.error = `the socket table cannot be read: ${(err as Error).message}`;
       return;
     }
-    this.judge(snapshot);
+    this.judge(snapshot, await this.engineDevices());
     await this.flush();
   }
 
-  /** The tracker's verdict on a snapshot; the connections to end are queued (the benchmark calls it alone). */
-  judge(snapshot: LiveSnapshot): void {
+  /** Per subscription, the devices the engine lists online; null when it lists none (no such statistics, or no answer now). */
+  private async engineDevices(): Promise<Map<string, Set<string>> | null> {
+    const ask = this.o.engineAddresses;
+    if (!ask) return null;
+    if (this.engineLacksSince !== null && this.now() - this.engineLacksSince < ENGINE_RECHECK_MS) return null;
+    let online: Map<string, Map<string, number>> | null;
+    try {
+      online = await ask();
+    } catch (err) {
+      // Unavailable (restarting): the access log alone this pass.
+      this.o.log.debug({ err }, 'the engine did not list its online addresses');
+      return null;
+    }
+    if (online === null) {
+      if (this.engineLacksSince === null) this.o.log.info('the engine has no online-address statistics: devices from the access log');
+      this.engineLacksSince = this.now();
+      this.engineCounts = false;
+      return null;
+    }
+    this.engineLacksSince = null;
+    this.engineCounts = true;
+    const out = new Map<string, Set<string>>();
+    for (const [email, ips] of online) {
+      const id = subscriptionIdOf(email);
+      if (id === undefined) continue;
+      const devices = new Set<string>();
+      for (const ip of ips.keys()) {
+        const d = deviceAddress(ip);
+        if (d !== null) devices.add(d);
+      }
+      if (devices.size > 0) out.set(id, devices);
+    }
+    return out;
+  }
+
+  /**
+   * The tracker's verdict on a snapshot (and the engine's own list of online devices, when it
+   * has one); the connections to end are queued (the benchmark calls it alone).
+   */
+  judge(snapshot: LiveSnapshot, engine: Map<string, Set<string>> | null = null): void {
     const now = snapshot.at;
     // Per user, each device with when its client last sent something.
     const live = new Map<string, Map<string, number>>();
@@ -138,6 +206,17 @@ export class DeviceEnforcer {
         const activeAt = c.quietMs === undefined ? now : now - c.quietMs;
         const was = devices.get(c.device);
         if (was === undefined || activeAt > was) devices.set(c.device, activeAt);
+      }
+    }
+    // What the engine lists and the socket table does not (UDP transports, a connection newer than the table): active now.
+    if (engine) {
+      for (const [id, list] of engine) {
+        let devices = live.get(id);
+        if (!devices) {
+          devices = new Map();
+          live.set(id, devices);
+        }
+        for (const d of list) if (!devices.has(d)) devices.set(d, now);
       }
     }
     const verdict = this.tracker.pass(live, now);

@@ -20,7 +20,7 @@ const limits = (id: string, deviceLimit: number) => ({
   sliceBytes: 0n,
 });
 
-function rig(opts: { missing?: string | null } = {}) {
+function rig(opts: { missing?: string | null; engine?: () => Promise<Map<string, Map<string, number>> | null> } = {}) {
   let now = 1_000_000;
   let table: Socket[] = [];
   const sent: AgentMessage[] = [];
@@ -44,6 +44,7 @@ function rig(opts: { missing?: string | null } = {}) {
     },
     missing: async () => opts.missing ?? null,
     now: () => now,
+    ...(opts.engine ? { engineAddresses: opts.engine } : {}),
   });
   const connect = (host: string, port: number, email: string) => {
     table.push({ host, port, localPort: 443 });
@@ -123,5 +124,68 @@ describe('device enforcer', () => {
       deviceSource: 'access-log',
     });
     no.enforcer.stop();
+  });
+
+  it('where the engine counts online addresses (Xray), devices it lists and the socket table does not (a UDP transport) take their places: a user limited to 2 with two such devices has a third, over TCP, refused and ended by tuple; device_source says engine-online-ips', async () => {
+    let online: Map<string, Map<string, number>> | null = new Map([
+      [
+        'a@svc',
+        new Map([
+          ['[2001:db8:5:6::9]', 1_000_000],
+          ['198.51.100.7', 1_000_000],
+        ]),
+      ],
+      ['b@svc', new Map([['192.0.2.50', 1_000_000]])],
+    ]);
+    const r = rig({ engine: async () => online });
+    await r.enforcer.start();
+    r.enforcer.setLimits([limits('a', 2)]);
+    await r.enforcer.pass();
+    expect(r.enforcer.enforcement()).toEqual({ deviceLimits: true, deviceLimitsError: '', deviceSource: 'engine-online-ips' });
+    // Reported (IPv6 folded to its /64) for the fleet-wide count.
+    expect(r.reports()[0]).toEqual([
+      { subscriptionId: 'a', addresses: ['2001:db8:5:6::/64', '198.51.100.7'] },
+      { subscriptionId: 'b', addresses: ['192.0.2.50'] },
+    ]);
+    r.advance(1000);
+    r.connect('203.0.113.9', 2000, 'a@svc');
+    r.connect('203.0.113.9', 2001, 'b@svc');
+    await r.enforcer.pass();
+    expect(r.ended).toEqual([]);
+    r.advance(20_000);
+    await r.enforcer.pass();
+    expect(r.ended).toEqual([{ host: '203.0.113.9', port: 2000, localPort: 443 }]);
+    // An engine that has no such statistics: the access log alone, and it says so.
+    online = null;
+    await r.enforcer.pass();
+    expect(r.enforcer.enforcement().deviceSource).toBe('access-log');
+    r.enforcer.stop();
+  });
+
+  it('an engine that lists no online addresses (v2ray 4, older Xray) is asked again only after 10 minutes; an engine error skips it for one pass', async () => {
+    let calls = 0;
+    let answer: 'none' | 'error' = 'error';
+    const r = rig({
+      engine: async () => {
+        calls++;
+        if (answer === 'error') throw new Error('unavailable');
+        return null;
+      },
+    });
+    await r.enforcer.start();
+    await r.enforcer.pass();
+    await r.enforcer.pass();
+    expect(calls).toBe(2);
+    answer = 'none';
+    await r.enforcer.pass();
+    await r.enforcer.pass();
+    r.advance(599_000);
+    await r.enforcer.pass();
+    expect(calls).toBe(3);
+    r.advance(1_000);
+    await r.enforcer.pass();
+    expect(calls).toBe(4);
+    expect(r.enforcer.enforcement().deviceSource).toBe('access-log');
+    r.enforcer.stop();
   });
 });
