@@ -54,6 +54,9 @@ async function onHold(startsBy: Date | null): Promise<string> {
   return id;
 }
 
+const revision = async () =>
+  Number((await bed.deps.db.selectFrom('nodes').select('desired_revision').where('id', '=', node).executeTakeFirstOrThrow()).desired_revision);
+
 let reportId = 0n;
 const traffic = (id: string, bytes: number) =>
   ingestUsageReport(bed.deps, node, {
@@ -86,6 +89,22 @@ describe('a term that starts on first use', () => {
     bed.clock.set(new Date('2026-05-20T00:00:00Z'));
     await traffic(id, 1_000);
     expect((await getSubscription(bed.ctx(), id)).expires_at).toBe('2026-06-09T12:00:00.000Z');
+  });
+
+  it('a term started by traffic, or by the sweep, gives the nodes serving it a new revision (the expiry is in their desired state: they cut at it while the control plane is away); later traffic does not', async () => {
+    bed.clock.set(new Date('2026-05-20T00:00:00Z'));
+    const used = await onHold(null);
+    const before = await revision();
+    await traffic(used, 1_000);
+    expect(await revision()).toBe(before + 1);
+    await traffic(used, 1_000);
+    expect(await revision()).toBe(before + 1);
+    const idle = await onHold(new Date('2026-05-21T00:00:00Z'));
+    const beforeSweep = await revision();
+    bed.clock.set(new Date('2026-05-21T00:00:01Z'));
+    await sweepSubscriptionStatuses(bed.ctx());
+    expect((await getSubscription(bed.ctx(), idle)).expires_at).toBe('2026-06-20T00:00:00.000Z');
+    expect(await revision()).toBeGreaterThan(beforeSweep);
   });
 
   it('unused by its latest start, the sweep starts it then: expires_at = start_by + the term', async () => {

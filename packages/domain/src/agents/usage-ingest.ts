@@ -2,6 +2,7 @@ import type { Renewal } from '@svc/db';
 import { sql } from 'kysely';
 import type { DomainEvent } from '../events/catalogue.ts';
 import { recordEvents } from '../events/record-event.ts';
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { accessGroupsServedBy } from '../fleet/serving.ts';
 import { chargeTrafficSlices } from '../limits/traffic-slices.ts';
 import { applyNodeQuota } from '../nodes/node-traffic.ts';
@@ -152,6 +153,7 @@ export async function ingestUsageReport(
           raw: string;
           charged: string;
           crossed: TrafficCrossing[] | null;
+          started: string[] | null;
         }>`
             with r as (
               select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as r(id, raw_up, raw_down)
@@ -165,6 +167,10 @@ export async function ingestUsageReport(
                   or exists (select 1 from subscription_group_grace sg
                               where sg.subscription_id = v.id and sg.until > ${now}
                                 and sg.access_group_id in (select access_group_id from reach))
+            ), starting as (
+              -- Terms this report starts (read before the update: the statement's snapshot).
+              select s.id from subscriptions s join served v on v.id = s.id
+               where s.starts_on_first_use_seconds is not null and v.raw_up + v.raw_down > 0
             ), credited as (
               update subscriptions s
                  set used_bytes = s.used_bytes + v.up + v.down,
@@ -196,6 +202,7 @@ export async function ingestUsageReport(
                    (select count(*) from hourly)::int as hourly,
                    (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
                    (select coalesce(sum(up + down), 0) from credited)::text as charged,
+                   (select array_agg(id order by id) from starting) as started,
                    (select array_agg(id order by id) from credited
                      where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached,
                    -- 80% and 100% of a limit crossed by this report (before < mark <= after): rare, each an event.
@@ -214,6 +221,14 @@ export async function ingestUsageReport(
         raw = BigInt(credited.rows[0]?.raw ?? 0);
         charged = BigInt(credited.rows[0]?.charged ?? 0);
         await recordEvents(uow, trafficCrossingEvents(credited.rows[0]?.crossed ?? [], now), now);
+        // A term started: its expiry reaches the nodes (UserLimits.not_after_ms) in a new
+        // revision. After commit, in a unit of its own: this one holds its node's row, and
+        // locking the others here could deadlock with their own reports.
+        const started = credited.rows[0]?.started ?? [];
+        if (started.length > 0)
+          uow.afterCommit(() =>
+            unitOfWork(deps, async (u) => void (await bumpNodeRevisions(u, await nodesOfSubscriptions(u.db, started))), { attempts: 3 }),
+          );
         // Issue 36: the raw bytes count against the node's traffic slices; one half used gets its successor (limits/traffic-slices.ts).
         await chargeTrafficSlices(uow, nodeId, new Map(ids.map((id) => [id, sumOf(sums, id)])), now);
       }

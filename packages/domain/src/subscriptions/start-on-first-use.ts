@@ -1,3 +1,4 @@
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 
@@ -6,7 +7,8 @@ import { unitOfWork } from '../shared/unit-of-work.ts';
  * serves with no expiry while `starts_on_first_use_seconds` is set; the usage ingest starts the
  * term with the first traffic it credits (expires_at = then + term, in the same statement), and
  * this sweep step starts it at `start_by` for one that was not used by then
- * (expires_at = start_by + term). Returns how many it started (call again while it returns `batch`).
+ * (expires_at = start_by + term). Either way the subscription's nodes get a new revision (the
+ * expiry is in their desired state). Returns how many it started (call again while it returns `batch`).
  */
 export async function startDueTerms(ctx: DomainContext, batch = 500): Promise<number> {
   return unitOfWork(ctx, async (uow) => {
@@ -38,6 +40,8 @@ export async function startDueTerms(ctx: DomainContext, batch = 500): Promise<nu
         details: { how: 'start_by', expires_at: expiresAt.toISOString() },
       });
     }
+    // The new expiries reach the nodes (UserLimits.not_after_ms: they cut at it while the control plane is away).
+    await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, due.map((r) => r.id)));
     return due.length;
-  });
+  }, { attempts: 3 });
 }
