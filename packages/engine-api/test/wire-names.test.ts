@@ -200,7 +200,9 @@ describe("the engine's answers", () => {
       },
       { email: 'b@svc', ips: [] },
     ];
-    const { engine, api } = await connect({ flavour: 'xray' }, () => ({ message: GetUsersStatsResponse.encode(GetUsersStatsResponse.fromPartial({ users })).finish() }));
+    const { engine, api } = await connect({ flavour: 'xray' }, () => ({
+      message: GetUsersStatsResponse.encode(GetUsersStatsResponse.fromPartial({ users })).finish(),
+    }));
     expect(await api.onlineAddresses()).toEqual(
       new Map([
         [

@@ -55,7 +55,9 @@ async function onHold(startsBy: Date | null): Promise<string> {
 }
 
 const revision = async () =>
-  Number((await bed.deps.db.selectFrom('nodes').select('desired_revision').where('id', '=', node).executeTakeFirstOrThrow()).desired_revision);
+  Number(
+    (await bed.deps.db.selectFrom('nodes').select('desired_revision').where('id', '=', node).executeTakeFirstOrThrow()).desired_revision,
+  );
 
 let reportId = 0n;
 const traffic = (id: string, bytes: number) =>

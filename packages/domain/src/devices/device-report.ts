@@ -175,6 +175,27 @@ export async function recountDevicesIn(uow: UnitOfWork, subscriptionIds: readonl
   return nodes;
 }
 
+/**
+ * These nodes went offline: the addresses they listed stop counting as live (countDevices counts
+ * online nodes' rows), so the count runs again for the subscriptions they listed, and a denial
+ * that only their devices caused lifts at once, not at some other node's next report.
+ */
+export async function recountDevicesOfNodes(uow: UnitOfWork, nodeIds: readonly string[], now: Date): Promise<string[]> {
+  if (nodeIds.length === 0) return [];
+  const subs = await uow.db
+    .selectFrom('subscription_online_addresses')
+    .select('subscription_id')
+    .distinct()
+    .where('node_id', 'in', [...nodeIds])
+    .where('listed', '=', true)
+    .execute();
+  return recountDevicesIn(
+    uow,
+    subs.map((r) => r.subscription_id),
+    now,
+  );
+}
+
 /** The same count in a unit of its own (after a change that committed). */
 export async function recountDevices(deps: UnitOfWorkDeps, subscriptionIds: readonly string[]): Promise<string[]> {
   return unitOfWork(deps, (uow) => recountDevicesIn(uow, subscriptionIds, deps.clock.now()));

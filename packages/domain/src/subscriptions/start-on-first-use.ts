@@ -11,37 +11,47 @@ import { unitOfWork } from '../shared/unit-of-work.ts';
  * expiry is in their desired state). Returns how many it started (call again while it returns `batch`).
  */
 export async function startDueTerms(ctx: DomainContext, batch = 500): Promise<number> {
-  return unitOfWork(ctx, async (uow) => {
-    const trx = uow.db;
-    const now = ctx.clock.now();
-    const due = await trx
-      .selectFrom('subscriptions')
-      .select(['id', 'start_by', 'starts_on_first_use_seconds'])
-      .where('start_by', '<=', now)
-      .where('starts_on_first_use_seconds', 'is not', null)
-      .orderBy('id')
-      .limit(batch)
-      .forUpdate()
-      .skipLocked()
-      .execute();
-    if (due.length === 0) return 0;
-    uow.subscriptionLinksChanged();
-    for (const r of due) {
-      const expiresAt = new Date((r.start_by as Date).getTime() + Number(r.starts_on_first_use_seconds) * 1000);
-      await trx
-        .updateTable('subscriptions')
-        .set({ expires_at: expiresAt, starts_on_first_use_seconds: null, start_by: null, updated_at: now })
-        .where('id', '=', r.id)
+  return unitOfWork(
+    ctx,
+    async (uow) => {
+      const trx = uow.db;
+      const now = ctx.clock.now();
+      const due = await trx
+        .selectFrom('subscriptions')
+        .select(['id', 'start_by', 'starts_on_first_use_seconds'])
+        .where('start_by', '<=', now)
+        .where('starts_on_first_use_seconds', 'is not', null)
+        .orderBy('id')
+        .limit(batch)
+        .forUpdate()
+        .skipLocked()
         .execute();
-      uow.audit({
-        action: 'subscription.term_started',
-        entity_type: 'subscription',
-        entity_id: r.id,
-        details: { how: 'start_by', expires_at: expiresAt.toISOString() },
-      });
-    }
-    // The new expiries reach the nodes (UserLimits.not_after_ms: they cut at it while the control plane is away).
-    await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, due.map((r) => r.id)));
-    return due.length;
-  }, { attempts: 3 });
+      if (due.length === 0) return 0;
+      uow.subscriptionLinksChanged();
+      for (const r of due) {
+        const expiresAt = new Date((r.start_by as Date).getTime() + Number(r.starts_on_first_use_seconds) * 1000);
+        await trx
+          .updateTable('subscriptions')
+          .set({ expires_at: expiresAt, starts_on_first_use_seconds: null, start_by: null, updated_at: now })
+          .where('id', '=', r.id)
+          .execute();
+        uow.audit({
+          action: 'subscription.term_started',
+          entity_type: 'subscription',
+          entity_id: r.id,
+          details: { how: 'start_by', expires_at: expiresAt.toISOString() },
+        });
+      }
+      // The new expiries reach the nodes (UserLimits.not_after_ms: they cut at it while the control plane is away).
+      await bumpNodeRevisions(
+        uow,
+        await nodesOfSubscriptions(
+          trx,
+          due.map((r) => r.id),
+        ),
+      );
+      return due.length;
+    },
+    { attempts: 3 },
+  );
 }
