@@ -49,8 +49,11 @@ export const agentEnv = (stateDir: string): Record<string, string> => ({
   SVC_AGENT_SHAPE_DEVICES: 'off',
 });
 
-/** Control plane, a node with an inbound per protocol (on free ports), the agent enrolled and running, the node applied. */
-export async function startLoop(protocols: FleetProtocol[]): Promise<Loop> {
+/**
+ * Control plane, a node with an inbound per protocol (on free ports), the agent enrolled and
+ * running, the node applied. `env`: more of the agent's environment (a shorter device grace).
+ */
+export async function startLoop(protocols: FleetProtocol[], env: Record<string, string> = {}): Promise<Loop> {
   const cp = await startControlPlane();
   const stateDir = await mkdtemp(join(tmpdir(), 'svc-agent-e2e-'));
   let agent: AppProcess | undefined;
@@ -66,15 +69,21 @@ export async function startLoop(protocols: FleetProtocol[]): Promise<Loop> {
     for (const p of protocols) ports[p] = await freePort();
     const fleet = await createFleetForProtocols(cp.api, { node: { address: '127.0.0.1' }, ports });
     await enrollAgent(AGENT, stateDir, fleet.enroll);
-    agent = spawnApp(AGENT, agentEnv(stateDir), ['run']);
-    return await running(cp, fleet, stateDir, agent);
+    agent = spawnApp(AGENT, { ...agentEnv(stateDir), ...env }, ['run']);
+    return await running(cp, fleet, stateDir, agent, env);
   } catch (err) {
     await abandon().catch(() => {});
     throw err;
   }
 }
 
-async function running(cp: ControlPlane, fleet: Loop['fleet'], stateDir: string, first: AppProcess): Promise<Loop> {
+async function running(
+  cp: ControlPlane,
+  fleet: Loop['fleet'],
+  stateDir: string,
+  first: AppProcess,
+  env: Record<string, string> = {},
+): Promise<Loop> {
   let agent = first;
   const loop: Loop = {
     cp,
@@ -84,7 +93,7 @@ async function running(cp: ControlPlane, fleet: Loop['fleet'], stateDir: string,
       return agent;
     },
     async restartAgent() {
-      agent = spawnApp(AGENT, agentEnv(stateDir), ['run']);
+      agent = spawnApp(AGENT, { ...agentEnv(stateDir), ...env }, ['run']);
       await agent.waitForLog(/^agent started$/);
     },
     async stop() {
