@@ -20,7 +20,8 @@ import {
   SMALL,
   type Tuple,
 } from './shape-commands.ts';
-import { capabilityMissing, type Runner, spawnRunner } from './shape-runner.ts';
+import { probeShaping, type ShapeDevice } from './shape-probe.ts';
+import { type Runner, spawnRunner } from './shape-runner.ts';
 
 /**
  * Per-user speed caps in the kernel (UserLimits.upload_bps / download_bps; shape-commands.ts has
@@ -56,10 +57,7 @@ interface UserClass extends Cap {
   minor: number;
 }
 
-interface Device {
-  name: string;
-  ifb: string;
-}
+type Device = ShapeDevice;
 
 const MAX_MINOR = SMALL - 1; // the leaves are minor|4000 and minor|8000; leaf queues take the minor as their handle
 const tupleKey = (t: Tuple) => `${t.host}|${t.port}`;
@@ -167,105 +165,12 @@ export class Shaper {
     this.nodesUsed.clear();
   }
 
-  // ---- probe --------------------------------------------------------------------------------
+  // ---- probe (shape-probe.ts) ----------------------------------------------------------------
 
   private async probeError(): Promise<string> {
-    const cap = await (this.opts.capability ?? capabilityMissing)();
-    if (cap) return cap;
-    for (const [bin, arg, pkg] of [
-      ['nft', '--version', 'nftables'],
-      ['tc', '-V', 'iproute2'],
-      ['ip', '-V', 'iproute2'],
-    ] as const) {
-      const r = await this.run(bin, [arg]).catch((err: NodeJS.ErrnoException) => ({
-        code: -1,
-        stdout: '',
-        stderr: err.code ?? String(err),
-      }));
-      if (r.code !== 0) return `${bin} is not usable (${firstLine(r.stderr) || 'not installed'}; install ${pkg})`;
-    }
-    const names = this.opts.devices && this.opts.devices.length > 0 ? this.opts.devices : await this.defaultDevices();
-    if (names.length === 0) return 'no device to shape: no default route and no SVC_AGENT_SHAPE_DEVICES';
-    const devices: Device[] = [];
-    for (const name of names) {
-      const ifindex = await this.ifindex(name);
-      if (ifindex === null) return `device ${name} does not exist`;
-      devices.push({ name, ifb: `svcup${ifindex}` });
-    }
-    this.devices = devices;
-    // Named for this process: agents probing at the same time (tests) do not take each other's.
-    const probeIfb = `svcp${process.pid}`;
-    await this.run('ip', ['link', 'del', probeIfb]).catch(() => null);
-    const ip = await this.run('ip', ['link', 'add', probeIfb, 'type', 'ifb']);
-    if (ip.code !== 0) return `the kernel cannot make an IFB device (CONFIG_IFB): ${firstLine(ip.stderr)}`;
-    try {
-      const checks: Array<[string, string]> = [
-        ['HTB (CONFIG_NET_SCH_HTB)', `qdisc add dev ${probeIfb} root handle 5c00: htb default 0`],
-        ['HTB classes', `class add dev ${probeIfb} parent 5c00: classid 5c00:1 htb rate 1mbit`],
-        ['bfifo (CONFIG_NET_SCH_FIFO)', `qdisc add dev ${probeIfb} parent 5c00:1 handle 1: bfifo limit 100000`],
-        [
-          'the u32 classifier (CONFIG_NET_CLS_U32)',
-          `filter add dev ${probeIfb} parent 5c00: prio 1 protocol ip u32 match ip src 192.0.2.1/32 classid 5c00:1`,
-        ],
-        ['the ingress qdisc (CONFIG_NET_SCH_INGRESS)', `qdisc add dev ${probeIfb} handle ffff: ingress`],
-        [
-          'the mirred action (CONFIG_NET_ACT_MIRRED)',
-          `filter add dev ${probeIfb} parent ffff: prio 1 protocol ip u32 match ip src 192.0.2.1/32 action mirred egress redirect dev ${probeIfb}`,
-        ],
-      ];
-      for (const [what, line] of checks) {
-        const r = await this.run('tc', ['-batch', '-'], `${line}\n`);
-        if (r.code !== 0) return `tc: ${what} is not available: ${firstLine(r.stderr)}`;
-      }
-    } finally {
-      await this.run('ip', ['link', 'del', probeIfb]).catch(() => null);
-    }
-    const nft = await this.run(
-      'nft',
-      ['-f', '-'],
-      [
-        `table inet svc_shape_probe${process.pid} {`,
-        '  map m { type ipv4_addr . inet_service : classid; elements = { 192.0.2.1 . 1 : 5c00:1 } }',
-        '  chain c {',
-        '    type filter hook postrouting priority 0; policy accept;',
-        `    oifname "${probeIfb}" meta l4proto { tcp, udp } meta priority set ip daddr . th dport map @m`,
-        '  }',
-        '}',
-        `delete table inet svc_shape_probe${process.pid}`,
-        '',
-      ].join('\n'),
-    );
-    if (nft.code !== 0) return `nftables cannot set the priority from a map (CONFIG_NF_TABLES_INET): ${firstLine(nft.stderr)}`;
-    for (const d of devices) {
-      const root = await this.run('tc', ['qdisc', 'show', 'dev', d.name, 'root']);
-      const words = root.stdout.trim().split(/\s+/);
-      // "qdisc <kind> <handle> root ...": a default qdisc has handle 0:, ours is htb 5c00:.
-      const kind = words[1] ?? '';
-      const handle = words[2] ?? '';
-      if (handle !== '0:' && !(kind === 'htb' && handle === '5c00:'))
-        return `device ${d.name} has a root qdisc of its own (${kind} ${handle}); speed caps would replace it`;
-    }
-    return '';
-  }
-
-  private async defaultDevices(): Promise<string[]> {
-    const out = new Set<string>();
-    for (const family of ['-4', '-6']) {
-      const r = await this.run('ip', [family, '-o', 'route', 'show', 'default']).catch(() => null);
-      for (const line of r?.stdout.split('\n') ?? []) {
-        const words = line.trim().split(' ');
-        const at = words.indexOf('dev');
-        if (at >= 0 && words[at + 1]) out.add(words[at + 1] as string);
-      }
-    }
-    return [...out];
-  }
-
-  private async ifindex(name: string): Promise<number | null> {
-    const r = await this.run('ip', ['-o', 'link', 'show', 'dev', name]).catch(() => null);
-    if (!r || r.code !== 0) return null;
-    const n = Number.parseInt(r.stdout, 10);
-    return Number.isInteger(n) && n > 0 ? n : null;
+    const found = await probeShaping(this.run, this.opts);
+    if (found.devices) this.devices = found.devices;
+    return found.error;
   }
 
   // ---- passes -------------------------------------------------------------------------------
