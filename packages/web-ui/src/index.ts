@@ -1,4 +1,5 @@
 export { DataTable, type DataTableProps, type SortState } from './data-table.tsx';
+export { type DeviceSelf, deviceTitle } from './device-title.ts';
 export { formatBytes, formatDate, formatDateTime, formatNumber, formatRelative } from './format.ts';
 export { type CatalogLoader, changeLocale, directionOf, LOCALES, type LocaleCode, preferredLocale, setUpI18n } from './locales.ts';
 export { QrCode } from './qr-code.tsx';

@@ -1,18 +1,13 @@
 import { Alert, Badge, Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { modals } from '@mantine/modals';
 import type { AdminSchemas } from '@svc/api-client';
-import { formatDateTime, formatRelative } from '@svc/web-ui';
+import { deviceTitle, formatDateTime, formatRelative } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { notify } from '../components/notify.ts';
 
 type Devices = AdminSchemas['SubscriptionDevices'];
-type Registered = Devices['registered'][number];
-
-/** What a registered device says of itself: model, OS and version, else its app. */
-export const deviceTitle = (d: Pick<Registered, 'model' | 'os' | 'os_version' | 'user_agent'>, unknown: string) =>
-  [d.model, [d.os, d.os_version].filter(Boolean).join(' ')].filter(Boolean).join(' · ') || d.user_agent || unknown;
 
 /**
  * The subscription's devices (docs/limits.md): those registered by the HWID headers of link

@@ -1,18 +1,14 @@
 import { Alert, Group, Stack, Text } from '@mantine/core';
 import { formatRelativeTime } from '@svc/format';
+import { deviceTitle } from '@svc/web-ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { api, type PortalSchemas, unwrap } from '../api.ts';
 import { ConfirmAction } from './confirm-action.tsx';
 
 type SubscriptionDevices = PortalSchemas['PortalDevices']['items'][number];
-type Registered = SubscriptionDevices['registered'][number];
 
 export const devicesKey = ['/portal/v1/devices'];
-
-/** What a device says of itself (model, OS and version), else its app, else a neutral name. */
-const deviceName = (d: Registered, unknown: string) =>
-  [d.model, [d.os, d.os_version].filter(Boolean).join(' ')].filter(Boolean).join(' · ') || d.user_agent || unknown;
 
 /**
  * The devices of one subscription (GET /portal/v1/devices): how many it may use at once, the
@@ -55,7 +51,7 @@ export function Devices({ subscriptionId }: { subscriptionId: string }) {
         <Group key={d.id} justify="space-between" wrap="nowrap" gap="xs" data-testid="device">
           <div style={{ minWidth: 0 }}>
             <Text size="sm" fw={500} style={{ overflowWrap: 'anywhere' }}>
-              {deviceName(d, t('devices.unknown'))}
+              {deviceTitle(d, t('devices.unknown'))}
             </Text>
             <Text size="xs" c="dimmed">
               {t('devices.lastSeen', { when: formatRelativeTime(new Date(d.last_seen_at), new Date(), lng) })}
@@ -63,9 +59,9 @@ export function Devices({ subscriptionId }: { subscriptionId: string }) {
           </div>
           <ConfirmAction
             label={t('devices.remove')}
-            ariaLabel={t('devices.removeNamed', { name: deviceName(d, t('devices.unknown')) })}
+            ariaLabel={t('devices.removeNamed', { name: deviceTitle(d, t('devices.unknown')) })}
             testId={`remove-device-${d.id}`}
-            title={t('devices.removeTitle', { name: deviceName(d, t('devices.unknown')) })}
+            title={t('devices.removeTitle', { name: deviceTitle(d, t('devices.unknown')) })}
             text={t('devices.removeText')}
             confirmLabel={t('devices.removeConfirm')}
             run={() => remove(d.id)}
