@@ -1,13 +1,10 @@
 import { Alert, Badge, Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { modals } from '@mantine/modals';
-import type { AdminSchemas } from '@svc/api-client';
 import { deviceTitle, formatDateTime, formatRelative } from '@svc/web-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { api, unwrap } from '../api.ts';
 import { notify } from '../components/notify.ts';
-
-type Devices = AdminSchemas['SubscriptionDevices'];
 
 /**
  * The subscription's devices (docs/limits.md): those registered by the HWID headers of link

@@ -3,10 +3,8 @@ import { formatRelativeTime } from '@svc/format';
 import { deviceTitle } from '@svc/web-ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
-import { api, type PortalSchemas, unwrap } from '../api.ts';
+import { api, unwrap } from '../api.ts';
 import { ConfirmAction } from './confirm-action.tsx';
-
-type SubscriptionDevices = PortalSchemas['PortalDevices']['items'][number];
 
 export const devicesKey = ['/portal/v1/devices'];
 
