@@ -1,5 +1,6 @@
-// `pnpm bench:enforcement`: the agent's enforcement pass at 10,000 users (BENCH_USERS), CPU per
-// pass. Device limits (issue 36.1) so far; the speed-cap and entitlement passes join here.
+// `pnpm bench:enforcement`: the agent's enforcement passes at 10,000 users (BENCH_USERS), CPU per
+// pass: device limits (issue 36.1), entitlements (36.3: entitlement-pass.ts) and speed caps
+// (36.2: speed-cap-pass.ts), each with a baseline measured in the same run.
 // - A real socket table: BENCH_SOCKETS (15,000) established loopback TCP connections to one
 //   port standing for the engine's inbound (this process holds the server ends, a child process
 //   the clients, each from its own source address 127.1.x.y), and the access line of each
@@ -11,6 +12,9 @@
 //   connections are queued to end on every pass (the end itself stubbed, timed apart below).
 // - The same join and tracker on 30,000 synthetic sockets (3 per user), without ss.
 // - ss -K of the 1,000 refused connections by exact tuple (64 a call): wall time.
+// - Baseline of the device pass: the socket table read alone (one ss -tniH and its parse, what
+//   any pass over live connections pays), and ss without -i (the socket details the device
+//   rule reads for how long a client has been silent).
 // Prints the results (BENCH_NO_APPEND is implied: the coordinator merges them into BENCHMARKS.md
 // unless BENCH_APPEND=1).
 import { spawn } from 'node:child_process';
@@ -19,14 +23,17 @@ import { createServer, type Socket as NetSocket } from 'node:net';
 import { pino } from 'pino';
 import { ConnectionBook } from '../../apps/agent/src/connections/access-log.ts';
 import { LiveConnections } from '../../apps/agent/src/connections/live-connections.ts';
-import { destroyExact, type Socket } from '../../apps/agent/src/connections/socket-table.ts';
+import { destroyExact, establishedSockets, type Socket } from '../../apps/agent/src/connections/socket-table.ts';
 import { DeviceEnforcer } from '../../apps/agent/src/devices/device-enforcer.ts';
 import { env, loadNow, log, machine, main, n, publish, quietMachine, revision } from '../common/run.ts';
+import { entitlementPass } from './entitlement-pass.ts';
+import { speedCapPass } from './speed-cap-pass.ts';
 
 const USERS = env('BENCH_USERS', 10_000);
 const SOCKETS = env('BENCH_SOCKETS', 15_000);
 const PASSES = env('BENCH_PASSES', 20);
 const LIMITED = env('BENCH_LIMITED', 1000);
+const CAPPED = env('BENCH_CAPPED', 1000);
 if (!process.env.BENCH_APPEND) process.env.BENCH_NO_APPEND = '1';
 
 const ms = (x: number) => x.toFixed(x < 10 ? 2 : 1);
@@ -135,6 +142,28 @@ await main(async () => {
   const snapshot = live.snapshot;
   const perPassQueued = queued / (PASSES + 2);
 
+  // Baseline: the socket table alone (ss -tniH and the parse), and ss without -i.
+  const tableCpu: number[] = [];
+  const tableSsCpu: number[] = [];
+  const plainSsCpu: number[] = [];
+  for (let p = 0; p < PASSES; p++) {
+    const c0 = process.cpuUsage();
+    const k0 = childrenCpuMs();
+    await establishedSockets([port]);
+    const c = process.cpuUsage(c0);
+    tableCpu.push((c.user + c.system) / 1000);
+    tableSsCpu.push(childrenCpuMs() - k0);
+    const k1 = childrenCpuMs();
+    await new Promise<void>((resolve, reject) => {
+      const ss = spawn('ss', ['-tnH', 'state', 'established', '(', 'sport', '=', `:${port}`, ')'], {
+        stdio: ['ignore', 'ignore', 'ignore'],
+      });
+      ss.on('exit', () => resolve());
+      ss.on('error', reject);
+    });
+    plainSsCpu.push(childrenCpuMs() - k1);
+  }
+
   // The same join and tracker on 30,000 synthetic sockets, 3 per user, without ss.
   const synthLive = new LiveConnections({ ports: () => [443] });
   const synthSockets: Socket[] = [];
@@ -183,8 +212,20 @@ await main(async () => {
   child.send('bye');
   for (const s of held) s.destroy();
   server.close();
+
+  log(`entitlement pass, ${n(USERS)} users`);
+  const ent = await entitlementPass(USERS, PASSES);
+  log(`speed-cap pass, ${n(USERS)} users, ${n(CAPPED)} capped`);
+  const caps = await speedCapPass(USERS, CAPPED);
+  const kernel =
+    'skipped' in caps.kernel
+      ? [`| … in the kernel (a veth in a namespace of the bench's own) | skipped: ${caps.kernel.skipped} |`]
+      : [
+          `| … in the kernel (ip, tc and nft for real, a veth in a namespace of the bench's own): first pass / steady / churn, wall time | ${ms(caps.kernel.firstMs)} / ${ms(caps.kernel.steadyMs)} / ${ms(caps.kernel.churnMs)} ms (${n(caps.kernel.classes)} classes installed) |`,
+          `| … stop (everything removed) | ${ms(caps.kernel.stopMs)} ms |`,
+        ];
   publish([
-    `### ${new Date().toISOString().slice(0, 10)} — agent enforcement pass (device limits), ${n(USERS)} users`,
+    `### ${new Date().toISOString().slice(0, 10)} — agent enforcement passes (device limits, entitlements, speed caps), ${n(USERS)} users`,
     '',
     `Machine: ${machine()}. Commit ${revision()}. Load average (1/5/15 min) before: ${before}; after: ${loadNow()}. ${PASSES} passes after 2 of warm-up.`,
     '',
@@ -197,5 +238,14 @@ await main(async () => {
     `| … connections queued to end per pass | ${n(perPassQueued)} |`,
     `| join + tracker alone, ${n(USERS * 3)} synthetic sockets (3 devices per user, every user device_limit 2): CPU per pass, median | ${ms(median(synthCpu))} ms |`,
     `| ss -K of ${n(refused.length)} connections by exact tuple (64 a call) | ${ms(killMs)} ms, ${n(ended)} ended |`,
+    `| baseline: the socket table alone (ss -tniH + parse): CPU of the agent / of ss per read, median | ${ms(median(tableCpu))} / ${ms(median(tableSsCpu))} ms |`,
+    `| baseline: ss -tnH without the socket details (-i): CPU of ss per read, median | ${ms(median(plainSsCpu))} ms |`,
+    `| entitlement pass, ${n(USERS)} users each with a not-after and a slice (the engine's counters handed in): full pass after new limits, median | ${ms(ent.fullMs)} ms |`,
+    `| … steady pass, 1% of the users counted bytes since the last, median | ${ms(ent.steadyOnePctMs)} ms |`,
+    `| … steady pass, every user counted bytes, median | ${ms(ent.steadyAllMs)} ms |`,
+    `| baseline: the rule alone (cutReason) over every user, median | ${ms(ent.ruleAloneMs)} ms |`,
+    `| speed-cap pass, ${n(USERS)} users with 2 connections each, ${n(CAPPED)} capped (the agent's CPU, commands taken without a kernel): first pass / steady / churn (10% of the capped connections new) | ${ms(caps.firstMs)} / ${ms(caps.steadyMs)} / ${ms(caps.churnMs)} ms (${n(caps.tcLines)} tc lines, ${n(caps.nftLines)} nft lines in all) |`,
+    `| baseline: a fresh Shaper's first pass for the churned connections (rebuilding everything) | ${ms(caps.rebuildMs)} ms |`,
+    ...kernel,
   ]);
 });

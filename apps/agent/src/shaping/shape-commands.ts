@@ -7,16 +7,22 @@ import { isIPv4 } from 'node:net';
  *
  * Download (towards the client): an HTB root `5c00:` on each shaped device, no default class
  * (`default 0`: unclassified packets take HTB's direct queue, unshaped); one class `5c00:<minor>`
- * per capped user (rate = ceil = the cap) with a bfifo leaf. The class is chosen by
- * skb->priority: HTB takes a priority equal to one of its leaf classes' ids before any filter
- * (sch_htb.c htb_classify), and nftables sets the priority in postrouting from maps keyed by the
- * client's address and port (`table inet svc_shape`, maps down4/down6).
+ * per capped user (rate = ceil = the cap) with two leaves, small packets and the rest. The leaf
+ * is chosen by skb->priority: HTB takes a priority equal to one of its leaf classes' ids before
+ * any filter (sch_htb.c htb_classify), and nftables sets the priority in postrouting from maps
+ * keyed by the client's address and port (`table inet svc_shape`): down4/down6 give the bulk
+ * leaf, small4/small6 (looked up only for packets under 128 bytes) the small one.
  *
  * Upload (from the client): tc ingress runs before netfilter, so no map can pick the class. The
  * ingress qdisc of the device holds one u32 filter per capped connection (client address and
  * port, in a 256-bucket hash table on the low byte of the source port) that redirects it
- * (mirred) to the device's IFB `svcup<ifindex>`; the IFB's HTB root holds the same u32 filters
- * with the user's class as classid. Other packets never leave the device's ingress path.
+ * (mirred) to the device's IFB `svcup<ifindex>`; the IFB's HTB root holds two u32 filters per
+ * connection in the same buckets, the small packets' first, each with its leaf as classid.
+ * Other packets never leave the device's ingress path.
+ *
+ * No filter hangs on a user's class: u32 gives each filter list its own hash table, whose ids
+ * (12 bits) a qdisc shares, so filters per class ran out at 682 users (3 each) and took the
+ * kernel time quadratic in the users before that (bench/BENCHMARKS.md).
  */
 export const HTB_MAJOR = 0x5c00;
 /** u32 hash tables (12-bit ids) and filter priorities, IPv4 and IPv6. */
@@ -25,8 +31,8 @@ export const HT6 = 0x5d;
 export const PRIO4 = 0x5c4;
 export const PRIO6 = 0x5c6;
 export const NFT_TABLE = 'svc_shape';
-/** Nodes a u32 bucket holds (12 bits of the handle). */
-export const MAX_NODES_PER_BUCKET = 0xfff;
+/** Connections a u32 bucket holds: on the IFB each takes two nodes (12 bits of the handle). */
+export const MAX_NODES_PER_BUCKET = 0x7ff;
 
 const hex = (n: number): string => n.toString(16);
 export const classId = (minor: number): string => `${hex(HTB_MAJOR)}:${hex(minor)}`;
@@ -75,37 +81,27 @@ export const BULK = 0x8000;
 /**
  * tc lines that make (or change) a user's class on `dev`: an inner class at the cap with two
  * leaves sharing it, small packets first (prio 0, a tenth of the cap assured) and the rest
- * (prio 1, bfifo). Without the small leaf, the ACKs of the user's transfers in the other
- * direction wait behind a full queue of their data (seconds at 1 Mbit/s) and those transfers
- * stall; with it they pass first, and the user still gets no more than the cap in all.
- * `created` adds the leaf queue and the filters that pick a leaf (on the inner class: HTB runs
- * an inner class's filters when the priority or a filter chose it).
+ * (prio 1, the queue of htbShape). Without the small leaf, the ACKs of the user's transfers in
+ * the other direction wait behind a full queue of their data (seconds at 1 Mbit/s) and those
+ * transfers stall; with it they pass first, and the user still gets no more than the cap in
+ * all. The leaves are chosen by the nft maps (download) and the IFB's u32 filters (upload).
  */
-export function classLines(dev: string, minor: number, bps: number, upload = false, created = true): string[] {
+export function classLines(dev: string, minor: number, bps: number, upload = false): string[] {
   const s = htbShape(bps, upload);
   const id = classId(minor);
   const rate = Math.max(8, Math.floor(bps));
   const small = Math.max(8, Math.floor(rate / 10));
   const params = `burst ${s.burst} cburst ${s.burst} quantum ${s.quantum}`;
-  const lines = [
+  return [
     `class replace dev ${dev} parent ${hex(HTB_MAJOR)}: classid ${id} htb rate ${s.rate} ceil ${s.rate} ${params}`,
     `class replace dev ${dev} parent ${id} classid ${classId(minor | SMALL)} htb rate ${small}bit ceil ${s.rate} prio 0 ${params}`,
     `class replace dev ${dev} parent ${id} classid ${classId(minor | BULK)} htb rate ${rate - small}bit ceil ${s.rate} prio 1 ${params}`,
     `qdisc replace dev ${dev} parent ${classId(minor | BULK)} handle ${hex(minor)}: ${upload ? 'pfifo_head_drop' : 'bfifo'} limit ${s.limit}`,
   ];
-  if (created) {
-    lines.push(
-      `filter add dev ${dev} parent ${id} prio 1 protocol ip u32 match u16 0 0xff80 at 2 classid ${classId(minor | SMALL)}`,
-      `filter add dev ${dev} parent ${id} prio 2 protocol ipv6 u32 match u16 0 0xff80 at 4 classid ${classId(minor | SMALL)}`,
-      `filter add dev ${dev} parent ${id} prio 3 protocol all u32 match u32 0 0 classid ${classId(minor | BULK)}`,
-    );
-  }
-  return lines;
 }
 
-/** tc lines that remove a user's class: its filters, its leaves, then the class. */
+/** tc lines that remove a user's class: its leaves, then the class. */
 export const classDelLines = (dev: string, minor: number): string[] => [
-  `filter del dev ${dev} parent ${classId(minor)}`,
   `class del dev ${dev} classid ${classId(minor | SMALL)}`,
   `class del dev ${dev} classid ${classId(minor | BULK)}`,
   `class del dev ${dev} classid ${classId(minor)}`,
@@ -139,14 +135,35 @@ export function ingressFilterLine(dev: string, ifb: string, t: Tuple, h: FilterH
   return `filter add dev ${dev} parent ffff: prio ${prio(h.v6)} handle ${filterHandle(h)} protocol ${proto(h.v6)} u32 ht ${hex(h.v6 ? HT6 : HT4)}:${hex(h.bucket)}: ${u32Match(t)} action mirred egress redirect dev ${ifb}`;
 }
 
-/** The upload filter of a tuple on the IFB: the user's class. */
-export function ifbFilterLine(ifb: string, t: Tuple, h: FilterHandle, minor: number): string {
-  return `filter add dev ${ifb} parent ${hex(HTB_MAJOR)}: prio ${prio(h.v6)} handle ${filterHandle(h)} protocol ${proto(h.v6)} u32 ht ${hex(h.v6 ? HT6 : HT4)}:${hex(h.bucket)}: ${u32Match(t)} classid ${classId(minor)}`;
+/** The IFB's nodes of a tuple whose device filter is node `h.node`: 2n-1 (small packets, first in the bucket) and 2n. */
+const ifbHandles = (h: FilterHandle): [FilterHandle, FilterHandle] => [
+  { ...h, node: 2 * h.node - 1 },
+  { ...h, node: 2 * h.node },
+];
+
+/**
+ * The upload filters of a tuple on the IFB: its small packets (IPv4 total length, IPv6 payload
+ * length under 128) to the user's small leaf, the rest to its bulk leaf. u32 keeps a bucket's
+ * nodes in handle order, so the small one is tried first.
+ */
+export function ifbFilterLines(ifb: string, t: Tuple, h: FilterHandle, minor: number): string[] {
+  const [small, bulk] = ifbHandles(h);
+  const at = `${hex(h.v6 ? HT6 : HT4)}:${hex(h.bucket)}:`;
+  const head = (x: FilterHandle) =>
+    `filter add dev ${ifb} parent ${hex(HTB_MAJOR)}: prio ${prio(h.v6)} handle ${filterHandle(x)} protocol ${proto(h.v6)} u32 ht ${at}`;
+  return [
+    `${head(small)} ${u32Match(t)} match u16 0 0xff80 at ${h.v6 ? 4 : 2} classid ${classId(minor | SMALL)}`,
+    `${head(bulk)} ${u32Match(t)} classid ${classId(minor | BULK)}`,
+  ];
 }
 
 export function filterDelLine(dev: string, parent: string, h: FilterHandle): string {
   return `filter del dev ${dev} parent ${parent} prio ${prio(h.v6)} handle ${filterHandle(h)} protocol ${proto(h.v6)} u32`;
 }
+
+/** The IFB's two filters of a tuple, removed. */
+export const ifbFilterDelLines = (ifb: string, h: FilterHandle): string[] =>
+  ifbHandles(h).map((x) => filterDelLine(ifb, `${hex(HTB_MAJOR)}:`, x));
 
 /** tc lines that set a device up for shaping: the HTB roots, the ingress qdisc, the hash tables. */
 export function deviceSetupLines(dev: string, ifb: string, ingressPresent: boolean): string[] {
@@ -164,38 +181,50 @@ export const ifbLinkLines = (ifb: string): string[] => [`link add ${ifb} txqueue
 
 const quote = (dev: string) => JSON.stringify(dev);
 
-/** An nft element `addr . port : classid`. */
-export const nftElement = (t: Tuple, minor: number): string => `${t.host} . ${t.port} : ${classId(minor)}`;
+/** An nft element `addr . port : classid` (the leaf: small or bulk). */
+export const nftElement = (t: Tuple, leaf: number): string => `${t.host} . ${t.port} : ${classId(leaf)}`;
 
 /**
  * The whole nft table, replaced in one transaction (add + delete + define: no moment without
- * it), with its elements. The rule runs in postrouting on the shaped devices only.
+ * it), with its elements. The rules run in postrouting on the shaped devices only: every packet
+ * of a capped tuple gets its user's bulk leaf, then one under 128 bytes (an ACK, a handshake)
+ * its small leaf.
  */
 export function nftTableScript(devices: string[], down: Array<{ tuple: Tuple; minor: number }>): string {
-  const v4 = down.filter((d) => isIPv4(d.tuple.host)).map((d) => nftElement(d.tuple, d.minor));
-  const v6 = down.filter((d) => !isIPv4(d.tuple.host)).map((d) => nftElement(d.tuple, d.minor));
   const devs = devices.map(quote).join(', ');
+  const map = (name: string, type: string, v6: boolean, leaf: number) => {
+    const els = down.filter((d) => isIPv4(d.tuple.host) !== v6).map((d) => nftElement(d.tuple, d.minor | leaf));
+    return `  map ${name} { type ${type} . inet_service : classid; ${els.length > 0 ? `elements = { ${els.join(', ')} }` : ''} }`;
+  };
   const lines = [
     `table inet ${NFT_TABLE} {}`,
     `delete table inet ${NFT_TABLE}`,
     `table inet ${NFT_TABLE} {`,
-    `  map down4 { type ipv4_addr . inet_service : classid; ${v4.length > 0 ? `elements = { ${v4.join(', ')} }` : ''} }`,
-    `  map down6 { type ipv6_addr . inet_service : classid; ${v6.length > 0 ? `elements = { ${v6.join(', ')} }` : ''} }`,
+    map('down4', 'ipv4_addr', false, BULK),
+    map('down6', 'ipv6_addr', true, BULK),
+    map('small4', 'ipv4_addr', false, SMALL),
+    map('small6', 'ipv6_addr', true, SMALL),
     '  chain postrouting {',
     '    type filter hook postrouting priority 0; policy accept;',
     `    oifname { ${devs} } meta l4proto { tcp, udp } meta priority set ip daddr . th dport map @down4`,
     `    oifname { ${devs} } meta l4proto { tcp, udp } meta priority set ip6 daddr . th dport map @down6`,
+    `    oifname { ${devs} } meta l4proto { tcp, udp } meta length < 128 meta priority set ip daddr . th dport map @small4`,
+    `    oifname { ${devs} } meta l4proto { tcp, udp } meta length < 128 meta priority set ip6 daddr . th dport map @small6`,
     '  }',
     '}',
   ];
   return `${lines.join('\n')}\n`;
 }
 
-/** nft lines that add and delete map elements (one transaction with `nft -f -`). */
+/** nft lines that add and delete map elements, each tuple in both maps of its family (one transaction with `nft -f -`). */
 export function nftElementScript(add: Array<{ tuple: Tuple; minor: number }>, del: Tuple[]): string {
   const lines: string[] = [];
-  const mapOf = (t: Tuple) => (isIPv4(t.host) ? 'down4' : 'down6');
-  for (const t of del) lines.push(`delete element inet ${NFT_TABLE} ${mapOf(t)} { ${t.host} . ${t.port} }`);
-  for (const a of add) lines.push(`add element inet ${NFT_TABLE} ${mapOf(a.tuple)} { ${nftElement(a.tuple, a.minor)} }`);
+  const fam = (t: Tuple) => (isIPv4(t.host) ? '4' : '6');
+  for (const t of del)
+    for (const m of ['down', 'small']) lines.push(`delete element inet ${NFT_TABLE} ${m}${fam(t)} { ${t.host} . ${t.port} }`);
+  for (const a of add) {
+    lines.push(`add element inet ${NFT_TABLE} down${fam(a.tuple)} { ${nftElement(a.tuple, a.minor | BULK)} }`);
+    lines.push(`add element inet ${NFT_TABLE} small${fam(a.tuple)} { ${nftElement(a.tuple, a.minor | SMALL)} }`);
+  }
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }

@@ -7,8 +7,8 @@ import {
   deviceSetupLines,
   type FilterHandle,
   filterDelLine,
-  HTB_MAJOR,
-  ifbFilterLine,
+  ifbFilterDelLines,
+  ifbFilterLines,
   ifbLinkLines,
   ingressFilterLine,
   MAX_NODES_PER_BUCKET,
@@ -230,9 +230,9 @@ export class Shaper {
         continue;
       }
       for (const d of devices) {
-        if (cap.downBps > 0) adds.push(...classLines(d.name, minor, cap.downBps, false, !had || had.downBps === 0));
+        if (cap.downBps > 0) adds.push(...classLines(d.name, minor, cap.downBps, false));
         else if (had && had.downBps > 0) classDels.push(...classDelLines(d.name, minor));
-        if (cap.upBps > 0) adds.push(...classLines(d.ifb, minor, cap.upBps, true, !had || had.upBps === 0));
+        if (cap.upBps > 0) adds.push(...classLines(d.ifb, minor, cap.upBps, true));
         else if (had && had.upBps > 0) classDels.push(...classDelLines(d.ifb, minor));
       }
       this.classes.set(email, { ...cap, minor });
@@ -252,7 +252,7 @@ export class Shaper {
       if (want && this.classes.get(want.email)?.minor === had.minor) continue;
       for (const d of devices) {
         dels.push(filterDelLine(d.name, 'ffff:', had.handle));
-        dels.push(filterDelLine(d.ifb, `${HTB_MAJOR.toString(16)}:`, had.handle));
+        dels.push(...ifbFilterDelLines(d.ifb, had.handle));
       }
       this.nodesUsed.get(bucketKey(had.handle))?.delete(had.handle.node);
       this.up.delete(k);
@@ -264,7 +264,7 @@ export class Shaper {
       const minor = minorOf(want.email);
       for (const d of devices) {
         adds.push(ingressFilterLine(d.name, d.ifb, want.tuple, handle));
-        adds.push(ifbFilterLine(d.ifb, want.tuple, handle, minor));
+        adds.push(...ifbFilterLines(d.ifb, want.tuple, handle, minor));
       }
       this.up.set(k, { tuple: want.tuple, minor, handle });
     }

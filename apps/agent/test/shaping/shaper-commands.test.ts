@@ -1,6 +1,13 @@
 import type { UserLimits } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
-import { classLines, htbShape, ingressFilterLine, nftElementScript, nftTableScript } from '../../src/shaping/shape-commands.ts';
+import {
+  classLines,
+  htbShape,
+  ifbFilterLines,
+  ingressFilterLine,
+  nftElementScript,
+  nftTableScript,
+} from '../../src/shaping/shape-commands.ts';
 import type { Runner } from '../../src/shaping/shape-runner.ts';
 import { Shaper } from '../../src/shaping/shaper.ts';
 
@@ -56,30 +63,46 @@ describe('speed-cap commands', () => {
       'class replace dev eth0 parent 5c00:12 classid 5c00:4012 htb rate 100000bit ceil 1000000bit prio 0 burst 15140 cburst 15140 quantum 12500',
       'class replace dev eth0 parent 5c00:12 classid 5c00:8012 htb rate 900000bit ceil 1000000bit prio 1 burst 15140 cburst 15140 quantum 12500',
       'qdisc replace dev eth0 parent 5c00:8012 handle 12: bfifo limit 196608',
-      // Small packets (IPv4 total length, IPv6 payload length under 128) to the first leaf.
-      'filter add dev eth0 parent 5c00:12 prio 1 protocol ip u32 match u16 0 0xff80 at 2 classid 5c00:4012',
-      'filter add dev eth0 parent 5c00:12 prio 2 protocol ipv6 u32 match u16 0 0xff80 at 4 classid 5c00:4012',
-      'filter add dev eth0 parent 5c00:12 prio 3 protocol all u32 match u32 0 0 classid 5c00:8012',
     ]);
-    // A changed cap changes the classes only.
-    expect(classLines('eth0', 0x12, 2_000_000, false, false)).toHaveLength(4);
+    // No filter hangs on the class (u32 would give each class a hash table of its own: 2,047 a qdisc).
+    expect(classLines('eth0', 0x12, 1_000_000, true).join('\n')).not.toContain('filter');
   });
 
-  it('the nft table keys the maps by client address and port and runs on the shaped devices only', () => {
+  it('the nft table keys the maps by client address and port (the bulk leaf; the small leaf for packets under 128 bytes) and runs on the shaped devices only', () => {
     const script = nftTableScript(['eth0'], [{ tuple: { host: '198.51.100.7', port: 50000 }, minor: 1 }]);
-    expect(script).toContain('map down4 { type ipv4_addr . inet_service : classid; elements = { 198.51.100.7 . 50000 : 5c00:1 } }');
+    expect(script).toContain('map down4 { type ipv4_addr . inet_service : classid; elements = { 198.51.100.7 . 50000 : 5c00:8001 } }');
+    expect(script).toContain('map small4 { type ipv4_addr . inet_service : classid; elements = { 198.51.100.7 . 50000 : 5c00:4001 } }');
     expect(script).toContain('oifname { "eth0" } meta l4proto { tcp, udp } meta priority set ip daddr . th dport map @down4');
+    // The small packets' rule comes after: it overrides the bulk leaf.
+    expect(script.indexOf('meta length < 128 meta priority set ip daddr . th dport map @small4')).toBeGreaterThan(
+      script.indexOf('map @down4'),
+    );
     expect(script.startsWith('table inet svc_shape {}\ndelete table inet svc_shape\n')).toBe(true);
     expect(
       nftElementScript([{ tuple: { host: '2001:db8:0:0:0:0:0:1', port: 443 }, minor: 2 }], [{ host: '198.51.100.7', port: 50000 }]),
     ).toBe(
-      'delete element inet svc_shape down4 { 198.51.100.7 . 50000 }\nadd element inet svc_shape down6 { 2001:db8:0:0:0:0:0:1 . 443 : 5c00:2 }\n',
+      [
+        'delete element inet svc_shape down4 { 198.51.100.7 . 50000 }',
+        'delete element inet svc_shape small4 { 198.51.100.7 . 50000 }',
+        'add element inet svc_shape down6 { 2001:db8:0:0:0:0:0:1 . 443 : 5c00:8002 }',
+        'add element inet svc_shape small6 { 2001:db8:0:0:0:0:0:1 . 443 : 5c00:4002 }',
+        '',
+      ].join('\n'),
     );
   });
 
-  it('an upload filter matches the client address and source port in the bucket of the port low byte', () => {
-    expect(ingressFilterLine('eth0', 'svcup2', { host: '198.51.100.7', port: 0x1234 }, { v6: false, bucket: 0x34, node: 1 })).toBe(
-      'filter add dev eth0 parent ffff: prio 1476 handle 5c:34:1 protocol ip u32 ht 5c:34: match ip src 198.51.100.7/32 match ip sport 4660 0xffff action mirred egress redirect dev svcup2',
+  it('an upload filter matches the client address and source port in the bucket of the port low byte; on the IFB two, small packets first, each to its leaf', () => {
+    const t = { host: '198.51.100.7', port: 0x1234 };
+    const h = { v6: false, bucket: 0x34, node: 3 };
+    expect(ingressFilterLine('eth0', 'svcup2', t, h)).toBe(
+      'filter add dev eth0 parent ffff: prio 1476 handle 5c:34:3 protocol ip u32 ht 5c:34: match ip src 198.51.100.7/32 match ip sport 4660 0xffff action mirred egress redirect dev svcup2',
+    );
+    expect(ifbFilterLines('svcup2', t, h, 0x12)).toEqual([
+      'filter add dev svcup2 parent 5c00: prio 1476 handle 5c:34:5 protocol ip u32 ht 5c:34: match ip src 198.51.100.7/32 match ip sport 4660 0xffff match u16 0 0xff80 at 2 classid 5c00:4012',
+      'filter add dev svcup2 parent 5c00: prio 1476 handle 5c:34:6 protocol ip u32 ht 5c:34: match ip src 198.51.100.7/32 match ip sport 4660 0xffff classid 5c00:8012',
+    ]);
+    expect(ifbFilterLines('svcup2', { host: '2001:db8:0:0:0:0:0:1', port: 443 }, { v6: true, bucket: 0xbb, node: 1 }, 1)[0]).toContain(
+      'handle 5d:bb:1 protocol ipv6 u32 ht 5d:bb: match ip6 src 2001:db8:0:0:0:0:0:1/128 match ip6 sport 443 0xffff match u16 0 0xff80 at 4 classid 5c00:4001',
     );
   });
 });
@@ -122,10 +145,12 @@ describe('Shaper passes', () => {
     expect(tc).toContain('class replace dev eth0 parent 5c00: classid 5c00:1 htb rate 1000000bit');
     expect(tc).toContain('class replace dev svcup2 parent 5c00: classid 5c00:1 htb rate 2000000bit');
     expect(tc).toContain('match ip src 198.51.100.7/32 match ip sport 50001 0xffff action mirred egress redirect dev svcup2');
-    expect(tc).toContain('match ip src 198.51.100.7/32 match ip sport 50001 0xffff classid 5c00:1');
+    expect(tc).toContain('match ip src 198.51.100.7/32 match ip sport 50001 0xffff classid 5c00:8001');
+    expect(tc).toContain('match ip src 198.51.100.7/32 match ip sport 50001 0xffff match u16 0 0xff80 at 2 classid 5c00:4001');
     expect(tc).not.toContain('50002');
     const nft = w.find((c) => c.cmd === 'nft -f -' && c.input.includes('map down4'))?.input ?? '';
-    expect(nft).toContain('elements = { 198.51.100.7 . 50001 : 5c00:1 }');
+    expect(nft).toContain('elements = { 198.51.100.7 . 50001 : 5c00:8001 }');
+    expect(nft).toContain('elements = { 198.51.100.7 . 50001 : 5c00:4001 }');
     expect(nft).not.toContain('50002');
     const before = k.calls.length;
     await shaper.apply(conns);
@@ -155,24 +180,22 @@ describe('Shaper passes', () => {
     const [tc, nft, classDel] = later.map((c) => c.input) as [string, string, string];
     expect(tc).toContain('filter del dev eth0 parent ffff: prio 1476 handle 5c:51:1 protocol ip u32\n');
     expect(tc).toContain('filter del dev svcup2 parent 5c00: prio 1476 handle 5c:51:1 protocol ip u32\n');
+    expect(tc).toContain('filter del dev svcup2 parent 5c00: prio 1476 handle 5c:51:2 protocol ip u32\n');
     expect(tc).toContain('match ip sport 50003 0xffff action mirred');
     expect(tc).not.toContain('class replace');
     expect(nft).toBe(
       [
         'delete element inet svc_shape down4 { 198.51.100.7 . 50001 }',
+        'delete element inet svc_shape small4 { 198.51.100.7 . 50001 }',
         'delete element inet svc_shape down4 { 198.51.100.8 . 50002 }',
-        'add element inet svc_shape down4 { 198.51.100.7 . 50003 : 5c00:1 }',
+        'delete element inet svc_shape small4 { 198.51.100.8 . 50002 }',
+        'add element inet svc_shape down4 { 198.51.100.7 . 50003 : 5c00:8001 }',
+        'add element inet svc_shape small4 { 198.51.100.7 . 50003 : 5c00:4001 }',
         '',
       ].join('\n'),
     );
     expect(classDel).toBe(
-      [
-        'filter del dev eth0 parent 5c00:2',
-        'class del dev eth0 classid 5c00:4002',
-        'class del dev eth0 classid 5c00:8002',
-        'class del dev eth0 classid 5c00:2',
-        '',
-      ].join('\n'),
+      ['class del dev eth0 classid 5c00:4002', 'class del dev eth0 classid 5c00:8002', 'class del dev eth0 classid 5c00:2', ''].join('\n'),
     );
   });
 
@@ -223,6 +246,6 @@ describe('Shaper passes', () => {
     await shaper.apply(conns);
     const again = k.calls.slice(before);
     expect(again.some((c) => c.cmd === 'tc qdisc show dev eth0 root')).toBe(true);
-    expect(again.find((c) => c.cmd === 'nft -f -' && c.input.includes('elements'))?.input).toContain('198.51.100.7 . 50001 : 5c00:1');
+    expect(again.find((c) => c.cmd === 'nft -f -' && c.input.includes('elements'))?.input).toContain('198.51.100.7 . 50001 : 5c00:8001');
   });
 });
