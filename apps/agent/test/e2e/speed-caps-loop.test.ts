@@ -1,10 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeSubscriptionBody, fetchSubscription, fleetOverRest, parseShareLink, v2rayClientFromLink } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeNetns, sh, shapingSkipReason, vethPair } from '../shaping/netns.ts';
 import {
   type CountingServer,
   eventually,
@@ -32,31 +33,10 @@ const CLI_DEV = 'svclp-c';
 const CAP = 1_000_000;
 
 function skipReason(): string | null {
-  if (noV2ray) return noV2ray;
-  if (process.getuid?.() !== 0) return 'not root (network namespaces and tc need it)';
-  for (const [bin, arg] of [
-    ['ip', '-V'],
-    ['tc', '-V'],
-    ['nft', '--version'],
-    ['ss', '-V'],
-  ] as const) {
-    try {
-      execFileSync(bin, [arg], { stdio: 'ignore' });
-    } catch {
-      return `${bin} is not installed`;
-    }
-  }
-  return null;
+  return noV2ray ?? shapingSkipReason([['ss', '-V']]);
 }
 const skip = skipReason();
 if (skip) console.warn(`speed-cap loop test skipped: ${skip}`);
-
-const sh = (...args: string[]) => execFileSync(args[0] as string, args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-const quietly = (...args: string[]) => {
-  try {
-    sh(...args);
-  } catch {}
-};
 
 let loop: Loop | undefined;
 let dest: CountingServer | undefined;
@@ -65,15 +45,7 @@ let dir = '';
 
 beforeAll(async () => {
   if (skip) return;
-  quietly('ip', 'netns', 'del', CLI);
-  quietly('ip', 'link', 'del', HOST_DEV);
-  sh('ip', 'netns', 'add', CLI);
-  sh('ip', 'link', 'add', HOST_DEV, 'type', 'veth', 'peer', 'name', CLI_DEV, 'netns', CLI);
-  sh('ip', 'addr', 'add', '10.89.0.1/24', 'dev', HOST_DEV);
-  sh('ip', '-n', CLI, 'addr', 'add', '10.89.0.2/24', 'dev', CLI_DEV);
-  sh('ip', 'link', 'set', HOST_DEV, 'up');
-  sh('ip', '-n', CLI, 'link', 'set', CLI_DEV, 'up');
-  sh('ip', '-n', CLI, 'link', 'set', 'lo', 'up');
+  vethPair({ ns: null, dev: HOST_DEV, addresses: ['10.89.0.1/24'] }, { ns: CLI, dev: CLI_DEV, addresses: ['10.89.0.2/24'] });
   dest = await startCountingServer();
   dir = mkdtempSync(join(tmpdir(), 'svc-caps-loop-'));
   loop = await startLoop(['vmess-tcp'], { SVC_AGENT_SHAPE_DEVICES: HOST_DEV });
@@ -84,8 +56,7 @@ afterAll(async () => {
   await loop?.stop();
   await dest?.close();
   // The agent removed what it installed when it stopped: the veth and the namespace are the test's.
-  quietly('ip', 'netns', 'del', CLI);
-  quietly('ip', 'link', 'del', HOST_DEV);
+  removeNetns([CLI], [HOST_DEV]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

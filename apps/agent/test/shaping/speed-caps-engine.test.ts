@@ -1,11 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { UserLimits } from '@svc/proto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectionBook } from '../../src/connections/access-log.ts';
@@ -13,6 +12,7 @@ import { LiveConnections } from '../../src/connections/live-connections.ts';
 import { parseSsLines } from '../../src/connections/socket-table.ts';
 import { spawnRunner } from '../../src/shaping/shape-runner.ts';
 import { SpeedCaps } from '../../src/shaping/speed-caps.ts';
+import { capLimits, removeNetns, sh, shapingSkipReason, slope, vethPair } from './netns.ts';
 
 /**
  * Speed caps with Debian's v2ray as the engine: the engine serves VMess in one network namespace,
@@ -29,51 +29,11 @@ const CLI = 'svcshape-ecli';
 const DEV = 'svcshe-s';
 const VMESS_PORT = 10086;
 
-function skipReason(): string | null {
-  if (process.getuid?.() !== 0) return 'not root (network namespaces and tc need it)';
-  for (const [bin, arg] of [
-    ['ip', '-V'],
-    ['tc', '-V'],
-    ['nft', '--version'],
-    ['ss', '-V'],
-    ['v2ray', '-version'],
-  ] as const) {
-    try {
-      execFileSync(bin, [arg], { stdio: 'ignore' });
-    } catch {
-      return `${bin} is not installed`;
-    }
-  }
-  return null;
-}
-const skip = skipReason();
+const skip = shapingSkipReason([
+  ['ss', '-V'],
+  ['v2ray', '-version'],
+]);
 if (skip) console.warn(`speed-cap engine test skipped: ${skip}`);
-
-const sh = (...args: string[]) => execFileSync(args[0] as string, args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-
-const limits = (id: string, up: number, down: number): UserLimits => ({
-  subscriptionId: id,
-  deviceLimit: 0,
-  uploadBps: BigInt(up),
-  downloadBps: BigInt(down),
-  notAfterMs: 0n,
-  sliceId: 0n,
-  sliceBytes: 0n,
-});
-
-function slope(points: Array<[number, number]>): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, p) => s + p[0], 0) / n;
-  const my = points.reduce((s, p) => s + p[1], 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const [x, y] of points) {
-    num += (x - mx) * (y - my);
-    den += (x - mx) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
-}
 
 /** A download or upload through the client's route on `port` (bytes per second from 1.5 s on). */
 function transfer(mode: 'down' | 'up', port: number, seconds: number, fromMs = 1500, id = '0'): Promise<number> {
@@ -111,6 +71,21 @@ function transfer(mode: 'down' | 'up', port: number, seconds: number, fromMs = 1
 const CAP = 1_000_000;
 
 /**
+ * The desired state's caps set up on the node (the HTB root on the veth): as on a real node,
+ * where the desired state arrives before its users connect. Under load the setup (a dozen runs
+ * of ip, tc and nft) takes seconds; a transfer started meanwhile runs unshaped, builds a window
+ * of megabytes and, met by the cap, spends the measurement recovering from the drops.
+ */
+async function setUp(): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (/htb 5c00: root/.test(sh('ip', 'netns', 'exec', SRV, 'tc', 'qdisc', 'show', 'dev', DEV))) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the speed caps were not set up within 15 s');
+}
+
+/**
  * The capped user's 9 s transfer and, from 1.5 s on, the uncapped user's 7 s one; the capped
  * rate is measured from 2.5 s, while both run. The capped connection's first tens of ms (until
  * its access line has been read and the pass has landed) go out unshaped; at the veth's
@@ -145,22 +120,7 @@ const uploads = new Map<string, (samples: Array<[number, number]>) => void>();
 
 describe.skipIf(skip !== null)('speed caps with v2ray as the engine (network namespaces)', () => {
   beforeAll(async () => {
-    for (const ns of [SRV, CLI]) {
-      try {
-        sh('ip', 'netns', 'del', ns);
-      } catch {}
-      sh('ip', 'netns', 'add', ns);
-    }
-    sh('ip', 'link', 'add', DEV, 'netns', SRV, 'type', 'veth', 'peer', 'name', 'svcshe-c', 'netns', CLI);
-    sh('ip', '-n', SRV, 'addr', 'add', '10.88.0.1/24', 'dev', DEV);
-    sh('ip', '-n', CLI, 'addr', 'add', '10.88.0.2/24', 'dev', 'svcshe-c');
-    for (const [ns, dev] of [
-      [SRV, DEV],
-      [CLI, 'svcshe-c'],
-      [SRV, 'lo'],
-      [CLI, 'lo'],
-    ] as const)
-      sh('ip', '-n', ns, 'link', 'set', dev, 'up');
+    vethPair({ ns: SRV, dev: DEV, addresses: ['10.88.0.1/24'] }, { ns: CLI, dev: 'svcshe-c', addresses: ['10.88.0.2/24'] });
     dir = mkdtempSync(join(tmpdir(), 'svc-shape-'));
     const users = [
       { id: capped, email: 'capped@svc' },
@@ -233,11 +193,7 @@ describe.skipIf(skip !== null)('speed caps with v2ray as the engine (network nam
   afterAll(async () => {
     await caps?.stop();
     for (const c of children) c.kill();
-    for (const ns of [SRV, CLI]) {
-      try {
-        sh('ip', 'netns', 'del', ns);
-      } catch {}
-    }
+    removeNetns([SRV, CLI]);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -249,7 +205,8 @@ describe.skipIf(skip !== null)('speed caps with v2ray as the engine (network nam
     'a 1 Mbit/s download cap measures within ±20% while an uncapped user of the same inbound runs more than 5x faster',
     { timeout: 30_000 },
     async () => {
-      caps.setLimits([limits('capped', 0, CAP), limits('free', 0, 0)]);
+      caps.setLimits([capLimits('capped', 0, CAP), capLimits('free', 0, 0)]);
+      await setUp();
       const [c, f] = await together('down');
       console.log(`v2ray download: capped ${((c * 8) / 1e6).toFixed(3)} Mbit/s, uncapped ${((f * 8) / 1e6).toFixed(1)} Mbit/s`);
       expect(c * 8).toBeGreaterThan(CAP * 0.8);
@@ -259,7 +216,8 @@ describe.skipIf(skip !== null)('speed caps with v2ray as the engine (network nam
   );
 
   it('a 1 Mbit/s upload cap measures within ±20% while the uncapped user runs more than 5x faster', { timeout: 30_000 }, async () => {
-    caps.setLimits([limits('capped', CAP, 0), limits('free', 0, 0)]);
+    caps.setLimits([capLimits('capped', CAP, 0), capLimits('free', 0, 0)]);
+    await setUp();
     const [c, f] = await together('up');
     console.log(`v2ray upload: capped ${((c * 8) / 1e6).toFixed(3)} Mbit/s, uncapped ${((f * 8) / 1e6).toFixed(1)} Mbit/s`);
     expect(c * 8).toBeGreaterThan(CAP * 0.8);

@@ -1,9 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { UserLimits } from '@svc/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnRunner } from '../../src/shaping/shape-runner.ts';
 import { Shaper } from '../../src/shaping/shaper.ts';
+import { capLimits, removeNetns, sh, shapingSkipReason, slope, vethPair } from './netns.ts';
 
 /**
  * Speed caps in the kernel, measured: a server in one network namespace, clients in another,
@@ -20,43 +20,10 @@ const SRV = 'svcshape-srv';
 const CLI = 'svcshape-cli';
 const DEV = 'svcsh-s';
 
-function skipReason(): string | null {
-  if (process.getuid?.() !== 0) return 'not root (network namespaces and tc need it)';
-  for (const bin of ['ip', 'tc', 'nft']) {
-    try {
-      execFileSync(bin, bin === 'nft' ? ['--version'] : ['-V'], { stdio: 'ignore' });
-    } catch {
-      return `${bin} is not installed${bin === 'nft' ? ' (apt-get install nftables)' : ''}`;
-    }
-  }
-  return null;
-}
-const skip = skipReason();
+const skip = shapingSkipReason();
 if (skip) console.warn(`speed-cap tests skipped: ${skip}`);
 
-const sh = (...args: string[]) => execFileSync(args[0] as string, args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const inSrv = (...args: string[]) => sh('ip', 'netns', 'exec', SRV, ...args);
-
-function makeNamespaces(): void {
-  for (const ns of [SRV, CLI]) {
-    try {
-      sh('ip', 'netns', 'del', ns);
-    } catch {}
-    sh('ip', 'netns', 'add', ns);
-  }
-  sh('ip', 'link', 'add', DEV, 'netns', SRV, 'type', 'veth', 'peer', 'name', 'svcsh-c', 'netns', CLI);
-  sh('ip', '-n', SRV, 'addr', 'add', '10.87.0.1/24', 'dev', DEV);
-  sh('ip', '-n', SRV, 'addr', 'add', 'fd87::1/64', 'dev', DEV, 'nodad');
-  sh('ip', '-n', CLI, 'addr', 'add', '10.87.0.2/24', 'dev', 'svcsh-c');
-  sh('ip', '-n', CLI, 'addr', 'add', 'fd87::2/64', 'dev', 'svcsh-c', 'nodad');
-  for (const [ns, dev] of [
-    [SRV, DEV],
-    [CLI, 'svcsh-c'],
-    [SRV, 'lo'],
-    [CLI, 'lo'],
-  ] as const)
-    sh('ip', '-n', ns, 'link', 'set', dev, 'up');
-}
 
 /** Runs a client in the client namespace; resolves with its bytes per second from 1.5 s on. */
 function transfer(mode: 'down' | 'up', server: string, local: string, port: number, seconds: number): Promise<number> {
@@ -90,38 +57,16 @@ function transfer(mode: 'down' | 'up', server: string, local: string, port: numb
   });
 }
 
-/** Least-squares slope of bytes over milliseconds. */
-function slope(points: Array<[number, number]>): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, p) => s + p[0], 0) / n;
-  const my = points.reduce((s, p) => s + p[1], 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const [x, y] of points) {
-    num += (x - mx) * (y - my);
-    den += (x - mx) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
-}
-
-const limits = (id: string, up: number, down: number): UserLimits => ({
-  subscriptionId: id,
-  deviceLimit: 0,
-  uploadBps: BigInt(up),
-  downloadBps: BigInt(down),
-  notAfterMs: 0n,
-  sliceId: 0n,
-  sliceBytes: 0n,
-});
-
 const CAP = 1_000_000;
 let server: ReturnType<typeof spawn> | undefined;
 let shaper: Shaper;
 
 describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', () => {
   beforeAll(async () => {
-    makeNamespaces();
+    vethPair(
+      { ns: SRV, dev: DEV, addresses: ['10.87.0.1/24', 'fd87::1/64'] },
+      { ns: CLI, dev: 'svcsh-c', addresses: ['10.87.0.2/24', 'fd87::2/64'] },
+    );
     server = spawn('ip', ['netns', 'exec', SRV, process.execPath, TRAFFIC, 'serve', '::', '9000'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -132,11 +77,7 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
   afterAll(async () => {
     await shaper?.stop();
     server?.kill();
-    for (const ns of [SRV, CLI]) {
-      try {
-        sh('ip', 'netns', 'del', ns);
-      } catch {}
-    }
+    removeNetns([SRV, CLI]);
   });
 
   it('probes the node without touching its device and says it can shape', async () => {
@@ -148,7 +89,7 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
   });
 
   it('a desired state that caps someone sets the roots, the IFB and the table up before any capped connection: its first connection waits only for its own class', async () => {
-    shaper.setLimits([limits('capped', 0, CAP), limits('free', 0, 0)]);
+    shaper.setLimits([capLimits('capped', 0, CAP), capLimits('free', 0, 0)]);
     await shaper.apply(new Map([['free@svc', [{ host: '10.87.0.2', port: 41009 }]]]));
     expect(inSrv('nft', 'list', 'tables')).toContain('svc_shape');
     expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).toMatch(/htb 5c00: root/);
@@ -159,7 +100,7 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
   });
 
   it('a 1 Mbit/s download cap measures within ±20% while an uncapped user at the same time runs more than 5x faster', async () => {
-    shaper.setLimits([limits('capped', 0, CAP), limits('free', 0, 0)]);
+    shaper.setLimits([capLimits('capped', 0, CAP), capLimits('free', 0, 0)]);
     await shaper.apply(
       new Map([
         ['capped@svc', [{ host: '10.87.0.2', port: 41001 }]],
@@ -177,7 +118,7 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
   }, 30_000);
 
   it('a 1 Mbit/s upload cap (IPv6, through the IFB) measures within ±20% while an uncapped user runs more than 5x faster', async () => {
-    shaper.setLimits([limits('capped', CAP, CAP), limits('free', 0, 0)]);
+    shaper.setLimits([capLimits('capped', CAP, CAP), capLimits('free', 0, 0)]);
     await shaper.apply(
       new Map([
         ['capped@svc', [{ host: 'fd87::2', port: 41003 }]],
@@ -198,7 +139,7 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
 
   it('a user whose cap is lifted is no longer shaped; a desired state capping nobody removes everything installed, and so does stop', async () => {
     const ifb = shaper.status().devices[1] as string;
-    shaper.setLimits([limits('capped', 0, 0)]);
+    shaper.setLimits([capLimits('capped', 0, 0)]);
     await shaper.apply(new Map([['capped@svc', [{ host: '10.87.0.2', port: 41005 }]]]));
     expect(inSrv('tc', 'class', 'show', 'dev', DEV)).toBe('');
     expect(inSrv('nft', 'list', 'tables')).not.toContain('svc_shape');
@@ -207,7 +148,7 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
     const rate = await transfer('down', '10.87.0.1', '10.87.0.2', 41005, 3);
     expect(rate * 8).toBeGreaterThan(10 * CAP);
     // Capped again, then stopped: stop removes what the cap set up.
-    shaper.setLimits([limits('capped', 0, CAP)]);
+    shaper.setLimits([capLimits('capped', 0, CAP)]);
     await shaper.apply(new Map([['capped@svc', [{ host: '10.87.0.2', port: 41005 }]]]));
     expect(inSrv('tc', 'qdisc', 'show', 'dev', DEV)).toMatch(/htb 5c00: root/);
     await shaper.stop();
