@@ -1,5 +1,5 @@
 import {
-  closeAgentStream,
+  announceOfflineNodes,
   DENIAL_HOLD_MS,
   decideDenials,
   deviceDenialsOfNode,
@@ -12,7 +12,6 @@ import {
   registerDeviceFetch,
   removeSubscriptionDevice,
   subscriptionDevices,
-  sweepDeadReplicas,
   TOPICS,
   UpdateSubscriptionInput,
   unitOfWork,
@@ -169,55 +168,35 @@ describe('the denial rule (decideDenials)', () => {
 });
 
 describe('DeviceReport and the fleet-wide count', () => {
-  it('a node going offline (its stream closed, or its replica found dead) takes its devices out of the count at once: a denial only they caused lifts, and the nodes hear of it', async () => {
-    for (const how of ['stream closed', 'replica dead'] as const) {
-      const a = await onlineNode();
-      const b = await onlineNode();
-      const sub = await limited(2, [...a.groups, ...b.groups]);
-      await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['198.51.100.31', '198.51.100.32'] }]);
-      bed.clock.advance(1000);
-      await recordDeviceReport(bed.deps, b.node, [{ subscription_id: sub.id, addresses: ['198.51.100.33'] }]);
-      expect(await deviceDenialsOfNode(bed.deps.db, b.node)).toContainEqual({ subscription_id: sub.id, addresses: ['198.51.100.33'] });
-      const before = bed.published(TOPICS.deviceDenialsChanged).length;
-      if (how === 'stream closed') {
-        await bed.deps.db.updateTable('nodes').set({ stream_session: 'ses-a', stream_replica: 'gw-a' }).where('id', '=', a.node).execute();
-        await closeAgentStream(bed.deps, { node_id: a.node, replica: 'gw-a', session: 'ses-a', serial: '' });
-      } else {
-        await bed.deps.db
-          .insertInto('gateway_replicas')
-          .values({ id: 'gw-dead', hostname: 'gw', started_at: bed.clock.now(), heartbeat_at: bed.clock.now() })
-          .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: bed.clock.now() }))
-          .execute();
-        await bed.deps.db
-          .updateTable('nodes')
-          .set({ stream_session: 'ses-a', stream_replica: 'gw-dead' })
-          .where('id', '=', a.node)
-          .execute();
-        bed.clock.advance(120_000);
-        // b's stream is held by a replica alive now.
-        await bed.deps.db
-          .insertInto('gateway_replicas')
-          .values({ id: 'gw-live', hostname: 'gw', started_at: bed.clock.now(), heartbeat_at: bed.clock.now() })
-          .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: bed.clock.now() }))
-          .execute();
-        await bed.deps.db
-          .updateTable('nodes')
-          .set({ stream_session: 'ses-b', stream_replica: 'gw-live' })
-          .where('id', '=', b.node)
-          .execute();
-        await sweepDeadReplicas(bed.deps, 60_000);
-      }
-      expect(
-        (await bed.deps.db.selectFrom('nodes').select('connectivity').where('id', '=', a.node).executeTakeFirstOrThrow()).connectivity,
-      ).toBe('offline');
-      expect((await deviceDenialsOfNode(bed.deps.db, b.node)).find((d) => d.subscription_id === sub.id)).toBeUndefined();
-      expect(
-        bed
-          .published(TOPICS.deviceDenialsChanged)
-          .slice(before)
-          .flatMap((m) => (m as { ids: string[] }).ids),
-      ).toContain(b.node);
-    }
+  it('a node announced offline (its agent away past the grace) takes its devices out of the count: a denial only they caused lifts, and the nodes hear of it; a node whose stream just ended still counts (a gateway restart lifts nothing)', async () => {
+    const a = await onlineNode();
+    const b = await onlineNode();
+    const sub = await limited(2, [...a.groups, ...b.groups]);
+    await recordDeviceReport(bed.deps, a.node, [{ subscription_id: sub.id, addresses: ['198.51.100.31', '198.51.100.32'] }]);
+    bed.clock.advance(1000);
+    await recordDeviceReport(bed.deps, b.node, [{ subscription_id: sub.id, addresses: ['198.51.100.33'] }]);
+    const denial = { subscription_id: sub.id, addresses: ['198.51.100.33'] };
+    expect(await deviceDenialsOfNode(bed.deps.db, b.node)).toContainEqual(denial);
+    // a's stream ends: offline, announced online until the grace has passed.
+    await bed.deps.db
+      .updateTable('nodes')
+      .set({ connectivity: 'offline', presence_announced: 'online', last_seen_at: bed.clock.now() })
+      .where('id', '=', a.node)
+      .execute();
+    const ctx = bed.ctx();
+    bed.clock.advance((ctx.config.notify.node_offline_grace_seconds - 1) * 1000);
+    await announceOfflineNodes(ctx);
+    expect(await deviceDenialsOfNode(bed.deps.db, b.node)).toContainEqual(denial);
+    const before = bed.published(TOPICS.deviceDenialsChanged).length;
+    bed.clock.advance(2000);
+    expect(await announceOfflineNodes(ctx)).toBeGreaterThanOrEqual(1);
+    expect((await deviceDenialsOfNode(bed.deps.db, b.node)).find((d) => d.subscription_id === sub.id)).toBeUndefined();
+    expect(
+      bed
+        .published(TOPICS.deviceDenialsChanged)
+        .slice(before)
+        .flatMap((m) => (m as { ids: string[] }).ids),
+    ).toContain(b.node);
   });
 
   it('two nodes whose union exceeds the limit: the address seen last is refused on both; the change reaches both', async () => {

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
-import { recountDevicesOfNodes } from '../devices/device-report.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
@@ -59,7 +58,6 @@ export async function sweepDeadReplicas(deps: UnitOfWorkDeps, staleAfterMs: numb
           .executeTakeFirst();
         updated = Number(result.numUpdatedRows);
         uow.nodeViewsChanged(still);
-        await recountDevicesOfNodes(uow, still, now);
       }
     }
     await trx
@@ -90,7 +88,6 @@ export async function retireReplica(deps: UnitOfWorkDeps, replicaId: string): Pr
         .where('stream_replica', '=', replicaId)
         .execute();
       uow.nodeViewsChanged(ids);
-      await recountDevicesOfNodes(uow, ids, deps.clock.now());
     }
     await trx.deleteFrom('gateway_replicas').where('id', '=', replicaId).execute();
   });

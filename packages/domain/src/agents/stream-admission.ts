@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { certificateServedEvents } from '../certificates/certificate-rollouts.ts';
-import { recountDevicesOfNodes } from '../devices/device-report.ts';
 import { type DomainError, UnauthenticatedError, type UnprocessableError } from '../errors.ts';
 import { recordEvent, recordEvents } from '../events/record-event.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
+import { announceNodeViews } from '../live/admin-events.ts';
 import type { NodeIdentity } from '../pki/internal-ca.ts';
 import type { DomainDeps } from '../shared/context.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
@@ -256,23 +256,15 @@ function refusedByMinimum(o: StreamOpening, minimum: string | undefined): Domain
   return new UnauthenticatedError('this certificate is no longer the node identity (the node was enrolled again)');
 }
 
-/**
- * The stream ended: offline, unless a newer stream of the node took over meanwhile. The devices
- * the node listed stop counting fleet-wide (recountDevicesOfNodes), in the same unit.
- */
-export async function closeAgentStream(deps: UnitOfWorkDeps, ticket: StreamTicket): Promise<void> {
-  await unitOfWork(deps, async (uow) => {
-    const now = deps.clock.now();
-    const result = await uow.db
-      .updateTable('nodes')
-      .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: now })
-      .where('id', '=', ticket.node_id)
-      .where('stream_session', '=', ticket.session)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return;
-    uow.nodeViewsChanged([ticket.node_id]);
-    await recountDevicesOfNodes(uow, [ticket.node_id], now);
-  });
+/** The stream ended: offline, unless a newer stream of the node took over meanwhile. */
+export async function closeAgentStream(deps: Pick<DomainDeps, 'db' | 'clock' | 'bus' | 'log'>, ticket: StreamTicket): Promise<void> {
+  const result = await deps.db
+    .updateTable('nodes')
+    .set({ connectivity: 'offline', stream_replica: null, stream_session: null, last_seen_at: deps.clock.now() })
+    .where('id', '=', ticket.node_id)
+    .where('stream_session', '=', ticket.session)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) > 0) await announceNodeViews(deps, [ticket.node_id]);
 }
 
 export interface StreamStanding {

@@ -176,18 +176,21 @@ export async function recountDevicesIn(uow: UnitOfWork, subscriptionIds: readonl
 }
 
 /**
- * These nodes went offline: the addresses they listed stop counting as live (countDevices counts
- * online nodes' rows), so the count runs again for the subscriptions they listed, and a denial
- * that only their devices caused lifts at once, not at some other node's next report.
+ * These nodes are taken for gone (announced offline after the grace, node-presence.ts): the
+ * addresses they listed stop counting as live (countDevices counts online nodes' rows), so the
+ * count runs again for the subscriptions they listed that it concerns (a device limit, or a
+ * refused address), and a denial that only their devices caused lifts.
  */
 export async function recountDevicesOfNodes(uow: UnitOfWork, nodeIds: readonly string[], now: Date): Promise<string[]> {
   if (nodeIds.length === 0) return [];
   const subs = await uow.db
-    .selectFrom('subscription_online_addresses')
-    .select('subscription_id')
+    .selectFrom('subscription_online_addresses as o')
+    .innerJoin('subscriptions as s', 's.id', 'o.subscription_id')
+    .select('o.subscription_id')
     .distinct()
-    .where('node_id', 'in', [...nodeIds])
-    .where('listed', '=', true)
+    .where('o.node_id', 'in', [...nodeIds])
+    .where('o.listed', '=', true)
+    .where((eb) => eb.or([eb('s.device_limit', 'is not', null), eb('o.denied_at', 'is not', null)]))
     .execute();
   return recountDevicesIn(
     uow,
