@@ -1,4 +1,3 @@
-import type { UserLimits } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
 import {
   classLines,
@@ -10,22 +9,13 @@ import {
 } from '../../src/shaping/shape-commands.ts';
 import type { Runner } from '../../src/shaping/shape-runner.ts';
 import { Shaper } from '../../src/shaping/shaper.ts';
+import { capLimits } from './netns.ts';
 
 /**
  * The Shaper's commands without a kernel: what a pass sends to nft, tc and ip for a change in
  * the caps or the connections, and that nothing is sent when nothing changed. The kernel side
  * is speed-caps.test.ts (network namespaces).
  */
-const limits = (id: string, up: number, down: number): UserLimits => ({
-  subscriptionId: id,
-  deviceLimit: 0,
-  uploadBps: BigInt(up),
-  downloadBps: BigInt(down),
-  notAfterMs: 0n,
-  sliceId: 0n,
-  sliceBytes: 0n,
-});
-
 interface Call {
   cmd: string;
   input: string;
@@ -113,10 +103,10 @@ describe('Shaper passes', () => {
     const shaper = new Shaper({ run: k.run, capability: noCapCheck });
     expect(await shaper.probe()).toEqual({ speedCaps: true, error: '', devices: ['eth0', 'svcup2'] });
     const conns = new Map([['free@svc', [{ host: '198.51.100.7', port: 50000 }]]]);
-    shaper.setLimits([limits('free', 0, 0)]);
+    shaper.setLimits([capLimits('free', 0, 0)]);
     await shaper.apply(conns);
     expect(k.writes()).toEqual([]);
-    shaper.setLimits([limits('free', 0, 0), limits('capped', 0, 1_000_000)]);
+    shaper.setLimits([capLimits('free', 0, 0), capLimits('capped', 0, 1_000_000)]);
     await shaper.apply(conns);
     const w = k.writes();
     expect(w.find((c) => c.cmd === 'ip -batch -')?.input).toBe('link add svcup2 txqueuelen 1000 type ifb\nlink set svcup2 up\n');
@@ -130,7 +120,7 @@ describe('Shaper passes', () => {
   it('a capped user: IFB, roots, hash tables, the class on both sides, the filters and the map element in one pass; the same pass again sends nothing', async () => {
     const k = fakeKernel();
     const shaper = new Shaper({ devices: ['eth0'], run: k.run, capability: noCapCheck });
-    shaper.setLimits([limits('capped', 2_000_000, 1_000_000)]);
+    shaper.setLimits([capLimits('capped', 2_000_000, 1_000_000)]);
     const conns = new Map([
       ['capped@svc', [{ host: '::ffff:198.51.100.7', port: 50001 }]],
       ['other@svc', [{ host: '198.51.100.7', port: 50002 }]],
@@ -160,7 +150,7 @@ describe('Shaper passes', () => {
   it('a closed connection, a new one and a lifted cap change only their filters, elements and classes', async () => {
     const k = fakeKernel();
     const shaper = new Shaper({ devices: ['eth0'], run: k.run, capability: noCapCheck });
-    shaper.setLimits([limits('a', 1_000_000, 1_000_000), limits('b', 0, 3_000_000)]);
+    shaper.setLimits([capLimits('a', 1_000_000, 1_000_000), capLimits('b', 0, 3_000_000)]);
     await shaper.apply(
       new Map([
         ['a@svc', [{ host: '198.51.100.7', port: 50001 }]],
@@ -168,7 +158,7 @@ describe('Shaper passes', () => {
       ]),
     );
     const before = k.calls.length;
-    shaper.setLimits([limits('a', 1_000_000, 1_000_000)]);
+    shaper.setLimits([capLimits('a', 1_000_000, 1_000_000)]);
     await shaper.apply(
       new Map([
         ['a@svc', [{ host: '198.51.100.7', port: 50003 }]],
@@ -223,7 +213,7 @@ describe('Shaper passes', () => {
     };
     const e = new Shaper({ devices: ['eth0'], run: noIp, capability: noCapCheck });
     expect(await e.probe()).toEqual({ speedCaps: false, error: 'ip is not usable (ENOENT; install iproute2)', devices: [] });
-    d.setLimits([limits('a', 1, 1)]);
+    d.setLimits([capLimits('a', 1, 1)]);
     await d.apply(new Map([['a@svc', [{ host: '198.51.100.7', port: 1 }]]]));
     expect(foreign.writes()).toEqual([]);
   });
@@ -239,7 +229,7 @@ describe('Shaper passes', () => {
       return k.run(bin, args, input);
     };
     const shaper = new Shaper({ devices: ['eth0'], run, capability: noCapCheck });
-    shaper.setLimits([limits('a', 0, 1_000_000)]);
+    shaper.setLimits([capLimits('a', 0, 1_000_000)]);
     const conns = new Map([['a@svc', [{ host: '198.51.100.7', port: 50001 }]]]);
     await shaper.apply(conns);
     const before = k.calls.length;
