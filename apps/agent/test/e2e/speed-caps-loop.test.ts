@@ -45,7 +45,10 @@ let dir = '';
 
 beforeAll(async () => {
   if (skip) return;
-  vethPair({ ns: null, dev: HOST_DEV, addresses: ['10.89.0.1/24'] }, { ns: CLI, dev: CLI_DEV, addresses: ['10.89.0.2/24'] });
+  vethPair(
+    { ns: null, dev: HOST_DEV, addresses: ['10.89.0.1/24'] },
+    { ns: CLI, dev: CLI_DEV, addresses: ['10.89.0.2/24'], congestionControl: 'reno' },
+  );
   dest = await startCountingServer();
   dir = mkdtempSync(join(tmpdir(), 'svc-caps-loop-'));
   loop = await startLoop(['vmess-tcp'], { SVC_AGENT_SHAPE_DEVICES: HOST_DEV });

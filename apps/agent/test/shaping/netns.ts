@@ -36,6 +36,16 @@ export interface VethEnd {
   ns: string | null;
   dev: string;
   addresses: string[];
+  /**
+   * The namespace's TCP congestion control. Client namespaces take reno, loss-based as cubic
+   * (what Linux, Android, Windows and macOS clients send with) and the one a namespace may
+   * always choose (cubic only where the host allows it). A namespace inherits the host's default,
+   * BBR on some machines here, and a BBR sender that met a 1 Mbit/s cap after tens of ms
+   * unshaped at the veth's Gbit/s kept pacing at the 5.8 Gbit/s it had measured, its round trip
+   * grew to 0.8 s through the cap's queue, and it sat in a 7 s retransmission timeout: no
+   * measurement of the cap, only of BBR's recovery from a 5,000-fold drop.
+   */
+  congestionControl?: 'cubic' | 'reno' | 'bbr';
 }
 
 const inNs = (ns: string | null, ...args: string[]): string[] => (ns ? ['ip', '-n', ns, ...args] : ['ip', ...args]);
@@ -57,6 +67,9 @@ export function vethPair(a: VethEnd, b: VethEnd): void {
     sh(...inNs(end.ns, 'link', 'set', end.dev, 'up'));
   }
   for (const ns of spaces) sh('ip', '-n', ns, 'link', 'set', 'lo', 'up');
+  for (const end of [a, b])
+    if (end.ns && end.congestionControl)
+      sh('ip', 'netns', 'exec', end.ns, 'sysctl', '-qw', `net.ipv4.tcp_congestion_control=${end.congestionControl}`);
 }
 
 /** Removes the namespaces (their devices go with them) and host-side devices. */

@@ -65,7 +65,7 @@ describe.skipIf(skip !== null)('speed caps in the kernel (network namespaces)', 
   beforeAll(async () => {
     vethPair(
       { ns: SRV, dev: DEV, addresses: ['10.87.0.1/24', 'fd87::1/64'] },
-      { ns: CLI, dev: 'svcsh-c', addresses: ['10.87.0.2/24', 'fd87::2/64'] },
+      { ns: CLI, dev: 'svcsh-c', addresses: ['10.87.0.2/24', 'fd87::2/64'], congestionControl: 'reno' },
     );
     server = spawn('ip', ['netns', 'exec', SRV, process.execPath, TRAFFIC, 'serve', '::', '9000'], {
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,14 +1,17 @@
 // Traffic for the speed-cap tests, run inside network namespaces (`ip netns exec NS node traffic.mjs …`).
 //   serve HOST PORT                                 'D' → sends until the client closes; 'U' → counts what
 //                                                   arrives and reports `ms bytes` every 100 ms as a line
-//   down|up HOST PORT LOCAL_HOST LOCAL_PORT SECONDS [ID]  prints {"samples":[[ms, bytes], …]} (bytes received
+//   down|up HOST PORT LOCAL_HOST LOCAL_PORT SECONDS [ID] [hold]  prints {"samples":[[ms, bytes], …]} (bytes received
 //                                                   by the client for down, by the server for up); the server
 //                                                   also prints {"id":ID,"samples":…} when an upload closes
 //                                                   (through a proxy its reports come back late: the capped
-//                                                   user's upload queue holds the ACKs of the way back)
+//                                                   user's upload queue holds the ACKs of the way back);
+//                                                   with `hold`, an upload sends its first bytes (the
+//                                                   engine's access line) and waits for a line on stdin
+//                                                   before it pumps; SECONDS count from then
 import { createConnection, createServer } from 'node:net';
 
-const [mode, host, port, localAddress, localPort, seconds, id = '0'] = process.argv.slice(2);
+const [mode, host, port, localAddress, localPort, seconds, id = '0', hold] = process.argv.slice(2);
 const chunk = Buffer.alloc(64 * 1024, 0x5a);
 
 if (mode === 'serve') {
@@ -43,15 +46,26 @@ if (mode === 'serve') {
 } else {
   const t0 = Date.now();
   const samples = [];
+  const finish = () => {
+    if (tick) clearInterval(tick);
+    console.log(JSON.stringify({ samples }));
+    s.destroy();
+    process.exit(0);
+  };
   const s = createConnection({ host, port: Number(port), localAddress, localPort: Number(localPort) }, () => {
     s.write(mode === 'down' ? 'D' : `U${id}`);
     if (mode === 'up') {
       const pump = () => {
         while (!s.destroyed && s.write(chunk));
       };
-      s.on('drain', pump);
-      pump();
-    }
+      const start = () => {
+        s.on('drain', pump);
+        pump();
+        setTimeout(finish, Number(seconds) * 1000);
+      };
+      if (hold === 'hold') process.stdin.once('data', start);
+      else start();
+    } else setTimeout(finish, Number(seconds) * 1000);
   });
   let got = 0;
   let text = '';
@@ -71,10 +85,4 @@ if (mode === 'serve') {
     console.error(String(err));
     process.exit(1);
   });
-  setTimeout(() => {
-    if (tick) clearInterval(tick);
-    console.log(JSON.stringify({ samples }));
-    s.destroy();
-    process.exit(0);
-  }, Number(seconds) * 1000);
 }
