@@ -457,7 +457,7 @@ await main(async () => {
     agents: number | undefined,
     wal: { walMiB: number; hot: number },
   ) =>
-    `| ${label} | ${rate} | ${ms(r.p50)} / ${ms(r.p99)} ms | ${f1(node ?? 0)}% / ${f1(r.cpu.postgres ?? 0)}% / ${agents === undefined ? '–' : `${f1(agents)}%`} / ${f1(r.cpu.other ?? 0)}% | ${ms(((r.cpu.postgres ?? 0) / 100 / r.reportsPerS) * 1000)} ms | ${f1(wal.walMiB)} MiB | ${Math.round(wal.hot * 100)}% |`;
+    `| ${label} | ${rate} | ${ms(r.p50)} / ${ms(r.p99)} ms | ${f1(node ?? 0)}% / ${f1(r.cpu.postgres ?? 0)}% / ${agents === undefined ? '–' : `${f1(agents)}%`} / ${f1(r.cpu.other ?? 0)}% | ${ms(((r.cpu.postgres ?? 0) / 100 / r.reportsPerS) * 1000)} ms | ${f1(wal.walMiB)} MiB (${n(Math.round((wal.walMiB * 2 ** 20) / ENTRIES))} B an entry) | ${Math.round(wal.hot * 100)}% |`;
   const errors = usageErrors.length + replayErrors.length + warnings.length + sweep.reduce((a, x) => a + x.run.errors.length, 0);
   publish([
     `### ${new Date().toISOString().slice(0, 10)} — usage ingestion, ${n(SUBSCRIPTIONS)} subscriptions, reports of ${n(ENTRIES)} entries, PostgreSQL${redis ? ' + Redis' : ''}${FILLFACTOR ? ` — experiment: fillfactor ${FILLFACTOR} on subscriptions and usage_hourly (not the schema's)` : ''}`,
@@ -466,7 +466,7 @@ await main(async () => {
       `${NODES} nodes at once (simulated agents in ${workers.length} worker processes, one mTLS Sync stream each), each report acknowledged before the node's next; ` +
       `gateway defaults (database pool ${GATEWAY_POOL}). Every phase: ${BASELINE_SECONDS === SECONDS ? SECONDS : `${SECONDS} (baselines ${BASELINE_SECONDS})`} s measured after a ${WARMUP} s warm-up, from the same state (zeroed counters, no hourly rows, the subscriptions table packed, every row rewritten once and vacuumed, a checkpoint); baselines: the same ${NODES} loops, same rows and bytes.`,
     '',
-    '| path | entries/s | per report p50 / p99 | CPU, % of one core: Node process / PostgreSQL / agents / other work | PostgreSQL CPU per report | WAL per report | subscription updates that were HOT |',
+    '| path | entries/s | per report p50 / p99 | CPU, % of one core: Node process / PostgreSQL / agents / other work | PostgreSQL CPU per report | WAL per report (an entry) | subscription updates that were HOT |',
     '|---|---|---|---|---|---|---|',
     row(
       `through the gateway (gRPC over mTLS), ${NODES} nodes at once (target ≥ ${n(TARGET)})`,

@@ -34,6 +34,7 @@ import * as bulkJobs from './2026-11-30T1700-bulk-jobs.ts';
 import * as limits from './2026-12-01T1000-limits.ts';
 import * as devices from './2026-12-01T1100-devices.ts';
 import * as limitsWithoutSequences from './2026-12-01T1200-limits-without-sequences.ts';
+import * as creditsStayHot from './2026-12-02T1000-credits-stay-hot.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-01T1000-limits': limits,
   '2026-12-01T1100-devices': devices,
   '2026-12-01T1200-limits-without-sequences': limitsWithoutSequences,
+  '2026-12-02T1000-credits-stay-hot': creditsStayHot,
 };

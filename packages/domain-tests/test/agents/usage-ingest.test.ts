@@ -11,6 +11,7 @@ import {
   updateSubscription,
 } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servedNode } from '../customers-support.ts';
 
@@ -180,5 +181,23 @@ describe('a usage entry whose subscription id can name no subscription is droppe
     expect(result).toMatchObject({ applied: true, accepted: 1, dropped: bad.length });
     expect(await usedBytes(sub.id)).toBe(4);
     expect(await droppedOn(node)).toBe(bad.length);
+  });
+});
+
+describe('a credit is a HOT update (issue 37.1)', () => {
+  it('no index of subscriptions or usage_hourly covers a column the usage ingest adds to', async () => {
+    // PostgreSQL rewrites a row in place, without new index entries, only when no index covers
+    // a changed column: one index on used_bytes made every credit a full update (WAL x2.4).
+    const written: Record<string, string[]> = {
+      subscriptions: ['used_bytes', 'period_uplink_bytes', 'period_downlink_bytes', 'lifetime_used_bytes'],
+      usage_hourly: ['uplink_bytes', 'downlink_bytes', 'raw_uplink_bytes', 'raw_downlink_bytes'],
+      traffic_slices: ['used_bytes'],
+    };
+    const { rows } = await sql<{ table: string; def: string }>`
+      select tablename as table, indexdef as def from pg_indexes
+       where schemaname = current_schema() and tablename in ('subscriptions', 'usage_hourly', 'traffic_slices')`.execute(bed.deps.db);
+    expect(rows.length).toBeGreaterThan(5);
+    const covering = rows.filter((r) => (written[r.table] ?? []).some((c) => new RegExp(`\\b${c}\\b`).test(r.def.replace(/^.*? USING /, ''))));
+    expect(covering.map((r) => r.def)).toEqual([]);
   });
 });

@@ -871,6 +871,15 @@ const STEPS: Record<string, Step> = {
       expect(rows[0]?.n).toBe(0);
     },
   },
+  '2026-12-02T1000-credits-stay-hot': {
+    async check(db) {
+      // The index on the live counter is gone; the subscription's counters are untouched.
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_indexes where schemaname = current_schema() and indexname = 'subscriptions_used_order'`.execute(db);
+      expect(rows[0]?.n).toBe(0);
+      expect(await one(db, 'subscriptions', { id: SUB })).toHaveProperty('used_bytes');
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
