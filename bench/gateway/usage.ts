@@ -357,11 +357,15 @@ await main(async () => {
                              where sag.subscription_id = v.id and sag.access_group_id in (select access_group_id from reach))
                  or exists (select 1 from subscription_group_grace sg
                              where sg.subscription_id = v.id and sg.until > $6 and sg.access_group_id in (select access_group_id from reach))),
+           starting as (
+             select s.id from subscriptions s
+              where s.starts_on_first_use_seconds is not null and s.id = any($1::text[])
+                and exists (select 1 from served v where v.id = s.id and v.raw_up + v.raw_down > 0)),
            credited as (
              update subscriptions s set used_bytes = s.used_bytes + v.up + v.down,
                     period_uplink_bytes = s.period_uplink_bytes + v.up, period_downlink_bytes = s.period_downlink_bytes + v.down,
                     lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-               from served v where s.id = v.id
+               from served v where s.id = v.id and s.id = any($1::text[])
              returning s.id, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes),
            hourly as (
              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
@@ -376,6 +380,7 @@ await main(async () => {
                   (select count(*) from hourly)::int as hourly,
                   (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
                   (select coalesce(sum(up + down), 0) from credited)::text as charged,
+                  (select array_agg(id order by id) from starting) as started,
                   (select array_agg(id order by id) from credited
                     where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`,
           [c.ids, up, down, node, hour, new Date()],

@@ -168,9 +168,12 @@ export async function ingestUsageReport(
                               where sg.subscription_id = v.id and sg.until > ${now}
                                 and sg.access_group_id in (select access_group_id from reach))
             ), starting as (
-              -- Terms this report starts (read before the update: the statement's snapshot).
-              select s.id from subscriptions s join served v on v.id = s.id
-               where s.starts_on_first_use_seconds is not null and v.raw_up + v.raw_down > 0
+              -- Terms this report starts (read before the update: the statement's snapshot). From
+              -- the partial index of terms not started yet (subscriptions_first_use), which is
+              -- tiny: a join of the served rows would read the table.
+              select s.id from subscriptions s
+               where s.starts_on_first_use_seconds is not null and s.id = any(${ids}::text[])
+                 and exists (select 1 from served v where v.id = s.id and v.raw_up + v.raw_down > 0)
             ), credited as (
               update subscriptions s
                  set used_bytes = s.used_bytes + v.up + v.down,
@@ -185,7 +188,9 @@ export async function ingestUsageReport(
                      start_by = case when s.starts_on_first_use_seconds is not null and v.raw_up + v.raw_down > 0 then null else s.start_by end,
                      starts_on_first_use_seconds = case when v.raw_up + v.raw_down > 0 then null else s.starts_on_first_use_seconds end
                 from served v
-               where s.id = v.id
+               -- The report's ids again, as an index condition: joined to the served rows alone,
+               -- the planner hashed the whole table (a sequential scan of every subscription a report).
+               where s.id = v.id and s.id = any(${ids}::text[])
               returning s.id, s.client_id, s.renewal, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes
             ), hourly as (
               insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
