@@ -197,7 +197,9 @@ describe('a credit is a HOT update (issue 37.1)', () => {
       select tablename as table, indexdef as def from pg_indexes
        where schemaname = current_schema() and tablename in ('subscriptions', 'usage_hourly', 'traffic_slices')`.execute(bed.deps.db);
     expect(rows.length).toBeGreaterThan(5);
-    const covering = rows.filter((r) => (written[r.table] ?? []).some((c) => new RegExp(`\\b${c}\\b`).test(r.def.replace(/^.*? USING /, ''))));
+    const covering = rows.filter((r) =>
+      (written[r.table] ?? []).some((c) => new RegExp(`\\b${c}\\b`).test(r.def.replace(/^.*? USING /, ''))),
+    );
     expect(covering.map((r) => r.def)).toEqual([]);
   });
 });

@@ -875,8 +875,14 @@ const STEPS: Record<string, Step> = {
     async check(db) {
       // The index on the live counter is gone; the subscription's counters are untouched.
       const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_indexes where schemaname = current_schema() and indexname = 'subscriptions_used_order'`.execute(db);
+        select count(*)::int as n from pg_indexes where schemaname = current_schema() and indexname = 'subscriptions_used_order'`.execute(
+        db,
+      );
       expect(rows[0]?.n).toBe(0);
+      // The terms not started yet have their partial index.
+      const firstUse = await sql<{ def: string }>`
+        select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'subscriptions_first_use'`.execute(db);
+      expect(firstUse.rows[0]?.def).toContain('WHERE (starts_on_first_use_seconds IS NOT NULL)');
       expect(await one(db, 'subscriptions', { id: SUB })).toHaveProperty('used_bytes');
     },
   },
