@@ -191,6 +191,9 @@ function SubscriptionSettings({ s, readOnly }: { s: Subscription; readOnly: bool
       access_group_ids: s.access_group_ids,
       note: s.note ?? '',
     },
+    // The subscription is read again in the background (after any change to subscriptions, and
+    // as its live state moves): what the operator has typed and not saved yet stays.
+    resetOptions: { keepDirtyValues: true },
   });
   const { errors, isSubmitting, isDirty } = form.formState;
   const submit = form.handleSubmit(async (v) => {
