@@ -82,6 +82,10 @@ function transfer(
 
 const CAP = 1_000_000;
 
+/** The engine's established client connections (the server namespace's socket table). */
+const engineConnections = () =>
+  parseSsLines(sh('ip', 'netns', 'exec', SRV, 'ss', '-tnH', 'state', 'established', '(', 'sport', '=', `:${VMESS_PORT}`, ')'));
+
 /**
  * The desired state's caps set up on the node (the HTB root on the veth): as on a real node,
  * where the desired state arrives before its users connect. Under load the setup (a dozen runs
@@ -94,8 +98,7 @@ async function setUp(): Promise<void> {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     const root = /htb 5c00: root/.test(sh('ip', 'netns', 'exec', SRV, 'tc', 'qdisc', 'show', 'dev', DEV));
-    const open = sh('ip', 'netns', 'exec', SRV, 'ss', '-tnH', 'state', 'established', '(', 'sport', '=', `:${VMESS_PORT}`, ')').trim();
-    if (root && open === '') return;
+    if (root && engineConnections().length === 0) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the speed caps were not set up, or the engine not quiet, within 15 s');
@@ -109,9 +112,7 @@ async function setUp(): Promise<void> {
 async function uploadShaped(): Promise<void> {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
-    const open = parseSsLines(
-      sh('ip', 'netns', 'exec', SRV, 'ss', '-tnH', 'state', 'established', '(', 'sport', '=', `:${VMESS_PORT}`, ')'),
-    );
+    const open = engineConnections();
     const port = open.length === 1 ? open[0]?.port : undefined;
     const filters = sh('ip', 'netns', 'exec', SRV, 'tc', 'filter', 'show', 'dev', DEV, 'parent', 'ffff:');
     if (port && filters.includes(`match ${port.toString(16).padStart(4, '0')}0000/ffff0000 at 20`)) return;
