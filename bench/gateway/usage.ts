@@ -6,7 +6,9 @@
 // 30 s after a 5 s warm-up. Records entries/s sustained (target ≥ 100,000), p50/p99 ack
 // latency, where the CPU goes (gateway, PostgreSQL, agents); verifies exactly-once (the sum of
 // used_bytes, of lifetime_used_bytes and of the hourly rows equals the sum of every delta
-// acknowledged; replayed and older report ids are acknowledged and change nothing).
+// acknowledged; replayed and older report ids are acknowledged and change nothing). An
+// acknowledgement means staged (usage_inbox); the gateway's fold credits staged reports, so a
+// phase through the gateway ends when the fold has credited everything acknowledged in it.
 // In the same run, with the gateway stopped: the domain's ingestUsageReport called in-process
 // (no gRPC), a bare multi-row upsert of the same rows through pg (UPDATE subscriptions +
 // INSERT … ON CONFLICT DO UPDATE into usage_hourly, one transaction per batch), and the
@@ -51,7 +53,7 @@ type Ack = [number, number, number, number];
  * statistics fresh, a checkpoint just done.
  */
 async function reset(pool: pg.Pool): Promise<void> {
-  await pool.query('truncate usage_hourly');
+  await pool.query('truncate usage_hourly, usage_inbox');
   await pool.query('vacuum full subscriptions');
   await pool.query('update subscriptions set used_bytes = 0, lifetime_used_bytes = 0');
   await pool.query('update nodes set last_usage_report_id = 0, usage_entries_dropped = 0');
@@ -74,7 +76,7 @@ async function walAndHotSince(pool: pg.Pool, from: Awaited<ReturnType<typeof wal
   const to = await walAndHot(pool);
   const wal = Number((await pool.query('select pg_wal_lsn_diff($1, $2)::text as d', [to.lsn, from.lsn])).rows[0]?.d ?? 0);
   const upd = to.upd - from.upd;
-  return { walMiB: wal / reports / 2 ** 20, hot: upd > 0 ? (to.hot - from.hot) / upd : 0 };
+  return { walMiB: wal / reports / 2 ** 20, hot: upd > 0 ? (to.hot - from.hot) / upd : 0, updates: upd };
 }
 
 async function sums(pool: pg.Pool) {
@@ -184,22 +186,33 @@ await main(async () => {
 
   const workerPids = workers.map((w) => w.proc.pid as number);
   const groups: CpuGroups = { gateway: () => [cp.pid], postgres: () => ourPostgresPids(pool), agents: () => workerPids };
-  /** The first `active` nodes send reports for warm-up + `seconds`; rates and CPU over the measured part. */
+  /**
+   * The first `active` nodes send reports for warm-up + `seconds`. An acknowledgement means the
+   * report is staged; the gateway's fold credits it after (domain agents/usage-fold.ts). So the
+   * measured part ends when the last report acknowledged in it is credited (usage_inbox empty):
+   * entries/s = entries acknowledged in the window ÷ (window + the time the fold needed after it
+   * to credit what was still staged), CPU over the same span.
+   */
   const gatewayRun = async (active: number, seconds: number, warmup: number) => {
     let s0: CpuReading | undefined;
-    let s1: CpuReading | undefined;
-    const timers = [
-      setTimeout(async () => {
-        s0 = await readCpu(groups);
-      }, warmup * 1000),
-      setTimeout(
-        async () => {
-          s1 = await readCpu(groups);
-        },
-        (warmup + seconds) * 1000,
-      ),
-    ];
+    const tStart = performance.now();
+    const windowEnd = tStart + (warmup + seconds) * 1000;
+    const timer = setTimeout(async () => {
+      s0 = await readCpu(groups);
+    }, warmup * 1000);
     const from = await walAndHot(pool);
+    // The staged backlog, sampled through the run: how far the fold lags.
+    let maxBacklog = 0;
+    let maxAgeMs = 0;
+    const sampler = setInterval(async () => {
+      const b = (
+        await pool.query(
+          `select coalesce(sum(entries), 0)::int as n, coalesce(extract(epoch from now() - min(received_at)) * 1000, 0)::float8 as age from usage_inbox`,
+        )
+      ).rows[0] as { n: number; age: number };
+      maxBacklog = Math.max(maxBacklog, b.n);
+      maxAgeMs = Math.max(maxAgeMs, b.age);
+    }, 250);
     const done = await Promise.all(
       workers.map((w) => {
         w.send({ type: 'usage-run', active, seconds, warmupSeconds: warmup });
@@ -209,24 +222,42 @@ await main(async () => {
         );
       }),
     );
-    timers.forEach(clearTimeout);
-    if (!s0 || !s1) throw new Error('CPU samples missing');
+    clearTimeout(timer);
+    // Everything acknowledged credited: the fold has emptied the inbox.
+    for (const end = Date.now() + 120_000; ; ) {
+      const left = Number((await pool.query('select count(*)::int as n from usage_inbox')).rows[0]?.n);
+      if (left === 0) break;
+      if (Date.now() > end) throw new Error(`the fold left ${left} staged reports for 120 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const drainS = Math.max(0, performance.now() - windowEnd) / 1000;
+    const s1 = await readCpu(groups);
+    clearInterval(sampler);
+    if (!s0) throw new Error('CPU sample missing');
+    const span = seconds + drainS;
     const acks = done.flatMap((d) => d.acks);
     const inWindow = acks.filter((a) => a[0] >= warmup * 1000 && a[0] <= (warmup + seconds) * 1000);
     const lat = inWindow.map((a) => a[1]);
+    const entriesIn = inWindow.reduce((sum, a) => sum + a[2], 0);
+    const wal = await walAndHotSince(pool, from, acks.length);
     const run = {
       done,
       acks,
-      rate: inWindow.reduce((sum, a) => sum + a[2], 0) / seconds,
-      reportsPerS: inWindow.length / seconds,
+      rate: entriesIn / span,
+      acknowledgedRate: entriesIn / seconds,
+      drainS,
+      maxBacklog,
+      maxAgeMs,
+      reportsPerS: inWindow.length / span,
       p50: pct(lat, 50),
       p99: pct(lat, 99),
       cpu: cpuPercent(s0, s1),
       errors: done.flatMap((d) => d.errors),
-      wal: await walAndHotSince(pool, from, acks.length),
+      wal,
+      writesPerEntry: wal.updates / acks.reduce((sum, a) => sum + a[2], 0),
     };
     log(
-      `gateway, ${active} nodes: ${n(run.rate)} entries/s, p50 ${run.p50.toFixed(0)} ms, p99 ${run.p99.toFixed(0)} ms, CPU gateway ${run.cpu.gateway?.toFixed(0)}% PostgreSQL ${run.cpu.postgres?.toFixed(0)}% other ${run.cpu.other?.toFixed(0)}%; errors ${run.errors.length}`,
+      `gateway, ${active} nodes: ${n(run.rate)} entries/s credited (${n(run.acknowledgedRate)}/s acknowledged, the fold ${drainS.toFixed(1)} s behind at the end, backlog at most ${n(maxBacklog)} entries, oldest ${(maxAgeMs / 1000).toFixed(1)} s; ${run.writesPerEntry.toFixed(2)} subscription writes an entry), p50 ${run.p50.toFixed(0)} ms, p99 ${run.p99.toFixed(0)} ms, CPU gateway ${run.cpu.gateway?.toFixed(0)}% PostgreSQL ${run.cpu.postgres?.toFixed(0)}% other ${run.cpu.other?.toFixed(0)}%; errors ${run.errors.length}`,
     );
     return run;
   };
@@ -476,16 +507,23 @@ await main(async () => {
     row(
       `through the gateway (gRPC over mTLS), ${NODES} nodes at once (target ≥ ${n(TARGET)})`,
       gw,
-      `${n(gw.rate)} (${f1(gw.reportsPerS)} reports/s; ${gw.rate >= TARGET ? 'target met' : 'target not met'})`,
+      `${n(gw.rate)} credited (${n(gw.acknowledgedRate)} acknowledged; ${f1(gw.reportsPerS)} reports/s; ${gw.rate >= TARGET ? 'target met' : 'target not met'})`,
       gw.cpu.gateway,
       gw.cpu.agents,
       gw.wal,
     ),
     ...sweep.map(({ nodes, run }) =>
-      row(`same, ${nodes} node${nodes > 1 ? 's' : ''} at once`, run, n(run.rate), run.cpu.gateway, run.cpu.agents, run.wal),
+      row(
+        `same, ${nodes} node${nodes > 1 ? 's' : ''} at once`,
+        run,
+        `${n(run.rate)} credited (${n(run.acknowledgedRate)} acknowledged)`,
+        run.cpu.gateway,
+        run.cpu.agents,
+        run.wal,
+      ),
     ),
     row(
-      `baseline: the domain's ingestUsageReport in-process, no gRPC (pool ${GATEWAY_POOL})`,
+      `baseline: each report credited in its own transaction, no staging (the domain's ingestUsageReport in-process, no gRPC, pool ${GATEWAY_POOL})`,
       inProcess,
       n(inProcess.rate),
       inProcess.cpu.bench,
@@ -506,6 +544,8 @@ await main(async () => {
     '| measure | figure |',
     '|---|---|',
     `| gateway CPU per report, ${NODES} nodes at once | ${ms(((gw.cpu.gateway as number) / 100 / gw.reportsPerS) * 1000)} ms |`,
+    `| staged and folded, ${NODES} nodes at once: subscription row writes an entry (updates ÷ entries acknowledged) | ${gw.writesPerEntry.toFixed(2)} |`,
+    `| the fold behind the acknowledgements: staged backlog at most / oldest staged report at most / still staged at the window's end, credited within | ${n(gw.maxBacklog)} entries / ${(gw.maxAgeMs / 1000).toFixed(1)} s / ${gw.drainS.toFixed(1)} s |`,
     `| of the gateway's: protobuf decode of one report (${n(bytes.length / 1024)} KiB), measured alone | ${ms(decodeMs)} ms |`,
     `| exactly once: Σ used_bytes = Σ lifetime_used_bytes = Σ hourly rows = Σ acknowledged deltas | ${exact ? 'yes' : 'NO'} (${n(Number(expected))} bytes in ${n(acks.length)} reports; ${n(after.hourlyRows)} hourly rows; each node's last id = its last acknowledged) |`,
     `| replays: ${replayAcked} reports re-sent with old ids (each node's last, the one before, the first), all acknowledged | ${unchanged ? 'nothing changed' : 'SUMS CHANGED'} |`,

@@ -3,7 +3,6 @@ import {
   type CutoffEntry,
   type DomainDeps,
   ingestCutoffReport,
-  ingestUsageReport,
   isDomainError,
   type LogLine,
   recordAgentUpgradeResult,
@@ -11,7 +10,8 @@ import {
   recordDeviceReport,
   renewAgentCertificate,
   replyTopic,
-  type UsageIngestResult,
+  stageUsageReport,
+  type UsageStageResult,
 } from '@svc/domain';
 import { type AgentMessage, CutoffReason, deviceAddress, LogSource } from '@svc/proto';
 import { ServerError } from 'nice-grpc';
@@ -39,8 +39,8 @@ export interface MessageScope {
 
 type Of<K extends keyof AgentMessage> = NonNullable<AgentMessage[K]>;
 
-/** svc_usage_*: what became of a report's entries (the reasons are UsageIngestResult's). */
-function countUsage(deps: DomainDeps, result: UsageIngestResult, entries: number): void {
+/** svc_usage_*: what became of a report's entries at staging; the fold counts what it credits (usage-folder.ts). */
+function countUsage(deps: DomainDeps, result: UsageStageResult, entries: number): void {
   const m = deps.metrics;
   if (!result.applied) {
     m.usageReports.inc({ result: 'replayed' });
@@ -48,9 +48,7 @@ function countUsage(deps: DomainDeps, result: UsageIngestResult, entries: number
     return;
   }
   m.usageReports.inc({ result: 'applied' });
-  if (result.accepted > 0) m.usageIngested.inc(result.accepted);
   if (result.invalid > 0) m.usageRefused.inc({ reason: 'invalid' }, result.invalid);
-  if (result.dropped > result.invalid) m.usageRefused.inc({ reason: 'not_served' }, result.dropped - result.invalid);
 }
 
 const sourceName = (s: LogSource): LogLine['source'] => (s === LogSource.AGENT ? 'agent' : 'xray');
@@ -149,10 +147,15 @@ async function onCutoffs(x: MessageScope, c: Of<'cutoffs'>): Promise<void> {
   x.session.send({ cutoffAck: { reportId: c.reportId } });
 }
 
-/** A UsageReport: ingested exactly once (its report id), counted, acknowledged. */
+/**
+ * A UsageReport: staged exactly once (its report id; domain agents/usage-fold.ts), counted,
+ * acknowledged, and the fold asked to credit it. While the staged backlog is over its limit the
+ * acknowledgement waits for the fold (the agent keeps the report until then).
+ */
 async function onUsage(x: MessageScope, u: Of<'usage'>): Promise<void> {
+  await x.s.usageFolder.room();
   const result = await x.s.usageSlots.run(() =>
-    ingestUsageReport(x.s.deps, x.nodeId, {
+    stageUsageReport(x.s.deps, x.nodeId, {
       report_id: u.reportId,
       entries: u.entries.map((e) => ({
         subscription_id: e.subscriptionId,
@@ -162,14 +165,10 @@ async function onUsage(x: MessageScope, u: Of<'usage'>): Promise<void> {
     }),
   );
   countUsage(x.s.deps, result, u.entries.length);
-  // Counted on the node too (usage_entries_dropped); not_served: entries for subscriptions
-  // this node does not serve, the sign of a node charging others.
-  if (result.dropped > 0)
-    x.s.deps.log.info(
-      { node_id: x.nodeId, report_id: String(u.reportId), dropped: result.dropped, not_served: result.not_served },
-      'usage entries dropped',
-    );
+  if (result.invalid > 0)
+    x.s.deps.log.info({ node_id: x.nodeId, report_id: String(u.reportId), invalid: result.invalid }, 'usage entries dropped: invalid');
   x.session.send({ usageAck: { reportId: u.reportId } });
+  if (result.staged > 0) x.s.usageFolder.kick();
 }
 
 /** A LogBatch answering get_logs: handed to the replica that asked (its reply topic). */

@@ -26,8 +26,10 @@ export interface GatewayOptions {
   gzipCacheBytes: number;
   /** Members of big access groups kept between snapshots (0 = no member cache). */
   memberCacheRows: number;
-  /** Usage reports applied at once. */
+  /** Usage reports staged at once. */
   usageIngestConcurrency: number;
+  /** Staged usage: entries a fold credits in one transaction, and the backlog above which acknowledgements wait for the fold. */
+  usageFold: { maxEntries: number; inboxMaxEntries: number; concurrency: number };
   /** TLS session ticket lifetime, 0 = no resumption. */
   tlsSessionLifetimeSeconds: number;
   admission: AdmissionLimits;
@@ -55,6 +57,7 @@ export function gatewayOptions(g: Config['grpc']): GatewayOptions {
     gzipCacheBytes: g.gzip_cache_mb * 1024 * 1024,
     memberCacheRows: g.member_cache_rows,
     usageIngestConcurrency: g.usage_ingest_concurrency,
+    usageFold: { maxEntries: g.usage_fold_max_entries, inboxMaxEntries: g.usage_inbox_max_entries, concurrency: g.usage_fold_concurrency },
     tlsSessionLifetimeSeconds: g.tls_session_lifetime_seconds,
     admission: {
       perSecond: g.admissions_per_second,

@@ -16,6 +16,7 @@ import { controlPlaneService } from './service.ts';
 import { streamOpener } from './stream-openings.ts';
 import { type RegistryTiming, StreamRegistry } from './stream-registry.ts';
 import { GatewayServerCredentials } from './tls-credentials.ts';
+import { createUsageFolder } from './usage-folder.ts';
 
 /**
  * What createControlPlane takes besides the configuration's grpc.* (read once, gatewayOptions):
@@ -60,6 +61,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
   let renewTimer: NodeJS.Timeout | undefined;
   let statsTimer: NodeJS.Timeout | undefined;
   const admission = new AdmissionLine(o.admission);
+  const usageFolder = createUsageFolder(deps, o.usageFold);
   const issue = async () => {
     const identity = await issueServerCertificate(ca as NonNullable<typeof ca>, o.tlsHosts, deps.clock.now());
     serverNotAfter = Date.parse(new X509Certificate(identity.certPem).validTo);
@@ -131,6 +133,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
             ),
           idleTimeoutMs: o.idleTimeoutMs,
           usageSlots: createSlots(o.usageIngestConcurrency),
+          usageFolder,
           recordApplied: appliedRevisionWriter(deps),
           recordStatus: statusReportWriter(deps),
           admission,
@@ -140,6 +143,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
         }),
       );
       await registry.start();
+      usageFolder.start();
       // Our own listener (grpc-server.ts): a backlog that holds a reconnecting fleet's SYNs.
       const port = await server.listen(o.host, o.port, credentials, o.listenBacklog);
       renewTimer = setInterval(
@@ -177,6 +181,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
       clearInterval(statsTimer);
       admission.close();
       await registry.stop();
+      await usageFolder.stop();
       if (!server) return;
       const s = server;
       // Streams were ended above; give their statuses a moment to leave, then close hard.

@@ -23,6 +23,7 @@ import { identityOf, UNAUTHENTICATED_DETAILS } from './identity-interceptor.ts';
 import { describeFault, type Inbound } from './inbound-guard.ts';
 import { peerIp } from './peer.ts';
 import type { StreamRegistry } from './stream-registry.ts';
+import type { UsageFolder } from './usage-folder.ts';
 
 export interface SyncDeps {
   deps: DomainDeps;
@@ -33,8 +34,10 @@ export interface SyncDeps {
   idleTimeoutMs: number;
   /** How long an agent may take to send Hello after opening the stream. */
   helloTimeoutMs?: number;
-  /** Usage reports applied at once by this process (the rest wait their turn). */
+  /** Usage reports staged at once by this process (the rest wait their turn). */
   usageSlots: Slots;
+  /** Credits staged usage (usage-folder.ts); a report's acknowledgement waits on its room(). */
+  usageFolder: UsageFolder;
   /** Writes a successful ApplyResult (appliedRevisionWriter gathers them into one statement per turn); with the failure it cleared. */
   recordApplied: (nodeId: string, revision: number) => Promise<ApplyRecovery | undefined>;
   /** Writes a StatusReport (statusReportWriter: one statement per turn). */

@@ -1,3 +1,4 @@
+import { usageFolded } from '@svc/testkit';
 import { type Scrape, scrapeMetrics } from '@svc/testkit/metrics-scrape';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Gateway, startGateway } from './harness.ts';
@@ -90,10 +91,12 @@ describe('the gateway counts streams, DesiredStates, apply results and usage', (
       { subscriptionId: '', uplinkBytes: 1n, downlinkBytes: 1n },
       { subscriptionId: `sub_${'0'.repeat(26)}`, uplinkBytes: 5n, downlinkBytes: 5n },
     ]);
+    await usageFolded(g.s.deps.db);
     await agent.sendUsage(1n, [
       { subscriptionId, uplinkBytes: 10n, downlinkBytes: 20n },
       { subscriptionId, uplinkBytes: 1n, downlinkBytes: 1n },
     ]);
+    await usageFolded(g.s.deps.db);
     expect(agent.acks).toEqual([1n, 1n]);
     const after = await scrape(g);
     const grew = (name: string, labels?: Record<string, string>) => after.value(name, labels) - before.value(name, labels);

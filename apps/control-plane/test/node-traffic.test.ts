@@ -1,5 +1,6 @@
 import { mountAdminApi } from '@svc/admin-api';
 import { createPortalApi } from '@svc/portal-api';
+import { usageFolded } from '@svc/testkit';
 import type { AgentSimulator } from '@svc/testkit/agent-simulator';
 import { createWorker } from '@svc/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,7 @@ describe('a node’s traffic multiplier, through the agent stream and the admin 
     expect(await api('patch', `/api/v1/nodes/${node.id}`, { traffic_multiplier: 2 })).toMatchObject({ traffic_multiplier: 2 });
 
     await agent.sendUsage(1n, [{ subscriptionId: sub.id, uplinkBytes: 1_000n, downlinkBytes: 3_000n }]);
+    await usageFolded(g.s.deps.db);
     expect(await usedBytes(sub.id)).toBe(8_000);
     const byNode = await api('get', `/api/v1/subscriptions/${sub.id}/usage/nodes`);
     expect(byNode.items).toEqual([
@@ -103,6 +105,7 @@ describe('a node’s traffic multiplier, through the agent stream and the admin 
 
     await api('patch', `/api/v1/nodes/${node.id}`, { traffic_multiplier: 0 });
     await agent.sendUsage(2n, [{ subscriptionId: sub.id, uplinkBytes: 5_000n, downlinkBytes: 5_000n }]);
+    await usageFolded(g.s.deps.db);
     expect(await usedBytes(sub.id)).toBe(8_000);
     expect((await api('get', `/api/v1/subscriptions/${sub.id}/usage/nodes`)).items).toMatchObject([
       { uplink_bytes: 2_000, downlink_bytes: 6_000, raw_uplink_bytes: 6_000, raw_downlink_bytes: 8_000 },
@@ -149,8 +152,10 @@ describe('a node’s traffic quota, through the agent stream, the admin API and 
 
     // 6,000 then 4,000 raw bytes: the quota is reached with the second report.
     await agent.sendUsage(1n, [{ subscriptionId: sub.id, uplinkBytes: 6_000n, downlinkBytes: 0n }]);
+    await usageFolded(g.s.deps.db);
     expect((await api('get', `/api/v1/nodes/${node.id}`)).traffic.limited_since).toBeNull();
     await agent.sendUsage(2n, [{ subscriptionId: sub.id, uplinkBytes: 1_000n, downlinkBytes: 3_000n }]);
+    await usageFolded(g.s.deps.db);
     const limited = await api('get', `/api/v1/nodes/${node.id}`);
     expect(limited.traffic).toMatchObject({ period_bytes: 10_000, limited_since: g.s.clock.now().toISOString() });
     expect(await runs(agent, node.id)).not.toContain(inbound.tag);
@@ -167,6 +172,7 @@ describe('a node’s traffic quota, through the agent stream, the admin API and 
 
     // Over it again within the new day; raising the quota above what it carried brings it back at once.
     await agent.sendUsage(3n, [{ subscriptionId: sub.id, uplinkBytes: 12_000n, downlinkBytes: 0n }]);
+    await usageFolded(g.s.deps.db);
     expect((await api('get', `/api/v1/nodes/${node.id}`)).traffic.limited_since).not.toBeNull();
     expect(await runs(agent, node.id)).not.toContain(inbound.tag);
     expect(await links(sub.link)).toEqual([]);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { usageFolded } from '@svc/testkit';
 import { peerMissing } from '@svc/testkit/peers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, nodeRow, startGateway } from './harness.ts';
@@ -136,6 +137,8 @@ describe('an independent gRPC client (Debian python3-grpcio, code generated from
         connections: 3,
         xray_uptime_seconds: 60,
       });
+      // Acknowledged means staged; the fold credits it right after.
+      await usageFolded(g.s.deps.db);
       const used = await g.s.deps.db
         .selectFrom('subscriptions')
         .select('used_bytes')

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { usageFolded } from '@svc/testkit';
 import { Status } from 'nice-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appliedRevisionWriter } from '../src/applied-revisions.ts';
@@ -176,6 +177,7 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
       { subscriptionId: b, uplinkBytes: 5n, downlinkBytes: 6n },
       { subscriptionId: a, uplinkBytes: 1n, downlinkBytes: 2n },
     ]);
+    await usageFolded(g.s.deps.db);
     const ua = await usageOf(a);
     expect(ua.used).toBe(1103);
     expect(ua.lifetime).toBe(1103);
@@ -191,8 +193,11 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
     agent.connect();
     await online(node.id);
     await agent.sendUsage(5n, [{ subscriptionId: a, uplinkBytes: 10n, downlinkBytes: 20n }]);
+    await usageFolded(g.s.deps.db);
     await agent.sendUsage(5n, [{ subscriptionId: a, uplinkBytes: 10n, downlinkBytes: 20n }]);
+    await usageFolded(g.s.deps.db);
     await agent.sendUsage(3n, [{ subscriptionId: a, uplinkBytes: 999n, downlinkBytes: 999n }]);
+    await usageFolded(g.s.deps.db);
     expect(agent.acks).toEqual([5n, 5n, 3n]);
     const u = await usageOf(a);
     expect(u.used).toBe(30);
@@ -206,9 +211,11 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
     agent.connect();
     await online(node.id);
     await agent.sendUsage(7n, [{ subscriptionId: a, uplinkBytes: 1n, downlinkBytes: 1n }]);
+    await usageFolded(g.s.deps.db);
     await agent.disconnect();
     agent.connect();
     await agent.sendUsage(7n, [{ subscriptionId: a, uplinkBytes: 1n, downlinkBytes: 1n }]);
+    await usageFolded(g.s.deps.db);
     expect((await usageOf(a)).used).toBe(2);
   });
 
@@ -217,8 +224,10 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
     const a = await subscription(await groupOn(node.id));
     agent.connect();
     await agent.sendUsage(1n, [{ subscriptionId: a, uplinkBytes: 1n, downlinkBytes: 2n }]);
+    await usageFolded(g.s.deps.db);
     g.s.clock.advance(3600_000);
     await agent.sendUsage(2n, [{ subscriptionId: a, uplinkBytes: 3n, downlinkBytes: 4n }]);
+    await usageFolded(g.s.deps.db);
     const u = await usageOf(a);
     expect(u.rows).toHaveLength(2);
     expect(u.used).toBe(10);
@@ -233,6 +242,7 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
       { subscriptionId: a, uplinkBytes: 7n, downlinkBytes: 0n },
       { subscriptionId: `${a}@svc`, uplinkBytes: 1n, downlinkBytes: 1n },
     ]);
+    await usageFolded(g.s.deps.db);
     expect((await usageOf(a)).used).toBe(7);
     const t = await g.token();
     expect((await g.s.api.get(`/api/v1/nodes/${node.id}`, { token: t })).body.usage_entries_dropped).toBe(2);
@@ -253,6 +263,7 @@ describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
       sends.push(x.sendUsage(BigInt(i), entries), y.sendUsage(BigInt(i), [...entries].reverse()));
     }
     await Promise.all(sends);
+    await usageFolded(g.s.deps.db);
     for (const s of subs) expect((await usageOf(s)).used).toBe(40);
   });
 });

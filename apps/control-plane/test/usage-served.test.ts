@@ -1,4 +1,5 @@
 import { SERVED_GRACE_MS } from '@svc/domain';
+import { usageFolded } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
@@ -52,6 +53,7 @@ describe('a node is credited only for the subscriptions it serves (issue 12.4)',
     const { node: attacker, agent } = await g.enrolledAgent();
     agent.connect();
     await agent.sendUsage(1n, [{ subscriptionId: victim, uplinkBytes: 1_250_000_000n, downlinkBytes: 1_250_000_000n }]);
+    await usageFolded(g.s.deps.db);
     expect(agent.acks).toEqual([1n]);
     expect(await subscriptionRow(victim)).toMatchObject({ used_bytes: 0, status: 'active' });
     expect(await droppedOn(attacker.id)).toBe(1);
@@ -59,6 +61,7 @@ describe('a node is credited only for the subscriptions it serves (issue 12.4)',
     // The node that serves it is credited.
     serving.connect();
     await serving.sendUsage(1n, [{ subscriptionId: victim, uplinkBytes: 10n, downlinkBytes: 20n }]);
+    await usageFolded(g.s.deps.db);
     expect(await used(victim)).toBe(30);
     expect(await droppedOn(servingNode.id)).toBe(0);
   });
@@ -71,9 +74,11 @@ describe('a node is credited only for the subscriptions it serves (issue 12.4)',
     agent.connect();
     g.s.clock.advance(SERVED_GRACE_MS - 60_000);
     await agent.sendUsage(1n, [{ subscriptionId: sub, uplinkBytes: 5n, downlinkBytes: 0n }]);
+    await usageFolded(g.s.deps.db);
     expect(await used(sub)).toBe(5);
     g.s.clock.advance(2 * 60_000);
     await agent.sendUsage(2n, [{ subscriptionId: sub, uplinkBytes: 5n, downlinkBytes: 0n }]);
+    await usageFolded(g.s.deps.db);
     expect(agent.acks).toEqual([1n, 2n]);
     expect(await used(sub)).toBe(5);
     expect(await droppedOn(node.id)).toBe(1);
@@ -91,11 +96,13 @@ describe('a usage entry whose subscription id can name no subscription is droppe
       ...bad.map((subscriptionId) => ({ subscriptionId, uplinkBytes: 1n, downlinkBytes: 1n })),
       { subscriptionId: sub, uplinkBytes: 3n, downlinkBytes: 4n },
     ]);
+    await usageFolded(g.s.deps.db);
     expect(agent.acks).toEqual([1n]);
     expect(await used(sub)).toBe(7);
     expect(await droppedOn(node.id)).toBe(bad.length);
     // The stream is still open: the next report is acknowledged too.
     await agent.sendUsage(2n, [{ subscriptionId: 'sub_\u0000', uplinkBytes: 1n, downlinkBytes: 1n }]);
+    await usageFolded(g.s.deps.db);
     expect(agent.acks).toEqual([1n, 2n]);
   });
 });

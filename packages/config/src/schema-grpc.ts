@@ -51,6 +51,18 @@ export const grpcSection = z
     /** Usage reports applied at once per gateway process; more wait (wider thrashes the database, bench/BENCHMARKS.md). */
     usage_ingest_concurrency: z.number().int().min(1).max(64).default(2),
     /**
+     * Usage entries one fold credits in one transaction (staged reports, oldest first, at least
+     * one): larger folds write a subscription reported several times once, and hold its row longer.
+     */
+    usage_fold_max_entries: z.number().int().min(1000).max(10_000_000).default(100_000),
+    /** Folds of staged usage run at once per gateway process (each on its own nodes and database connection). */
+    usage_fold_concurrency: z.number().int().min(1).max(16).default(2),
+    /**
+     * Usage entries staged and not yet credited above which a report is acknowledged only once
+     * the fold has brought the backlog under it again (agents keep unacknowledged reports).
+     */
+    usage_inbox_max_entries: z.number().int().min(10_000).max(100_000_000).default(2_000_000),
+    /**
      * gzip level of messages the gateway sends (0 = off): DesiredStates of at least
      * grpc.gzip_min_bytes go compressed to agents that accept gzip (a 14.5 MiB 100,000-user snapshot
      * becomes ~5 MiB at level 1; bench/BENCHMARKS.md).

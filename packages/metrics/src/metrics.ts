@@ -44,6 +44,7 @@ export class Metrics {
   readonly usageReports: Counter<'result'>;
   readonly usageIngested: Counter;
   readonly usageRefused: Counter<'reason'>;
+  readonly usageInbox: Gauge;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly jobDuration: Histogram<'job'>;
   readonly subCache: Counter<'result'>;
@@ -103,13 +104,18 @@ export class Metrics {
     });
     this.usageIngested = new Counter({
       name: 'svc_usage_entries_ingested_total',
-      help: 'Usage entries credited to a subscription (entries of one subscription in one report count once)',
+      help: 'Usage entries credited to a subscription (entries of one subscription, node and hour in one fold count once)',
       registers,
     });
     this.usageRefused = new Counter({
       name: 'svc_usage_entries_refused_total',
       help: 'Usage entries not credited, by reason: invalid (no storable subscription id, negative or oversized delta), not_served (a subscription the node does not serve, or no longer exists), replayed (in a report already applied)',
       labelNames: ['reason'],
+      registers,
+    });
+    this.usageInbox = new Gauge({
+      name: 'svc_usage_inbox_entries',
+      help: 'Usage entries acknowledged and staged, not yet credited, as this process saw after its last fold (a growing figure: the fold does not keep up)',
       registers,
     });
     this.jobRuns = new Counter({

@@ -58,5 +58,6 @@ export { decodeSubscriptionBody, parseShareLink, type ShareLink, type ShareLinkP
 export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.ts';
 export { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 export { until } from './until.ts';
+export { usageFolded } from './usage-folded.ts';
 export { type V2rayAvailability, v2rayAvailable, v2rayTest } from './v2ray.ts';
 export { type V2rayClientRoute, v2rayClientConfig } from './v2ray-client-config.ts';

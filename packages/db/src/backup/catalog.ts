@@ -34,6 +34,17 @@ export async function allTableNames(db: Kysely<any>): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
+/** Functions the migrations made in the current schema (trigger functions), as signatures `drop function` takes. */
+export async function allFunctionSignatures(db: Kysely<any>): Promise<string[]> {
+  const { rows } = await sql<{ sig: string }>`
+    select p.oid::regprocedure::text as sig from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where n.nspname = current_schema()
+       -- an extension's own functions (pg_trgm's) are its to keep
+       and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
+     order by 1`.execute(db);
+  return rows.map((r) => r.sig);
+}
+
 /** Foreign keys between tables of the current schema: child references parent. */
 export async function readForeignKeys(db: Kysely<any>): Promise<Array<{ child: string; parent: string }>> {
   const { rows } = await sql<{ child: string; parent: string }>`

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type Kysely, type Migration, sql } from 'kysely';
 import { migrateToLatest } from '../migrate.ts';
 import { migrations } from '../migrations/index.ts';
-import { allTableNames, MIGRATION_LOCK_TABLE, readForeignKeys, readTables } from './catalog.ts';
+import { allFunctionSignatures, allTableNames, MIGRATION_LOCK_TABLE, readForeignKeys, readTables } from './catalog.ts';
 import { BackupError } from './errors.ts';
 import { KEY_PART, MANIFEST, MANIFEST_SUM } from './manifest.ts';
 import { archiveEntries, lines, type VerifiedArchive } from './read-archive.ts';
@@ -26,7 +26,7 @@ export async function targetTables(db: Kysely<any>): Promise<string[]> {
 
 /**
  * Restores a verified archive (verifyArchive) into the current schema, in one transaction:
- * on a non-empty schema only with `force` (then every table in it is dropped first), the
+ * on a non-empty schema only with `force` (then every table and function in it is dropped first), the
  * schema rebuilt by this build's migrations up to the archive's version, the tables and
  * columns compared with the archive's, the rows inserted in the archive's order (a table after
  * those it references) through jsonb_populate_recordset, the parts' checksums checked again as
@@ -43,7 +43,11 @@ export async function restoreBackup(db: Kysely<any>, archive: VerifiedArchive, o
     );
   let rows = 0;
   await db.transaction().execute(async (trx) => {
-    if (opts.force) for (const t of await allTableNames(trx)) await sql`drop table if exists ${sql.table(t)} cascade`.execute(trx);
+    if (opts.force) {
+      for (const t of await allTableNames(trx)) await sql`drop table if exists ${sql.table(t)} cascade`.execute(trx);
+      // The migrations make them again (a statement trigger's function); signatures from the catalog.
+      for (const f of await allFunctionSignatures(trx)) await sql`drop function if exists ${sql.raw(f)} cascade`.execute(trx);
+    }
     for (const name of manifest.schema.migrations) await (migrations[name] as Migration).up(trx);
     // kysely's bookkeeping, as its migrator creates it; the migration rows come from the archive.
     await trx.schema

@@ -35,6 +35,8 @@ import * as limits from './2026-12-01T1000-limits.ts';
 import * as devices from './2026-12-01T1100-devices.ts';
 import * as limitsWithoutSequences from './2026-12-01T1200-limits-without-sequences.ts';
 import * as creditsStayHot from './2026-12-02T1000-credits-stay-hot.ts';
+import * as hourlyRowsWithoutFkCheck from './2026-12-02T1100-hourly-rows-without-fk-check.ts';
+import * as usageInbox from './2026-12-02T1200-usage-inbox.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -74,4 +76,6 @@ export const migrations: Record<string, Migration> = {
   '2026-12-01T1100-devices': devices,
   '2026-12-01T1200-limits-without-sequences': limitsWithoutSequences,
   '2026-12-02T1000-credits-stay-hot': creditsStayHot,
+  '2026-12-02T1100-hourly-rows-without-fk-check': hourlyRowsWithoutFkCheck,
+  '2026-12-02T1200-usage-inbox': usageInbox,
 };

@@ -81,3 +81,21 @@ export interface UsageHourlyTable {
   raw_uplink_bytes: ColumnType<number | null, number | null | undefined, number | null>;
   raw_downlink_bytes: ColumnType<number | null, number | null | undefined, number | null>;
 }
+
+/**
+ * A usage report staged (issue 37.1): acknowledged, not yet credited. The fold
+ * (domain agents/usage-fold.ts) credits it and deletes it in one transaction.
+ */
+export interface UsageInboxTable {
+  node_id: string;
+  /** int8: read as text (a report id may exceed what a JS number holds). */
+  report_id: ColumnType<string, string | bigint, never>;
+  received_at: Date;
+  /** The node's traffic multiplier when the report arrived, as stored (numeric, as text). */
+  multiplier: ColumnType<string, string, never>;
+  entries: number;
+  ids: ColumnType<string[], string[], never>;
+  /** int8[]: as text. */
+  uplink: ColumnType<string[], string[], never>;
+  downlink: ColumnType<string[], string[], never>;
+}

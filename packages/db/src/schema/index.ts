@@ -16,6 +16,7 @@ import type {
   SubscriptionAccessGroupsTable,
   SubscriptionsTable,
   UsageHourlyTable,
+  UsageInboxTable,
 } from './customers.ts';
 import type { SubscriptionDevicesTable, SubscriptionOnlineAddressesTable } from './devices.ts';
 import type {
@@ -85,6 +86,7 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   subscription_access_groups: SubscriptionAccessGroupsTable;
   usage_hourly: UsageHourlyTable;
+  usage_inbox: UsageInboxTable;
   plans: PlansTable;
   plan_access_groups: PlanAccessGroupsTable;
   payment_providers: PaymentProvidersTable;

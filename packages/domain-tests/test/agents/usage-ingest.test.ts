@@ -203,3 +203,48 @@ describe('a credit is a HOT update (issue 37.1)', () => {
     expect(covering.map((r) => r.def)).toEqual([]);
   });
 });
+
+describe('an hourly row belongs to a subscription that exists (issue 37.1: no foreign key checks each row)', () => {
+  it('a report racing the delete of a subscription it credits leaves no hourly row of it: the report waits for the delete and finds nothing to credit', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const f = fixtures(bed.ctx());
+    const gone = await f.subscription({ access_group_ids: groups });
+    const kept = await f.subscription({ access_group_ids: groups });
+    let report: ReturnType<typeof ingestUsageReport> | undefined;
+    await bed.deps.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('subscriptions').where('id', '=', gone.id).execute();
+      // The report starts while the delete holds the row (on PostgreSQL it waits for the row
+      // lock; on PGlite's one connection it runs after the commit): either way after the delete.
+      report = ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(gone.id, 100), entry(kept.id, 7)] });
+      await new Promise((r) => setTimeout(r, 200));
+    });
+    // Dropped either way; on PostgreSQL the served check still saw it (its snapshot), so it is
+    // not counted as not served: the update found it gone once the delete committed.
+    expect(await report).toMatchObject({ applied: true, accepted: 1, dropped: 1 });
+    const hourly = await bed.deps.db
+      .selectFrom('usage_hourly')
+      .select(['subscription_id', 'uplink_bytes'])
+      .where('node_id', '=', node)
+      .execute();
+    expect(hourly.map((h) => [h.subscription_id, Number(h.uplink_bytes)])).toEqual([[kept.id, 7]]);
+  });
+
+  it('a subscription deleted after its traffic was credited takes its hourly rows with it, whatever statement deletes it', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const f = fixtures(bed.ctx());
+    const subs = [await f.subscription({ access_group_ids: groups }), await f.subscription({ access_group_ids: groups })];
+    await ingestUsageReport(bed.deps, node, { report_id: 1n, entries: subs.map((s) => entry(s.id, 5)) });
+    const hourlyOf = (id: string) => bed.deps.db.selectFrom('usage_hourly').select('hour').where('subscription_id', '=', id).execute();
+    expect(await hourlyOf((subs[0] as { id: string }).id)).toHaveLength(1);
+    // A plain delete of both in one statement (the verbs' deletes are tested with them).
+    await bed.deps.db
+      .deleteFrom('subscriptions')
+      .where(
+        'id',
+        'in',
+        subs.map((s) => s.id),
+      )
+      .execute();
+    for (const s of subs) expect(await hourlyOf(s.id)).toEqual([]);
+  });
+});

@@ -1,6 +1,7 @@
 import {
   ClientBulkInput,
   getBulkJob,
+  ingestUsageReport,
   parseInput,
   queueClientBulk,
   queueSubscriptionBulk,
@@ -171,9 +172,17 @@ describe('bulk actions over subscriptions', () => {
     expect(rotated.every((r, i) => r.token_hash !== tokens[i] && r.credentials_rotated_at !== null)).toBe(true);
     expect(await eventsOf('subscription.credentials_rotated', ids)).toBe(6);
 
+    // Their traffic on the node they joined: hourly rows that the delete takes with them.
+    await ingestUsageReport(t.bed.deps, target.node, {
+      report_id: 1n,
+      entries: ids.map((id) => ({ subscription_id: id, uplink_bytes: 1n, downlink_bytes: 1n })),
+    });
+    const hourly = () => t.bed.deps.db.selectFrom('usage_hourly').select('subscription_id').where('subscription_id', 'in', ids).execute();
+    expect(await hourly()).toHaveLength(6);
     const deleted = await run({ type: 'delete' }, { ids: [...ids, 'sub_nothere'] });
     expect(deleted).toMatchObject({ status: 'done', total: 6, done: 6 });
     expect(await rows(ids)).toEqual([]);
+    expect(await hourly()).toEqual([]);
     expect(await eventsOf('subscription.deleted', ids)).toBe(6);
   });
 

@@ -6,6 +6,7 @@ import {
   createCa,
   createSealer,
   ensureCertificateAuthority,
+  foldUsageInbox,
   getCertificate,
   getDnsProvider,
   getNode,
@@ -886,6 +887,59 @@ const STEPS: Record<string, Step> = {
       expect(await one(db, 'subscriptions', { id: SUB })).toHaveProperty('used_bytes');
     },
   },
+  '2026-12-02T1100-hourly-rows-without-fk-check': {
+    async check(db) {
+      // No foreign key checks the hourly rows any more ...
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_constraint
+         where conrelid = 'usage_hourly'::regclass and contype = 'f'`.execute(db);
+      expect(rows[0]?.n).toBe(0);
+      // ... and a deleted subscription still takes its hourly rows with it (the trigger), in
+      // the deleting transaction: rolled back here, the rows are all there again.
+      const hourly = () =>
+        db
+          .selectFrom('usage_hourly')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .where('subscription_id', '=', SUB)
+          .executeTakeFirstOrThrow();
+      const before = await hourly();
+      expect(before.n).toBeGreaterThan(0);
+      const rolledBack = new Error('roll back');
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await trx.deleteFrom('subscriptions').where('id', '=', SUB).execute();
+          expect(
+            await trx
+              .selectFrom('usage_hourly')
+              .select(sql<number>`count(*)::int`.as('n'))
+              .where('subscription_id', '=', SUB)
+              .executeTakeFirstOrThrow(),
+          ).toEqual({ n: 0 });
+          throw rolledBack;
+        }),
+      ).rejects.toBe(rolledBack);
+      expect(await hourly()).toEqual(before);
+    },
+  },
+  '2026-12-02T1200-usage-inbox': {
+    async check(db) {
+      // A new, empty table: nothing staged by the schemas before it.
+      expect(await db.selectFrom('usage_inbox').selectAll().execute()).toEqual([]);
+    },
+    async seed(db) {
+      // A report staged, not yet folded, at the time of an upgrade: today's fold credits it.
+      await put(db, 'usage_inbox', {
+        node_id: NODE_A,
+        report_id: 77,
+        received_at: T0,
+        multiplier: '1',
+        entries: 1,
+        ids: [SUB],
+        uplink: [40],
+        downlink: [2],
+      });
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
@@ -1052,6 +1106,11 @@ async function readThroughTheDomain(bed: DomainTestbed, db: AnyDb): Promise<void
     expect((await listAcmeAccounts(ctx, { limit: 10 })).items).toMatchObject([{ id: ACME, email: 'acme@example.com' }]);
     expect(await getCertificate(ctx, CERT)).toMatchObject({ id: CERT, kind: 'uploaded', domains: ['upgrade.example.com'] });
     expect((await listWebhooks(ctx, { limit: 10 })).items).toMatchObject([{ id: WEBHOOK, url: 'https://hooks.example.net/svc' }]);
+
+    // A report staged before the upgrade (2026-12-02T1200) is credited by today's fold, once.
+    expect(await foldUsageInbox(bed.deps)).toMatchObject({ reports: 1, credited: 1, left: 0 });
+    expect(await getSubscription(ctx, SUB)).toMatchObject({ used_bytes: 7_042 });
+    expect(await foldUsageInbox(bed.deps)).toMatchObject({ reports: 0 });
   }
 }
 

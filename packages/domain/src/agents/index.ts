@@ -13,4 +13,5 @@ export * from './record-applied-revisions.ts';
 export * from './record-apply-failure.ts';
 export * from './renew-agent-certificate.ts';
 export * from './stream-admission.ts';
+export * from './usage-fold.ts';
 export * from './usage-ingest.ts';

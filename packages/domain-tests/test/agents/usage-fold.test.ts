@@ -1,0 +1,237 @@
+import { foldUsageInbox, JOBS, stageUsageReport, usageInboxBacklog } from '@svc/domain';
+import { createDomainTestbed, type DomainTestbed, fixtures, testDatabaseUrl } from '@svc/testkit';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servedNode } from '../customers-support.ts';
+
+// Issue 37.1: the gateway stages a usage report (one row, the node's last report id moved:
+// exactly once per report id) and acknowledges it; the fold credits what is staged with the
+// ingest's crediting rule and removes it, in one transaction.
+
+let bed: DomainTestbed;
+beforeAll(async () => {
+  bed = await createDomainTestbed();
+  bed.clock.set(new Date('2026-06-01T10:15:00Z'));
+  // limits reached go to the worker: consumed, so the queue does not hold them.
+  await bed.deps.jobs.consume(JOBS.enforceLimits, async () => {});
+});
+afterAll(() => bed.close());
+
+const entry = (subscription_id: string, up: number, down = 0) => ({
+  subscription_id,
+  uplink_bytes: BigInt(up),
+  downlink_bytes: BigInt(down),
+});
+const sub = (id: string) => bed.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const hourly = (id: string) =>
+  bed.deps.db
+    .selectFrom('usage_hourly')
+    .select(['node_id', 'hour', 'uplink_bytes', 'downlink_bytes', 'raw_uplink_bytes', 'raw_downlink_bytes'])
+    .where('subscription_id', '=', id)
+    .orderBy('hour')
+    .execute();
+const nodeRow = (id: string) => bed.deps.db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+/** Folds until nothing is staged (the tests' folds never meet another one). */
+async function foldAll(maxEntries?: number) {
+  const results = [];
+  for (;;) {
+    const r = await foldUsageInbox(bed.deps, maxEntries ? { maxEntries } : {});
+    if (!r) throw new Error('another fold held the lock');
+    results.push(r);
+    if (r.left === 0) return results;
+  }
+}
+async function served(count: number) {
+  const { node, groups } = await servedNode(bed.ctx());
+  const f = fixtures(bed.ctx());
+  const subs: string[] = [];
+  for (let i = 0; i < count; i++) subs.push((await f.subscription({ access_group_ids: groups })).id);
+  return { node, groups, subs };
+}
+
+describe('stageUsageReport: exactly once per node by report_id', () => {
+  it('a staged report moves the node’s last id and credits nothing until the fold; a replay and an older id stage nothing', async () => {
+    const { node, subs } = await served(1);
+    const a = subs[0] as string;
+    expect(await stageUsageReport(bed.deps, node, { report_id: 5n, entries: [entry(a, 10, 20)] })).toEqual({
+      report_id: 5n,
+      applied: true,
+      staged: 1,
+      invalid: 0,
+    });
+    expect(Number((await nodeRow(node)).last_usage_report_id)).toBe(5);
+    expect(Number((await sub(a)).used_bytes)).toBe(0);
+    for (const id of [5n, 3n])
+      expect(await stageUsageReport(bed.deps, node, { report_id: id, entries: [entry(a, 999)] })).toMatchObject({
+        applied: false,
+        staged: 0,
+      });
+    expect(await usageInboxBacklog(bed.deps)).toMatchObject({ entries: 1 });
+    await foldAll();
+    expect(Number((await sub(a)).used_bytes)).toBe(30);
+    expect(await usageInboxBacklog(bed.deps)).toEqual({ entries: 0, oldest_ms: 0 });
+    // Folded once: a fold with nothing staged changes nothing.
+    expect(await foldUsageInbox(bed.deps)).toEqual({ reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 });
+    expect(Number((await sub(a)).used_bytes)).toBe(30);
+  });
+
+  it('invalid entries are dropped and counted on the node at staging; entries of a subscription not served are dropped and counted by the fold', async () => {
+    const { node, subs } = await served(1);
+    const a = subs[0] as string;
+    const stranger = (await fixtures(bed.ctx()).subscription()).id;
+    const r = await stageUsageReport(bed.deps, node, {
+      report_id: 1n,
+      entries: [entry(a, 7), entry('sub_\u0000', 1), entry('', 1), entry(stranger, 50), { ...entry(a, 0), uplink_bytes: -1n }],
+    });
+    expect(r).toMatchObject({ applied: true, staged: 2, invalid: 3 });
+    expect(Number((await nodeRow(node)).usage_entries_dropped)).toBe(3);
+    const [fold] = await foldAll();
+    expect(fold).toMatchObject({ reports: 1, entries: 2, credited: 1, uncredited: 1, uncredited_by_node: [{ node_id: node, entries: 1 }] });
+    expect(Number((await nodeRow(node)).usage_entries_dropped)).toBe(4);
+    expect(Number((await sub(a)).used_bytes)).toBe(7);
+    expect(Number((await sub(stranger)).used_bytes)).toBe(0);
+  });
+});
+
+describe('foldUsageInbox: what is staged, credited once with the ingest’s rule', () => {
+  it('reports of several nodes staged together: each subscription credited the sum of its entries, one hourly row per node, one write per subscription', async () => {
+    const x = await served(3);
+    const y = await served(2);
+    for (let r = 1; r <= 4; r++) {
+      await stageUsageReport(bed.deps, x.node, { report_id: BigInt(r), entries: x.subs.map((s, i) => entry(s, r * 10 + i, 1)) });
+      await stageUsageReport(bed.deps, y.node, { report_id: BigInt(r), entries: y.subs.map((s) => entry(s, 100)) });
+    }
+    const [fold] = await foldAll();
+    // 8 reports, 20 entries, 5 subscriptions: 5 credits.
+    expect(fold).toMatchObject({ reports: 8, entries: 20, credited: 5, uncredited: 0, left: 0 });
+    for (const [i, s] of x.subs.entries()) {
+      const up = [1, 2, 3, 4].reduce((t, r) => t + r * 10 + i, 0);
+      expect(Number((await sub(s)).used_bytes)).toBe(up + 4);
+      expect((await hourly(s)).map((h) => [h.node_id, Number(h.uplink_bytes), Number(h.downlink_bytes)])).toEqual([[x.node, up, 4]]);
+    }
+    for (const s of y.subs) expect(Number((await sub(s)).lifetime_used_bytes)).toBe(400);
+    const nx = await nodeRow(x.node);
+    expect([Number(nx.traffic_raw_bytes), Number(nx.traffic_charged_bytes), Number(nx.last_usage_report_id)]).toEqual([
+      (10 + 20 + 30 + 40) * 3 + 3 * 4 + 12,
+      (10 + 20 + 30 + 40) * 3 + 3 * 4 + 12,
+      4,
+    ]);
+  });
+
+  it('a report is charged at the multiplier its node had when it arrived and lands in the hour it arrived', async () => {
+    const { node, subs } = await served(1);
+    const a = subs[0] as string;
+    const h0 = bed.clock.now();
+    await stageUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(a, 100, 10)] });
+    await bed.deps.db.updateTable('nodes').set({ traffic_multiplier: '2' }).where('id', '=', node).execute();
+    bed.clock.advance(3600_000);
+    await stageUsageReport(bed.deps, node, { report_id: 2n, entries: [entry(a, 1000, 100)] });
+    bed.clock.advance(60_000);
+    await foldAll();
+    const hour = (d: Date) => new Date(Math.floor(d.getTime() / 3600_000) * 3600_000);
+    expect(
+      (await hourly(a)).map((h) => [
+        h.hour,
+        Number(h.uplink_bytes),
+        Number(h.downlink_bytes),
+        Number(h.raw_uplink_bytes),
+        Number(h.raw_downlink_bytes),
+      ]),
+    ).toEqual([
+      [hour(h0), 100, 10, 100, 10],
+      [hour(new Date(h0.getTime() + 3600_000)), 2000, 200, 1000, 100],
+    ]);
+    expect(Number((await sub(a)).used_bytes)).toBe(110 + 2200);
+  });
+
+  it('a term that starts on first use starts when the report arrived, not when it was folded', async () => {
+    const { node, subs } = await served(1);
+    const a = subs[0] as string;
+    await bed.deps.db
+      .updateTable('subscriptions')
+      .set({ starts_on_first_use_seconds: 86_400, expires_at: null })
+      .where('id', '=', a)
+      .execute();
+    const arrived = bed.clock.now();
+    await stageUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(a, 1)] });
+    bed.clock.advance(600_000);
+    await foldAll();
+    const s = await sub(a);
+    expect(s.starts_on_first_use_seconds).toBeNull();
+    expect(s.expires_at?.getTime()).toBe(arrived.getTime() + 86_400_000);
+  });
+
+  it('crossing 80% and 100% of a limit over several staged reports raises each event once, and hands the subscription to the worker', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const a = (await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 1000 })).id;
+    for (const [r, bytes] of [
+      [1n, 300],
+      [2n, 300],
+      [3n, 300],
+      [4n, 300],
+    ] as const)
+      await stageUsageReport(bed.deps, node, { report_id: r, entries: [entry(a, bytes)] });
+    await foldAll();
+    expect(Number((await sub(a)).used_bytes)).toBe(1200);
+    const { rows } = await sql<{ type: string }>`
+      select type from events where payload->>'subscription_id' = ${a} and type like 'subscription.traffic_%' order by type`.execute(
+      bed.deps.db,
+    );
+    expect(rows.map((r) => r.type)).toEqual(['subscription.traffic_100_percent', 'subscription.traffic_80_percent']);
+  });
+
+  it('takes the oldest reports up to maxEntries (at least one) and leaves the rest for the next fold', async () => {
+    const { node, subs } = await served(2);
+    for (let r = 1; r <= 3; r++) await stageUsageReport(bed.deps, node, { report_id: BigInt(r), entries: subs.map((s) => entry(s, r)) });
+    const folds = await foldAll(2);
+    // 2 entries a report: the first fold takes report 1 only (report 2 would start at 2), and so on.
+    expect(folds.map((f) => [f.reports, f.entries, f.left])).toEqual([
+      [1, 2, 4],
+      [1, 2, 2],
+      [1, 2, 0],
+    ]);
+    for (const s of subs) expect(Number((await sub(s)).used_bytes)).toBe(6);
+  });
+
+  it('a fold that fails credits nothing and leaves every staged report for the next, which credits each once', async () => {
+    const { node, subs } = await served(2);
+    const [a, b] = subs as [string, string];
+    await stageUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(a, 5), entry(b, 6)] });
+    await stageUsageReport(bed.deps, node, { report_id: 2n, entries: [entry(a, 5)] });
+    // The hourly row of b cannot be written: the fold fails after crediting a.
+    await sql`alter table usage_hourly add constraint fold_test_refuses check (subscription_id <> ${sql.lit(b)}) not valid`.execute(
+      bed.deps.db,
+    );
+    try {
+      await expect(foldUsageInbox(bed.deps)).rejects.toThrow();
+    } finally {
+      await sql`alter table usage_hourly drop constraint fold_test_refuses`.execute(bed.deps.db);
+    }
+    expect([Number((await sub(a)).used_bytes), Number((await sub(b)).used_bytes)]).toEqual([0, 0]);
+    expect(await usageInboxBacklog(bed.deps)).toMatchObject({ entries: 3 });
+    await foldAll();
+    expect([Number((await sub(a)).used_bytes), Number((await sub(b)).used_bytes)]).toEqual([10, 6]);
+    expect(await hourly(a)).toHaveLength(1);
+  });
+});
+
+// Every gateway replica folds, two folds at a time in each; PostgreSQL's per-node lock keeps two
+// off the same node. (PGlite: one connection, one statement at a time: nothing to exclude.)
+describe.skipIf(!testDatabaseUrl())('one fold at a time per node, across replicas (PostgreSQL)', () => {
+  it('a fold finds a node another fold holds and leaves it; the nodes nobody holds it credits; the holder’s fold credits the rest', async () => {
+    const held = await served(1);
+    const free = await served(1);
+    const [a, b] = [held.subs[0] as string, free.subs[0] as string];
+    await stageUsageReport(bed.deps, held.node, { report_id: 1n, entries: [entry(a, 9)] });
+    await bed.deps.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext('svc.usage-fold'), hashtext(${held.node}))`.execute(trx);
+      // Only the held node has staged reports: nothing this fold may take.
+      expect(await foldUsageInbox(bed.deps)).toBeNull();
+      await stageUsageReport(bed.deps, free.node, { report_id: 1n, entries: [entry(b, 4)] });
+      expect(await foldUsageInbox(bed.deps)).toMatchObject({ reports: 1, credited: 1, left: 1 });
+    });
+    expect([Number((await sub(a)).used_bytes), Number((await sub(b)).used_bytes)]).toEqual([0, 4]);
+    await foldAll();
+    expect(Number((await sub(a)).used_bytes)).toBe(9);
+  });
+});

@@ -1,0 +1,306 @@
+import type { Renewal } from '@svc/db';
+import { sql } from 'kysely';
+import type { DomainEvent } from '../events/catalogue.ts';
+import { recordEvents } from '../events/record-event.ts';
+import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
+import { accessGroupsServedBy } from '../fleet/serving.ts';
+import { chargeTrafficSlices } from '../limits/traffic-slices.ts';
+import { applyNodeQuota } from '../nodes/node-traffic.ts';
+import { JOBS } from '../shared/jobs.ts';
+import { isStorableText } from '../shared/text.ts';
+import { type UnitOfWork, type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
+import { nextPeriodStart } from '../subscriptions/limits.ts';
+import type { UsageDelta } from './usage-ingest.ts';
+
+// The crediting rule of usage, once, for both ways a report reaches it: at once
+// (ingestUsageReport, usage-ingest.ts) and staged then folded (usage-fold.ts).
+
+const HOUR_MS = 3600_000;
+/** A single delta above this (1 PiB) is an agent bug, not traffic. */
+const MAX_DELTA = 2n ** 50n;
+
+/** A node's usage summed per subscription: ids in order, the raw bytes each way as int8 text. */
+export interface UsageBatch {
+  ids: string[];
+  up: string[];
+  down: string[];
+}
+
+/**
+ * A report's entries checked and summed per subscription: an entry whose id can name no
+ * subscription (the text rule of shared/text.ts, 1-64 characters) or whose delta is negative
+ * or absurd is counted invalid; entries of nothing are left out.
+ */
+export function summedUsage(entries: readonly UsageDelta[]): { batch: UsageBatch; invalid: number } {
+  const sums = new Map<string, [bigint, bigint]>();
+  let invalid = 0;
+  for (const e of entries) {
+    if (
+      e.uplink_bytes < 0n ||
+      e.downlink_bytes < 0n ||
+      e.uplink_bytes > MAX_DELTA ||
+      e.downlink_bytes > MAX_DELTA ||
+      e.subscription_id.length === 0 ||
+      e.subscription_id.length > 64 ||
+      !isStorableText(e.subscription_id)
+    ) {
+      invalid++;
+      continue;
+    }
+    if (e.uplink_bytes === 0n && e.downlink_bytes === 0n) continue;
+    const s = sums.get(e.subscription_id);
+    if (s) {
+      s[0] += e.uplink_bytes;
+      s[1] += e.downlink_bytes;
+    } else sums.set(e.subscription_id, [e.uplink_bytes, e.downlink_bytes]);
+  }
+  return { batch: batchOf(sums), invalid };
+}
+
+/** Sums per subscription as a batch, ids in order. */
+export function batchOf(sums: ReadonlyMap<string, readonly [bigint, bigint]>): UsageBatch {
+  const ids = [...sums.keys()].sort();
+  return {
+    ids,
+    up: ids.map((id) => String((sums.get(id) as [bigint, bigint])[0])),
+    down: ids.map((id) => String((sums.get(id) as [bigint, bigint])[1])),
+  };
+}
+
+/** The node row as a credit reads it, locked (FOR UPDATE) until the unit ends; undefined for a node that is gone. */
+export interface NodeForUsage {
+  id: string;
+  /** int8 as text: report ids may exceed what a JS number holds exactly. */
+  last: string;
+  /** numeric as stored. */
+  multiplier: string;
+  period: string;
+  traffic_quota_bytes: number | null;
+  traffic_limited_at: Date | null;
+}
+
+export async function lockNodeForUsage(trx: UnitOfWork['db'], nodeId: string): Promise<NodeForUsage | undefined> {
+  return trx
+    .selectFrom('nodes')
+    .select([
+      'id',
+      sql<string>`last_usage_report_id::text`.as('last'),
+      sql<string>`traffic_multiplier::text`.as('multiplier'),
+      sql<string>`traffic_period_bytes::text`.as('period'),
+      'traffic_quota_bytes',
+      'traffic_limited_at',
+    ])
+    .where('id', '=', nodeId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** What a credit moved, for the node's own accounting (settleNodeUsage). */
+export interface NodeCredit {
+  accepted: number;
+  /** Entries of subscriptions the node does not serve. */
+  not_served: number;
+  /** Not credited: not served, or deleted between the served check and the update. */
+  uncredited: number;
+  raw: bigint;
+  charged: bigint;
+  limit_candidates: string[];
+}
+
+/**
+ * One node's usage credited, the rule of both paths (a report at once, ingestUsageReport; staged
+ * reports folded together, usage-fold.ts): the subscriptions this node serves get the charged
+ * bytes (raw × `multiplier`, rounded down per subscription and direction of the batch) and the
+ * hourly rows of `at`'s UTC hour the charged and raw bytes; terms that start on first use start
+ * at `at`; 80%/100% crossings raise their events; the node's traffic slices are charged. The
+ * node row is not touched: settleNodeUsage writes what this returns (a fold settles each node
+ * once, last, so it holds a node's row only while it commits).
+ */
+export async function creditNodeUsage(
+  deps: UnitOfWorkDeps,
+  uow: UnitOfWork,
+  nodeId: string,
+  multiplier: string,
+  batch: UsageBatch,
+  at: Date,
+): Promise<NodeCredit> {
+  const trx = uow.db;
+  const { ids, up, down } = batch;
+  const now = at;
+  const hour = new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
+  // Charged bytes: floor(raw × multiplier) in exact numeric arithmetic. numeric costs about
+  // 2 µs an entry on PostgreSQL (5,000 entries: 9 ms), so the default multiplier of 1, which
+  // charges the raw bytes as they are, skips it.
+  const chargedOf = (column: string) =>
+    Number(multiplier) === 1 ? sql.ref(column) : sql`floor(${sql.ref(column)} * ${multiplier}::numeric)::int8`;
+  let accepted = 0;
+  let served = 0;
+  let limitCandidates: string[] = [];
+  let raw = 0n;
+  let charged = 0n;
+  if (ids.length > 0) {
+    // One statement: credit the subscriptions this node serves with the charged bytes
+    // (raw × the node's multiplier, rounded down: see node-traffic.ts), and add the charged
+    // and raw bytes to their hourly rows (only those: another node's user, or one deleted
+    // meanwhile, is dropped).
+    const credited = await sql<{
+      accepted: number;
+      served: number;
+      reached: string[] | null;
+      raw: string;
+      charged: string;
+      crossed: TrafficCrossing[] | null;
+      started: string[] | null;
+    }>`
+        with r as (
+          select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as r(id, raw_up, raw_down)
+        ), v as (
+          select r.id, r.raw_up, r.raw_down, ${chargedOf('r.raw_up')} as up, ${chargedOf('r.raw_down')} as down from r
+        ), reach as ${accessGroupsServedBy(trx, nodeId, now)}
+        , served as (
+          select v.* from v
+           where exists (select 1 from subscription_access_groups sag
+                          where sag.subscription_id = v.id and sag.access_group_id in (select access_group_id from reach))
+              or exists (select 1 from subscription_group_grace sg
+                          where sg.subscription_id = v.id and sg.until > ${now}
+                            and sg.access_group_id in (select access_group_id from reach))
+        ), starting as (
+          -- Terms this report starts (read before the update: the statement's snapshot). From
+          -- the partial index of terms not started yet (subscriptions_first_use), which is
+          -- tiny: a join of the served rows would read the table.
+          select s.id from subscriptions s
+           where s.starts_on_first_use_seconds is not null and s.id = any(${ids}::text[])
+             and exists (select 1 from served v where v.id = s.id and v.raw_up + v.raw_down > 0)
+        ), credited as (
+          update subscriptions s
+             set used_bytes = s.used_bytes + v.up + v.down,
+                 period_uplink_bytes = s.period_uplink_bytes + v.up,
+                 period_downlink_bytes = s.period_downlink_bytes + v.down,
+                 lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down,
+                 -- A term that starts on first use starts with the first traffic (start-on-first-use.ts):
+                 -- traffic carried, charged or not (a node of multiplier 0 is used too).
+                 expires_at = case when s.starts_on_first_use_seconds is not null and v.raw_up + v.raw_down > 0
+                                   then ${now}::timestamptz + make_interval(secs => s.starts_on_first_use_seconds)
+                                   else s.expires_at end,
+                 start_by = case when s.starts_on_first_use_seconds is not null and v.raw_up + v.raw_down > 0 then null else s.start_by end,
+                 starts_on_first_use_seconds = case when v.raw_up + v.raw_down > 0 then null else s.starts_on_first_use_seconds end
+            from served v
+           -- The report's ids again, as an index condition: joined to the served rows alone,
+           -- the planner hashed the whole table (a sequential scan of every subscription a report).
+           where s.id = v.id and s.id = any(${ids}::text[])
+          returning s.id, s.client_id, s.renewal, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes
+        ), hourly as (
+          insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
+          select c.id, ${nodeId}, ${hour}, c.up, c.down, c.raw_up, c.raw_down from credited c
+          on conflict (subscription_id, hour, node_id) do update
+             set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
+                 downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes,
+                 -- A row from before multipliers holds no raw bytes: they were the charged ones.
+                 raw_uplink_bytes = coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes) + excluded.raw_uplink_bytes,
+                 raw_downlink_bytes = coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes) + excluded.raw_downlink_bytes
+          returning 1
+        )
+        select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
+               (select count(*) from hourly)::int as hourly,
+               (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
+               (select coalesce(sum(up + down), 0) from credited)::text as charged,
+               (select array_agg(id order by id) from starting) as started,
+               (select array_agg(id order by id) from credited
+                 where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached,
+               -- 80% and 100% of a limit crossed by this report (before < mark <= after): rare, each an event.
+               (select json_agg(json_build_object('id', id, 'client_id', client_id, 'renewal', renewal,
+                                                  'used', used_bytes::text, 'limit', traffic_limit_bytes::text,
+                                                  'p80', (used_bytes - up - down) * 5 < traffic_limit_bytes * 4 and used_bytes * 5 >= traffic_limit_bytes * 4,
+                                                  'p100', used_bytes - up - down < traffic_limit_bytes and used_bytes >= traffic_limit_bytes))
+                  from credited
+                 where status = 'active' and traffic_limit_bytes > 0 and up + down > 0
+                   and (used_bytes - up - down) * 5 < traffic_limit_bytes * 4 and used_bytes * 5 >= traffic_limit_bytes * 4
+                    or status = 'active' and traffic_limit_bytes > 0 and up + down > 0
+                   and used_bytes - up - down < traffic_limit_bytes and used_bytes >= traffic_limit_bytes) as crossed`.execute(trx);
+    accepted = credited.rows[0]?.accepted ?? 0;
+    served = credited.rows[0]?.served ?? 0;
+    limitCandidates = credited.rows[0]?.reached ?? [];
+    raw = BigInt(credited.rows[0]?.raw ?? 0);
+    charged = BigInt(credited.rows[0]?.charged ?? 0);
+    await recordEvents(uow, trafficCrossingEvents(credited.rows[0]?.crossed ?? [], now), now);
+    // A term started: its expiry reaches the nodes (UserLimits.not_after_ms) in a new
+    // revision. After commit, in a unit of its own: this one holds its node's row, and
+    // locking the others here could deadlock with their own reports.
+    const started = credited.rows[0]?.started ?? [];
+    if (started.length > 0)
+      uow.afterCommit(() =>
+        unitOfWork(deps, async (u) => void (await bumpNodeRevisions(u, await nodesOfSubscriptions(u.db, started))), { attempts: 3 }),
+      );
+    // Issue 36: the raw bytes count against the node's traffic slices; one half used gets its successor (limits/traffic-slices.ts).
+    await chargeTrafficSlices(uow, nodeId, new Map(ids.map((id, i) => [id, BigInt(up[i] as string) + BigInt(down[i] as string)])), now);
+  }
+  return { accepted, not_served: ids.length - served, uncredited: ids.length - accepted, raw, charged, limit_candidates: limitCandidates };
+}
+
+/**
+ * The node's own accounting of what was credited: what it carried (raw, also toward its quota
+ * period) and what it charged, the entries dropped (`dropped`, with the caller's `set`); its
+ * quota applied on the counters as they now are (the update locks the row: a quota reached takes
+ * its inbounds out of service in this unit, once a period); limits reached handed to the worker
+ * after commit, so they are written down at once (its sweep still catches them if this enqueue
+ * is lost). A node deleted meanwhile has nothing to settle.
+ */
+export async function settleNodeUsage(
+  uow: UnitOfWork,
+  nodeId: string,
+  credit: Pick<NodeCredit, 'raw' | 'charged' | 'limit_candidates'>,
+  at: Date,
+  extra: { dropped: number; set?: Record<string, unknown> },
+): Promise<void> {
+  const { raw, charged } = credit;
+  const set = {
+    ...extra.set,
+    ...(extra.dropped > 0 ? { usage_entries_dropped: sql`usage_entries_dropped + ${extra.dropped}` as never } : {}),
+    ...(raw > 0n
+      ? {
+          traffic_raw_bytes: sql`traffic_raw_bytes + ${String(raw)}::int8` as never,
+          traffic_charged_bytes: sql`traffic_charged_bytes + ${String(charged)}::int8` as never,
+          traffic_period_bytes: sql`traffic_period_bytes + ${String(raw)}::int8` as never,
+        }
+      : {}),
+  };
+  if (Object.keys(set).length > 0) {
+    const node = await uow.db
+      .updateTable('nodes')
+      .set(set)
+      .where('id', '=', nodeId)
+      .returning(['id', 'traffic_quota_bytes', 'traffic_period_bytes', 'traffic_limited_at'])
+      .executeTakeFirst();
+    if (node && raw > 0n) await applyNodeQuota(uow, node, at, 'quota reached');
+  }
+  if (credit.limit_candidates.length > 0) uow.enqueue(JOBS.enforceLimits, { ids: credit.limit_candidates });
+}
+
+/** A subscription whose charged traffic this report took past 80% or 100% of its limit. */
+interface TrafficCrossing {
+  id: string;
+  client_id: string;
+  renewal: Renewal;
+  used: string;
+  limit: string;
+  p80: boolean;
+  p100: boolean;
+}
+
+/** subscription.traffic_80_percent / _100_percent for each mark a report crossed (docs/events.md). */
+function trafficCrossingEvents(crossed: readonly TrafficCrossing[], now: Date): DomainEvent[] {
+  return crossed.flatMap((c) => {
+    const resets = nextPeriodStart(c.renewal, now);
+    const payload = {
+      subscription_id: c.id,
+      client_id: c.client_id,
+      used_bytes: Number(c.used),
+      traffic_limit_bytes: Number(c.limit),
+      resets_at: resets ? resets.toISOString() : null,
+    };
+    return [
+      ...(c.p80 ? [{ type: 'subscription.traffic_80_percent' as const, payload }] : []),
+      ...(c.p100 ? [{ type: 'subscription.traffic_100_percent' as const, payload }] : []),
+    ];
+  });
+}

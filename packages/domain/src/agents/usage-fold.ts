@@ -1,0 +1,202 @@
+import { sql } from 'kysely';
+import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
+import { batchOf, creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage } from './usage-credit.ts';
+import type { UsageDelta } from './usage-ingest.ts';
+
+// Issue 37.1: usage staged, then folded. ingestUsageReport credits a report in the report's own
+// transaction: two row writes an entry (the subscription and its hourly row), which is the
+// ceiling of a machine's ingest. The gateway stages instead: a report's transaction writes one
+// row to usage_inbox and moves the node's last report id (exactly once per report id, as
+// before: a replay changes nothing), and is acknowledged; the fold then credits what is staged,
+// summed per node, hour and subscription, with the same crediting rule (creditNodeUsage), and
+// deletes what it credited, in one transaction. A subscription reported by several staged
+// reports is written once; under a light load a fold follows each report within milliseconds,
+// under a heavy one it takes what piled up while the last fold ran.
+
+export interface UsageStageResult {
+  report_id: bigint;
+  /** False for a replayed or older report_id: nothing changed. */
+  applied: boolean;
+  /** Subscriptions staged (entries summed per id). */
+  staged: number;
+  /** Entries that could never name a subscription or carried a negative or oversized delta: dropped and counted on the node. */
+  invalid: number;
+}
+
+/**
+ * A UsageReport staged, exactly once (spec 4.1 rule 3): with the node's row locked, a report_id
+ * above the node's last accepted one writes its entries, checked and summed per subscription,
+ * as one usage_inbox row (with the node's multiplier of now: what the report is charged at) and
+ * becomes the last accepted id; a replayed or older id changes nothing. Both are acknowledged
+ * by the caller, which then asks for a fold (foldUsageInbox).
+ */
+export async function stageUsageReport(
+  deps: UnitOfWorkDeps,
+  nodeId: string,
+  report: { report_id: bigint; entries: readonly UsageDelta[] },
+): Promise<UsageStageResult> {
+  const { batch, invalid } = summedUsage(report.entries);
+  const now = deps.clock.now();
+  return unitOfWork(deps, async (uow) => {
+    const node = await lockNodeForUsage(uow.db, nodeId);
+    if (!node || BigInt(node.last) >= report.report_id) return { report_id: report.report_id, applied: false, staged: 0, invalid: 0 };
+    if (batch.ids.length > 0)
+      await uow.db
+        .insertInto('usage_inbox')
+        .values({
+          node_id: nodeId,
+          report_id: String(report.report_id),
+          received_at: now,
+          multiplier: node.multiplier,
+          entries: batch.ids.length,
+          ids: batch.ids,
+          uplink: batch.up,
+          downlink: batch.down,
+        })
+        .execute();
+    await uow.db
+      .updateTable('nodes')
+      .set({
+        last_usage_report_id: sql`${String(report.report_id)}::int8` as never,
+        last_seen_at: now,
+        ...(invalid > 0 ? { usage_entries_dropped: sql`usage_entries_dropped + ${invalid}` as never } : {}),
+      })
+      .where('id', '=', nodeId)
+      .execute();
+    return { report_id: report.report_id, applied: true, staged: batch.ids.length, invalid };
+  });
+}
+
+export interface UsageFoldResult {
+  /** Staged reports credited and removed. */
+  reports: number;
+  /** Their entries (subscriptions per report). */
+  entries: number;
+  /** Subscriptions credited: one row write each, however many reports named them. */
+  credited: number;
+  /** Entries of subscriptions their node does not serve (or deleted meanwhile), summed per fold. */
+  uncredited: number;
+  /** Of `uncredited`, per node (only nodes with some): a node charging others shows here. */
+  uncredited_by_node: Array<{ node_id: string; entries: number }>;
+  /** Entries still staged after this fold (reports beyond its batch, or staged meanwhile). */
+  left: number;
+}
+
+/**
+ * One fold at a time per node across every replica (an advisory lock keyed by this and the node
+ * id): folds of different nodes run side by side; one that finds a node's lock held leaves its
+ * rows to the holder.
+ */
+const FOLD_LOCK = 'svc.usage-fold';
+const HOUR_MS = 3600_000;
+
+/**
+ * Credits staged reports of the nodes no other fold holds, the nodes with the oldest reports
+ * first, up to about `maxEntries` entries (of a node, its oldest reports up to that, at least
+ * one): per node, UTC hour of receipt and multiplier, each subscription's entries summed and
+ * credited by creditNodeUsage at the latest receipt of the group (the hour its hourly row gets,
+ * the time a first-use term starts, what "served" is judged at), each node's counters settled,
+ * then the folded rows deleted, all in one transaction: a fold that fails or dies credits
+ * nothing and leaves every row for the next. Null when other folds hold every node with staged
+ * reports.
+ */
+export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: number } = {}): Promise<UsageFoldResult | null> {
+  const maxEntries = opts.maxEntries ?? 100_000;
+  return unitOfWork(
+    deps,
+    async (uow) => {
+      const trx = uow.db;
+      // Nodes with staged reports, the oldest first: this fold takes those it can lock (one fold
+      // per node at a time, across replicas) until it has about maxEntries.
+      const { rows: staged } = await sql<{ node_id: string; entries: number }>`
+        select node_id, sum(entries)::int as entries from usage_inbox group by node_id order by min(received_at), node_id`.execute(trx);
+      if (staged.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 };
+      const mine: string[] = [];
+      let budget = 0;
+      for (const n of staged) {
+        if (budget >= maxEntries) break;
+        const { rows: got } = await sql<{ locked: boolean }>`
+          select pg_try_advisory_xact_lock(hashtext(${FOLD_LOCK}), hashtext(${n.node_id})) as locked`.execute(trx);
+        if (!got[0]?.locked) continue;
+        mine.push(n.node_id);
+        budget += n.entries;
+      }
+      if (mine.length === 0) return null;
+      // Of each node, its oldest reports whose entries, counted before each, stay under maxEntries (at least one).
+      const { rows } = await sql<{
+        node_id: string;
+        report_id: string;
+        received_at: Date;
+        multiplier: string;
+        ids: string[];
+        uplink: string[];
+        downlink: string[];
+      }>`
+        select node_id, report_id::text as report_id, received_at, multiplier::text as multiplier, ids, uplink::text[] as uplink, downlink::text[] as downlink
+          from (select *, sum(entries) over (partition by node_id order by report_id) - entries as before
+                  from usage_inbox where node_id = any(${mine}::text[])) staged
+         where before < ${maxEntries}
+         order by node_id, report_id`.execute(trx);
+      if (rows.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 };
+      const groups = new Map<string, { node: string; multiplier: string; at: Date; sums: Map<string, [bigint, bigint]> }>();
+      let entries = 0;
+      for (const r of rows) {
+        const hour = Math.floor(r.received_at.getTime() / HOUR_MS);
+        const key = `${r.node_id}\u0000${hour}\u0000${r.multiplier}`;
+        const g = groups.get(key) ?? {
+          node: r.node_id,
+          multiplier: r.multiplier,
+          at: r.received_at,
+          sums: new Map<string, [bigint, bigint]>(),
+        };
+        groups.set(key, g);
+        if (r.received_at > g.at) g.at = r.received_at;
+        entries += r.ids.length;
+        r.ids.forEach((id, i) => {
+          const up = BigInt(r.uplink[i] as string);
+          const down = BigInt(r.downlink[i] as string);
+          const s = g.sums.get(id);
+          if (s) {
+            s[0] += up;
+            s[1] += down;
+          } else g.sums.set(id, [up, down]);
+        });
+      }
+      let credited = 0;
+      let uncredited = 0;
+      // Each node's groups credited first, its own row settled last, in id order: the fold holds
+      // a node's row (which each report's staging locks) only from its settling to the commit.
+      const settle = new Map<string, { raw: bigint; charged: bigint; limit_candidates: string[]; dropped: number; at: Date }>();
+      for (const g of [...groups.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.at.getTime() - b.at.getTime()))) {
+        const credit = await creditNodeUsage(deps, uow, g.node, g.multiplier, batchOf(g.sums), g.at);
+        credited += credit.accepted;
+        uncredited += credit.uncredited;
+        const s = settle.get(g.node) ?? { raw: 0n, charged: 0n, limit_candidates: [], dropped: 0, at: g.at };
+        s.raw += credit.raw;
+        s.charged += credit.charged;
+        s.limit_candidates.push(...credit.limit_candidates);
+        s.dropped += credit.uncredited;
+        if (g.at > s.at) s.at = g.at;
+        settle.set(g.node, s);
+      }
+      for (const [node, s] of [...settle].sort(([a], [b]) => (a < b ? -1 : 1)))
+        await settleNodeUsage(uow, node, s, s.at, { dropped: s.dropped });
+      await sql`
+        delete from usage_inbox i
+         using unnest(${rows.map((r) => r.node_id)}::text[], ${rows.map((r) => r.report_id)}::int8[]) as f(node_id, report_id)
+         where i.node_id = f.node_id and i.report_id = f.report_id`.execute(trx);
+      const { rows: left } = await sql<{ n: number }>`select coalesce(sum(entries), 0)::int as n from usage_inbox`.execute(trx);
+      const byNode = [...settle].filter(([, x]) => x.dropped > 0).map(([node_id, x]) => ({ node_id, entries: x.dropped }));
+      return { reports: rows.length, entries, credited, uncredited, uncredited_by_node: byNode, left: left[0]?.n ?? 0 };
+    },
+    { attempts: 5 },
+  );
+}
+
+/** Entries staged and not folded yet, and how old the oldest is (ms; 0 when none). */
+export async function usageInboxBacklog(deps: Pick<UnitOfWorkDeps, 'db' | 'clock'>): Promise<{ entries: number; oldest_ms: number }> {
+  const { rows } = await sql<{ n: number; oldest: Date | null }>`
+    select coalesce(sum(entries), 0)::int as n, min(received_at) as oldest from usage_inbox`.execute(deps.db);
+  const oldest = rows[0]?.oldest;
+  return { entries: rows[0]?.n ?? 0, oldest_ms: oldest ? Math.max(0, deps.clock.now().getTime() - oldest.getTime()) : 0 };
+}
