@@ -132,11 +132,16 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
         uplink: string[];
         downlink: string[];
       }>`
-        select node_id, report_id::text as report_id, received_at, multiplier::text as multiplier, ids, uplink::text[] as uplink, downlink::text[] as downlink
-          from (select *, sum(entries) over (partition by node_id order by report_id) - entries as before
-                  from usage_inbox where node_id = any(${mine}::text[])) staged
-         where before < ${maxEntries}
-         order by node_id, report_id`.execute(trx);
+        with chosen as (
+          -- Chosen on their keys and sizes alone: the arrays are read only for the rows taken.
+          select node_id, report_id from (
+            select node_id, report_id, sum(entries) over (partition by node_id order by report_id) - entries as before
+              from usage_inbox where node_id = any(${mine}::text[])) staged
+           where before < ${maxEntries})
+        select i.node_id, i.report_id::text as report_id, i.received_at, i.multiplier::text as multiplier,
+               i.ids, i.uplink::text[] as uplink, i.downlink::text[] as downlink
+          from usage_inbox i join chosen c on c.node_id = i.node_id and c.report_id = i.report_id
+         order by i.node_id, i.report_id`.execute(trx);
       if (rows.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 };
       const groups = new Map<string, { node: string; multiplier: string; at: Date; sums: Map<string, [bigint, bigint]> }>();
       let entries = 0;
