@@ -165,7 +165,10 @@ await main(async () => {
 
   // ---- through the gateway
   // SVC_USAGE_* of the bench's environment reach the gateway (fold settings, for experiments).
-  const cp = await startControlPlane(fleet, Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SVC_USAGE_'))) as Record<string, string>);
+  const cp = await startControlPlane(
+    fleet,
+    Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SVC_USAGE_'))) as Record<string, string>,
+  );
   log(`control plane pid ${cp.pid} on ${cp.endpoint}`);
   const opened = await Promise.all(
     workers.map((w, i) => {
