@@ -129,6 +129,21 @@ async function connectAs(u: InboundUser): Promise<string> {
 }
 
 /**
+ * A connection as this user that must get through, tried again (up to 3 times in all) only when
+ * the client's proxy answered 503 while the server logged no rejection: the client failed to
+ * reach the server (its handshake under a loaded CI machine), the server did not refuse the user.
+ * A refusal by the server is never tried again.
+ */
+async function connectsAs(u: InboundUser): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const earlier = new Set(server.lines);
+    const got = await connectAs(u);
+    const refused = server.lines.some((l) => !earlier.has(l) && / rejected {2}v2ray\.com\/core\/proxy\//.test(l));
+    if (got !== 'HTTP 503 with 0 bytes' || refused || attempt === 3) return got;
+  }
+}
+
+/**
  * Asserts a new connection as this user gets no payload because the node refused it: v2ray logs
  * `<from> rejected  v2ray.com/core/proxy/<protocol>...: <why>` (no email) for it.
  */
@@ -150,7 +165,7 @@ describe.skipIf(!v2ray.available)('the engine API on a running v2ray 4.34', () =
     const u = user(proto, 'added');
     await expectRefused(proto, u);
     await api.addUser(`${proto}-in`, u);
-    expect(await connectAs(u)).toBe(PAYLOAD_RECEIVED);
+    expect(await connectsAs(u)).toBe(PAYLOAD_RECEIVED);
     expect(serverPid()).toBe(pid);
     expect(stillRunning()).toBe(true);
   });
@@ -161,10 +176,10 @@ describe.skipIf(!v2ray.available)('the engine API on a running v2ray 4.34', () =
     const pid = serverPid();
     const gone = user(proto, 'removed');
     await api.addUser(`${proto}-in`, gone);
-    expect(await connectAs(gone)).toBe(PAYLOAD_RECEIVED);
+    expect(await connectsAs(gone)).toBe(PAYLOAD_RECEIVED);
     await api.removeUser(`${proto}-in`, gone.email);
     await expectRefused(proto, gone);
-    expect(await connectAs(user(proto, 'kept'))).toBe(PAYLOAD_RECEIVED);
+    expect(await connectsAs(user(proto, 'kept'))).toBe(PAYLOAD_RECEIVED);
     expect(serverPid()).toBe(pid);
   });
 
