@@ -62,6 +62,12 @@ async function usageMatchesReports(): Promise<void> {
   try {
     for (const a of agents) expect(a.pending()).toEqual([]);
     const sent = agents.reduce((n, a) => n + a.sent.size, 0);
+    // An acknowledgement means staged; a surviving replica's fold credits what a stopped one left.
+    for (const end = Date.now() + 15_000; ; ) {
+      const { rows: staged } = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_inbox');
+      if (staged[0]?.n === 0 || Date.now() > end) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const { rows } = await sql.query<{ used: string; up: string; down: string }>(
       'SELECT used_bytes::text AS used, period_uplink_bytes::text AS up, period_downlink_bytes::text AS down FROM subscriptions WHERE id = $1',
       [subscriptionId],
