@@ -48,13 +48,18 @@ export function summedUsage(entries: readonly UsageDelta[]): { batch: UsageBatch
       continue;
     }
     if (e.uplink_bytes === 0n && e.downlink_bytes === 0n) continue;
-    const s = sums.get(e.subscription_id);
-    if (s) {
-      s[0] += e.uplink_bytes;
-      s[1] += e.downlink_bytes;
-    } else sums.set(e.subscription_id, [e.uplink_bytes, e.downlink_bytes]);
+    addUsage(sums, e.subscription_id, e.uplink_bytes, e.downlink_bytes);
   }
   return { batch: batchOf(sums), invalid };
+}
+
+/** Adds one subscription's bytes to per-subscription sums. */
+export function addUsage(sums: Map<string, [bigint, bigint]>, id: string, up: bigint, down: bigint): void {
+  const s = sums.get(id);
+  if (s) {
+    s[0] += up;
+    s[1] += down;
+  } else sums.set(id, [up, down]);
 }
 
 /** Sums per subscription as a batch, ids in order. */
@@ -74,22 +79,12 @@ export interface NodeForUsage {
   last: string;
   /** numeric as stored. */
   multiplier: string;
-  period: string;
-  traffic_quota_bytes: number | null;
-  traffic_limited_at: Date | null;
 }
 
 export async function lockNodeForUsage(trx: UnitOfWork['db'], nodeId: string): Promise<NodeForUsage | undefined> {
   return trx
     .selectFrom('nodes')
-    .select([
-      'id',
-      sql<string>`last_usage_report_id::text`.as('last'),
-      sql<string>`traffic_multiplier::text`.as('multiplier'),
-      sql<string>`traffic_period_bytes::text`.as('period'),
-      'traffic_quota_bytes',
-      'traffic_limited_at',
-    ])
+    .select(['id', sql<string>`last_usage_report_id::text`.as('last'), sql<string>`traffic_multiplier::text`.as('multiplier')])
     .where('id', '=', nodeId)
     .forUpdate()
     .executeTakeFirst();

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
-import { batchOf, creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage } from './usage-credit.ts';
+import { addUsage, batchOf, creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage } from './usage-credit.ts';
 import type { UsageDelta } from './usage-ingest.ts';
 
 // Issue 37.1: usage staged, then folded. ingestUsageReport credits a report in the report's own
@@ -157,15 +157,7 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
         groups.set(key, g);
         if (r.received_at > g.at) g.at = r.received_at;
         entries += r.ids.length;
-        r.ids.forEach((id, i) => {
-          const up = BigInt(r.uplink[i] as string);
-          const down = BigInt(r.downlink[i] as string);
-          const s = g.sums.get(id);
-          if (s) {
-            s[0] += up;
-            s[1] += down;
-          } else g.sums.set(id, [up, down]);
-        });
+        r.ids.forEach((id, i) => addUsage(g.sums, id, BigInt(r.uplink[i] as string), BigInt(r.downlink[i] as string)));
       }
       let credited = 0;
       let uncredited = 0;
