@@ -158,8 +158,13 @@ async function usageOpen(m: UsageRun & { endpoint: string; caCertPem: string; ke
   send({ type: 'usage-opened', ...r });
 }
 
-/** One run: the nodes with an ordinal below `active` send reports for warm-up + measured seconds. */
-async function usageRun(m: { active: number; seconds: number; warmupSeconds: number }) {
+/**
+ * One run: the nodes with an ordinal below `active` send reports for warm-up + measured seconds.
+ * `userEveryMs` 0: each node's next report as soon as the last is acknowledged; above 0, paced
+ * as agents report: each of the node's users once every `userEveryMs` (its users in reports of
+ * `entries`, spread evenly over that time; a report late on its slot goes at once).
+ */
+async function usageRun(m: { active: number; seconds: number; warmupSeconds: number; userEveryMs: number }) {
   const plan = usagePlan as UsageRun;
   // Per acknowledged report: [ack time since start (ms), ack latency (ms), entries, bytes].
   const acks: Array<[number, number, number, number]> = [];
@@ -172,7 +177,13 @@ async function usageRun(m: { active: number; seconds: number; warmupSeconds: num
       const k = plan.ordinals[j] as number;
       lastIds[j] = 0;
       if (k >= m.active) return;
+      // Reports a node needs to name each of its users once, and the time between two of them when paced.
+      const perCycle = Math.ceil(Math.floor(plan.subscriptions / plan.nodes) / plan.entries);
+      const slotMs = m.userEveryMs / perCycle;
       for (let r = 1; performance.now() < until; r++) {
+        const wait = t0 + (r - 1) * slotMs - performance.now();
+        if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+        if (performance.now() >= until) break;
         const te = performance.now();
         const { entries, bytes } = report(k, r);
         encodeMs += performance.now() - te;

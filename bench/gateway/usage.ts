@@ -36,6 +36,12 @@ const WARMUP = env('BENCH_WARMUP_SECONDS', 5);
 const BASELINE_SECONDS = env('BENCH_BASELINE_SECONDS', SECONDS);
 const WORKERS = env('BENCH_WORKERS', 2);
 const STATEMENT_SAMPLES = env('BENCH_STATEMENT_SAMPLES', 20);
+/**
+ * 0 (the default): each node's next report as soon as its last is acknowledged (the most the
+ * gateway takes). Above 0, through the gateway only: paced as real agents report, each user once
+ * every BENCH_USER_EVERY_S seconds (a million users every 10 s: 100,000 entries/s offered).
+ */
+const USER_EVERY_S = env('BENCH_USER_EVERY_S', 0);
 /** Fewer nodes at once through the gateway, after the main run, same length (BENCH_SWEEP=1,2,4; empty for none). */
 const SWEEP = (process.env.BENCH_SWEEP ?? '2').split(',').filter(Boolean).map(Number);
 const TARGET = 100_000;
@@ -201,9 +207,20 @@ await main(async () => {
     let s0: CpuReading | undefined;
     const tStart = performance.now();
     const windowEnd = tStart + (warmup + seconds) * 1000;
+    const staged = async () => Number((await pool.query('select coalesce(sum(entries), 0)::int8 as n from usage_inbox')).rows[0]?.n);
+    // The backlog when the window opens and when it closes: what the fold credited within it.
+    let b0: number | undefined;
+    let b1: number | undefined;
     const timer = setTimeout(async () => {
       s0 = await readCpu(groups);
+      b0 = await staged();
     }, warmup * 1000);
+    const closing = setTimeout(
+      async () => {
+        b1 = await staged();
+      },
+      (warmup + seconds) * 1000,
+    );
     const from = await walAndHot(pool);
     // The staged backlog, sampled through the run: how far the fold lags.
     let maxBacklog = 0;
@@ -219,7 +236,7 @@ await main(async () => {
     }, 250);
     const done = await Promise.all(
       workers.map((w) => {
-        w.send({ type: 'usage-run', active, seconds, warmupSeconds: warmup });
+        w.send({ type: 'usage-run', active, seconds, warmupSeconds: warmup, userEveryMs: USER_EVERY_S * 1000 });
         return w.next<{ acks: Ack[]; errors: string[]; lastIds: Array<[string, number]>; buildMs: number }>(
           'usage-done',
           (warmup + seconds + 180) * 1000,
@@ -227,6 +244,7 @@ await main(async () => {
       }),
     );
     clearTimeout(timer);
+    clearTimeout(closing);
     // Everything acknowledged credited: the fold has emptied the inbox.
     for (const end = Date.now() + 120_000; ; ) {
       const left = Number((await pool.query('select count(*)::int as n from usage_inbox')).rows[0]?.n);
@@ -244,10 +262,15 @@ await main(async () => {
     const lat = inWindow.map((a) => a[1]);
     const entriesIn = inWindow.reduce((sum, a) => sum + a[2], 0);
     const wal = await walAndHotSince(pool, from, acks.length);
+    if (b0 === undefined || b1 === undefined) throw new Error('backlog sample missing');
     const run = {
       done,
       acks,
       rate: entriesIn / span,
+      /** Credited within the window: the backlog at its start, plus what was acknowledged in it, less the backlog at its end. */
+      foldRate: (b0 + entriesIn - b1) / seconds,
+      backlogStart: b0,
+      backlogEnd: b1,
       acknowledgedRate: entriesIn / seconds,
       drainS,
       maxBacklog,
@@ -261,7 +284,7 @@ await main(async () => {
       writesPerEntry: wal.updates / acks.reduce((sum, a) => sum + a[2], 0),
     };
     log(
-      `gateway, ${active} nodes: ${n(run.rate)} entries/s credited (${n(run.acknowledgedRate)}/s acknowledged, the fold ${drainS.toFixed(1)} s behind at the end, backlog at most ${n(maxBacklog)} entries, oldest ${(maxAgeMs / 1000).toFixed(1)} s; ${run.writesPerEntry.toFixed(2)} subscription writes an entry), p50 ${run.p50.toFixed(0)} ms, p99 ${run.p99.toFixed(0)} ms, CPU gateway ${run.cpu.gateway?.toFixed(0)}% PostgreSQL ${run.cpu.postgres?.toFixed(0)}% other ${run.cpu.other?.toFixed(0)}%; errors ${run.errors.length}`,
+      `gateway, ${active} nodes: ${n(run.rate)} entries/s credited (within the window ${n(run.foldRate)}/s, backlog ${n(b0)} → ${n(b1)}; ${n(run.acknowledgedRate)}/s acknowledged, the fold ${drainS.toFixed(1)} s behind at the end, backlog at most ${n(maxBacklog)} entries, oldest ${(maxAgeMs / 1000).toFixed(1)} s; ${run.writesPerEntry.toFixed(2)} subscription writes an entry), p50 ${run.p50.toFixed(0)} ms, p99 ${run.p99.toFixed(0)} ms, CPU gateway ${run.cpu.gateway?.toFixed(0)}% PostgreSQL ${run.cpu.postgres?.toFixed(0)}% other ${run.cpu.other?.toFixed(0)}%; errors ${run.errors.length}`,
     );
     return run;
   };
@@ -504,6 +527,9 @@ await main(async () => {
     '',
     setting(database.serverVersion, { before: loadBefore, after: loadAfter }) +
       `${NODES} nodes at once (simulated agents in ${workers.length} worker processes, one mTLS Sync stream each), each report acknowledged before the node's next; ` +
+      (USER_EVERY_S > 0
+        ? `through the gateway paced as agents report: each user once every ${USER_EVERY_S} s (${n(SUBSCRIPTIONS / USER_EVERY_S)} entries/s offered), the baselines as fast as they go; `
+        : '') +
       `gateway defaults (database pool ${GATEWAY_POOL}). Every phase: ${BASELINE_SECONDS === SECONDS ? SECONDS : `${SECONDS} (baselines ${BASELINE_SECONDS})`} s measured after a ${WARMUP} s warm-up, from the same state (zeroed counters, no hourly rows, the subscriptions table packed, every row rewritten once and vacuumed, a checkpoint); baselines: the same ${NODES} loops, same rows and bytes.`,
     '',
     '| path | entries/s | per report p50 / p99 | CPU, % of one core: Node process / PostgreSQL / agents / other work | PostgreSQL CPU per report | WAL per report (an entry) | subscription updates that were HOT |',
@@ -511,7 +537,7 @@ await main(async () => {
     row(
       `through the gateway (gRPC over mTLS), ${NODES} nodes at once (target ≥ ${n(TARGET)})`,
       gw,
-      `${n(gw.rate)} credited (${n(gw.acknowledgedRate)} acknowledged; ${f1(gw.reportsPerS)} reports/s; ${gw.rate >= TARGET ? 'target met' : 'target not met'})`,
+      `${n(gw.rate)} credited (${n(gw.foldRate)} within the window; ${n(gw.acknowledgedRate)} acknowledged${USER_EVERY_S > 0 ? ` of ${n(SUBSCRIPTIONS / USER_EVERY_S)} offered` : ''}; ${f1(gw.reportsPerS)} reports/s; ${gw.rate >= TARGET ? 'target met' : 'target not met'})`,
       gw.cpu.gateway,
       gw.cpu.agents,
       gw.wal,
@@ -550,6 +576,7 @@ await main(async () => {
     `| gateway CPU per report, ${NODES} nodes at once | ${ms(((gw.cpu.gateway as number) / 100 / gw.reportsPerS) * 1000)} ms |`,
     `| staged and folded, ${NODES} nodes at once: subscription row writes an entry (updates ÷ entries acknowledged) | ${gw.writesPerEntry.toFixed(2)} |`,
     `| the fold behind the acknowledgements: staged backlog at most / oldest staged report at most / still staged at the window's end, credited within | ${n(gw.maxBacklog)} entries / ${(gw.maxAgeMs / 1000).toFixed(1)} s / ${gw.drainS.toFixed(1)} s |`,
+    `| credited within the window: staged at its start + acknowledged in it − staged at its end, ÷ its length | (${n(gw.backlogStart)} + ${n(gw.acks.filter((a) => a[0] >= WARMUP * 1000 && a[0] <= (WARMUP + SECONDS) * 1000).reduce((t, a) => t + a[2], 0))} − ${n(gw.backlogEnd)}) ÷ ${SECONDS} s = ${n(gw.foldRate)} entries/s |`,
     `| of the gateway's: protobuf decode of one report (${n(bytes.length / 1024)} KiB), measured alone | ${ms(decodeMs)} ms |`,
     `| exactly once: Σ used_bytes = Σ lifetime_used_bytes = Σ hourly rows = Σ acknowledged deltas | ${exact ? 'yes' : 'NO'} (${n(Number(expected))} bytes in ${n(acks.length)} reports; ${n(after.hourlyRows)} hourly rows; each node's last id = its last acknowledged) |`,
     `| replays: ${replayAcked} reports re-sent with old ids (each node's last, the one before, the first), all acknowledged | ${unchanged ? 'nothing changed' : 'SUMS CHANGED'} |`,

@@ -37,6 +37,7 @@ import * as limitsWithoutSequences from './2026-12-01T1200-limits-without-sequen
 import * as creditsStayHot from './2026-12-02T1000-credits-stay-hot.ts';
 import * as hourlyRowsWithoutFkCheck from './2026-12-02T1100-hourly-rows-without-fk-check.ts';
 import * as usageInbox from './2026-12-02T1200-usage-inbox.ts';
+import * as usageInboxParts from './2026-12-02T1300-usage-inbox-parts.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -78,4 +79,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T1000-credits-stay-hot': creditsStayHot,
   '2026-12-02T1100-hourly-rows-without-fk-check': hourlyRowsWithoutFkCheck,
   '2026-12-02T1200-usage-inbox': usageInbox,
+  '2026-12-02T1300-usage-inbox-parts': usageInboxParts,
 };

@@ -83,13 +83,15 @@ export interface UsageHourlyTable {
 }
 
 /**
- * A usage report staged (issue 37.1): acknowledged, not yet credited. The fold
+ * A usage report staged (issue 37.1), one row per part: acknowledged, not yet credited. The fold
  * (domain agents/usage-fold.ts) credits it and deletes it in one transaction.
  */
 export interface UsageInboxTable {
   node_id: string;
   /** int8: read as text (a report id may exceed what a JS number holds). */
   report_id: ColumnType<string, string | bigint, never>;
+  /** 0-15, of the subscription ids (usagePart): a report is one row per part it has entries in. */
+  part: ColumnType<number, number, never>;
   received_at: Date;
   /** The node's traffic multiplier when the report arrived, as stored (numeric, as text). */
   multiplier: ColumnType<string, string, never>;

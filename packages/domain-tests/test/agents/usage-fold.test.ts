@@ -1,4 +1,4 @@
-import { foldUsageInbox, JOBS, stageUsageReport, usageInboxBacklog } from '@svc/domain';
+import { foldUsageInbox, JOBS, stageUsageReport, USAGE_PARTS, usageInboxBacklog, usagePart } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures, testDatabaseUrl } from '@svc/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +47,15 @@ async function served(count: number) {
   const subs: string[] = [];
   for (let i = 0; i < count; i++) subs.push((await f.subscription({ access_group_ids: groups })).id);
   return { node, groups, subs };
+}
+
+/** Two subscriptions whose entries stage into the same part. */
+function twoOfOnePart(ids: readonly string[]): [string, string] {
+  for (const a of ids) {
+    const b = ids.find((x) => x !== a && usagePart(x) === usagePart(a));
+    if (b) return [a, b];
+  }
+  throw new Error('no two ids share a part');
 }
 
 describe('stageUsageReport: exactly once per node by report_id', () => {
@@ -180,8 +189,10 @@ describe('foldUsageInbox: what is staged, credited once with the ingest’s rule
     expect(rows.map((r) => r.type)).toEqual(['subscription.traffic_100_percent', 'subscription.traffic_80_percent']);
   });
 
-  it('takes the oldest reports up to maxEntries (at least one) and leaves the rest for the next fold', async () => {
-    const { node, subs } = await served(2);
+  it('takes the oldest rows of a part up to maxEntries (at least one) and leaves the rest for the next fold', async () => {
+    // Two subscriptions of one part (17 subscriptions hold two of some part of 16).
+    const { node, subs: all } = await served(USAGE_PARTS + 1);
+    const subs = twoOfOnePart(all);
     for (let r = 1; r <= 3; r++) await stageUsageReport(bed.deps, node, { report_id: BigInt(r), entries: subs.map((s) => entry(s, r)) });
     const folds = await foldAll(2);
     // 2 entries a report: the first fold takes report 1 only (report 2 would start at 2), and so on.
@@ -191,6 +202,34 @@ describe('foldUsageInbox: what is staged, credited once with the ingest’s rule
       [1, 2, 0],
     ]);
     for (const s of subs) expect(Number((await sub(s)).used_bytes)).toBe(6);
+  });
+
+  it('a report is staged one row per part it has entries in, each subscription always in its own part', async () => {
+    const { node, subs } = await served(40);
+    for (let r = 1; r <= 2; r++) await stageUsageReport(bed.deps, node, { report_id: BigInt(r), entries: subs.map((s) => entry(s, r)) });
+    const rows = await bed.deps.db
+      .selectFrom('usage_inbox')
+      .select(['report_id', 'part', 'ids', 'entries'])
+      .where('node_id', '=', node)
+      .orderBy(['report_id', 'part'])
+      .execute();
+    const parts = new Set(subs.map(usagePart));
+    expect(rows).toHaveLength(2 * parts.size);
+    for (const row of rows) {
+      expect(row.entries).toBe(row.ids.length);
+      for (const id of row.ids) expect(usagePart(id)).toBe(row.part);
+    }
+    expect(rows.flatMap((r) => r.ids).sort()).toEqual([...subs, ...subs].sort());
+    await foldAll();
+    for (const s of subs) expect(Number((await sub(s)).used_bytes)).toBe(3);
+  });
+
+  it('the parts share the ids out: every part is used and none takes more than twice its share', () => {
+    const ids = Array.from({ length: 1600 }, (_, i) => `sub_01jq${String(i * 7919).padStart(22, '0')}`);
+    const counts = Array.from({ length: USAGE_PARTS }, () => 0);
+    for (const id of ids) counts[usagePart(id)] = (counts[usagePart(id)] ?? 0) + 1;
+    expect(Math.min(...counts)).toBeGreaterThan(0);
+    expect(Math.max(...counts)).toBeLessThan((2 * ids.length) / USAGE_PARTS);
   });
 
   it('a fold that fails credits nothing and leaves every staged report for the next, which credits each once', async () => {
@@ -215,23 +254,29 @@ describe('foldUsageInbox: what is staged, credited once with the ingest’s rule
   });
 });
 
-// Every gateway replica folds, two folds at a time in each; PostgreSQL's per-node lock keeps two
-// off the same node. (PGlite: one connection, one statement at a time: nothing to exclude.)
-describe.skipIf(!testDatabaseUrl())('one fold at a time per node, across replicas (PostgreSQL)', () => {
-  it('a fold finds a node another fold holds and leaves it; the nodes nobody holds it credits; the holder’s fold credits the rest', async () => {
-    const held = await served(1);
+// Every gateway replica folds, two folds at a time in each; PostgreSQL's per-part lock keeps two
+// off the same part of a node. (PGlite: one connection, one statement at a time: nothing to exclude.)
+describe.skipIf(!testDatabaseUrl())('one fold at a time per part of a node, across replicas (PostgreSQL)', () => {
+  it('a fold finds a part another fold holds and leaves it; the parts nobody holds it credits, of the same node too; the holder’s fold credits the rest', async () => {
+    const held = await served(USAGE_PARTS + 1);
     const free = await served(1);
-    const [a, b] = [held.subs[0] as string, free.subs[0] as string];
+    // Two subscriptions of the held node in different parts: one part held, the other not.
+    const a = held.subs[0] as string;
+    const c = held.subs.find((s) => usagePart(s) !== usagePart(a)) as string;
+    const b = free.subs[0] as string;
     await stageUsageReport(bed.deps, held.node, { report_id: 1n, entries: [entry(a, 9)] });
     await bed.deps.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext('svc.usage-fold'), hashtext(${held.node}))`.execute(trx);
-      // Only the held node has staged reports: nothing this fold may take.
+      await sql`select pg_advisory_xact_lock(hashtext('svc.usage-fold'), hashtext(${`${held.node}/${usagePart(a)}`}))`.execute(trx);
+      // Only the held part has staged rows: nothing this fold may take.
       expect(await foldUsageInbox(bed.deps)).toBeNull();
       await stageUsageReport(bed.deps, free.node, { report_id: 1n, entries: [entry(b, 4)] });
-      expect(await foldUsageInbox(bed.deps)).toMatchObject({ reports: 1, credited: 1, left: 1 });
+      await stageUsageReport(bed.deps, held.node, { report_id: 2n, entries: [entry(a, 100), entry(c, 7)] });
+      // The free node's part and the held node's other part; report 2's row of the held part stays.
+      expect(await foldUsageInbox(bed.deps)).toMatchObject({ reports: 2, entries: 2, credited: 2, left: 2 });
     });
-    expect([Number((await sub(a)).used_bytes), Number((await sub(b)).used_bytes)]).toEqual([0, 4]);
+    expect(await Promise.all([a, b, c].map(async (s) => Number((await sub(s)).used_bytes)))).toEqual([0, 4, 7]);
     await foldAll();
-    expect(Number((await sub(a)).used_bytes)).toBe(9);
+    expect(Number((await sub(a)).used_bytes)).toBe(109);
+    expect(Number((await nodeRow(held.node)).traffic_raw_bytes)).toBe(116);
   });
 });

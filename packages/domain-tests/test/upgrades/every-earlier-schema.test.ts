@@ -940,6 +940,43 @@ const STEPS: Record<string, Step> = {
       });
     },
   },
+  '2026-12-02T1300-usage-inbox-parts': {
+    async check(db) {
+      // The row staged before parts is part 0, folded like any other (readThroughTheDomain).
+      expect(
+        await db
+          .selectFrom('usage_inbox')
+          .select(['node_id', sql<string>`report_id::text`.as('report_id'), 'part'])
+          .execute(),
+      ).toEqual([{ node_id: NODE_A, report_id: '77', part: 0 }]);
+      // One row per part of a report: the key holds the part.
+      await put(db, 'usage_inbox', {
+        node_id: NODE_A,
+        report_id: 77,
+        part: 3,
+        received_at: T0,
+        multiplier: '1',
+        entries: 0,
+        ids: [],
+        uplink: [],
+        downlink: [],
+      });
+      await db.deleteFrom('usage_inbox').where('part', '=', 3).execute();
+      await expect(
+        put(db, 'usage_inbox', {
+          node_id: NODE_A,
+          report_id: 78,
+          part: 16,
+          received_at: T0,
+          multiplier: '1',
+          entries: 0,
+          ids: [],
+          uplink: [],
+          downlink: [],
+        }),
+      ).rejects.toThrow(/usage_inbox_part/);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */

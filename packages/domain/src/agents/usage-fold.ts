@@ -1,17 +1,20 @@
 import { sql } from 'kysely';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
-import { addUsage, batchOf, creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage } from './usage-credit.ts';
+import { addUsage, batchOf, creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage, type UsageBatch } from './usage-credit.ts';
 import type { UsageDelta } from './usage-ingest.ts';
 
 // Issue 37.1: usage staged, then folded. ingestUsageReport credits a report in the report's own
 // transaction: two row writes an entry (the subscription and its hourly row), which is the
-// ceiling of a machine's ingest. The gateway stages instead: a report's transaction writes one
-// row to usage_inbox and moves the node's last report id (exactly once per report id, as
-// before: a replay changes nothing), and is acknowledged; the fold then credits what is staged,
-// summed per node, hour and subscription, with the same crediting rule (creditNodeUsage), and
-// deletes what it credited, in one transaction. A subscription reported by several staged
-// reports is written once; under a light load a fold follows each report within milliseconds,
-// under a heavy one it takes what piled up while the last fold ran.
+// ceiling of a machine's ingest. The gateway stages instead: a report's transaction writes its
+// entries to usage_inbox, one row per part (a subscription's part is a hash of its id, the same
+// in every report), and moves the node's last report id (exactly once per report id, as before:
+// a replay changes nothing), and is acknowledged; the fold then credits what is staged in the
+// parts it takes, summed per node, hour and subscription, with the same crediting rule
+// (creditNodeUsage), and deletes what it credited, in one transaction. A subscription reported
+// by several staged reports is written once. Under a light load a fold follows each report
+// within milliseconds (a write an entry, as before); under a heavy one each part waits while the
+// others are folded and gathers more reports of the same subscriptions, so the writes an entry
+// fall until the folds keep up (a million users reporting every 10 s: docs/scale.md).
 
 export interface UsageStageResult {
   report_id: bigint;
@@ -23,10 +26,40 @@ export interface UsageStageResult {
   invalid: number;
 }
 
+/** How many parts a node's staged usage is split into (usage_inbox.part 0-15, its check constraint). */
+export const USAGE_PARTS = 16;
+
+/**
+ * The part of a subscription id: FNV-1a (32 bits) of its UTF-16 code units, modulo USAGE_PARTS.
+ * Fixed forever for an id (a change would only split a subscription's staged entries across two
+ * parts, never lose or double them).
+ */
+export function usagePart(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % USAGE_PARTS;
+}
+
+/** A batch split by part, each in the batch's id order; parts without entries left out. */
+export function usageParts(batch: UsageBatch): Array<UsageBatch & { part: number }> {
+  const parts = Array.from({ length: USAGE_PARTS }, (_, part) => ({ part, ids: [] as string[], up: [] as string[], down: [] as string[] }));
+  for (let i = 0; i < batch.ids.length; i++) {
+    const id = batch.ids[i] as string;
+    const p = parts[usagePart(id)] as UsageBatch;
+    p.ids.push(id);
+    p.up.push(batch.up[i] as string);
+    p.down.push(batch.down[i] as string);
+  }
+  return parts.filter((p) => p.ids.length > 0);
+}
+
 /**
  * A UsageReport staged, exactly once (spec 4.1 rule 3): with the node's row locked, a report_id
  * above the node's last accepted one writes its entries, checked and summed per subscription,
- * as one usage_inbox row (with the node's multiplier of now: what the report is charged at) and
+ * as usage_inbox rows, one per part (with the node's multiplier of now: what the report is charged at), and
  * becomes the last accepted id; a replayed or older id changes nothing. Both are acknowledged
  * by the caller, which then asks for a fold (foldUsageInbox).
  */
@@ -40,19 +73,23 @@ export async function stageUsageReport(
   return unitOfWork(deps, async (uow) => {
     const node = await lockNodeForUsage(uow.db, nodeId);
     if (!node || BigInt(node.last) >= report.report_id) return { report_id: report.report_id, applied: false, staged: 0, invalid: 0 };
-    if (batch.ids.length > 0)
+    const parts = usageParts(batch);
+    if (parts.length > 0)
       await uow.db
         .insertInto('usage_inbox')
-        .values({
-          node_id: nodeId,
-          report_id: String(report.report_id),
-          received_at: now,
-          multiplier: node.multiplier,
-          entries: batch.ids.length,
-          ids: batch.ids,
-          uplink: batch.up,
-          downlink: batch.down,
-        })
+        .values(
+          parts.map(({ part, ids, up, down }) => ({
+            node_id: nodeId,
+            report_id: String(report.report_id),
+            part,
+            received_at: now,
+            multiplier: node.multiplier,
+            entries: ids.length,
+            ids,
+            uplink: up,
+            downlink: down,
+          })),
+        )
         .execute();
     await uow.db
       .updateTable('nodes')
@@ -68,7 +105,7 @@ export async function stageUsageReport(
 }
 
 export interface UsageFoldResult {
-  /** Staged reports credited and removed. */
+  /** Staged reports credited and removed (wholly or some of their parts). */
   reports: number;
   /** Their entries (subscriptions per report). */
   entries: number;
@@ -83,22 +120,22 @@ export interface UsageFoldResult {
 }
 
 /**
- * One fold at a time per node across every replica (an advisory lock keyed by this and the node
- * id): folds of different nodes run side by side; one that finds a node's lock held leaves its
- * rows to the holder.
+ * One fold at a time per part of a node across every replica (an advisory lock keyed by this and
+ * the node id with the part): folds of different parts run side by side (their subscriptions
+ * differ, so do the rows they write; they meet only on the node's row, settled last); one that
+ * finds a part's lock held leaves its rows to the holder.
  */
 const FOLD_LOCK = 'svc.usage-fold';
 const HOUR_MS = 3600_000;
 
 /**
- * Credits staged reports of the nodes no other fold holds, the nodes with the oldest reports
- * first, up to about `maxEntries` entries (of a node, its oldest reports up to that, at least
- * one): per node, UTC hour of receipt and multiplier, each subscription's entries summed and
- * credited by creditNodeUsage at the latest receipt of the group (the hour its hourly row gets,
- * the time a first-use term starts, what "served" is judged at), each node's counters settled,
- * then the folded rows deleted, all in one transaction: a fold that fails or dies credits
- * nothing and leaves every row for the next. Null when other folds hold every node with staged
- * reports.
+ * Credits what is staged in the parts no other fold holds, the parts with the oldest rows first,
+ * up to about `maxEntries` entries (of a part, its oldest rows up to that, at least one): per
+ * node, UTC hour of receipt and multiplier, each subscription's entries summed and credited by
+ * creditNodeUsage at the latest receipt of the group (the hour its hourly row gets, the time a
+ * first-use term starts, what "served" is judged at), each node's counters settled, then the
+ * folded rows deleted, all in one transaction: a fold that fails or dies credits nothing and
+ * leaves every row for the next. Null when other folds hold every part with staged rows.
  */
 export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: number } = {}): Promise<UsageFoldResult | null> {
   const maxEntries = opts.maxEntries ?? 100_000;
@@ -106,26 +143,28 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
     deps,
     async (uow) => {
       const trx = uow.db;
-      // Nodes with staged reports, the oldest first: this fold takes those it can lock (one fold
-      // per node at a time, across replicas) until it has about maxEntries.
-      const { rows: staged } = await sql<{ node_id: string; entries: number }>`
-        select node_id, sum(entries)::int as entries from usage_inbox group by node_id order by min(received_at), node_id`.execute(trx);
+      // Parts with staged rows, the oldest first: this fold takes those it can lock (one fold
+      // per part at a time, across replicas) until it has about maxEntries.
+      const { rows: staged } = await sql<{ node_id: string; part: number; entries: number }>`
+        select node_id, part, sum(entries)::int as entries from usage_inbox
+         group by node_id, part order by min(received_at), node_id, part`.execute(trx);
       if (staged.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 };
-      const mine: string[] = [];
+      const mine: Array<{ node_id: string; part: number }> = [];
       let budget = 0;
       for (const n of staged) {
         if (budget >= maxEntries) break;
         const { rows: got } = await sql<{ locked: boolean }>`
-          select pg_try_advisory_xact_lock(hashtext(${FOLD_LOCK}), hashtext(${n.node_id})) as locked`.execute(trx);
+          select pg_try_advisory_xact_lock(hashtext(${FOLD_LOCK}), hashtext(${`${n.node_id}/${n.part}`})) as locked`.execute(trx);
         if (!got[0]?.locked) continue;
-        mine.push(n.node_id);
+        mine.push(n);
         budget += n.entries;
       }
       if (mine.length === 0) return null;
-      // Of each node, its oldest reports whose entries, counted before each, stay under maxEntries (at least one).
+      // Of each part, its oldest rows whose entries, counted before each, stay under maxEntries (at least one).
       const { rows } = await sql<{
         node_id: string;
         report_id: string;
+        part: number;
         received_at: Date;
         multiplier: string;
         ids: string[];
@@ -134,14 +173,17 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
       }>`
         with chosen as (
           -- Chosen on their keys and sizes alone: the arrays are read only for the rows taken.
-          select node_id, report_id from (
-            select node_id, report_id, sum(entries) over (partition by node_id order by report_id) - entries as before
-              from usage_inbox where node_id = any(${mine}::text[])) staged
+          select node_id, part, report_id from (
+            select i.node_id, i.part, i.report_id,
+                   sum(i.entries) over (partition by i.node_id, i.part order by i.report_id) - i.entries as before
+              from usage_inbox i
+              join unnest(${mine.map((m) => m.node_id)}::text[], ${mine.map((m) => m.part)}::int2[]) as m(node_id, part)
+                on i.node_id = m.node_id and i.part = m.part) staged
            where before < ${maxEntries})
-        select i.node_id, i.report_id::text as report_id, i.received_at, i.multiplier::text as multiplier,
+        select i.node_id, i.report_id::text as report_id, i.part, i.received_at, i.multiplier::text as multiplier,
                i.ids, i.uplink::text[] as uplink, i.downlink::text[] as downlink
-          from usage_inbox i join chosen c on c.node_id = i.node_id and c.report_id = i.report_id
-         order by i.node_id, i.report_id`.execute(trx);
+          from usage_inbox i join chosen c on c.node_id = i.node_id and c.part = i.part and c.report_id = i.report_id
+         order by i.node_id, i.part, i.report_id`.execute(trx);
       if (rows.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 };
       const groups = new Map<string, { node: string; multiplier: string; at: Date; sums: Map<string, [bigint, bigint]> }>();
       let entries = 0;
@@ -157,7 +199,8 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
         groups.set(key, g);
         if (r.received_at > g.at) g.at = r.received_at;
         entries += r.ids.length;
-        r.ids.forEach((id, i) => addUsage(g.sums, id, BigInt(r.uplink[i] as string), BigInt(r.downlink[i] as string)));
+        for (let i = 0; i < r.ids.length; i++)
+          addUsage(g.sums, r.ids[i] as string, BigInt(r.uplink[i] as string), BigInt(r.downlink[i] as string));
       }
       let credited = 0;
       let uncredited = 0;
@@ -180,11 +223,13 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
         await settleNodeUsage(uow, node, s, s.at, { dropped: s.dropped });
       await sql`
         delete from usage_inbox i
-         using unnest(${rows.map((r) => r.node_id)}::text[], ${rows.map((r) => r.report_id)}::int8[]) as f(node_id, report_id)
-         where i.node_id = f.node_id and i.report_id = f.report_id`.execute(trx);
+         using unnest(${rows.map((r) => r.node_id)}::text[], ${rows.map((r) => r.part)}::int2[], ${rows.map((r) => r.report_id)}::int8[])
+               as f(node_id, part, report_id)
+         where i.node_id = f.node_id and i.part = f.part and i.report_id = f.report_id`.execute(trx);
       const { rows: left } = await sql<{ n: number }>`select coalesce(sum(entries), 0)::int as n from usage_inbox`.execute(trx);
       const byNode = [...settle].filter(([, x]) => x.dropped > 0).map(([node_id, x]) => ({ node_id, entries: x.dropped }));
-      return { reports: rows.length, entries, credited, uncredited, uncredited_by_node: byNode, left: left[0]?.n ?? 0 };
+      const reports = new Set(rows.map((r) => `${r.node_id}\u0000${r.report_id}`)).size;
+      return { reports, entries, credited, uncredited, uncredited_by_node: byNode, left: left[0]?.n ?? 0 };
     },
     { attempts: 5 },
   );
