@@ -191,6 +191,31 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('backup archives', () => {
     }
   });
 
+  it('the gzip trailer is checked and nothing may follow the end marker', async () => {
+    const bytes = readFileSync(archive);
+    // Each byte of the trailer's CRC-32 (the 8th to 5th last bytes): read to the end, gunzip checks it.
+    for (let at = bytes.length - 8; at < bytes.length - 4; at++) {
+      const copy = Buffer.from(bytes);
+      copy[at] = (copy[at] as number) ^ 0x01;
+      const file = join(dir, `crc-${at}.tar.gz`);
+      writeFileSync(file, copy);
+      await expect(verifyArchive(file, { passphrase: 'correct horse battery' })).rejects.toBeInstanceOf(ArchiveFormatError);
+    }
+    const tar = gunzipSync(bytes);
+    for (const [name, tail] of [
+      ['appended', Buffer.from('anything after the end')],
+      ['zeros', Buffer.alloc(64 * 1024)],
+    ] as const) {
+      const file = join(dir, `after-end-${name}.tar.gz`);
+      writeFileSync(file, gzipSync(Buffer.concat([tar, tail])));
+      await expect(verifyArchive(file, { passphrase: 'correct horse battery' })).rejects.toThrow(/data after its end marker/);
+    }
+    // A writer's padding of the last record with zeros is not damage.
+    const padded = join(dir, 'padded.tar.gz');
+    writeFileSync(padded, gzipSync(Buffer.concat([tar, Buffer.alloc((10 * 1024 - (tar.length % (10 * 1024))) % (10 * 1024))])));
+    await expect(verifyArchive(padded, { passphrase: 'correct horse battery' })).resolves.toMatchObject({ file: padded });
+  });
+
   it('a part changed and re-packed is refused by its checksum', async () => {
     const entries = unpack(archive);
     const i = entries.findIndex(([n]) => n === 'tables/admins.ndjson');

@@ -96,6 +96,25 @@ class ByteReader {
   }
 }
 
+/** What a tar writer may leave after the first zero block: the second, padded to a 10 KiB record at most. */
+const MAX_END = 10 * 1024;
+
+/**
+ * The rest of the stream after the end marker's first block, read to its end: only zeros, and
+ * not more than a record's padding. Reading to the end makes gunzip check its trailer (CRC and
+ * length), so a damaged trailer, or anything appended inside the compressed stream, is refused
+ * instead of left unread.
+ */
+async function readEnd(reader: ByteReader): Promise<void> {
+  let seen = 0;
+  for (;;) {
+    const rest = await reader.read(BLOCK);
+    if (rest.length === 0) return;
+    seen += rest.length;
+    if (seen > MAX_END || !rest.every((b) => b === 0)) throw new ArchiveFormatError('the archive has data after its end marker');
+  }
+}
+
 function parseOctal(field: Buffer, what: string): number {
   const text = field.toString('ascii').replace(/[\0 ]+$/, '');
   if (!/^[0-7]{1,11}$/.test(text)) throw new ArchiveFormatError(`the archive has a damaged header (${what})`);
@@ -115,7 +134,7 @@ export async function* readTar(stream: Readable): AsyncGenerator<TarEntry> {
   for (;;) {
     const header = await reader.read(BLOCK);
     if (header.length < BLOCK) throw new ArchiveFormatError('the archive is truncated (no end marker)');
-    if (header.every((b) => b === 0)) return;
+    if (header.every((b) => b === 0)) return await readEnd(reader);
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : (header[i] as number);
     if (parseOctal(header.subarray(148, 156), 'checksum') !== sum)
