@@ -31,6 +31,7 @@ export function createUsageFolder(deps: DomainDeps, o: { maxEntries: number; inb
   const record = (r: UsageFoldResult) => {
     backlog = r.left;
     deps.metrics.usageInbox.set(r.left);
+    deps.metrics.usageInboxOldest.set(r.oldest_ms / 1000);
     release();
     if (r.credited > 0) deps.metrics.usageIngested.inc(r.credited);
     if (r.uncredited > 0) deps.metrics.usageRefused.inc({ reason: 'not_served' }, r.uncredited);
@@ -49,8 +50,10 @@ export function createUsageFolder(deps: DomainDeps, o: { maxEntries: number; inb
           const r = await foldUsageInbox(deps, { maxEntries: o.maxEntries });
           // Other folds hold every node with staged reports: they fold until nothing is left.
           if (r === null) {
-            backlog = (await usageInboxBacklog(deps)).entries;
+            const staged = await usageInboxBacklog(deps);
+            backlog = staged.entries;
             deps.metrics.usageInbox.set(backlog);
+            deps.metrics.usageInboxOldest.set(staged.oldest_ms / 1000);
             release();
             break;
           }

@@ -106,6 +106,8 @@ describe('the gateway counts streams, DesiredStates, apply results and usage', (
     expect(grew('svc_usage_entries_refused_total', { reason: 'replayed' })).toBe(2);
     expect(grew('svc_usage_reports_total', { result: 'applied' })).toBe(1);
     expect(grew('svc_usage_reports_total', { result: 'replayed' })).toBe(1);
+    // Folded: nothing staged, nothing waiting.
+    expect([after.value('svc_usage_inbox_entries'), after.value('svc_usage_inbox_oldest_seconds')]).toEqual([0, 0]);
     // No node, subscription or report id ever becomes a label.
     const labels = JSON.stringify([...after.families.values()].flatMap((f) => f.samples.map((s) => s.labels)));
     expect(labels).not.toMatch(/nod_|sub_|stm_/);

@@ -45,6 +45,7 @@ export class Metrics {
   readonly usageIngested: Counter;
   readonly usageRefused: Counter<'reason'>;
   readonly usageInbox: Gauge;
+  readonly usageInboxOldest: Gauge;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly jobDuration: Histogram<'job'>;
   readonly subCache: Counter<'result'>;
@@ -116,6 +117,11 @@ export class Metrics {
     this.usageInbox = new Gauge({
       name: 'svc_usage_inbox_entries',
       help: 'Usage entries acknowledged and staged, not yet credited, as this process saw after its last fold (a growing figure: the fold does not keep up)',
+      registers,
+    });
+    this.usageInboxOldest = new Gauge({
+      name: 'svc_usage_inbox_oldest_seconds',
+      help: 'How long the oldest staged usage report had waited for its credit, as this process saw after its last fold: how far usage figures and the limits they reach trail the agents',
       registers,
     });
     this.jobRuns = new Counter({

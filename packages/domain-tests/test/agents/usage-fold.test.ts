@@ -80,7 +80,15 @@ describe('stageUsageReport: exactly once per node by report_id', () => {
     expect(Number((await sub(a)).used_bytes)).toBe(30);
     expect(await usageInboxBacklog(bed.deps)).toEqual({ entries: 0, oldest_ms: 0 });
     // Folded once: a fold with nothing staged changes nothing.
-    expect(await foldUsageInbox(bed.deps)).toEqual({ reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 });
+    expect(await foldUsageInbox(bed.deps)).toEqual({
+      reports: 0,
+      entries: 0,
+      credited: 0,
+      uncredited: 0,
+      uncredited_by_node: [],
+      left: 0,
+      oldest_ms: 0,
+    });
     expect(Number((await sub(a)).used_bytes)).toBe(30);
   });
 
@@ -193,13 +201,17 @@ describe('foldUsageInbox: what is staged, credited once with the ingest’s rule
     // Two subscriptions of one part (17 subscriptions hold two of some part of 16).
     const { node, subs: all } = await served(USAGE_PARTS + 1);
     const subs = twoOfOnePart(all);
-    for (let r = 1; r <= 3; r++) await stageUsageReport(bed.deps, node, { report_id: BigInt(r), entries: subs.map((s) => entry(s, r)) });
+    for (let r = 1; r <= 3; r++) {
+      await stageUsageReport(bed.deps, node, { report_id: BigInt(r), entries: subs.map((s) => entry(s, r)) });
+      bed.clock.advance(10_000);
+    }
     const folds = await foldAll(2);
-    // 2 entries a report: the first fold takes report 1 only (report 2 would start at 2), and so on.
-    expect(folds.map((f) => [f.reports, f.entries, f.left])).toEqual([
-      [1, 2, 4],
-      [1, 2, 2],
-      [1, 2, 0],
+    // 2 entries a report: the first fold takes report 1 only (report 2 would start at 2), and so
+    // on; what is left has waited since its report arrived (reports 10 s apart, folded 10 s after the last).
+    expect(folds.map((f) => [f.reports, f.entries, f.left, f.oldest_ms])).toEqual([
+      [1, 2, 4, 20_000],
+      [1, 2, 2, 10_000],
+      [1, 2, 0, 0],
     ]);
     for (const s of subs) expect(Number((await sub(s)).used_bytes)).toBe(6);
   });

@@ -117,6 +117,8 @@ export interface UsageFoldResult {
   uncredited_by_node: Array<{ node_id: string; entries: number }>;
   /** Entries still staged after this fold (reports beyond its batch, or staged meanwhile). */
   left: number;
+  /** How long the oldest of them has waited (ms; 0 when none): how far credits, and the limits they reach, trail the agents. */
+  oldest_ms: number;
 }
 
 /**
@@ -148,7 +150,7 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
       const { rows: staged } = await sql<{ node_id: string; part: number; entries: number }>`
         select node_id, part, sum(entries)::int as entries from usage_inbox
          group by node_id, part order by min(received_at), node_id, part`.execute(trx);
-      if (staged.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 };
+      if (staged.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0, oldest_ms: 0 };
       const mine: Array<{ node_id: string; part: number }> = [];
       let budget = 0;
       for (const n of staged) {
@@ -184,7 +186,7 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
                i.ids, i.uplink::text[] as uplink, i.downlink::text[] as downlink
           from usage_inbox i join chosen c on c.node_id = i.node_id and c.part = i.part and c.report_id = i.report_id
          order by i.node_id, i.part, i.report_id`.execute(trx);
-      if (rows.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0 };
+      if (rows.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0, oldest_ms: 0 };
       const groups = new Map<string, { node: string; multiplier: string; at: Date; sums: Map<string, [bigint, bigint]> }>();
       let entries = 0;
       for (const r of rows) {
@@ -226,10 +228,20 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
          using unnest(${rows.map((r) => r.node_id)}::text[], ${rows.map((r) => r.part)}::int2[], ${rows.map((r) => r.report_id)}::int8[])
                as f(node_id, part, report_id)
          where i.node_id = f.node_id and i.part = f.part and i.report_id = f.report_id`.execute(trx);
-      const { rows: left } = await sql<{ n: number }>`select coalesce(sum(entries), 0)::int as n from usage_inbox`.execute(trx);
+      const { rows: left } = await sql<{ n: number; oldest: Date | null }>`
+        select coalesce(sum(entries), 0)::int as n, min(received_at) as oldest from usage_inbox`.execute(trx);
+      const oldest = left[0]?.oldest;
       const byNode = [...settle].filter(([, x]) => x.dropped > 0).map(([node_id, x]) => ({ node_id, entries: x.dropped }));
       const reports = new Set(rows.map((r) => `${r.node_id}\u0000${r.report_id}`)).size;
-      return { reports, entries, credited, uncredited, uncredited_by_node: byNode, left: left[0]?.n ?? 0 };
+      return {
+        reports,
+        entries,
+        credited,
+        uncredited,
+        uncredited_by_node: byNode,
+        left: left[0]?.n ?? 0,
+        oldest_ms: oldest ? Math.max(0, deps.clock.now().getTime() - oldest.getTime()) : 0,
+      };
     },
     { attempts: 5 },
   );
