@@ -20,6 +20,16 @@ const OPEN_CONCURRENCY = env('BENCH_OPEN_CONCURRENCY', 50);
 const STATUS_PERIOD_S = env('BENCH_STATUS_PERIOD', 30);
 const IDLE_SECONDS = env('BENCH_IDLE_SECONDS', 30);
 const WINDOW_SECONDS = env('BENCH_WINDOW_SECONDS', 60);
+/**
+ * The C allocator the processes run with, when not glibc's as it is: LD_PRELOAD (jemalloc, an
+ * experiment on memory per stream) or MALLOC_ARENA_MAX reach every process of the run.
+ */
+const ALLOCATOR = [
+  process.env.LD_PRELOAD ? `experiment: LD_PRELOAD=${process.env.LD_PRELOAD}` : '',
+  process.env.MALLOC_ARENA_MAX ? `experiment: MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}` : '',
+]
+  .filter(Boolean)
+  .join(', ');
 
 interface Opened {
   opened: number;
@@ -160,7 +170,7 @@ await main(async () => {
   const cpuLine = (c: Record<string, number>) =>
     `gateway ${f1(c.gateway as number)}%, PostgreSQL (our backends and its writers) ${f1(c.postgres as number)}%, agents ${f1(c.agents as number)}%, other work on the machine ${f1(c.other as number)}%`;
   publish([
-    `### ${new Date().toISOString().slice(0, 10)} — gateway, ${n(STREAMS)} mTLS Sync streams, one control-plane process, PostgreSQL${redis ? ' + Redis' : ''}`,
+    `### ${new Date().toISOString().slice(0, 10)} — gateway, ${n(STREAMS)} mTLS Sync streams, one control-plane process, PostgreSQL${redis ? ' + Redis' : ''}${ALLOCATOR ? ` — ${ALLOCATOR}` : ''}`,
     '',
     setting(database.serverVersion, { before: loadBefore, after: loadAfter }) +
       `Agents: ${WORKERS} worker processes × ${n(STREAMS / WORKERS)} streams (grpc-js, one channel each), ${OPEN_CONCURRENCY} opens at a time per worker, ` +
