@@ -28,11 +28,15 @@ export function createUsageFolder(deps: DomainDeps, o: { maxEntries: number; inb
   const release = () => {
     if (backlog < o.inboxMaxEntries) for (const w of waiting.splice(0)) w();
   };
-  const record = (r: UsageFoldResult) => {
-    backlog = r.left;
-    deps.metrics.usageInbox.set(r.left);
-    deps.metrics.usageInboxOldest.set(r.oldest_ms / 1000);
+  /** The backlog as a fold or a count left it: backpressure and the gauges follow it. */
+  const staged = (entries: number, oldestMs: number) => {
+    backlog = entries;
+    deps.metrics.usageInbox.set(entries);
+    deps.metrics.usageInboxOldest.set(oldestMs / 1000);
     release();
+  };
+  const record = (r: UsageFoldResult) => {
+    staged(r.left, r.oldest_ms);
     if (r.credited > 0) deps.metrics.usageIngested.inc(r.credited);
     if (r.uncredited > 0) deps.metrics.usageRefused.inc({ reason: 'not_served' }, r.uncredited);
     // Counted on the node too (usage_entries_dropped): the sign of a node charging others.
@@ -50,11 +54,8 @@ export function createUsageFolder(deps: DomainDeps, o: { maxEntries: number; inb
           const r = await foldUsageInbox(deps, { maxEntries: o.maxEntries });
           // Other folds hold every node with staged reports: they fold until nothing is left.
           if (r === null) {
-            const staged = await usageInboxBacklog(deps);
-            backlog = staged.entries;
-            deps.metrics.usageInbox.set(backlog);
-            deps.metrics.usageInboxOldest.set(staged.oldest_ms / 1000);
-            release();
+            const b = await usageInboxBacklog(deps);
+            staged(b.entries, b.oldest_ms);
             break;
           }
           record(r);

@@ -949,32 +949,22 @@ const STEPS: Record<string, Step> = {
           .select(['node_id', sql<string>`report_id::text`.as('report_id'), 'part'])
           .execute(),
       ).toEqual([{ node_id: NODE_A, report_id: '77', part: 0 }]);
-      // One row per part of a report: the key holds the part.
-      await put(db, 'usage_inbox', {
-        node_id: NODE_A,
-        report_id: 77,
-        part: 3,
-        received_at: T0,
-        multiplier: '1',
-        entries: 0,
-        ids: [],
-        uplink: [],
-        downlink: [],
-      });
-      await db.deleteFrom('usage_inbox').where('part', '=', 3).execute();
-      await expect(
+      // One row per part of a report: the key holds the part; parts are 0-15.
+      const emptyPart = (report_id: number, part: number) =>
         put(db, 'usage_inbox', {
           node_id: NODE_A,
-          report_id: 78,
-          part: 16,
+          report_id,
+          part,
           received_at: T0,
           multiplier: '1',
           entries: 0,
           ids: [],
           uplink: [],
           downlink: [],
-        }),
-      ).rejects.toThrow(/usage_inbox_part/);
+        });
+      await emptyPart(77, 3);
+      await db.deleteFrom('usage_inbox').where('part', '=', 3).execute();
+      await expect(emptyPart(78, 16)).rejects.toThrow(/usage_inbox_part/);
     },
   },
 };

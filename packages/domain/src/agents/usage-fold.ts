@@ -228,9 +228,7 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
          using unnest(${rows.map((r) => r.node_id)}::text[], ${rows.map((r) => r.part)}::int2[], ${rows.map((r) => r.report_id)}::int8[])
                as f(node_id, part, report_id)
          where i.node_id = f.node_id and i.part = f.part and i.report_id = f.report_id`.execute(trx);
-      const { rows: left } = await sql<{ n: number; oldest: Date | null }>`
-        select coalesce(sum(entries), 0)::int as n, min(received_at) as oldest from usage_inbox`.execute(trx);
-      const oldest = left[0]?.oldest;
+      const left = await usageInboxBacklog({ db: trx, clock: deps.clock });
       const byNode = [...settle].filter(([, x]) => x.dropped > 0).map(([node_id, x]) => ({ node_id, entries: x.dropped }));
       const reports = new Set(rows.map((r) => `${r.node_id}\u0000${r.report_id}`)).size;
       return {
@@ -239,8 +237,8 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
         credited,
         uncredited,
         uncredited_by_node: byNode,
-        left: left[0]?.n ?? 0,
-        oldest_ms: oldest ? Math.max(0, deps.clock.now().getTime() - oldest.getTime()) : 0,
+        left: left.entries,
+        oldest_ms: left.oldest_ms,
       };
     },
     { attempts: 5 },
