@@ -57,6 +57,7 @@ describe.each([
   let limited: string;
   let revoked: string;
   let activeId: string;
+  let wide: string;
 
   beforeAll(async () => {
     portalServer = await startPortal({ SVC_PUBLIC_BASE_URL: BASE, SVC_SUB_CACHE_SECONDS: cacheSeconds });
@@ -81,6 +82,14 @@ describe.each([
       .set({ used_bytes: 5000, period_uplink_bytes: 3000, period_downlink_bytes: 2000 })
       .where('id', '=', l.id)
       .execute();
+    // Four servers more: a link long enough to be gzip'd for the apps that take it.
+    const more: string[] = [inbound.id];
+    for (let i = 0; i < 4; i++) {
+      const n = await post('/api/v1/nodes', { name: `Riga-${i}`, address: `rix${i}.example.net` });
+      more.push((await post('/api/v1/inbounds', { node_id: n.id, profile_id: profile.id, port: 8443 })).id);
+    }
+    const wideGroup = await post('/api/v1/access-groups', { name: 'fast-wide', inbound_ids: more });
+    const w = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [wideGroup.id] });
     const r = await make();
     const rotated = await s.api.post(`/api/v1/subscriptions/${r.id}/rotate-credentials`, {}, { token: portalServer.token });
     expect(rotated.status).toBe(200);
@@ -93,6 +102,7 @@ describe.each([
       .execute();
     const path = (link: string) => new URL(link).pathname;
     [active, disabled, expired, limited, revoked, activeId] = [path(a.link), path(d.link), path(e.link), path(l.link), path(r.link), a.id];
+    wide = path(w.link);
 
     portal = createPortalApi();
     const mount = (root: Parameters<Parameters<typeof createHttpService>[1]>[0]) => root.route('/', portal.routes);
@@ -136,6 +146,29 @@ describe.each([
           expect(r.answeredFast, `${ua} answered before Hono`).toBe(true);
         }
       }
+    });
+
+    it('an app that takes gzip (Accept-Encoding, repeated, refused with q=0): the same bytes, from the fast path', async () => {
+      for (const path of [active, disabled, limited, wide]) {
+        for (const enc of [
+          ['Accept-Encoding: gzip'],
+          ['Accept-Encoding: br', 'Accept-Encoding: gzip;q=0.5'],
+          ['Accept-Encoding: gzip;q=0'],
+          ['Accept-Encoding: *'],
+        ]) {
+          for (const ua of ['v2rayNG/1.9.30', 'mihomo/1.19.10']) {
+            const r = await both(request(path, [`User-Agent: ${ua}`, ...enc, `X-Request-Id: ${ID}`]));
+            expect(r.fast, `${path} ${ua} ${enc}`).toBe(r.hono);
+            expect(r.answeredFast, `${ua} ${enc} answered before Hono`).toBe(true);
+          }
+        }
+      }
+      const zipped = await both(request(wide, ['User-Agent: v2rayNG/1.9.30', 'Accept-Encoding: gzip', `X-Request-Id: ${ID}`]));
+      expect(zipped.fast).toContain('\r\ncontent-encoding: gzip\r\n');
+      // A link of one server is shorter than gzip pays for: sent as it is.
+      const short = await both(request(active, ['User-Agent: v2rayNG/1.9.30', 'Accept-Encoding: gzip', `X-Request-Id: ${ID}`]));
+      expect(short.fast).toContain('\r\nvary: accept-encoding\r\n');
+      expect(short.fast).not.toContain('content-encoding');
     });
 
     it('no User-Agent, an Accept that is not a page, a plain query: the same answer, from the fast path', async () => {

@@ -2,6 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, isStorableText } from '@svc/domain';
 import { statusClass } from '@svc/metrics';
+import { acceptsGzip } from './accept-encoding.ts';
 import type { AppEnv } from './env.ts';
 import type { FastPath, FastRequest, PreparedAnswer } from './fast-path.ts';
 
@@ -110,6 +111,7 @@ function fastRequest(req: IncomingMessage): (FastRequest & { givenId: string | u
   let userAgent: string | undefined;
   let accept: string | undefined;
   let givenId: string | undefined;
+  let encodings: string | undefined;
   let hwid = false;
   let uaCount = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -133,6 +135,9 @@ function fastRequest(req: IncomingMessage): (FastRequest & { givenId: string | u
       case 12:
         if (isName(name, 'x-request-id')) givenId = givenId === undefined ? value : `${givenId}, ${value}`;
         break;
+      case 15:
+        if (isName(name, 'accept-encoding')) encodings = encodings === undefined ? value : `${encodings}, ${value}`;
+        break;
     }
   }
   // Node keeps the first of repeated User-Agents, Hono joins them: such a request goes to Hono.
@@ -140,7 +145,7 @@ function fastRequest(req: IncomingMessage): (FastRequest & { givenId: string | u
   if (userAgent !== undefined && (!plain(userAgent) || !isStorableText(userAgent))) return null;
   if (accept !== undefined && !plain(accept)) return null;
   if (givenId !== undefined && !plain(givenId)) return null;
-  return { url, userAgent, accept, givenId, hwid };
+  return { url, userAgent, accept, givenId, hwid, gzip: acceptsGzip(encodings) };
 }
 
 const isName = (name: string, lower: string): boolean => name === lower || name.toLowerCase() === lower;

@@ -16,6 +16,8 @@ export interface FastRequest {
   /** The User-Agent header (several are joined with ", ", as Hono reads them); undefined when absent. */
   userAgent: string | undefined;
   accept: string | undefined;
+  /** Whether Accept-Encoding takes gzip (acceptsGzip; repeated headers joined with ", ", as Hono reads them). */
+  gzip?: boolean;
   /** Whether an x-hwid header came (a client app naming its device: GET /sub/{token} leaves it to the handler). */
   hwid?: boolean;
 }

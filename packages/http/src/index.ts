@@ -1,3 +1,4 @@
+export { acceptsGzip } from './accept-encoding.ts';
 export { createApp, createRouter, validationHook } from './app.ts';
 export { OWNERS, READERS, type RouteAuth, requireAuth, WRITERS } from './auth.ts';
 export { type BindingCookie, cookieValues, setBindingCookie } from './binding-cookie.ts';

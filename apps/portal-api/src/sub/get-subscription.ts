@@ -12,6 +12,7 @@ import {
 } from '@svc/domain';
 import {
   type AppEnv,
+  acceptsGzip,
   type FastPath,
   type FastRequest,
   type PreparedAnswer,
@@ -32,6 +33,7 @@ import {
 } from '@svc/sub-formats';
 import type { Context, Next } from 'hono';
 import { deviceOf, OVER_LIMIT_HEADERS, overDeviceLimit } from './devices.ts';
+import { type EncodedBody, encodedBody } from './encoded-body.ts';
 import { preparedNotFoundPage, withErrorPages } from './error-page.ts';
 import { subErrorAnswerFor, subFormatFor } from './format-memo.ts';
 import { subscriptionHeaders, subscriptionUserinfo } from './headers.ts';
@@ -97,9 +99,10 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
         'cache-control': 'no-store',
       });
     }
-    // The body is rendered once per servers array, status, format and settings (bodyOf).
-    const body = bodyOf(doc, chosen, settings, RENDER[chosen].body);
-    const headers = answerHeaders(doc, chosen, settings, base);
+    // The body is rendered once per servers array, status, format and settings (bodyOf), and
+    // gzip'd once when an app takes gzip (encoded-body.ts).
+    const { body, gzip } = encodedBody(bodyOf(doc, chosen, settings, RENDER[chosen].body), acceptsGzip(c.req.header('accept-encoding')));
+    const headers = answerHeaders(doc, chosen, settings, base, gzip);
     return c.body(body, 200, device === 'over_limit' ? { ...headers, ...OVER_LIMIT_HEADERS } : headers);
   };
   /** An old panel's /info: the subscription's state in that panel's own JSON (legacy-info.ts). */
@@ -222,11 +225,22 @@ function documentOf(data: SubscriptionDocumentData, settings: SubLinkSettings, b
   };
 }
 
-/** The headers of a non-HTML answer (the handler's; the fast path prepares the same). */
-function answerHeaders(doc: SubscriptionDocument, format: Exclude<SubFormat, 'html'>, settings: SubLinkSettings, base: string) {
+/**
+ * The headers of a non-HTML answer (the handler's; the fast path prepares the same). Every one
+ * says it varies by Accept-Encoding, as the body is gzip'd for the apps that take it (`gzip`).
+ */
+function answerHeaders(
+  doc: SubscriptionDocument,
+  format: Exclude<SubFormat, 'html'>,
+  settings: SubLinkSettings,
+  base: string,
+  gzip: boolean,
+): Record<string, string> {
   const render = RENDER[format];
   return {
     'content-type': render.type,
+    vary: 'accept-encoding',
+    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
     ...subscriptionHeaders(doc, {
       updateIntervalHours: settings.update_interval_hours,
       webPageUrl: settings.web_page_url ?? base,
@@ -264,9 +278,10 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
       if (notFound === undefined) notFound = prepareProblem('not-found', NOT_FOUND);
       return notFound ?? undefined;
     }
-    const held = rendered.get(data)?.get(format);
+    const gzip = req.gzip === true;
+    const held = rendered.get(data)?.get(renderedKey(format, gzip));
     if (held && held.settings === settings) return held.answer;
-    const t = templateOf(data, format, settings, baseOf(deps));
+    const t = templateOf(data, format, settings, baseOf(deps), gzip);
     if (!t) return undefined;
     const head = t.prepared.head.slice();
     head[t.infoSlot] = subscriptionUserinfo({
@@ -283,7 +298,7 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
         forData = new Map();
         rendered.set(data, forData);
       }
-      forData.set(format, { settings, answer });
+      forData.set(renderedKey(format, gzip), { settings, answer });
     }
     return answer;
   };
@@ -326,8 +341,9 @@ function baseOf(deps: DomainDeps): string {
   return base;
 }
 
-/** Whole answers of cached documents by the document (they live exactly as long as it is cached). */
-const rendered = new WeakMap<SubscriptionDocumentData, Map<SubFormat, { settings: SubLinkSettings; answer: PreparedAnswer }>>();
+/** Whole answers of cached documents by the document (they live exactly as long as it is cached), by format and encoding. */
+const rendered = new WeakMap<SubscriptionDocumentData, Map<string, { settings: SubLinkSettings; answer: PreparedAnswer }>>();
+const renderedKey = (format: SubFormat, gzip: boolean) => (gzip ? `${format}+gzip` : format);
 
 const USERINFO_PLACEHOLDER = 'usage';
 
@@ -342,24 +358,31 @@ interface AnswerTemplate {
 /**
  * Answers prepared once per body, by the servers array they list (the domain hands the same
  * array to every read of a subscription until what it is granted changes), the link status,
- * the format and the settings: every header but subscription-userinfo and the request id is
- * the same for all of them. Null: node would refuse a header (the handler answers).
+ * the format, whether the app takes gzip and the settings: every header but
+ * subscription-userinfo and the request id is the same for all of them. Null: node would
+ * refuse a header (the handler answers).
  */
 const templates = new WeakMap<SubscriptionDocument['servers'], Map<string, AnswerTemplate | null>>();
-function templateOf(data: SubscriptionDocumentData, format: Exclude<SubFormat, 'html'>, settings: SubLinkSettings, base: string) {
+function templateOf(
+  data: SubscriptionDocumentData,
+  format: Exclude<SubFormat, 'html'>,
+  settings: SubLinkSettings,
+  base: string,
+  takesGzip: boolean,
+) {
   let byKey = templates.get(data.servers);
   if (!byKey) {
     byKey = new Map();
     templates.set(data.servers, byKey);
   }
-  const key = `${format}\0${data.link_status}`;
+  const key = `${format}\0${data.link_status}\0${takesGzip ? 'gzip' : ''}`;
   const held = byKey.get(key);
   if (held !== undefined && (held === null || (held.settings === settings && held.base === base))) return held;
   const doc = documentOf(data, settings, base);
-  const body = bodyOf(doc, format, settings, RENDER[format].body);
+  const { body, gzip } = encodedBody(bodyOf(doc, format, settings, RENDER[format].body), takesGzip);
   const prepared = prepareAnswer(
     200,
-    { ...answerHeaders(doc, format, settings, base), 'subscription-userinfo': USERINFO_PLACEHOLDER },
+    { ...answerHeaders(doc, format, settings, base, gzip), 'subscription-userinfo': USERINFO_PLACEHOLDER },
     body,
   );
   const infoSlot = prepared ? prepared.head.indexOf('subscription-userinfo') + 1 : 0;
@@ -374,13 +397,13 @@ function templateOf(data: SubscriptionDocumentData, format: Exclude<SubFormat, '
  * (usage for the headers) but gets the same array, so its body is not rendered again. A
  * non-HTML body depends only on the servers, the link status, the format and the settings.
  */
-const bodies = new WeakMap<SubscriptionDocument['servers'], Map<string, { settings: SubLinkSettings; body: Buffer<ArrayBuffer> }>>();
+const bodies = new WeakMap<SubscriptionDocument['servers'], Map<string, { settings: SubLinkSettings; body: EncodedBody }>>();
 function bodyOf(
   doc: SubscriptionDocument,
   format: SubFormat,
   settings: SubLinkSettings,
   render: (doc: SubscriptionDocument) => string,
-): Buffer<ArrayBuffer> {
+): EncodedBody {
   let byKey = bodies.get(doc.servers);
   if (!byKey) {
     byKey = new Map();
@@ -389,8 +412,8 @@ function bodyOf(
   const key = `${format}\0${doc.status}`;
   const held = byKey.get(key);
   if (held && held.settings === settings) return held.body;
-  // Kept as the bytes sent (UTF-8), so no answer encodes them again.
-  const body = Buffer.from(render(doc), 'utf8');
+  // Kept as the bytes sent (UTF-8), so no answer encodes them again; gzip'd when first asked for.
+  const body: EncodedBody = { identity: Buffer.from(render(doc), 'utf8') };
   byKey.set(key, { settings, body });
   return body;
 }
