@@ -128,8 +128,13 @@ describe.skipIf(skip)('speed caps through the whole loop', () => {
       speed_caps_error: '',
       shaped_devices: [HOST_DEV, expect.stringMatching(/^svcup\d+$/)],
     });
-    // The desired state caps someone: the node's veth has the HTB root before anyone connects.
-    expect(sh('tc', 'qdisc', 'show', 'dev', HOST_DEV)).toMatch(/htb 5c00: root/);
+    // The desired state caps someone: the node's veth has the HTB root before anyone connects
+    // (the limits take effect on the pass the desired state starts, just after it is applied).
+    const qdisc = await eventually(async () => {
+      const shown = sh('tc', 'qdisc', 'show', 'dev', HOST_DEV);
+      return /htb 5c00: root/.test(shown) ? shown : undefined;
+    }, 'the HTB root on the node’s veth');
+    expect(qdisc).toMatch(/htb 5c00: root/);
 
     // The clients: v2ray in the namespace, a dokodemo-door per user to the counting server (as the engine sees it).
     const destPort = Number(new URL((dest as CountingServer).url).port);
