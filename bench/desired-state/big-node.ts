@@ -22,7 +22,7 @@ import { createQueryId, type KyselyPlugin, type RootOperationNode, sql } from 'k
 import { benchDeps, ourPostgresPids, sealedLinkToken } from '../common/database.ts';
 import { setUpFleet, signCertificates, startControlPlane, startWorker, stopWorker, type Worker, warnings } from '../common/fleet.ts';
 import { bytesRead, type CpuGroups, cpuPercent, peakRssBytes, readCpu, rssBytes } from '../common/proc.ts';
-import { env, loadNow, log, main, mib, n, pct, publish, quietMachine, setting, sleep } from '../common/run.ts';
+import { env, loadNow, log, main, mib, n, pct, publish, quietMachine, setting, sleep, tempDir } from '../common/run.ts';
 import { seedClients, seedSubscriptions } from '../common/seed.ts';
 import {
   awaitRevision,
@@ -43,10 +43,11 @@ const PAUSE_MS = env('BENCH_BIG_PAUSE_MS', 300);
 /** Samples of each in-process step (the snapshot read takes ~0.5 s, so fewer of it). */
 const SAMPLES = env('BENCH_BIG_SAMPLES', 30);
 const READ_SAMPLES = env('BENCH_BIG_READ_SAMPLES', 10);
-const TARGET_P99_MS = 1000;
+/** Issue 37.2: a one-user change p99 < 400 ms, the first push on admission < 500 ms. */
+const TARGET_P99_MS = 400;
 /** First pushes measured, each from a freshly started gateway process to a fresh agent. */
 const ADMISSIONS = env('BENCH_BIG_ADMISSIONS', 5);
-const TARGET_ADMISSION_MS = 1000;
+const TARGET_ADMISSION_MS = 500;
 /** The gateway's grpc.gzip_level for this run (unset: the product default, 1). */
 const GZIP_LEVEL = process.env.BENCH_BIG_GZIP_LEVEL;
 /** Other work on the machine above this (% of one core) during the rounds marks the run as disturbed. */
@@ -220,6 +221,11 @@ await main(async () => {
   const gatewayEnv: Record<string, string> = GZIP_LEVEL === undefined ? {} : { SVC_GRPC_GZIP_LEVEL: GZIP_LEVEL };
   const loadAdmissions = await quietMachine();
   const admitted = await firstPushes(fleet, nodeId, gatewayEnv, ADMISSIONS);
+  // The same after a restart: every gateway over one data dir (grpc.gzip_disk_mb's pieces
+  // written by the one before it; the first of them, which starts the directory, not counted).
+  const restarted = (
+    await firstPushes(fleet, nodeId, { ...gatewayEnv, SVC_DATA_DIR: tempDir('svc-bench-restart-') }, ADMISSIONS + 1)
+  ).slice(1);
   // The stack's agent again holds the certificate pinned on the node.
   await signCertificates(fleet, [worker], [[nodeId]]);
 
@@ -366,6 +372,10 @@ await main(async () => {
       `first push, on admission (the agent connects with nothing applied): a gateway process started for each, ${ADMISSIONS} times (target < ${n(TARGET_ADMISSION_MS)} ms)`,
       admitted,
     ),
+    row(
+      `the same, a restarted gateway: the data dir of the gateway before it (its gzip pieces on disk, grpc.gzip_disk_mb), ${ADMISSIONS} times`,
+      restarted,
+    ),
     `| the stack’s agent connecting after the in-process steps below (the only admission of entries before 2026-11-28; this process had just done their work) | ${ms(admissionMs)} | | |`,
     '',
     '| measure | figure |',
@@ -426,6 +436,7 @@ await main(async () => {
     Math.max(...admitted) < TARGET_ADMISSION_MS
       ? `First push on admission: target met, every one of ${ADMISSIONS} under ${n(TARGET_ADMISSION_MS)} ms (max ${ms(Math.max(...admitted))} ms; load before them ${loadAdmissions}).`
       : `First push on admission: target not met, max ${ms(Math.max(...admitted))} ms ≥ ${n(TARGET_ADMISSION_MS)} ms (p50 ${ms(pct(admitted, 50))} ms; load before them ${loadAdmissions}).`,
+    `After a restart (gzip pieces on disk): max ${ms(Math.max(...restarted))} ms, p50 ${ms(pct(restarted, 50))} ms (target < ${n(TARGET_ADMISSION_MS)} ms: ${Math.max(...restarted) < TARGET_ADMISSION_MS ? 'met' : 'not met'}).`,
     ...(warned.length ? ['', `Log warnings: ${warned.slice(0, 3).join('; ')}`] : []),
     ...((cpu.other as number) > DISTURBED_PCT
       ? [

@@ -1,11 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { userEmail } from '@svc/proto';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createCachedGzip } from './cached-gzip.ts';
 import { contentCuts, DEFAULT_CUTS } from './content-cuts.ts';
+import { createGzipPieceStore } from './gzip-piece-store.ts';
 
 /** A UUID-shaped id fixed by the index: the same bytes in every run, so the cuts are too. */
 const fixedUuid = (i: number) => {
@@ -135,5 +138,98 @@ describe('cached gzip (deflated pieces kept between pushes)', () => {
     const pieces = (await run(createCachedGzip({ cacheBytes: 64 * 1024 * 1024 }), input)).length;
     const whole = (await import('node:zlib')).gzipSync(input, { level: 1 }).length;
     expect(pieces / whole).toBeLessThan(1.05);
+  });
+});
+
+describe('gzip pieces kept on disk (grpc.gzip_disk_mb): a restarted gateway deflates only what changed', () => {
+  const dirs: string[] = [];
+  const tempDir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'svc-gzip-pieces-'));
+    dirs.push(d);
+    return d;
+  };
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const warnings: string[] = [];
+  const storeIn = (dir: string, maxBytes = 64 * 1024 * 1024) =>
+    createGzipPieceStore({ dir, maxBytes, warn: (_err, msg) => warnings.push(msg) });
+
+  it('a new process over the same directory takes every piece from disk, deflates none, and sends the same bytes', async () => {
+    const dir = tempDir();
+    const input = Buffer.concat([Buffer.from('\x0a\x05rev-1'), ...users(0, 60_000)]);
+    const before = storeIn(dir);
+    const first = await run(createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: before }), input);
+    await before.flush();
+    expect(before.stats().written).toBeGreaterThan(20);
+
+    // The gateway restarted: an empty memory cache, the same directory.
+    const after = storeIn(dir);
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: after });
+    const again = await run(gz, input);
+    expect(again.equals(first)).toBe(true);
+    expect(gunzipSync(again).equals(input)).toBe(true);
+    expect(gz.stats()).toMatchObject({ misses: 0, stored: before.stats().written });
+
+    // A change while it was down: only the pieces around it are deflated.
+    const changed = Buffer.concat([Buffer.from('\x0a\x05rev-2'), ...users(0, 30_000), ...users(30_001, 29_999)]);
+    const fresh = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: storeIn(dir) });
+    expect(gunzipSync(await run(fresh, changed)).equals(changed)).toBe(true);
+    expect(fresh.stats().misses).toBeLessThanOrEqual(4);
+    expect(warnings).toEqual([]);
+  });
+
+  it('a damaged or torn piece file is not used: the piece is deflated again and the file replaced', async () => {
+    const dir = tempDir();
+    const input = Buffer.concat(users(0, 40_000));
+    const store = storeIn(dir);
+    await run(createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store }), input);
+    await store.flush();
+    const files = readdirSync(dir).filter((f) => f.endsWith('.gzp'));
+    expect(files.length).toBeGreaterThan(3);
+    const [flipped, torn, emptied] = files.map((f) => join(dir, f));
+    const bytes = readFileSync(flipped as string);
+    bytes[bytes.length - 3] = (bytes[bytes.length - 3] as number) ^ 0xff;
+    writeFileSync(flipped as string, bytes);
+    writeFileSync(torn as string, readFileSync(torn as string).subarray(0, 40));
+    writeFileSync(emptied as string, Buffer.alloc(0));
+
+    const again = storeIn(dir);
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: again });
+    expect(gunzipSync(await run(gz, input)).equals(input)).toBe(true);
+    expect(gz.stats().misses).toBe(3);
+    await again.flush();
+    // Written anew: a third process finds every piece.
+    const third = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: storeIn(dir) });
+    expect(gunzipSync(await run(third, input)).equals(input)).toBe(true);
+    expect(third.stats().misses).toBe(0);
+  });
+
+  it('holds at most maxBytes on disk, the oldest written removed first', async () => {
+    const dir = tempDir();
+    const bound = 600 * 1024;
+    const store = storeIn(dir, bound);
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store });
+    for (let k = 0; k < 4; k++) {
+      await run(gz, Buffer.concat(users(k * 50_000, 30_000)));
+      await store.flush();
+    }
+    const onDisk = readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+    expect(onDisk).toBeLessThanOrEqual(bound);
+    expect(onDisk).toBeGreaterThan(0);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('a directory it cannot use is logged once and the gateway deflates as without the store', async () => {
+    const blocker = join(tempDir(), 'a-file');
+    writeFileSync(blocker, 'not a directory');
+    const seen: string[] = [];
+    const store = createGzipPieceStore({ dir: join(blocker, 'gzip-pieces'), maxBytes: 1 << 30, warn: (_e, msg) => seen.push(msg) });
+    const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store });
+    const input = Buffer.concat(users(0, 40_000));
+    expect(gunzipSync(await run(gz, input)).equals(input)).toBe(true);
+    await store.flush();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toContain('not kept on disk');
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import * as zlib from 'node:zlib';
 import { type CutOptions, contentCuts, DEFAULT_CUTS } from './content-cuts.ts';
+import type { GzipPieceStore } from './gzip-piece-store.ts';
 import { oneChunk, parallelCompress } from './parallel-gzip.ts';
 
 /** Below this a message goes through parallelCompress (one zlib call): nothing worth keeping. */
@@ -14,8 +15,9 @@ type Done = (error: Error | null, compressed?: Buffer) => void;
 export type Compressor = (bytes: Uint8Array, encoding: string, level: number, done: Done) => void;
 
 export interface CachedGzipStats {
-  /** Pieces taken from the cache / deflated, since start. */
+  /** Pieces taken from the cache / from the disk store / deflated, since start. */
   hits: number;
+  stored: number;
   misses: number;
   /** Deflated bytes held, and how many pieces. */
   heldBytes: number;
@@ -40,15 +42,22 @@ export interface CachedGzip {
  * nodes granted the same access group send the same user runs and deflate them once.
  *
  * At most `cacheBytes` of deflated pieces are kept, the least recently used dropped first.
- * Misses are deflated `concurrency` at a time on libuv's pool (each zlib stream holds a few
- * hundred KiB while it runs). Smaller messages and deflate go to parallelCompress.
+ * Misses are looked for in `store` (pieces kept on disk across restarts: gzip-piece-store.ts),
+ * then deflated `concurrency` at a time on libuv's pool (each zlib stream holds a few hundred
+ * KiB while it runs) and written to the store. Smaller messages and deflate go to parallelCompress.
  */
-export function createCachedGzip(opts: { cacheBytes: number; concurrency?: number; cuts?: CutOptions }): CachedGzip {
+export function createCachedGzip(opts: {
+  cacheBytes: number;
+  concurrency?: number;
+  cuts?: CutOptions;
+  store?: GzipPieceStore;
+}): CachedGzip {
   const crc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
   const concurrency = opts.concurrency ?? Math.max(2, availableParallelism());
   const cache = new Map<string, Buffer>();
   let held = 0;
   let hits = 0;
+  let stored = 0;
   let misses = 0;
 
   const take = (key: string): Buffer | undefined => {
@@ -100,38 +109,66 @@ export function createCachedGzip(opts: { cacheBytes: number; concurrency?: numbe
       process.nextTick(finish);
       return;
     }
-    let next = 0;
-    let left = todo.length;
-    let failed = false;
-    const pump = () => {
-      while (next < todo.length && next - (todo.length - left) < concurrency) {
-        const { k, key, piece } = todo[next++] as (typeof todo)[number];
-        zlib.deflateRaw(
-          piece,
-          { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize: oneChunk(piece.length) },
-          (error, deflated) => {
-            if (failed) return;
-            if (error) {
-              failed = true;
-              done(error);
-              return;
-            }
-            // zlib may hand back a view of a larger chunk: keep exactly the piece's bytes.
-            const own = deflated.byteLength * 2 < deflated.buffer.byteLength ? Buffer.from(deflated) : deflated;
-            out[k] = own;
-            keep(key, own);
-            misses++;
-            if (--left === 0) finish();
-            else pump();
-          },
-        );
+    const deflate = (todo: Array<{ k: number; key: string; piece: Uint8Array }>) => {
+      if (todo.length === 0) {
+        finish();
+        return;
       }
+      let next = 0;
+      let left = todo.length;
+      let failed = false;
+      const pump = () => {
+        while (next < todo.length && next - (todo.length - left) < concurrency) {
+          const { k, key, piece } = todo[next++] as (typeof todo)[number];
+          zlib.deflateRaw(
+            piece,
+            { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize: oneChunk(piece.length) },
+            (error, deflated) => {
+              if (failed) return;
+              if (error) {
+                failed = true;
+                done(error);
+                return;
+              }
+              // zlib may hand back a view of a larger chunk: keep exactly the piece's bytes.
+              const own = deflated.byteLength * 2 < deflated.buffer.byteLength ? Buffer.from(deflated) : deflated;
+              out[k] = own;
+              keep(key, own);
+              opts.store?.put(key, own);
+              misses++;
+              if (--left === 0) finish();
+              else pump();
+            },
+          );
+        }
+      };
+      pump();
     };
-    pump();
+    const store = opts.store;
+    if (!store) {
+      deflate(todo);
+      return;
+    }
+    // What the store holds (a restarted gateway's pieces) first; the rest deflated.
+    Promise.all(todo.map((t) => store.get(t.key))).then(
+      (found) => {
+        const rest: typeof todo = [];
+        for (const [i, t] of todo.entries()) {
+          const piece = found[i];
+          if (piece) {
+            out[t.k] = piece;
+            keep(t.key, piece);
+            stored++;
+          } else rest.push(t);
+        }
+        deflate(rest);
+      },
+      () => deflate(todo),
+    );
   };
 
   return {
     compress,
-    stats: () => ({ hits, misses, heldBytes: held, heldPieces: cache.size }),
+    stats: () => ({ hits, stored, misses, heldBytes: held, heldPieces: cache.size }),
   };
 }

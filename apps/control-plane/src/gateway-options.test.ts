@@ -37,6 +37,7 @@ describe('the gateway reads grpc.* once, in gatewayOptions', () => {
       timing: { heartbeatMs: 5000, reconcileMs: 5000, staleAfterMs: 20_000 },
       gzipLevel: 1,
       gzipCacheBytes: 64 * 1024 * 1024,
+      gzipDiskBytes: 256 * 1024 * 1024,
       admission: { perSecond: 1000, concurrency: 256, maxWaitMs: 20_000 },
       listenBacklog: 16_384,
     });

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { join } from 'node:path';
 import { createMemberCache, DEFAULT_MEMBER_CACHE } from '@svc/desired-state';
 import { createSlots, type DomainDeps, ensureCertificateAuthority, gatewayTlsResumption, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
@@ -9,6 +10,7 @@ import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { engineAdopter } from './engine-adoptions.ts';
 import { type GatewayOptions, gatewayOptions } from './gateway-options.ts';
 import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
+import { createGzipPieceStore } from './gzip-piece-store.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
 import { sentMetrics } from './sent-metrics.ts';
@@ -85,7 +87,17 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
         await issue(),
         gatewayTlsResumption(deps.secrets, o.tlsSessionLifetimeSeconds),
       );
-      const gzip = createCachedGzip({ cacheBytes: o.gzipCacheBytes });
+      const gzip = createCachedGzip({
+        cacheBytes: o.gzipCacheBytes,
+        store:
+          o.gzipDiskBytes > 0
+            ? createGzipPieceStore({
+                dir: join(deps.config.data_dir, 'gzip-pieces'),
+                maxBytes: o.gzipDiskBytes,
+                warn: (err, msg) => deps.log.warn({ err }, msg),
+              })
+            : undefined,
+      });
       const sent = sentMetrics(deps.metrics);
       const syncMaxBytes = o.maxReceiveMessageBytes;
       const serverOptions = {

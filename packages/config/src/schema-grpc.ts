@@ -78,6 +78,12 @@ export const grpcSection = z
      */
     gzip_cache_mb: z.number().int().min(0).max(4096).default(64),
     /**
+     * The same pieces kept on disk in <data_dir>/gzip-pieces (MiB, 0 = none), so a restarted
+     * gateway's first push of a big node deflates only what changed while it was down
+     * (apps/control-plane/src/gzip-piece-store.ts). Oldest written go first past the bound.
+     */
+    gzip_disk_mb: z.number().int().min(0).max(65536).default(256),
+    /**
      * Smallest message the gateway gzips. Deflating costs ~0.2 ms of CPU a message whatever
      * its size (zlib's state is set up per message), the agent ~0.04 ms to inflate it: for a
      * 1 KiB DesiredState that was most of a fan-out's CPU per node, for a saving of a few
