@@ -52,6 +52,7 @@ export function createHttpService(
             }),
       };
       const s: ServerType = serve(listen, (info: AddressInfo) => resolve({ server: s, info }));
+      keepAlive(s as { keepAliveTimeout: number; headersTimeout: number });
       s.once('error', reject);
     });
   return {
@@ -104,4 +105,19 @@ async function closeGracefully(server: ServerType, graceMs: number): Promise<voi
   await closed;
   clearInterval(idle);
   clearTimeout(timer);
+}
+
+/**
+ * How long an idle kept-alive connection stays open: longer than the idle timeout of what
+ * keeps connections to us (reverse proxies and load balancers: 60 s for nginx's upstream
+ * keepalive_timeout and AWS's ALB; undici and browsers fewer), so it is always the client
+ * that closes an idle connection. With Node's 5 s, the server could close a connection just as
+ * a client sent a request on it: the client gets a reset and, for a POST, cannot know whether
+ * it was done (a proxy answers 502). Headers of a request must still come within the
+ * headers timeout (just above it, as Node advises), as before.
+ */
+const KEEP_ALIVE_MS = 65_000;
+function keepAlive(s: { keepAliveTimeout: number; headersTimeout: number }): void {
+  s.keepAliveTimeout = KEEP_ALIVE_MS;
+  s.headersTimeout = KEEP_ALIVE_MS + 1000;
 }
