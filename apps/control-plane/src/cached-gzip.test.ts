@@ -193,12 +193,15 @@ describe('gzip pieces kept on disk (grpc.gzip_disk_mb): a restarted gateway defl
     writeFileSync(flipped as string, bytes);
     writeFileSync(torn as string, readFileSync(torn as string).subarray(0, 40));
     writeFileSync(emptied as string, Buffer.alloc(0));
+    // A write a stopped process left half done.
+    writeFileSync(`${flipped as string}.999.0.tmp`, 'half');
 
     const again = storeIn(dir);
     const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: again });
     expect(gunzipSync(await run(gz, input)).equals(input)).toBe(true);
     expect(gz.stats().misses).toBe(3);
     await again.flush();
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     // Written anew: a third process finds every piece.
     const third = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: storeIn(dir) });
     expect(gunzipSync(await run(third, input)).equals(input)).toBe(true);

@@ -18,9 +18,9 @@ import { join } from 'node:path';
 export interface GzipPieceStore {
   get(key: string): Promise<Buffer | undefined>;
   put(key: string, deflated: Buffer): void;
-  /** Files written and found since start, and bytes held now (as far as this process knows). */
-  stats(): { found: number; written: number; heldBytes: number };
-  /** Waits for the writes under way (tests, and a clean stop). */
+  /** Files written since start, and bytes held now (as far as this process knows); pieces found are counted by cached-gzip.ts. */
+  stats(): { written: number; heldBytes: number };
+  /** Waits for the writes and the prune under way. */
   flush(): Promise<void>;
 }
 
@@ -30,7 +30,6 @@ export function createGzipPieceStore(opts: { dir: string; maxBytes: number; warn
   const { dir, maxBytes } = opts;
   let ready: Promise<boolean> | undefined;
   let held = 0;
-  let found = 0;
   let written = 0;
   let warned = false;
   let pruning: Promise<void> | undefined;
@@ -47,6 +46,8 @@ export function createGzipPieceStore(opts: { dir: string; maxBytes: number; warn
     ready ??= (async () => {
       try {
         await mkdir(dir, { recursive: true, mode: 0o700 });
+        // Temporary files a stopped process left mid-write are never renamed: removed here.
+        for (const name of await readdir(dir)) if (name.endsWith('.tmp')) await unlink(join(dir, name)).catch(() => {});
         held = (await listing()).reduce((sum, f) => sum + f.size, 0);
         if (held > maxBytes) await prune();
         return true;
@@ -103,7 +104,6 @@ export function createGzipPieceStore(opts: { dir: string; maxBytes: number; warn
       }
       const body = file.subarray(DIGEST);
       if (file.length <= DIGEST || !createHash('sha256').update(body).digest().equals(file.subarray(0, DIGEST))) return undefined;
-      found++;
       return Buffer.from(body);
     },
     put(key, deflated) {
@@ -127,7 +127,7 @@ export function createGzipPieceStore(opts: { dir: string; maxBytes: number; warn
       pending.add(write);
       void write.finally(() => pending.delete(write));
     },
-    stats: () => ({ found, written, heldBytes: held }),
+    stats: () => ({ written, heldBytes: held }),
     async flush() {
       while (pending.size > 0 || pruning) await Promise.all([...pending, pruning]);
     },

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Context, Hono } from 'hono';
+import { acceptsGzip } from './accept-encoding.ts';
 import type { AppEnv } from './env.ts';
 import { problemResponse } from './problem.ts';
 
@@ -100,7 +101,7 @@ export function registerWebApp(root: Hono<AppEnv>, options: WebAppOptions): void
   };
 
   const send = (c: Context<AppEnv>, file: Loaded, cache: string) => {
-    const gzip = file.gzip && /\bgzip\b/.test(c.req.header('accept-encoding') ?? '');
+    const gzip = file.gzip !== null && acceptsGzip(c.req.header('accept-encoding'));
     const headers: Record<string, string> = {
       'content-type': file.type,
       'cache-control': cache,
