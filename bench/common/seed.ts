@@ -40,9 +40,9 @@ export async function seedSubscriptions(
   const expires = opts.paid ? sql`${now}::timestamptz + interval '30 days' + (i % 2592000) * interval '1 second'` : sql`null`;
   const limit = opts.paid ? sql`107374182400` : sql`null`;
   await sql`
-    insert into subscriptions (id, client_id, status, used_bytes, traffic_limit_bytes, expires_at, renewal, period_started_at, vless_uuid, vmess_uuid,
+    insert into subscriptions (id, client_id, status, traffic_limit_bytes, expires_at, renewal, period_started_at, vless_uuid, vmess_uuid,
       trojan_password, shadowsocks_password, token_hash, token_enc, created_at, updated_at)
-    select 'sub_' || lpad(i::text, 26, '0'), 'cli_' || lpad((1 + i % ${opts.clients})::text, 26, '0'), 'active', 0, ${limit}, ${expires}, 'no_reset', ${now},
+    select 'sub_' || lpad(i::text, 26, '0'), 'cli_' || lpad((1 + i % ${opts.clients})::text, 26, '0'), 'active', ${limit}, ${expires}, 'no_reset', ${now},
       gen_random_uuid(), gen_random_uuid(), md5(i::text), md5((i * 31)::text), md5(i::text) || md5((i * 7)::text), ${opts.tokenEnc}, ${now}, ${now}
     from generate_series(1, ${opts.count}) as i`.execute(db);
   if (opts.groupId === undefined) return;

@@ -99,10 +99,11 @@ async function reported(samples: number, fn: () => Promise<number>): Promise<num
 }
 
 /** Not the product's since 8c54a4d: the same subscriptions through every granted inbound, one row per (subscription, inbound). */
-const BY_INBOUND_QUERY = `select s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at, c.status as client_status,
+const BY_INBOUND_QUERY = `select s.id, s.status, sc.used_bytes, s.traffic_limit_bytes, s.expires_at, c.status as client_status,
     s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password, agi.inbound_id
   from access_group_inbounds agi join subscription_access_groups sag on sag.access_group_id = agi.access_group_id
-    join subscriptions s on s.id = sag.subscription_id join clients c on c.id = s.client_id
+    join subscriptions s on s.id = sag.subscription_id join subscription_counters sc on sc.subscription_id = s.id
+    join clients c on c.id = s.client_id
   where agi.inbound_id = any($1::text[]) and s.status = 'active' and c.status = 'active'`;
 
 /**

@@ -45,7 +45,7 @@ const USER_EVERY_S = env('BENCH_USER_EVERY_S', 0);
 /** Fewer nodes at once through the gateway, after the main run, same length (BENCH_SWEEP=1,2,4; empty for none). */
 const SWEEP = (process.env.BENCH_SWEEP ?? '2').split(',').filter(Boolean).map(Number);
 const TARGET = 100_000;
-/** Experiment, not the schema's setting: BENCH_FILLFACTOR=80 leaves room on each page of subscriptions and usage_hourly for HOT updates. */
+/** Experiment, not the schema's setting: BENCH_FILLFACTOR=70 sets the free room on each page of subscription_counters and usage_hourly for HOT updates (the schema's: 80). */
 const FILLFACTOR = process.env.BENCH_FILLFACTOR ? Number(process.env.BENCH_FILLFACTOR) : undefined;
 /** The gateway's database pool (config default), used by the in-process baseline too. */
 const GATEWAY_POOL = 10;
@@ -54,26 +54,28 @@ type Ack = [number, number, number, number];
 
 /**
  * Every phase starts from the same state, whatever ran before: counters at zero, no hourly
- * rows, the subscriptions table packed (VACUUM FULL), then every row rewritten once and the
+ * rows, the counters table (subscription_counters) packed (VACUUM FULL), then every row rewritten once and the
  * table vacuumed (so, as on a live installation, pages hold the free space of dead versions),
  * statistics fresh, a checkpoint just done.
  */
 async function reset(pool: pg.Pool): Promise<void> {
   await pool.query('truncate usage_hourly, usage_inbox');
-  await pool.query('vacuum full subscriptions');
-  await pool.query('update subscriptions set used_bytes = 0, lifetime_used_bytes = 0');
+  await pool.query('vacuum full subscription_counters');
+  await pool.query(
+    'update subscription_counters set used_bytes = 0, period_uplink_bytes = 0, period_downlink_bytes = 0, lifetime_used_bytes = 0',
+  );
   await pool.query('update nodes set last_usage_report_id = 0, usage_entries_dropped = 0');
-  await pool.query('vacuum (analyze) subscriptions, usage_hourly, nodes');
+  await pool.query('vacuum (analyze) subscriptions, subscription_counters, usage_hourly, nodes');
   await pool.query('checkpoint');
 }
 
-/** Counters of one phase: WAL written and how many subscription updates were HOT (no index entries). */
+/** Counters of one phase: WAL written and how many updates of the subscriptions' counters rows were HOT (no index entries). */
 async function walAndHot(pool: pg.Pool) {
   // Table statistics reach pg_stat_user_tables about a second after a transaction.
   await new Promise((r) => setTimeout(r, 1500));
   const r = await pool.query(
     `select pg_current_wal_lsn()::text as lsn, n_tup_upd::text as upd, n_tup_hot_upd::text as hot
-       from pg_stat_user_tables where relid = 'subscriptions'::regclass`,
+       from pg_stat_user_tables where relid = 'subscription_counters'::regclass`,
   );
   const row = r.rows[0] as { lsn: string; upd: string; hot: string };
   return { lsn: row.lsn, upd: Number(row.upd), hot: Number(row.hot) };
@@ -87,8 +89,8 @@ async function walAndHotSince(pool: pg.Pool, from: Awaited<ReturnType<typeof wal
 
 async function sums(pool: pg.Pool) {
   const r = await pool.query(`
-    select (select coalesce(sum(used_bytes), 0)::text from subscriptions) as used,
-           (select coalesce(sum(lifetime_used_bytes), 0)::text from subscriptions) as lifetime,
+    select (select coalesce(sum(used_bytes), 0)::text from subscription_counters) as used,
+           (select coalesce(sum(lifetime_used_bytes), 0)::text from subscription_counters) as lifetime,
            (select coalesce(sum(uplink_bytes + downlink_bytes), 0)::text from usage_hourly) as hourly,
            (select count(*)::text from usage_hourly) as hourly_rows,
            (select coalesce(sum(usage_entries_dropped), 0)::text from nodes) as dropped`);
@@ -164,7 +166,7 @@ await main(async () => {
   const ordinals = workers.map((_, i) => nodeIds.map((_, k) => k).filter((k) => k % workers.length === i));
   if (FILLFACTOR) {
     // Applied to the pages by the VACUUM FULL of every reset.
-    await pool.query(`alter table subscriptions set (fillfactor = ${FILLFACTOR})`);
+    await pool.query(`alter table subscription_counters set (fillfactor = ${FILLFACTOR})`);
     await pool.query(`alter table usage_hourly set (fillfactor = ${FILLFACTOR})`);
   }
   await reset(pool);
@@ -358,8 +360,8 @@ await main(async () => {
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
     await client.query('begin');
     await client.query(
-      `update subscriptions s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-         from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down) where s.id = v.id`,
+      `update subscription_counters s set used_bytes = s.used_bytes + v.up + v.down, lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
+         from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down) where s.subscription_id = v.id`,
       [c.ids, c.up, c.down],
     );
     await client.query(
@@ -412,21 +414,26 @@ await main(async () => {
              select g.access_group_id from access_group_inbounds g join inbounds i on i.id = g.inbound_id where i.node_id = $4
              union select access_group_id from node_group_grace where node_id = $4 and until > $6),
            served as (
-             select v.* from v
+             select v.*, s.client_id, s.renewal, s.status, s.traffic_limit_bytes, s.starts_on_first_use_seconds
+               from v join subscriptions s on s.id = v.id
               where exists (select 1 from subscription_access_groups sag
                              where sag.subscription_id = v.id and sag.access_group_id in (select access_group_id from reach))
                  or exists (select 1 from subscription_group_grace sg
                              where sg.subscription_id = v.id and sg.until > $6 and sg.access_group_id in (select access_group_id from reach))),
-           starting as (
-             select s.id from subscriptions s
-              where s.starts_on_first_use_seconds is not null and s.id = any($1::text[])
-                and exists (select 1 from served v where v.id = s.id and v.raw_up + v.raw_down > 0)),
            credited as (
-             update subscriptions s set used_bytes = s.used_bytes + v.up + v.down,
-                    period_uplink_bytes = s.period_uplink_bytes + v.up, period_downlink_bytes = s.period_downlink_bytes + v.down,
-                    lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-               from served v where s.id = v.id and s.id = any($1::text[])
-             returning s.id, v.up, v.down, v.raw_up, v.raw_down, s.status, s.used_bytes, s.traffic_limit_bytes),
+             update subscription_counters sc set used_bytes = sc.used_bytes + v.up + v.down,
+                    period_uplink_bytes = sc.period_uplink_bytes + v.up, period_downlink_bytes = sc.period_downlink_bytes + v.down,
+                    lifetime_used_bytes = sc.lifetime_used_bytes + v.up + v.down
+               from served v where sc.subscription_id = v.id and sc.subscription_id = any($1::text[])
+             returning v.id, v.client_id, v.renewal, v.up, v.down, v.raw_up, v.raw_down, v.status, sc.used_bytes, v.traffic_limit_bytes,
+                       v.starts_on_first_use_seconds),
+           started as (
+             update subscriptions s set expires_at = $6::timestamptz + make_interval(secs => s.starts_on_first_use_seconds),
+                    start_by = null, starts_on_first_use_seconds = null
+               from credited c
+              where s.id = c.id and c.starts_on_first_use_seconds is not null and c.raw_up + c.raw_down > 0
+                and s.starts_on_first_use_seconds is not null
+             returning s.id),
            hourly as (
              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
              select c.id, $4, $5, c.up, c.down, c.raw_up, c.raw_down from credited c
@@ -440,7 +447,7 @@ await main(async () => {
                   (select count(*) from hourly)::int as hourly,
                   (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
                   (select coalesce(sum(up + down), 0) from credited)::text as charged,
-                  (select array_agg(id order by id) from starting) as started,
+                  (select array_agg(id order by id) from started) as started,
                   (select array_agg(id order by id) from credited
                     where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`,
           [c.ids, up, down, node, hour, new Date()],
@@ -463,10 +470,11 @@ await main(async () => {
       await one.query(
         `with v as (select * from unnest($1::text[], $2::int8[], $3::int8[]) as v(id, up, down)),
          credited as (
-           update subscriptions s set used_bytes = s.used_bytes + v.up + v.down,
-                  period_uplink_bytes = s.period_uplink_bytes + v.up, period_downlink_bytes = s.period_downlink_bytes + v.down,
-                  lifetime_used_bytes = s.lifetime_used_bytes + v.up + v.down
-             from v where s.id = v.id returning s.id, v.up, v.down, s.status, s.used_bytes, s.traffic_limit_bytes),
+           update subscription_counters sc set used_bytes = sc.used_bytes + v.up + v.down,
+                  period_uplink_bytes = sc.period_uplink_bytes + v.up, period_downlink_bytes = sc.period_downlink_bytes + v.down,
+                  lifetime_used_bytes = sc.lifetime_used_bytes + v.up + v.down
+             from v join subscriptions s on s.id = v.id where sc.subscription_id = v.id
+           returning sc.subscription_id as id, v.up, v.down, s.status, sc.used_bytes, s.traffic_limit_bytes),
          hourly as (
            insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes)
            select c.id, $4, $5, c.up, c.down from credited c
@@ -525,16 +533,16 @@ await main(async () => {
     `| ${label} | ${rate} | ${ms(r.p50)} / ${ms(r.p99)} ms | ${f1(node ?? 0)}% / ${f1(r.cpu.postgres ?? 0)}% / ${agents === undefined ? '–' : `${f1(agents)}%`} / ${f1(r.cpu.other ?? 0)}% | ${ms(((r.cpu.postgres ?? 0) / 100 / r.reportsPerS) * 1000)} ms | ${f1(wal.walMiB)} MiB (${n(Math.round((wal.walMiB * 2 ** 20) / ENTRIES))} B an entry) | ${Math.round(wal.hot * 100)}% |`;
   const errors = usageErrors.length + replayErrors.length + warnings.length + sweep.reduce((a, x) => a + x.run.errors.length, 0);
   publish([
-    `### ${new Date().toISOString().slice(0, 10)} — usage ingestion, ${n(SUBSCRIPTIONS)} subscriptions, reports of ${n(ENTRIES)} entries, PostgreSQL${redis ? ' + Redis' : ''}${FILLFACTOR ? ` — experiment: fillfactor ${FILLFACTOR} on subscriptions and usage_hourly (not the schema's)` : ''}`,
+    `### ${new Date().toISOString().slice(0, 10)} — usage ingestion, ${n(SUBSCRIPTIONS)} subscriptions, reports of ${n(ENTRIES)} entries, PostgreSQL${redis ? ' + Redis' : ''}${FILLFACTOR ? ` — experiment: fillfactor ${FILLFACTOR} on subscription_counters and usage_hourly (not the schema's)` : ''}`,
     '',
     setting(database.serverVersion, { before: loadBefore, after: loadAfter }) +
       `${NODES} nodes at once (simulated agents in ${workers.length} worker processes, one mTLS Sync stream each), each report acknowledged before the node's next; ` +
       (USER_EVERY_S > 0
         ? `through the gateway paced as agents report: each user once every ${USER_EVERY_S} s (${n(SUBSCRIPTIONS / USER_EVERY_S)} entries/s offered), the baselines as fast as they go; `
         : '') +
-      `gateway defaults (database pool ${GATEWAY_POOL}). Every phase: ${BASELINE_SECONDS === SECONDS ? SECONDS : `${SECONDS} (baselines ${BASELINE_SECONDS})`} s measured after a ${WARMUP} s warm-up, from the same state (zeroed counters, no hourly rows, the subscriptions table packed, every row rewritten once and vacuumed, a checkpoint); baselines: the same ${NODES} loops, same rows and bytes.`,
+      `gateway defaults (database pool ${GATEWAY_POOL}). Every phase: ${BASELINE_SECONDS === SECONDS ? SECONDS : `${SECONDS} (baselines ${BASELINE_SECONDS})`} s measured after a ${WARMUP} s warm-up, from the same state (zeroed counters, no hourly rows, the counters table packed, every row rewritten once and vacuumed, a checkpoint); baselines: the same ${NODES} loops, same rows and bytes.`,
     '',
-    '| path | entries/s | per report p50 / p99 | CPU, % of one core: Node process / PostgreSQL / agents / other work | PostgreSQL CPU per report | WAL per report (an entry) | subscription updates that were HOT |',
+    '| path | entries/s | per report p50 / p99 | CPU, % of one core: Node process / PostgreSQL / agents / other work | PostgreSQL CPU per report | WAL per report (an entry) | counters updates that were HOT |',
     '|---|---|---|---|---|---|---|',
     row(
       `through the gateway (gRPC over mTLS), ${NODES} nodes at once (target ≥ ${n(TARGET)})`,
@@ -576,7 +584,7 @@ await main(async () => {
     '| measure | figure |',
     '|---|---|',
     `| gateway CPU per report, ${NODES} nodes at once | ${ms(((gw.cpu.gateway as number) / 100 / gw.reportsPerS) * 1000)} ms |`,
-    `| staged and folded, ${NODES} nodes at once: subscription row writes an entry (updates ÷ entries acknowledged) | ${gw.writesPerEntry.toFixed(2)} |`,
+    `| staged and folded, ${NODES} nodes at once: counters row writes an entry (updates ÷ entries acknowledged) | ${gw.writesPerEntry.toFixed(2)} |`,
     `| the fold behind the acknowledgements: staged backlog at most / oldest staged report at most / still staged at the window's end, credited within | ${n(gw.maxBacklog)} entries / ${(gw.maxAgeMs / 1000).toFixed(1)} s / ${gw.drainS.toFixed(1)} s |`,
     `| credited within the window: staged at its start + acknowledged in it − staged at its end, ÷ its length | (${n(gw.backlogStart)} + ${n(gw.entriesIn)} − ${n(gw.backlogEnd)}) ÷ ${SECONDS} s = ${n(gw.foldRate)} entries/s |`,
     `| of the gateway's: protobuf decode of one report (${n(bytes.length / 1024)} KiB), measured alone | ${ms(decodeMs)} ms |`,

@@ -181,7 +181,9 @@ function filtered(list: List, p: Record<string, string>, now: Date): RawBuilder<
         : sql`(id like ${prefix} or email like ${emails}${note})`,
     );
   }
-  return sql`from ${sql.table(list)}${where.length ? sql` where ${sql.join(where, sql` and `)}` : sql``}`;
+  // The subscriptions with their counters (the sort by traffic reads used_bytes there), as the product's list joins them.
+  const table = list === 'subscriptions' ? sql`subscriptions join subscription_counters on subscription_id = id` : sql.table(list);
+  return sql`from ${table}${where.length ? sql` where ${sql.join(where, sql` and `)}` : sql``}`;
 }
 
 interface Position {

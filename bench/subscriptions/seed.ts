@@ -12,12 +12,12 @@ export async function seed(db: Kysely<any>, sealedToken: string, clients = 10_00
   await seedClients(db, clients);
   const now = new Date();
   await sql`
-    insert into subscriptions (id, client_id, status, used_bytes, renewal, period_started_at, vless_uuid, vmess_uuid,
+    insert into subscriptions (id, client_id, status, renewal, period_started_at, vless_uuid, vmess_uuid,
       trojan_password, shadowsocks_password, token_hash, token_enc, created_at, updated_at)
     select 'sub_' || lpad(i::text, 26, '0'),
       'cli_' || lpad((1 + i % ${clients})::text, 26, '0'),
       case when i % 10 < 7 then 'active' when i % 10 = 7 then 'limited' when i % 10 = 8 then 'expired' else 'disabled' end,
-      0, 'no_reset', ${now}, gen_random_uuid(), gen_random_uuid(), md5(i::text), md5((i * 31)::text),
+      'no_reset', ${now}, gen_random_uuid(), gen_random_uuid(), md5(i::text), md5((i * 31)::text),
       md5(i::text) || md5((i * 7)::text), ${sealedToken}, ${now}, ${now}
     from generate_series(1, ${subscriptions}) as i`.execute(db);
   await sql`analyze clients`.execute(db);

@@ -122,7 +122,16 @@ async function populate(store: Store): Promise<{ fleet: Fleet; before: Record<st
     const api = { get: (p: string) => s.api.get(p, { token }), post: (p: string, b?: unknown) => s.api.post(p, b, { token }) };
     const made = await fleetOverRest.createFleetForProtocols(api, { ports: { 'vless-tcp': 21001, shadowsocks: 21002 } });
     const fleet = { subscriptionId: made.subscription.id, subToken: made.subscriptionToken };
-    return { fleet, before: await read(s, fleet) };
+    // Traffic on the counters (their own row, added by a trigger on the subscription's insert):
+    // the archive's numbers come back, not a fresh row of zeros (the view and /sub show them).
+    await s.database.db
+      .updateTable('subscription_counters')
+      .set({ used_bytes: 7_000, period_uplink_bytes: 2_000, period_downlink_bytes: 5_000, lifetime_used_bytes: 9_000 })
+      .where('subscription_id', '=', fleet.subscriptionId)
+      .execute();
+    const before = await read(s, fleet);
+    expect(before[`/api/v1/subscriptions/${fleet.subscriptionId}`]).toMatchObject({ used_bytes: 7_000 });
+    return { fleet, before };
   } finally {
     await stop();
   }

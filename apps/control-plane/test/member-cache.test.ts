@@ -87,9 +87,9 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
 
     // Usage moves used_bytes under the limit: nothing the compiler reads changed, nothing re-read.
     await db
-      .updateTable('subscriptions')
+      .updateTable('subscription_counters')
       .set({ used_bytes: 9_999 })
-      .where('id', '=', subs[5]?.id as string)
+      .where('subscription_id', '=', subs[5]?.id as string)
       .execute();
     before = reads();
     await same('usage under the limit');
@@ -97,9 +97,9 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
 
     // ...and reaching the limit (stored status still active: no enforcement has run) changes the users.
     await db
-      .updateTable('subscriptions')
+      .updateTable('subscription_counters')
       .set({ used_bytes: 10_000 })
-      .where('id', '=', subs[5]?.id as string)
+      .where('subscription_id', '=', subs[5]?.id as string)
       .execute();
     before = reads();
     const limited = await same('limit reached before enforcement wrote it down');

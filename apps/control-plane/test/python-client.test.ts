@@ -140,9 +140,9 @@ describe('an independent gRPC client (Debian python3-grpcio, code generated from
       // Acknowledged means staged; the fold credits it right after.
       await usageFolded(g.s.deps.db);
       const used = await g.s.deps.db
-        .selectFrom('subscriptions')
+        .selectFrom('subscription_counters')
         .select('used_bytes')
-        .where('id', '=', sub.body.id)
+        .where('subscription_id', '=', sub.body.id)
         .executeTakeFirstOrThrow();
       expect(Number(used.used_bytes)).toBe(300);
       expect(Number((await nodeRow(g, node.id)).last_usage_report_id)).toBe(1);

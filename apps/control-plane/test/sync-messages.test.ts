@@ -158,9 +158,9 @@ describe('StatusReport: the node view status with last_seen_at', () => {
 describe('UsageReport exactly once (spec 4.1 rule 3)', () => {
   const usageOf = async (subId: string) => {
     const sub = await g.s.deps.db
-      .selectFrom('subscriptions')
+      .selectFrom('subscription_counters')
       .select(['used_bytes', 'lifetime_used_bytes'])
-      .where('id', '=', subId)
+      .where('subscription_id', '=', subId)
       .executeTakeFirstOrThrow();
     const rows = await g.s.deps.db.selectFrom('usage_hourly').selectAll().where('subscription_id', '=', subId).execute();
     return { used: Number(sub.used_bytes), lifetime: Number(sub.lifetime_used_bytes), rows };

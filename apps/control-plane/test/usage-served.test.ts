@@ -1,4 +1,4 @@
-import { SERVED_GRACE_MS } from '@svc/domain';
+import { SERVED_GRACE_MS, subscriptionsWithCounters } from '@svc/domain';
 import { usageFolded } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
@@ -41,8 +41,7 @@ async function subscription(body: Record<string, unknown>): Promise<string> {
   return res.body.id;
 }
 
-const subscriptionRow = (id: string) =>
-  g.s.deps.db.selectFrom('subscriptions').select(['used_bytes', 'status']).where('id', '=', id).executeTakeFirstOrThrow();
+const subscriptionRow = (id: string) => subscriptionsWithCounters(g.s.deps.db).where('id', '=', id).executeTakeFirstOrThrow();
 const used = async (id: string) => Number((await subscriptionRow(id)).used_bytes);
 const droppedOn = async (nodeId: string) => Number((await nodeRow(g, nodeId)).usage_entries_dropped);
 

@@ -1,4 +1,4 @@
-import { JOBS } from '@svc/domain';
+import { JOBS, subscriptionsWithCounters } from '@svc/domain';
 import { fleetOverRest, until } from '@svc/testkit';
 import type { StandIn } from '@svc/testkit/provider-stand-in';
 import { startStripeStandIn } from '@svc/testkit/stripe-stand-in';
@@ -214,6 +214,7 @@ export function billingReads(server: () => BillingServer) {
     settled: (id: string, status: string) => until(`payment ${id} ${status}`, async () => (await paymentRow(id)).status === status),
     eventCount: async () =>
       Number((await db().selectFrom('payment_events').select(db().fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
-    subscriptionsOf: (clientId: string) => db().selectFrom('subscriptions').selectAll().where('client_id', '=', clientId).execute(),
+    /** A client's subscriptions with their counters (subscription_counters). */
+    subscriptionsOf: (clientId: string) => subscriptionsWithCounters(db()).where('client_id', '=', clientId).execute(),
   };
 }

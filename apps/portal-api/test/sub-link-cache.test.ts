@@ -53,7 +53,7 @@ describe('GET /sub/{token} from the cache', () => {
     const first = await get(link);
     expect(first.headers.get('subscription-userinfo')).toMatch(/^upload=0; download=0;/);
     // As the usage ingest would count it, written behind the domain's back.
-    await s.deps.db.updateTable('subscriptions').set({ period_uplink_bytes: 777 }).where('id', '=', subId).execute();
+    await s.deps.db.updateTable('subscription_counters').set({ period_uplink_bytes: 777 }).where('subscription_id', '=', subId).execute();
     expect((await get(link)).headers.get('subscription-userinfo')).toMatch(/^upload=0; download=0;/);
   });
 

@@ -78,9 +78,9 @@ describe.each([
     const e = await make();
     const l = await post('/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id], traffic_limit_bytes: 1000 });
     await s.deps.db
-      .updateTable('subscriptions')
+      .updateTable('subscription_counters')
       .set({ used_bytes: 5000, period_uplink_bytes: 3000, period_downlink_bytes: 2000 })
-      .where('id', '=', l.id)
+      .where('subscription_id', '=', l.id)
       .execute();
     // Four servers more: a link long enough to be gzip'd for the apps that take it.
     const more: string[] = [inbound.id];

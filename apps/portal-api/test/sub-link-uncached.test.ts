@@ -51,7 +51,7 @@ describe('GET /sub/{token} without the answer cache', () => {
   it('usage shows at once in the headers while the body stays the same', async () => {
     const first = await get(link);
     const body = await first.text();
-    await s.deps.db.updateTable('subscriptions').set({ period_uplink_bytes: 777 }).where('id', '=', subId).execute();
+    await s.deps.db.updateTable('subscription_counters').set({ period_uplink_bytes: 777 }).where('subscription_id', '=', subId).execute();
     const second = await get(link);
     expect(second.headers.get('subscription-userinfo')).toMatch(/^upload=777; download=0;/);
     expect(await second.text()).toBe(body);

@@ -1,4 +1,4 @@
-import { ingestUsageReport } from '@svc/domain';
+import { ingestUsageReport, subscriptionsWithCounters } from '@svc/domain';
 import { type TestServer, until } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -196,18 +196,23 @@ describe('GET /sub/{token}: subscriptions that do not serve, and tokens that nam
   });
 
   it('a limited or expired subscription shows its state the same way; the usage header still tells the apps why', async () => {
-    const row = await s.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', subId).executeTakeFirstOrThrow();
+    const row = await subscriptionsWithCounters(s.deps.db).where('id', '=', subId).executeTakeFirstOrThrow();
     try {
-      await s.deps.db.updateTable('subscriptions').set({ used_bytes: 60_000_000_000 }).where('id', '=', subId).execute();
+      await s.deps.db
+        .updateTable('subscription_counters')
+        .set({ used_bytes: 60_000_000_000 })
+        .where('subscription_id', '=', subId)
+        .execute();
       let res = await get(link, { 'user-agent': 'v2rayNG/1.9.30' });
       let list = await linksOf(res);
       expect(list).toHaveLength(1);
       expect(decodeURIComponent(new URL(list[0] as string).hash.slice(1))).toMatch(/limit/i);
       expect(res.headers.get('subscription-userinfo')).toContain('total=50000000000');
 
+      await s.deps.db.updateTable('subscription_counters').set({ used_bytes: 0 }).where('subscription_id', '=', subId).execute();
       await s.deps.db
         .updateTable('subscriptions')
-        .set({ used_bytes: 0, expires_at: new Date(s.clock.now().getTime() - 1000) })
+        .set({ expires_at: new Date(s.clock.now().getTime() - 1000) })
         .where('id', '=', subId)
         .execute();
       res = await get(link, { 'user-agent': 'SFA/1.11.4' });
@@ -219,10 +224,11 @@ describe('GET /sub/{token}: subscriptions that do not serve, and tokens that nam
       expect(decodeURIComponent(new URL(list[0] as string).hash.slice(1))).toMatch(/expired/i);
     } finally {
       await s.deps.db
-        .updateTable('subscriptions')
-        .set({ used_bytes: row.used_bytes, expires_at: row.expires_at })
-        .where('id', '=', subId)
+        .updateTable('subscription_counters')
+        .set({ used_bytes: row.used_bytes })
+        .where('subscription_id', '=', subId)
         .execute();
+      await s.deps.db.updateTable('subscriptions').set({ expires_at: row.expires_at }).where('id', '=', subId).execute();
     }
   });
 

@@ -60,12 +60,16 @@ const CREDENTIALS = [
 
 /** Group memberships whose subscription is stored active and whose client is active: the one filter of rows and digests alike. */
 function servingMembers(trx: Db) {
-  return trx
-    .selectFrom('subscription_access_groups as sag')
-    .innerJoin('subscriptions as s', 's.id', 'sag.subscription_id')
-    .innerJoin('clients as c', 'c.id', 's.client_id')
-    .where('s.status', '=', 'active')
-    .where('c.status', '=', 'active');
+  return (
+    trx
+      .selectFrom('subscription_access_groups as sag')
+      .innerJoin('subscriptions as s', 's.id', 'sag.subscription_id')
+      // The counters (issue 37.1): the compiler checks the limit (limitReachedSql) on used_bytes.
+      .innerJoin('subscription_counters as sc', 'sc.subscription_id', 's.id')
+      .innerJoin('clients as c', 'c.id', 's.client_id')
+      .where('s.status', '=', 'active')
+      .where('c.status', '=', 'active')
+  );
 }
 
 /**
@@ -81,7 +85,7 @@ function members(trx: Db, protocols: ReadonlySet<Protocol>, withHash = false, wi
     protocols.has(p) ? (`s.${column}` as const) : sql<string>`''`.as(column);
   return servingMembers(trx).select([
     's.id',
-    's.used_bytes',
+    'sc.used_bytes',
     's.traffic_limit_bytes',
     // Parsing 100,000 timestamptz values into Dates costs the driver ~50 ms; a number costs little.
     sql<number | null>`floor(extract(epoch from s.expires_at) * 1000)::float8`.as('expires_ms'),

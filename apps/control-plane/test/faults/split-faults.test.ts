@@ -69,7 +69,7 @@ async function usageMatchesReports(): Promise<void> {
       await new Promise((r) => setTimeout(r, 50));
     }
     const { rows } = await sql.query<{ used: string; up: string; down: string }>(
-      'SELECT used_bytes::text AS used, period_uplink_bytes::text AS up, period_downlink_bytes::text AS down FROM subscriptions WHERE id = $1',
+      'SELECT used_bytes::text AS used, period_uplink_bytes::text AS up, period_downlink_bytes::text AS down FROM subscription_counters WHERE subscription_id = $1',
       [subscriptionId],
     );
     expect(rows[0]).toEqual({ used: String(BigInt(sent) * (UP + DOWN)), up: String(BigInt(sent) * UP), down: String(BigInt(sent) * DOWN) });

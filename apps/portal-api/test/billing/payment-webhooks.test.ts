@@ -43,8 +43,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => b?.stop());
 
-const { db, paymentRow, eventCount, subscriptionsOf, settled } = billingReads(() => b);
-
+const { db, paymentRow, eventCount, settled, subscriptionsOf } = billingReads(() => b);
+/** A client's subscriptions with their traffic counters (a row of their own, subscription_counters). */
 /** A customer with a pending Stripe checkout for `planId` (and `subscriptionId`). */
 async function pendingCheckout(planId = monthly.id, subscriptionId?: string) {
   const c = await customer(b);
@@ -145,7 +145,8 @@ describe('payment webhooks: success', () => {
       traffic_limit_bytes: 1000,
       expires_at: expires.toISOString(),
     });
-    await db().updateTable('subscriptions').set({ used_bytes: 1000, status: 'limited' }).where('id', '=', own.id).execute();
+    await db().updateTable('subscription_counters').set({ used_bytes: 1000 }).where('subscription_id', '=', own.id).execute();
+    await db().updateTable('subscriptions').set({ status: 'limited' }).where('id', '=', own.id).execute();
     const res = await checkout(b, c0.token, randomUUID(), { plan_id: monthly.id, provider_id: provider.id, subscription_id: own.id });
     expect(res.status, res.text).toBe(201);
     await sendPaid(sessionOf(b, res.body.payment_id));

@@ -80,6 +80,13 @@ export async function restoreBackup(db: Kysely<any>, archive: VerifiedArchive, o
     // The archive's rows are the whole truth: anything a migration seeded goes first.
     await sql`truncate table ${sql.join([...target.keys()].map((t) => sql.table(t)))}`.execute(trx);
     const selfReferencing = new Set((await readForeignKeys(trx)).filter((f) => f.child === f.parent).map((f) => f.child));
+    // The archive holds every row as it was, derived ones too: the schema's own triggers (a
+    // subscription's counters row added on its insert, 2026-12-02T1400) stay off while they go
+    // in, and on again in this transaction. Foreign keys are not user triggers: still checked.
+    const setTriggers = async (on: boolean) => {
+      for (const t of target.keys()) await sql`alter table ${sql.table(t)} ${sql.raw(on ? 'enable' : 'disable')} trigger user`.execute(trx);
+    };
+    await setTriggers(false);
 
     const entries = archiveEntries(archive.file);
     try {
@@ -118,6 +125,7 @@ export async function restoreBackup(db: Kysely<any>, archive: VerifiedArchive, o
     } finally {
       await entries.return(undefined);
     }
+    await setTriggers(true);
   });
   const migrated = await migrateToLatest(db);
   return { tables: manifest.tables.length, rows, migrated };

@@ -38,6 +38,7 @@ import * as creditsStayHot from './2026-12-02T1000-credits-stay-hot.ts';
 import * as hourlyRowsWithoutFkCheck from './2026-12-02T1100-hourly-rows-without-fk-check.ts';
 import * as usageInbox from './2026-12-02T1200-usage-inbox.ts';
 import * as usageInboxParts from './2026-12-02T1300-usage-inbox-parts.ts';
+import * as subscriptionCounters from './2026-12-02T1400-subscription-counters.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -80,4 +81,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T1100-hourly-rows-without-fk-check': hourlyRowsWithoutFkCheck,
   '2026-12-02T1200-usage-inbox': usageInbox,
   '2026-12-02T1300-usage-inbox-parts': usageInboxParts,
+  '2026-12-02T1400-subscription-counters': subscriptionCounters,
 };

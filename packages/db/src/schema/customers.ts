@@ -36,12 +36,6 @@ export interface SubscriptionsTable {
   device_limit: ColumnType<number | null, number | null | undefined, number | null>;
   upload_bps: ColumnType<number | null, number | null | undefined, number | null>;
   download_bps: ColumnType<number | null, number | null | undefined, number | null>;
-  /** Traffic in the current renewal period. */
-  used_bytes: Int8;
-  /** This period's traffic each way (used_bytes is their sum as credited by the usage ingest). */
-  period_uplink_bytes: Int8;
-  period_downlink_bytes: Int8;
-  lifetime_used_bytes: Int8;
   expires_at: Date | null;
   /** A term that starts on first use (expires_at null meanwhile): the first traffic credited sets expires_at = then + this. */
   starts_on_first_use_seconds: ColumnType<number | null, number | null | undefined, number | null>;
@@ -64,6 +58,22 @@ export interface SubscriptionsTable {
   updated_at: Date;
 }
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
+
+/**
+ * A subscription's traffic counters, a narrow row of their own (issue 37.1: the usage ingest
+ * rewrites them for every subscription a report names; migration 2026-12-02T1400). Every
+ * subscription has one from its insert on (a trigger adds it; the foreign key's cascade removes it).
+ */
+export interface SubscriptionCountersTable {
+  subscription_id: string;
+  /** Traffic in the current renewal period. */
+  used_bytes: Int8;
+  /** This period's traffic each way (used_bytes is their sum as credited by the usage ingest). */
+  period_uplink_bytes: Int8;
+  period_downlink_bytes: Int8;
+  lifetime_used_bytes: Int8;
+}
+export type SubscriptionCountersRow = Selectable<SubscriptionCountersTable>;
 
 export interface SubscriptionAccessGroupsTable {
   subscription_id: string;

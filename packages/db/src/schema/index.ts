@@ -14,6 +14,7 @@ import type {
   ClientKnownAddressesTable,
   ClientsTable,
   SubscriptionAccessGroupsTable,
+  SubscriptionCountersTable,
   SubscriptionsTable,
   UsageHourlyTable,
   UsageInboxTable,
@@ -84,6 +85,7 @@ export interface Database {
   subscription_group_grace: SubscriptionGroupGraceTable;
   clients: ClientsTable;
   subscriptions: SubscriptionsTable;
+  subscription_counters: SubscriptionCountersTable;
   subscription_access_groups: SubscriptionAccessGroupsTable;
   usage_hourly: UsageHourlyTable;
   usage_inbox: UsageInboxTable;

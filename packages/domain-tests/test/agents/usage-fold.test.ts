@@ -1,4 +1,4 @@
-import { foldUsageInbox, JOBS, stageUsageReport, USAGE_PARTS, usageInboxBacklog, usagePart } from '@svc/domain';
+import { foldUsageInbox, JOBS, stageUsageReport, subscriptionsWithCounters, USAGE_PARTS, usageInboxBacklog, usagePart } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures, testDatabaseUrl } from '@svc/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ const entry = (subscription_id: string, up: number, down = 0) => ({
   uplink_bytes: BigInt(up),
   downlink_bytes: BigInt(down),
 });
-const sub = (id: string) => bed.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const sub = (id: string) => subscriptionsWithCounters(bed.deps.db).where('id', '=', id).executeTakeFirstOrThrow();
 const hourly = (id: string) =>
   bed.deps.db
     .selectFrom('usage_hourly')

@@ -8,6 +8,7 @@ import {
   requeueStaleBulkJobs,
   runBulkJob,
   SubscriptionBulkInput,
+  subscriptionsWithCounters,
 } from '@svc/domain';
 import { cloneSubscriptions, uniqueName } from '@svc/testkit';
 import { sql } from 'kysely';
@@ -29,8 +30,7 @@ const job = async (input: Record<string, unknown>) => {
   if ('dry_run' in queued) throw new Error('a job was expected');
   return queued;
 };
-const rows = (ids: readonly string[]) =>
-  t.bed.deps.db.selectFrom('subscriptions').selectAll().where('id', 'in', ids).orderBy('id').execute();
+const rows = (ids: readonly string[]) => subscriptionsWithCounters(t.bed.deps.db).where('id', 'in', ids).orderBy('id').execute();
 const countOf = async (query: ReturnType<typeof sql<{ n: number }>>) => (await query.execute(t.bed.deps.db)).rows[0]?.n ?? 0;
 const eventsOf = (type: string, ids: readonly string[]) =>
   countOf(
@@ -140,7 +140,7 @@ describe('bulk actions over subscriptions', () => {
 
   it('traffic, usage, status, groups, credentials and delete: each by the single verbs’ rules, with their events', async () => {
     const { nodes, ids, note } = await population(6, { traffic_limit_bytes: 1_000 });
-    await t.bed.deps.db.updateTable('subscriptions').set({ used_bytes: 900 }).where('id', 'in', ids).execute();
+    await t.bed.deps.db.updateTable('subscription_counters').set({ used_bytes: 900 }).where('subscription_id', 'in', ids).execute();
     const run = async (action: Record<string, unknown>, selection: Record<string, unknown> = { filter: { q: note } }) =>
       runBulkJob(t.bed.deps, (await job({ ...selection, action })).id);
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { applyImport, type ImportBatch, type ImportedUser, type ImportReport } from '@svc/domain';
+import { applyImport, type ImportBatch, type ImportedUser, type ImportReport, subscriptionsWithCounters } from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusal } from '../support.ts';
@@ -61,7 +61,7 @@ const batch = (users: ImportedUser[], over: Partial<ImportBatch> = {}): ImportBa
   ...over,
 });
 
-const subscriptionOf = (id: string) => bed.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const subscriptionOf = (id: string) => subscriptionsWithCounters(bed.deps.db).where('id', '=', id).executeTakeFirstOrThrow();
 const groupsOf = async (id: string) =>
   (
     await bed.deps.db

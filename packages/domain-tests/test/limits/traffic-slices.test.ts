@@ -29,7 +29,15 @@ const grant = (nodes: string[], options?: Parameters<typeof grantTrafficSlices>[
   unitOfWork(bed.deps, (uow) => grantTrafficSlices(uow, nodes, bed.deps.clock.now(), options));
 const sliceOf = async (node: string, sub: string) => (await readTrafficSlices(bed.deps, [node])).find((s) => s.subscription_id === sub);
 const used = async (sub: string) =>
-  Number((await bed.deps.db.selectFrom('subscriptions').select('used_bytes').where('id', '=', sub).executeTakeFirstOrThrow()).used_bytes);
+  Number(
+    (
+      await bed.deps.db
+        .selectFrom('subscription_counters')
+        .select('used_bytes')
+        .where('subscription_id', '=', sub)
+        .executeTakeFirstOrThrow()
+    ).used_bytes,
+  );
 const entry = (subscription_id: string, bytes: number) => ({ subscription_id, uplink_bytes: BigInt(bytes), downlink_bytes: 0n });
 
 describe('sliceBytes: the lesser of what remains (raw) and a day of expected use, never more than remains', () => {

@@ -7,6 +7,7 @@ import {
   ingestUsageReport,
   parseInput,
   readSubscriptionDocument,
+  subscriptionsWithCounters,
   sweepNodeTrafficPeriods,
   UpdateNodeInput,
   updateNode,
@@ -28,7 +29,7 @@ const entry = (subscription_id: string, up: number, down = 0) => ({
   uplink_bytes: BigInt(up),
   downlink_bytes: BigInt(down),
 });
-const subRow = (id: string) => t.bed.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const subRow = (id: string) => subscriptionsWithCounters(t.bed.deps.db).where('id', '=', id).executeTakeFirstOrThrow();
 const hourlyOf = (subscriptionId: string) =>
   t.bed.deps.db.selectFrom('usage_hourly').selectAll().where('subscription_id', '=', subscriptionId).execute();
 const tokenOf = (link: string) => new URL(link).pathname.split('/').pop() as string;

@@ -79,9 +79,9 @@ describe('extendSubscription: more time', () => {
     const sub = await t.f.subscription({ expires_at: inDays(5), traffic_limit_bytes: 10 * GIB, renewal: 'week' });
     await unitOfWork(t.bed.ctx(), async (uow) => {
       await uow.db
-        .updateTable('subscriptions')
+        .updateTable('subscription_counters')
         .set({ used_bytes: 3 * GIB })
-        .where('id', '=', sub.id)
+        .where('subscription_id', '=', sub.id)
         .execute();
     });
     await extend(sub.id, { by_ms: 7 * DAY });
@@ -94,7 +94,8 @@ describe('extendSubscription: more time', () => {
     const [before, after] = [await servedNode(ctx), await servedNode(ctx)];
     const sub = await t.f.subscription({ expires_at: inDays(3), traffic_limit_bytes: GIB, access_group_ids: before.groups });
     await unitOfWork(ctx, async (uow) => {
-      await uow.db.updateTable('subscriptions').set({ used_bytes: GIB, status: 'limited' }).where('id', '=', sub.id).execute();
+      await uow.db.updateTable('subscription_counters').set({ used_bytes: GIB }).where('subscription_id', '=', sub.id).execute();
+      await uow.db.updateTable('subscriptions').set({ status: 'limited' }).where('id', '=', sub.id).execute();
     });
     const plan = await terms({ access_group_ids: after.groups });
     // The nodes it leaves and the nodes it joins both change.

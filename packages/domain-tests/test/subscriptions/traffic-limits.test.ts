@@ -4,6 +4,7 @@ import {
   parseInput,
   periodStart,
   resetEndedPeriods,
+  subscriptionsWithCounters,
   UpdateSubscriptionInput,
   updateSubscription,
 } from '@svc/domain';
@@ -26,7 +27,7 @@ async function served(sub: { traffic_limit_bytes: number; renewal?: 'day' | 'mon
   const { node, groups } = await servedNode(bed.ctx());
   return { node, sub: await fixtures(bed.ctx()).subscription({ access_group_ids: groups, ...sub }) };
 }
-const subRow = (id: string) => bed.deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const subRow = (id: string) => subscriptionsWithCounters(bed.deps.db).where('id', '=', id).executeTakeFirstOrThrow();
 const revision = async (node: string) => (await revisionsOf(bed.ctx(), [node]))[node] ?? 0;
 const systemAudits = (id: string) =>
   bed.deps.db.selectFrom('audit_log').selectAll().where('entity_id', '=', id).where('actor_type', '=', 'system').orderBy('at').execute();

@@ -884,7 +884,7 @@ const STEPS: Record<string, Step> = {
       const firstUse = await sql<{ def: string }>`
         select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'subscriptions_first_use'`.execute(db);
       expect(firstUse.rows[0]?.def).toContain('WHERE (starts_on_first_use_seconds IS NOT NULL)');
-      expect(await one(db, 'subscriptions', { id: SUB })).toHaveProperty('used_bytes');
+      expect(await one(db, 'subscriptions', { id: SUB })).toMatchObject({ used_bytes: 7_000 });
     },
   },
   '2026-12-02T1100-hourly-rows-without-fk-check': {
@@ -965,6 +965,38 @@ const STEPS: Record<string, Step> = {
       await emptyPart(77, 3);
       await db.deleteFrom('usage_inbox').where('part', '=', 3).execute();
       await expect(emptyPart(78, 16)).rejects.toThrow(/usage_inbox_part/);
+    },
+  },
+  '2026-12-02T1400-subscription-counters': {
+    async check(db) {
+      // The counters moved, as they were, into a row of their own; the subscription row holds none.
+      expect(await one(db, 'subscription_counters', { subscription_id: SUB })).toMatchObject({
+        used_bytes: 7_000,
+        period_uplink_bytes: 1_500,
+        period_downlink_bytes: 5_500,
+        lifetime_used_bytes: 9_000,
+      });
+      const sub = await one(db, 'subscriptions', { id: SUB });
+      for (const moved of ['used_bytes', 'period_uplink_bytes', 'period_downlink_bytes', 'lifetime_used_bytes'])
+        expect(sub).not.toHaveProperty(moved);
+      // Every subscription has one: an insert (of any kind) adds it at zero, a delete takes it away.
+      const rolledBack = new Error('roll back');
+      await expect(
+        db.transaction().execute(async (trx) => {
+          const copy = `${SUB}x`;
+          const { id: _id, token_hash: _hash, ...rest } = await one(trx, 'subscriptions', { id: SUB });
+          await put(trx, 'subscriptions', { ...rest, id: copy, token_hash: sha256Hex('another token') });
+          expect(await one(trx, 'subscription_counters', { subscription_id: copy })).toMatchObject({
+            used_bytes: 0,
+            period_uplink_bytes: 0,
+            period_downlink_bytes: 0,
+            lifetime_used_bytes: 0,
+          });
+          await trx.deleteFrom('subscriptions').where('id', '=', copy).execute();
+          expect(await trx.selectFrom('subscription_counters').selectAll().where('subscription_id', '=', copy).execute()).toEqual([]);
+          throw rolledBack;
+        }),
+      ).rejects.toBe(rolledBack);
     },
   },
 };

@@ -1,4 +1,4 @@
-import type { SubscriptionRow, SubscriptionStatus } from '@svc/db';
+import type { SubscriptionStatus } from '@svc/db';
 import { sql } from 'kysely';
 import type { DomainEvent } from '../events/catalogue.ts';
 import { nodesOfSubscriptions } from '../fleet/revisions.ts';
@@ -7,6 +7,7 @@ import { sameSet } from '../subscriptions/access-groups.ts';
 import { newCredentials } from '../subscriptions/credentials.ts';
 import { regroupSubscription } from '../subscriptions/regroup-subscription.ts';
 import { subscriptionChangeEvents } from '../subscriptions/subscription-events.ts';
+import { type SubscriptionWithCounters, subscriptionsWithCounters } from '../subscriptions/subscription-rows.ts';
 import { isAdminDisabled, subscriptionStatus } from '../subscriptions/subscription-status.ts';
 import { groupIdsOf } from '../subscriptions/subscription-view.ts';
 import type { SubscriptionBulkAction } from './bulk-input.ts';
@@ -22,7 +23,7 @@ interface Next {
 }
 
 /** The fields an action gives one subscription, its status by the one rule (subscriptionStatus). */
-function nextOf(r: SubscriptionRow, action: SubscriptionBulkAction, now: Date): Next {
+function nextOf(r: SubscriptionWithCounters, action: SubscriptionBulkAction, now: Date): Next {
   let expires = r.expires_at;
   let limit = r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes);
   let used = Number(r.used_bytes);
@@ -81,7 +82,13 @@ export async function applySubscriptionChunk(
   now: Date,
 ): Promise<ChunkResult> {
   const trx = uow.db;
-  const rows = await trx.selectFrom('subscriptions').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  // The counters rows are locked too only where the action writes them (reset_usage): a usage
+  // credit does not wait on the other actions.
+  const rows = await subscriptionsWithCounters(trx)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .forUpdate(action.type === 'reset_usage' ? ['subscriptions', 'sc'] : 'subscriptions')
+    .execute();
   const found = new Set(rows.map((r) => r.id));
   const skipped = ids.filter((id) => !found.has(id));
   if (rows.length === 0) return { skipped, nodes: [], events: [] };
@@ -89,8 +96,8 @@ export async function applySubscriptionChunk(
   const present = rows.map((r) => r.id);
   const events: DomainEvent[] = [];
   const nodes = new Set<string>();
-  const subject = (r: SubscriptionRow) => ({ subscription_id: r.id, client_id: r.client_id });
-  const audit = (r: SubscriptionRow, details: Record<string, unknown>) =>
+  const subject = (r: SubscriptionWithCounters) => ({ subscription_id: r.id, client_id: r.client_id });
+  const audit = (r: SubscriptionWithCounters, details: Record<string, unknown>) =>
     uow.audit({
       action: `subscription.bulk_${action.type}`,
       entity_type: 'subscription',
@@ -152,15 +159,18 @@ export async function applySubscriptionChunk(
   const next = rows.map((r) => ({ r, n: nextOf(r, action, now) }));
   await sql`
     update subscriptions s
-       set expires_at = v.expires_at, traffic_limit_bytes = v.traffic_limit_bytes, used_bytes = v.used_bytes, status = v.status,
-           period_uplink_bytes = case when ${action.type === 'reset_usage'} then 0 else s.period_uplink_bytes end,
-           period_downlink_bytes = case when ${action.type === 'reset_usage'} then 0 else s.period_downlink_bytes end,
-           updated_at = ${now}
+       set expires_at = v.expires_at, traffic_limit_bytes = v.traffic_limit_bytes, status = v.status, updated_at = ${now}
       from unnest(${next.map((x) => x.r.id)}::text[], ${next.map((x) => x.n.expires_at?.toISOString() ?? null)}::timestamptz[],
                   ${next.map((x) => (x.n.traffic_limit_bytes === null ? null : String(x.n.traffic_limit_bytes)))}::int8[],
-                  ${next.map((x) => String(x.n.used_bytes))}::int8[], ${next.map((x) => x.n.status)}::text[])
-           as v(id, expires_at, traffic_limit_bytes, used_bytes, status)
+                  ${next.map((x) => x.n.status)}::text[])
+           as v(id, expires_at, traffic_limit_bytes, status)
      where s.id = v.id`.execute(trx);
+  if (action.type === 'reset_usage')
+    await trx
+      .updateTable('subscription_counters')
+      .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0 })
+      .where('subscription_id', 'in', present)
+      .execute();
   // A new status changes who the nodes serve; a new expiry their user_limits' not_after_ms (issue 36).
   const statusChanged = next
     .filter((x) => x.n.status !== x.r.status || x.n.expires_at?.getTime() !== x.r.expires_at?.getTime())

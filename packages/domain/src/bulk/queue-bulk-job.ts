@@ -10,6 +10,7 @@ import type { SearchBranch } from '../shared/list-query.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { unknownAccessGroups } from '../subscriptions/access-groups.ts';
 import { subscriptionsMatching } from '../subscriptions/read-subscriptions.ts';
+import { subscriptionsWithCounters } from '../subscriptions/subscription-rows.ts';
 import { groupIdsOf, subscriptionReadView } from '../subscriptions/subscription-view.ts';
 import { BULK_MAX_ITEMS, BULK_SAMPLE, type ClientBulkInput, type SubscriptionBulkInput } from './bulk-input.ts';
 import { BULK_JOB_COLUMNS, type BulkJobView, bulkJobView } from './bulk-job-view.ts';
@@ -50,9 +51,7 @@ export async function queueSubscriptionBulk(ctx: DomainContext, input: Subscript
   const ids = idsOf(q, input.filter ? anyOf : undefined, input.ids);
   if (input.dry_run) {
     const { count, sampleIds } = await countAndSample(ctx, ids);
-    const rows = sampleIds.length
-      ? await ctx.db.selectFrom('subscriptions').selectAll().where('id', 'in', sampleIds).orderBy('id').execute()
-      : [];
+    const rows = sampleIds.length ? await subscriptionsWithCounters(ctx.db).where('id', 'in', sampleIds).orderBy('id').execute() : [];
     const groups = await groupIdsOf(
       ctx.db,
       rows.map((r) => r.id),

@@ -280,7 +280,6 @@ async function createImported(
       client_id: clientId,
       status,
       traffic_limit_bytes: user.trafficLimitBytes,
-      ...usage,
       expires_at: terms.expiresAt,
       starts_on_first_use_seconds: terms.startsOnFirstUseSeconds,
       start_by: terms.startBy,
@@ -297,6 +296,8 @@ async function createImported(
       updated_at: now,
     })
     .execute();
+  // Its counters row (the insert's trigger added it at 0) takes the source's usage.
+  await trx.updateTable('subscription_counters').set(usage).where('subscription_id', '=', id).execute();
   await setSubscriptionGroups(trx, id, groupIds);
   await trx
     .insertInto('imported_users')
@@ -344,7 +345,6 @@ async function updateImported(
     .set({
       status,
       traffic_limit_bytes: user.trafficLimitBytes,
-      ...usage,
       expires_at: terms.expiresAt,
       starts_on_first_use_seconds: terms.startsOnFirstUseSeconds,
       start_by: terms.startBy,
@@ -357,6 +357,7 @@ async function updateImported(
     .where('id', '=', subscriptionId)
     .returning('client_id')
     .executeTakeFirstOrThrow();
+  await trx.updateTable('subscription_counters').set(usage).where('subscription_id', '=', subscriptionId).execute();
   // The source's groups follow the source; groups an operator added since stay.
   if (sourceGroupIds.length > 0)
     await trx

@@ -91,19 +91,20 @@ export async function grantTrafficSlices(
     multiplier: string;
   }>`
     select distinct on (i.node_id, s.id)
-           i.node_id, s.id as subscription_id, s.traffic_limit_bytes::text as lim, s.used_bytes::text as used,
+           i.node_id, s.id as subscription_id, s.traffic_limit_bytes::text as lim, sc.used_bytes::text as used,
            n.traffic_multiplier::text as multiplier
       from inbounds i
       join nodes n on n.id = i.node_id
       join access_group_inbounds g on g.inbound_id = i.id
       join subscription_access_groups sag on sag.access_group_id = g.access_group_id
       join subscriptions s on s.id = sag.subscription_id
+      join subscription_counters sc on sc.subscription_id = s.id
       join clients c on c.id = s.client_id
       left join traffic_slices t on t.node_id = i.node_id and t.subscription_id = s.id
      where i.node_id = any(${ids}::text[])
        ${only ? sql`and s.id = any(${only}::text[])` : sql``}
        and s.status = 'active' and c.status = 'active'
-       and s.traffic_limit_bytes is not null and s.used_bytes < s.traffic_limit_bytes
+       and s.traffic_limit_bytes is not null and sc.used_bytes < s.traffic_limit_bytes
        and (s.expires_at is null or s.expires_at > ${now})
        and n.traffic_multiplier > 0
        and (t.slice_id is null

@@ -1,7 +1,7 @@
-import type { SubscriptionRow } from '@svc/db';
 import { NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { rotateSubscriptionCredentials } from '../subscriptions/rotate-credentials.ts';
+import { type SubscriptionWithCounters, subscriptionsWithCounters } from '../subscriptions/subscription-rows.ts';
 import { linkOf } from '../subscriptions/subscription-view.ts';
 import { getSubscriptionUsage, type UsageQuery, type UsageView } from '../subscriptions/usage.ts';
 import { portalClient } from './portal-client.ts';
@@ -16,14 +16,9 @@ const clientOf = (ctx: PortalCtx): string => ctx.actor.id;
  * The client's own subscription, or 404: another client's id answers exactly like an id that
  * does not exist (nothing tells a customer which ids are taken).
  */
-async function ownSubscription(ctx: PortalCtx, id: string): Promise<SubscriptionRow> {
+async function ownSubscription(ctx: PortalCtx, id: string): Promise<SubscriptionWithCounters> {
   await portalClient(ctx, clientOf(ctx));
-  const row = await ctx.db
-    .selectFrom('subscriptions')
-    .selectAll()
-    .where('id', '=', id)
-    .where('client_id', '=', clientOf(ctx))
-    .executeTakeFirst();
+  const row = await subscriptionsWithCounters(ctx.db).where('id', '=', id).where('client_id', '=', clientOf(ctx)).executeTakeFirst();
   if (!row) throw new NotFoundError('subscription', id);
   return row;
 }
@@ -31,7 +26,7 @@ async function ownSubscription(ctx: PortalCtx, id: string): Promise<Subscription
 /** GET /portal/v1/me: the client and every subscription of theirs (oldest first). */
 export async function portalMe(ctx: PortalCtx): Promise<{ client: PortalClientView; subscriptions: PortalSubscriptionView[] }> {
   const client = await portalClient(ctx, clientOf(ctx));
-  const rows = await ctx.db.selectFrom('subscriptions').selectAll().where('client_id', '=', client.id).orderBy('id').execute();
+  const rows = await subscriptionsWithCounters(ctx.db).where('client_id', '=', client.id).orderBy('id').execute();
   const now = ctx.clock.now();
   return { client: portalClientView(client), subscriptions: rows.map((r) => portalSubscriptionView(r, now)) };
 }
@@ -51,7 +46,7 @@ export async function portalSubscriptionLink(ctx: PortalCtx, id: string): Promis
 export async function portalRotateCredentials(ctx: PortalCtx, id: string): Promise<PortalSubscriptionView & { link: string }> {
   await ownSubscription(ctx, id);
   const view = await rotateSubscriptionCredentials(ctx, id);
-  const row = await ctx.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = await subscriptionsWithCounters(ctx.db).where('id', '=', id).executeTakeFirstOrThrow();
   return { ...portalSubscriptionView(row, ctx.clock.now()), link: view.link };
 }
 

@@ -1,5 +1,6 @@
-import type { ClientRow, Renewal, SubscriptionRow, SubscriptionStatus } from '@svc/db';
+import type { ClientRow, Renewal, SubscriptionStatus } from '@svc/db';
 import { nextPeriodStart } from '../subscriptions/limits.ts';
+import type { SubscriptionWithCounters } from '../subscriptions/subscription-rows.ts';
 import { currentStatus } from '../subscriptions/subscription-status.ts';
 
 /** The client as the portal shows them to themselves. */
@@ -44,7 +45,7 @@ export interface PortalSubscriptionView {
   created_at: string;
 }
 
-export const portalSubscriptionView = (r: SubscriptionRow, now: Date): PortalSubscriptionView => ({
+export const portalSubscriptionView = (r: SubscriptionWithCounters, now: Date): PortalSubscriptionView => ({
   id: r.id,
   status: currentStatus(r, now),
   used_bytes: Number(r.used_bytes),

@@ -120,7 +120,7 @@ export type SearchBranch = (q: SelectQueryBuilder<any, any, any>) => SelectQuery
  * `anyOf`, a row is in the list when any branch matches it (SearchBranch).
  */
 export async function listPage<DB, TB extends keyof DB, O extends { id: string }, T>(
-  db: Kysely<DB>,
+  db: Kysely<any>,
   query: SelectQueryBuilder<DB, TB, O>,
   req: ListRequest,
   spec: ListSpec,

@@ -73,7 +73,6 @@ export async function createSubscription(
         device_limit: input.device_limit ?? null,
         upload_bps: input.upload_bps ?? null,
         download_bps: input.download_bps ?? null,
-        used_bytes: 0,
         expires_at: fields.expires_at,
         renewal: input.renewal ?? 'no_reset',
         period_started_at: now,
@@ -84,7 +83,9 @@ export async function createSubscription(
         updated_at: now,
       })
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirstOrThrow()
+      // Its counters row, added by the insert's trigger, starts at 0.
+      .then((r) => ({ ...r, used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0, lifetime_used_bytes: 0 }));
     await setSubscriptionGroups(trx, id, input.access_group_ids);
     const bumped = await bumpNodeRevisions(uow, await nodesOfSubscriptions(trx, [id]));
     const groupIds = [...new Set(input.access_group_ids)].sort();

@@ -18,12 +18,13 @@ export async function expireDueSubscriptions(ctx: DomainContext, batch = 500): P
     const now = ctx.clock.now();
     const due = await trx
       .selectFrom('subscriptions')
-      .select(['id', 'client_id', 'status', 'expires_at', 'used_bytes', 'traffic_limit_bytes'])
+      .innerJoin('subscription_counters as sc', 'sc.subscription_id', 'subscriptions.id')
+      .select(['id', 'client_id', 'status', 'expires_at', 'sc.used_bytes', 'traffic_limit_bytes'])
       .where('status', 'in', CLOCK_EXPIRES)
       .where('expires_at', '<=', now)
       .orderBy('id')
       .limit(batch)
-      .forUpdate()
+      .forUpdate('subscriptions')
       .skipLocked()
       .execute();
     if (due.length === 0) return 0;

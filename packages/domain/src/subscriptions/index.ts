@@ -10,6 +10,7 @@ export * from './sub-format-rules.ts';
 export * from './sub-link-settings.ts';
 export * from './subscription-document.ts';
 export * from './subscription-fields.ts';
+export * from './subscription-rows.ts';
 export * from './subscription-status.ts';
 export * from './subscription-term.ts';
 export * from './subscription-view.ts';

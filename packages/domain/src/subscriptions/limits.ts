@@ -63,12 +63,13 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
     const now = ctx.clock.now();
     let q = trx
       .selectFrom('subscriptions')
-      .select(['id', 'client_id', 'status', 'used_bytes', 'traffic_limit_bytes', 'expires_at'])
+      .innerJoin('subscription_counters as sc', 'sc.subscription_id', 'subscriptions.id')
+      .select(['id', 'client_id', 'status', 'sc.used_bytes', 'traffic_limit_bytes', 'expires_at'])
       .where('status', '=', 'active')
       .where('traffic_limit_bytes', 'is not', null)
-      .whereRef('used_bytes', '>=', 'traffic_limit_bytes');
+      .whereRef('sc.used_bytes', '>=', 'traffic_limit_bytes');
     if (opts.ids) q = q.where('id', 'in', opts.ids);
-    const due = await q.orderBy('id').limit(batch).forUpdate().skipLocked().execute();
+    const due = await q.orderBy('id').limit(batch).forUpdate('subscriptions').skipLocked().execute();
     const changed: Array<{ id: string; from: SubscriptionStatus; to: SubscriptionStatus }> = [];
     const events: DomainEvent[] = [];
     for (const r of due) {
@@ -128,12 +129,14 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
     };
     const due = await trx
       .selectFrom('subscriptions')
-      .select(['id', 'status', 'renewal', 'used_bytes', 'traffic_limit_bytes', 'expires_at', 'period_started_at'])
+      .innerJoin('subscription_counters as sc', 'sc.subscription_id', 'subscriptions.id')
+      .select(['id', 'status', 'renewal', 'sc.used_bytes', 'traffic_limit_bytes', 'expires_at', 'period_started_at'])
       .where((eb) =>
         eb.or((['day', 'week', 'month'] as const).map((r) => eb.and([eb('renewal', '=', r), eb('period_started_at', '<', starts[r])]))),
       )
       .orderBy('id')
       .limit(batch)
+      // The counters row is written below (a credit meanwhile waits for it, then adds to 0).
       .forUpdate()
       .skipLocked()
       .execute();
@@ -153,8 +156,13 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
       );
       await trx
         .updateTable('subscriptions')
-        .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0, period_started_at: start, status: to, updated_at: now })
+        .set({ period_started_at: start, status: to, updated_at: now })
         .where('id', '=', r.id)
+        .execute();
+      await trx
+        .updateTable('subscription_counters')
+        .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0 })
+        .where('subscription_id', '=', r.id)
         .execute();
       if (to !== r.status) statusChanged.push(r.id);
       uow.audit({

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { type ListPage, type ListRequest, type ListSpec, listPage, type SearchBranch, searchTerms } from '../shared/list-query.ts';
+import { subscriptionsWithCounters } from './subscription-rows.ts';
 import { CLOCK_EXPIRES } from './subscription-status.ts';
 import {
   groupIdsOf,
@@ -67,7 +68,7 @@ export function subscriptionsMatching(
   f: Omit<SubscriptionFilter, keyof ListRequest> & { q?: string | undefined },
   now: Date,
 ) {
-  let q = ctx.db.selectFrom('subscriptions').selectAll();
+  let q = subscriptionsWithCounters(ctx.db);
   if (f.client_id) q = q.where('client_id', '=', f.client_id);
   switch (f.status) {
     case undefined:
@@ -101,7 +102,7 @@ export function subscriptionsMatching(
 }
 
 export async function getSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionReadView> {
-  const row = await ctx.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await subscriptionsWithCounters(ctx.db).where('id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('subscription', id);
   const groups = await groupIdsOf(ctx.db, [id]);
   return subscriptionReadView(ctx, row, groups.get(id) ?? [], ctx.clock.now());
@@ -109,7 +110,7 @@ export async function getSubscription(ctx: ReadCtx, id: string): Promise<Subscri
 
 /** The view a write answers with (link included: only owners and admins write), read as it is. */
 export async function writtenSubscription(ctx: ReadCtx, id: string): Promise<SubscriptionView> {
-  const row = await ctx.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await subscriptionsWithCounters(ctx.db).where('id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('subscription', id);
   const groups = await groupIdsOf(ctx.db, [id]);
   return subscriptionView(ctx, row, groups.get(id) ?? [], ctx.clock.now());

@@ -5,6 +5,7 @@ import { unitOfWork } from '../shared/unit-of-work.ts';
 import { newCredentials } from './credentials.ts';
 import { lockSubscription } from './lock-subscription.ts';
 import { subscriptionChangeEvents } from './subscription-events.ts';
+import { countersOf } from './subscription-rows.ts';
 import { currentStatus } from './subscription-status.ts';
 import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
 
@@ -26,7 +27,8 @@ export async function rotateSubscriptionCredentials(ctx: DomainContext, id: stri
       .set({ ...credentials, credentials_rotated_at: now, status, updated_at: now })
       .where('id', '=', id)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirstOrThrow()
+      .then((r) => ({ ...r, ...countersOf(current) }));
     const retired = await trx
       .updateTable('imported_users')
       .set({ links_retired_at: now })

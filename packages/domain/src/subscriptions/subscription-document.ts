@@ -80,13 +80,14 @@ export async function readSubscriptionDocuments(
   // their clients, this period's traffic and the ids of their access groups. What those
   // groups grant comes from `granted` (a cache in the portal; readGrantedInbounds by default).
   const result = await sql<DocumentRow>`/* prepared:sub_link_documents */
-    select s.token_hash, s.id, s.status, s.used_bytes, s.traffic_limit_bytes, s.expires_at,
+    select s.token_hash, s.id, s.status, sc.used_bytes, s.traffic_limit_bytes, s.expires_at,
            s.vless_uuid, s.vmess_uuid, s.trojan_password, s.shadowsocks_password,
            c.status as client_status, c.email as client_email,
-           s.period_uplink_bytes as up, s.period_downlink_bytes as down,
+           sc.period_uplink_bytes as up, sc.period_downlink_bytes as down,
            array(select sag.access_group_id from subscription_access_groups sag
                   where sag.subscription_id = s.id order by sag.access_group_id) as group_ids
       from subscriptions s
+      join subscription_counters sc on sc.subscription_id = s.id
       join clients c on c.id = s.client_id
      where s.token_hash = any(${[...byHash.keys()]}::text[])`.execute(ctx.db);
   const now = ctx.clock.now();

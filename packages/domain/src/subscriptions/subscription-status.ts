@@ -63,13 +63,13 @@ export const linkStatus = (status: SubscriptionStatus, clientStatus: ClientStatu
   clientStatus === 'active' ? status : clientStatus === 'pending' ? 'pending' : 'disabled';
 
 /**
- * The limit half of the rule in SQL, over the columns of `subscriptions` (alias `s`): true
- * when a limit is set and used_bytes has reached it (subscriptionStatus's `limited`). The
+ * The limit half of the rule in SQL, over the columns of `subscriptions` (alias `s`) and its
+ * counters (`subscription_counters`, alias `sc`): true when a limit is set and used_bytes has reached it (subscriptionStatus's `limited`). The
  * desired-state snapshot cache keys a row on this instead of used_bytes, which every usage
  * report moves (packages/desired-state/src/member-cache.ts).
  */
 export const limitReachedSql = () =>
-  sql<boolean>`coalesce(s.traffic_limit_bytes is not null and s.used_bytes >= s.traffic_limit_bytes, false)`;
+  sql<boolean>`coalesce(s.traffic_limit_bytes is not null and sc.used_bytes >= s.traffic_limit_bytes, false)`;
 
 /**
  * The stored statuses the clock turns into `expired` once expires_at has passed (disabled

@@ -9,6 +9,7 @@ import { sameSet } from './access-groups.ts';
 import { CreateSubscriptionInput, createSubscription } from './create-subscription.ts';
 import { regroupSubscription } from './regroup-subscription.ts';
 import { subscriptionChangeEvents } from './subscription-events.ts';
+import { subscriptionsWithCounters } from './subscription-rows.ts';
 import { isAdminDisabled, subscriptionStatus } from './subscription-status.ts';
 import { groupIdsOf } from './subscription-view.ts';
 
@@ -85,7 +86,8 @@ export async function extendSubscription(
   now: Date,
 ): Promise<TermChange | null> {
   const trx = uow.db;
-  const sub = await trx.selectFrom('subscriptions').selectAll().where('id', '=', subscriptionId).forUpdate().executeTakeFirst();
+  // Both rows locked: a plan's terms start the traffic count again (the counters row).
+  const sub = await subscriptionsWithCounters(trx).where('id', '=', subscriptionId).forUpdate().executeTakeFirst();
   if (!sub) return null;
   const { terms } = change;
   const expiresAfter = sub.expires_at === null ? null : new Date(Math.max(now.getTime(), sub.expires_at.getTime()) + change.by_ms);
@@ -113,15 +115,18 @@ export async function extendSubscription(
             download_bps: terms.download_bps,
             renewal: terms.renewal,
             plan_id: terms.plan_id,
-            used_bytes: 0,
-            period_uplink_bytes: 0,
-            period_downlink_bytes: 0,
             period_started_at: now,
           }
         : {}),
     })
     .where('id', '=', sub.id)
     .execute();
+  if (terms)
+    await trx
+      .updateTable('subscription_counters')
+      .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0 })
+      .where('subscription_id', '=', sub.id)
+      .execute();
   if (groupsChange) await regroupSubscription(uow, now, sub.id, beforeGroups, nextGroups);
   const nodesAfter = groupsChange ? await nodesOfSubscriptions(trx, [sub.id]) : [];
   // The users on the nodes change when the status or the groups do, their limits when a plan's live
@@ -177,7 +182,7 @@ export async function shortenSubscription(
   now: Date,
 ): Promise<TermChange | null> {
   const trx = uow.db;
-  const sub = await trx.selectFrom('subscriptions').selectAll().where('id', '=', subscriptionId).forUpdate().executeTakeFirst();
+  const sub = await subscriptionsWithCounters(trx).where('id', '=', subscriptionId).forUpdate('subscriptions').executeTakeFirst();
   if (!sub) return null;
   const expires =
     change.by_ms === 'all'

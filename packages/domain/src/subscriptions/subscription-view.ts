@@ -2,6 +2,7 @@ import type { Db, Renewal, SubscriptionRow, SubscriptionStatus } from '@svc/db';
 import { liveLimitsOf } from '../limits/limit-fields.ts';
 import type { Actor, DomainDeps } from '../shared/context.ts';
 import { publicBaseUrl } from '../shared/public-url.ts';
+import type { SubscriptionWithCounters } from './subscription-rows.ts';
 import { currentStatus } from './subscription-status.ts';
 
 export interface SubscriptionView {
@@ -54,18 +55,18 @@ export type SubscriptionReadView = Omit<SubscriptionView, 'link'> & { link: stri
  * No proxy credential and no token hash leave through the view; the link is the way in. Writes
  * answer with it (only owners and admins write); reads go through subscriptionReadView.
  */
-export const subscriptionView = (deps: ViewDeps, row: SubscriptionRow, groupIds: string[], now: Date): SubscriptionView =>
+export const subscriptionView = (deps: ViewDeps, row: SubscriptionWithCounters, groupIds: string[], now: Date): SubscriptionView =>
   viewWithLink(row, groupIds, now, linkOf(deps, row));
 
 /** The view a read answers to this actor: a viewer gets link null (the token is never unsealed). */
 export const subscriptionReadView = (
   deps: ViewDeps & { actor: Actor },
-  row: SubscriptionRow,
+  row: SubscriptionWithCounters,
   groupIds: string[],
   now: Date,
 ): SubscriptionReadView => viewWithLink(row, groupIds, now, mayReadLinks(deps.actor) ? linkOf(deps, row) : null);
 
-const viewWithLink = <L extends string | null>(row: SubscriptionRow, groupIds: string[], now: Date, link: L) => ({
+const viewWithLink = <L extends string | null>(row: SubscriptionWithCounters, groupIds: string[], now: Date, link: L) => ({
   id: row.id,
   client_id: row.client_id,
   status: currentStatus(row, now),

@@ -21,6 +21,7 @@ import {
   SubscriptionRenewal,
   TrafficLimitBytes,
 } from './subscription-fields.ts';
+import { countersOf } from './subscription-rows.ts';
 import { isAdminDisabled, subscriptionStatus } from './subscription-status.ts';
 import { groupIdsOf, type SubscriptionView, subscriptionView } from './subscription-view.ts';
 
@@ -98,7 +99,8 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
       })
       .where('id', '=', id)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirstOrThrow()
+      .then((r) => ({ ...r, ...countersOf(current) }));
     let groups = beforeGroups;
     if (groupsChanged && input.access_group_ids) groups = await regroupSubscription(uow, now, id, beforeGroups, input.access_group_ids);
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
