@@ -571,7 +571,7 @@ await main(async () => {
       inProcessWal,
     ),
     row(
-      'baseline: bare upsert through pg (UPDATE subscriptions + INSERT … ON CONFLICT DO UPDATE usage_hourly, one transaction per batch)',
+      'baseline: bare upsert through pg (UPDATE subscription_counters + INSERT … ON CONFLICT DO UPDATE usage_hourly, one transaction per batch)',
       bare,
       n(bare.rate),
       bare.cpu.bench,
