@@ -1,4 +1,15 @@
-import { foldUsageInbox, JOBS, stageUsageReport, subscriptionsWithCounters, USAGE_PARTS, usageInboxBacklog, usagePart } from '@svc/domain';
+import {
+  foldUsageInbox,
+  JOBS,
+  parseInput,
+  stageUsageReport,
+  subscriptionsWithCounters,
+  UpdateSubscriptionInput,
+  USAGE_PARTS,
+  updateSubscription,
+  usageInboxBacklog,
+  usagePart,
+} from '@svc/domain';
 import { createDomainTestbed, type DomainTestbed, fixtures, testDatabaseUrl } from '@svc/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -290,5 +301,50 @@ describe.skipIf(!testDatabaseUrl())('one fold at a time per part of a node, acro
     await foldAll();
     expect(Number((await sub(a)).used_bytes)).toBe(109);
     expect(Number((await nodeRow(held.node)).traffic_raw_bytes)).toBe(116);
+  });
+});
+
+/** `p` settled within `ms`, or a rejection saying what waited. */
+const within = <T>(p: Promise<T>, ms: number, what: string) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} waited ${ms} ms`)), ms))]);
+
+describe.skipIf(!testDatabaseUrl())('a usage credit and an edit of the subscription do not wait on each other (PostgreSQL)', () => {
+  it('an edit goes through while a credit holds the counters row; a fold goes through while an edit holds the subscription row', async () => {
+    const { node, subs } = await served(1);
+    const s = subs[0] as string;
+    // A credit in progress: its transaction holds the subscription's counters row.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let crediting: Promise<void> | undefined;
+    const creditHolds = new Promise<void>((holding) => {
+      crediting = bed.deps.db.transaction().execute(async (trx) => {
+        await sql`update subscription_counters set used_bytes = used_bytes + 5 where subscription_id = ${s}`.execute(trx);
+        holding();
+        await held;
+      });
+    });
+    await creditHolds;
+    try {
+      const view = await within(
+        updateSubscription(bed.ctx(), s, parseInput(UpdateSubscriptionInput, { note: 'edited during a credit' })),
+        5_000,
+        'the edit',
+      );
+      // It read the counters as the last committed credit left them.
+      expect(view).toMatchObject({ note: 'edited during a credit', used_bytes: 0 });
+    } finally {
+      release();
+      await crediting;
+    }
+    expect(Number((await sub(s)).used_bytes)).toBe(5);
+    // An edit in progress: its transaction holds the subscription row (as lockSubscription does).
+    await stageUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(s, 40)] });
+    await bed.deps.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('subscriptions').select('id').where('id', '=', s).forUpdate().execute();
+      expect(await within(foldUsageInbox(bed.deps), 5_000, 'the fold')).toMatchObject({ credited: 1 });
+    });
+    expect(Number((await sub(s)).used_bytes)).toBe(45);
   });
 });
