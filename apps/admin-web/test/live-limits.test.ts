@@ -101,10 +101,25 @@ describe.skipIf(!CHROMIUM)('limits on live connections in the panel', () => {
     await page.getByRole('textbox', { name: 'Download cap' }).fill('10');
     await page.getByRole('textbox', { name: 'Upload cap' }).fill('2.5');
     await expectAccessible(page, 'subscription limits');
+    // The panel's PATCH answered, then its notice. (CI twice read the limits as null right after
+    // "Saved." while the screenshot showed a submit still in flight: the PATCH requests are
+    // counted, and the stored values read until they are the ones typed.)
+    let patches = 0;
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH' && r.url().includes(`/api/v1/subscriptions/${subscriptionId}`)) patches++;
+    });
+    const answered = page.waitForResponse(
+      (r) => r.request().method() === 'PATCH' && r.url().includes(`/api/v1/subscriptions/${subscriptionId}`),
+    );
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Saved').first().waitFor();
-    const saved = (await cp.api.get(`/api/v1/subscriptions/${subscriptionId}`)).body;
-    expect(saved).toMatchObject({ device_limit: 2, download_bps: 10_000_000, upload_bps: 2_500_000 });
+    expect((await answered).status()).toBe(200);
+    await page.getByText('Saved.', { exact: true }).first().waitFor();
+    await expect
+      .poll(async () => (await cp.api.get(`/api/v1/subscriptions/${subscriptionId}`)).body, {
+        timeout: 20_000,
+        message: `the stored limits (PATCH requests sent: ${patches})`,
+      })
+      .toMatchObject({ device_limit: 2, download_bps: 10_000_000, upload_bps: 2_500_000 });
 
     // Three addresses on the node's live connections against a limit of 2: the last seen is refused.
     agent?.send({ devices: { users: [{ subscriptionId, addresses: ['203.0.113.7', '198.51.100.20'] }] } });

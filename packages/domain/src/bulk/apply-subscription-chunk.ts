@@ -7,7 +7,7 @@ import { sameSet } from '../subscriptions/access-groups.ts';
 import { newCredentials } from '../subscriptions/credentials.ts';
 import { regroupSubscription } from '../subscriptions/regroup-subscription.ts';
 import { subscriptionChangeEvents } from '../subscriptions/subscription-events.ts';
-import { type SubscriptionWithCounters, subscriptionsWithCounters } from '../subscriptions/subscription-rows.ts';
+import { type SubscriptionWithCounters, subscriptionsWithCounters, zeroPeriodCounters } from '../subscriptions/subscription-rows.ts';
 import { isAdminDisabled, subscriptionStatus } from '../subscriptions/subscription-status.ts';
 import { groupIdsOf } from '../subscriptions/subscription-view.ts';
 import type { SubscriptionBulkAction } from './bulk-input.ts';
@@ -165,12 +165,7 @@ export async function applySubscriptionChunk(
                   ${next.map((x) => x.n.status)}::text[])
            as v(id, expires_at, traffic_limit_bytes, status)
      where s.id = v.id`.execute(trx);
-  if (action.type === 'reset_usage')
-    await trx
-      .updateTable('subscription_counters')
-      .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0 })
-      .where('subscription_id', 'in', present)
-      .execute();
+  if (action.type === 'reset_usage') await zeroPeriodCounters(trx, present);
   // A new status changes who the nodes serve; a new expiry their user_limits' not_after_ms (issue 36).
   const statusChanged = next
     .filter((x) => x.n.status !== x.r.status || x.n.expires_at?.getTime() !== x.r.expires_at?.getTime())

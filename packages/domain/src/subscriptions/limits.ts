@@ -5,6 +5,7 @@ import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { subscriptionChangeEvents } from './subscription-events.ts';
+import { zeroPeriodCounters } from './subscription-rows.ts';
 import { currentStatus } from './subscription-status.ts';
 
 const DAY = 86_400_000;
@@ -159,11 +160,7 @@ export async function resetEndedPeriods(ctx: DomainContext, batch = 500): Promis
         .set({ period_started_at: start, status: to, updated_at: now })
         .where('id', '=', r.id)
         .execute();
-      await trx
-        .updateTable('subscription_counters')
-        .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0 })
-        .where('subscription_id', '=', r.id)
-        .execute();
+      await zeroPeriodCounters(trx, [r.id]);
       if (to !== r.status) statusChanged.push(r.id);
       uow.audit({
         action: 'subscription.period_reset',

@@ -25,3 +25,17 @@ export const countersOf = (r: Omit<SubscriptionCountersRow, 'subscription_id'>):
   period_downlink_bytes: r.period_downlink_bytes,
   lifetime_used_bytes: r.lifetime_used_bytes,
 });
+
+/**
+ * The traffic count starts again (a new renewal period, a plan's new term, reset_usage): this
+ * period's counters to 0; the lifetime count keeps going. The counters rows are locked until
+ * the unit ends (a credit meanwhile waits for them, then adds to 0).
+ */
+export async function zeroPeriodCounters(db: Db, subscriptionIds: readonly string[]): Promise<void> {
+  if (subscriptionIds.length === 0) return;
+  await db
+    .updateTable('subscription_counters')
+    .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0 })
+    .where('subscription_id', 'in', subscriptionIds)
+    .execute();
+}

@@ -9,7 +9,7 @@ import { sameSet } from './access-groups.ts';
 import { CreateSubscriptionInput, createSubscription } from './create-subscription.ts';
 import { regroupSubscription } from './regroup-subscription.ts';
 import { subscriptionChangeEvents } from './subscription-events.ts';
-import { subscriptionsWithCounters } from './subscription-rows.ts';
+import { subscriptionsWithCounters, zeroPeriodCounters } from './subscription-rows.ts';
 import { isAdminDisabled, subscriptionStatus } from './subscription-status.ts';
 import { groupIdsOf } from './subscription-view.ts';
 
@@ -121,12 +121,7 @@ export async function extendSubscription(
     })
     .where('id', '=', sub.id)
     .execute();
-  if (terms)
-    await trx
-      .updateTable('subscription_counters')
-      .set({ used_bytes: 0, period_uplink_bytes: 0, period_downlink_bytes: 0 })
-      .where('subscription_id', '=', sub.id)
-      .execute();
+  if (terms) await zeroPeriodCounters(trx, [sub.id]);
   if (groupsChange) await regroupSubscription(uow, now, sub.id, beforeGroups, nextGroups);
   const nodesAfter = groupsChange ? await nodesOfSubscriptions(trx, [sub.id]) : [];
   // The users on the nodes change when the status or the groups do, their limits when a plan's live
