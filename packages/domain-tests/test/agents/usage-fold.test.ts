@@ -275,6 +275,34 @@ describe('foldUsageInbox: what is staged, credited once with the ingest’s rule
     expect([Number((await sub(a)).used_bytes), Number((await sub(b)).used_bytes)]).toEqual([10, 6]);
     expect(await hourly(a)).toHaveLength(1);
   });
+
+  it('absurd sums from a hostile node saturate the counters instead of overflowing: the fold succeeds and the folds after it go on', async () => {
+    const { node, subs } = await served(2);
+    const [a, b] = subs as [string, string];
+    const delta = 2 ** 50; // each entry at the largest delta accepted (1 PiB)
+    // Thousands of them for one subscription in each report (4,100 × 2^50 is past 2^62), in reports
+    // enough that the fold's sum is past int8, onto counters already near the top.
+    const absurd = Array.from({ length: 4_100 }, () => entry(a, delta, delta));
+    for (let r = 1; r <= 3; r++) await stageUsageReport(bed.deps, node, { report_id: BigInt(r), entries: absurd });
+    const top = String(2n ** 63n - 1n - 2n ** 50n); // int8's largest value, less 2^50
+    await sql`update subscription_counters set used_bytes = ${top}, lifetime_used_bytes = ${top} where subscription_id = ${a}`.execute(
+      bed.deps.db,
+    );
+    await stageUsageReport(bed.deps, node, { report_id: 4n, entries: [entry(b, 7)] });
+    const folds = await foldAll();
+    expect(folds.reduce((t, f) => t + f.credited, 0)).toBe(2);
+    const row = await sub(a);
+    // Taken at most at 2^59 and added to: well inside int8, and the report's sum cut to 2^50 each way.
+    expect(BigInt(row.used_bytes)).toBeGreaterThanOrEqual(2n ** 59n);
+    expect(BigInt(row.used_bytes)).toBeLessThan(2n ** 61n);
+    expect(BigInt(row.period_uplink_bytes)).toBe(3n * 2n ** 50n);
+    expect(Number((await sub(b)).used_bytes)).toBe(7);
+    expect(await usageInboxBacklog(bed.deps)).toMatchObject({ entries: 0 });
+    // The same node's next report is credited as usual.
+    await stageUsageReport(bed.deps, node, { report_id: 5n, entries: [entry(b, 3)] });
+    await foldAll();
+    expect(Number((await sub(b)).used_bytes)).toBe(10);
+  });
 });
 
 // Every gateway replica folds, two folds at a time in each; PostgreSQL's per-part lock keeps two

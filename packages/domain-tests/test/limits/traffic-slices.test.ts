@@ -1,10 +1,12 @@
 import {
+  foldUsageInbox,
   grantTrafficSlices,
   ingestUsageReport,
   parseInput,
   readTrafficSlices,
   SLICE_FLOOR_BYTES,
   sliceBytes,
+  stageUsageReport,
   UpdateNodeInput,
   unitOfWork,
   updateNode,
@@ -101,6 +103,26 @@ describe('grantTrafficSlices', () => {
     expect(BigInt(next?.slice_id ?? 0)).toBeGreaterThan(BigInt(first?.slice_id ?? 0));
     expect(Number(next?.slice_bytes)).toBe(2 * GIB + 1000);
     expect(next?.used_bytes).toBe('0');
+  });
+
+  it('staged reports folded together count their raw bytes against the slice once each, and past half the fold grants the next one', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 100 * GIB });
+    await grant([node]);
+    const first = await sliceOf(node, sub.id);
+    // Two reports, one fold: the sum counted, under half.
+    await stageUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 600)] });
+    await stageUsageReport(bed.deps, node, { report_id: 2n, entries: [entry(sub.id, 400)] });
+    expect(await bumpsOf(bed, [node], () => foldUsageInbox(bed.deps))).toEqual({ [node]: 0 });
+    expect(await sliceOf(node, sub.id)).toMatchObject({ slice_id: first?.slice_id, used_bytes: '1000' });
+    // Past half over two reports: one new slice, the node one new revision.
+    await stageUsageReport(bed.deps, node, { report_id: 3n, entries: [entry(sub.id, GIB)] });
+    await stageUsageReport(bed.deps, node, { report_id: 4n, entries: [entry(sub.id, GIB)] });
+    expect(await bumpsOf(bed, [node], () => foldUsageInbox(bed.deps))).toEqual({ [node]: 1 });
+    const next = await sliceOf(node, sub.id);
+    expect(BigInt(next?.slice_id ?? 0)).toBeGreaterThan(BigInt(first?.slice_id ?? 0));
+    expect(next?.used_bytes).toBe('0');
+    expect(await used(sub.id)).toBe(2 * GIB + 1000);
   });
 
   it('a partition overspends at most the slices outstanding: two nodes each carry their whole slice before reporting', async () => {

@@ -1,23 +1,22 @@
 import type { Renewal } from '@svc/db';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { DomainEvent } from '../events/catalogue.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import { accessGroupsServedBy } from '../fleet/serving.ts';
-import { chargeTrafficSlices } from '../limits/traffic-slices.ts';
+import { chargeTrafficSlicesSql, grantSuccessorSlices } from '../limits/traffic-slices.ts';
 import { applyNodeQuota } from '../nodes/node-traffic.ts';
 import { JOBS } from '../shared/jobs.ts';
 import { isStorableText } from '../shared/text.ts';
 import { type UnitOfWork, type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { nextPeriodStart } from '../subscriptions/limits.ts';
+import { COUNTER_CEILING, MAX_DELTA, MAX_SUM, saturated } from './usage-bounds.ts';
 import type { UsageDelta } from './usage-ingest.ts';
 
 // The crediting rule of usage, once, for both ways a report reaches it: at once
 // (ingestUsageReport, usage-ingest.ts) and staged then folded (usage-fold.ts).
 
 const HOUR_MS = 3600_000;
-/** A single delta above this (1 PiB) is an agent bug, not traffic. */
-const MAX_DELTA = 2n ** 50n;
 
 /** A node's usage summed per subscription: ids in order, the raw bytes each way as int8 text. */
 export interface UsageBatch {
@@ -50,6 +49,10 @@ export function summedUsage(entries: readonly UsageDelta[]): { batch: UsageBatch
     if (e.uplink_bytes === 0n && e.downlink_bytes === 0n) continue;
     addUsage(sums, e.subscription_id, e.uplink_bytes, e.downlink_bytes);
   }
+  for (const v of sums.values()) {
+    if (v[0] > MAX_DELTA) v[0] = MAX_DELTA;
+    if (v[1] > MAX_DELTA) v[1] = MAX_DELTA;
+  }
   return { batch: batchOf(sums), invalid };
 }
 
@@ -69,6 +72,36 @@ export function batchOf(sums: ReadonlyMap<string, readonly [bigint, bigint]>): U
     ids,
     up: ids.map((id) => String((sums.get(id) as [bigint, bigint])[0])),
     down: ids.map((id) => String((sums.get(id) as [bigint, bigint])[1])),
+  };
+}
+
+/**
+ * What a credit takes: a report's entries summed per subscription (`batch`, the report credited
+ * at once), or staged usage_inbox rows of the node, by part and report id (`inbox`, a fold:
+ * PostgreSQL sums their entries per subscription, so they are not read out and sent back).
+ */
+export type UsageSource = { batch: UsageBatch } | { inbox: ReadonlyArray<{ part: number; report_id: string }> };
+
+/** The source as rows (id, raw_up, raw_down), one per subscription, and the index condition on those ids for the counters' update. */
+function usageRows(nodeId: string, source: UsageSource): { rows: RawBuilder<unknown>; ids: RawBuilder<unknown> } {
+  if ('batch' in source) {
+    const { ids, up, down } = source.batch;
+    return {
+      rows: sql`select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as r(id, raw_up, raw_down)`,
+      ids: sql`${ids}::text[]`,
+    };
+  }
+  const parts = source.inbox.map((k) => k.part);
+  const reports = source.inbox.map((k) => k.report_id);
+  return {
+    rows: sql`select e.id, least(sum(e.up), ${String(MAX_SUM)}::int8)::int8 as raw_up, least(sum(e.down), ${String(MAX_SUM)}::int8)::int8 as raw_down
+                from usage_inbox i
+                join unnest(${parts}::int2[], ${reports}::int8[]) as k(part, report_id)
+                  on i.node_id = ${nodeId} and i.part = k.part and i.report_id = k.report_id
+                cross join lateral unnest(i.ids, i.uplink, i.downlink) as e(id, up, down)
+               group by e.id`,
+    // The ids as one array (an InitPlan): the counters are then read through their primary key.
+    ids: sql`array(select id from r)`,
   };
 }
 
@@ -92,6 +125,8 @@ export async function lockNodeForUsage(trx: UnitOfWork['db'], nodeId: string): P
 
 /** What a credit moved, for the node's own accounting (settleNodeUsage). */
 export interface NodeCredit {
+  /** Subscriptions the source named (its entries summed per subscription). */
+  reported: number;
   accepted: number;
   /** Entries of subscriptions the node does not serve. */
   not_served: number;
@@ -116,11 +151,10 @@ export async function creditNodeUsage(
   uow: UnitOfWork,
   nodeId: string,
   multiplier: string,
-  batch: UsageBatch,
+  source: UsageSource,
   at: Date,
 ): Promise<NodeCredit> {
   const trx = uow.db;
-  const { ids, up, down } = batch;
   const now = at;
   const hour = new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
   // Charged bytes: floor(raw × multiplier) in exact numeric arithmetic. numeric costs about
@@ -128,17 +162,20 @@ export async function creditNodeUsage(
   // charges the raw bytes as they are, skips it.
   const chargedOf = (column: string) =>
     Number(multiplier) === 1 ? sql.ref(column) : sql`floor(${sql.ref(column)} * ${multiplier}::numeric)::int8`;
+  let reported = 0;
   let accepted = 0;
   let served = 0;
   let limitCandidates: string[] = [];
   let raw = 0n;
   let charged = 0n;
-  if (ids.length > 0) {
+  if ('inbox' in source ? source.inbox.length > 0 : source.batch.ids.length > 0) {
+    const usage = usageRows(nodeId, source);
     // One statement: credit the subscriptions this node serves with the charged bytes
     // (raw × the node's multiplier, rounded down: see node-traffic.ts), and add the charged
     // and raw bytes to their hourly rows (only those: another node's user, or one deleted
     // meanwhile, is dropped).
     const credited = await sql<{
+      reported: number;
       accepted: number;
       served: number;
       reached: string[] | null;
@@ -146,10 +183,9 @@ export async function creditNodeUsage(
       charged: string;
       crossed: TrafficCrossing[] | null;
       started: string[] | null;
+      half: string[] | null;
     }>`
-        with r as (
-          select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as r(id, raw_up, raw_down)
-        ), v as (
+        with r as (${usage.rows}), v as (
           select r.id, r.raw_up, r.raw_down, ${chargedOf('r.raw_up')} as up, ${chargedOf('r.raw_down')} as down from r
         ), reach as ${accessGroupsServedBy(trx, nodeId, now)}
         , served as (
@@ -166,14 +202,14 @@ export async function creditNodeUsage(
           -- Issue 37.1: the counters are a narrow row of their own (subscription_counters), so a
           -- credit rewrites ~90 B instead of the ~400 B subscription row.
           update subscription_counters sc
-             set used_bytes = sc.used_bytes + v.up + v.down,
-                 period_uplink_bytes = sc.period_uplink_bytes + v.up,
-                 period_downlink_bytes = sc.period_downlink_bytes + v.down,
-                 lifetime_used_bytes = sc.lifetime_used_bytes + v.up + v.down
+             set used_bytes = ${saturated('sc.used_bytes')} + v.up + v.down,
+                 period_uplink_bytes = ${saturated('sc.period_uplink_bytes')} + v.up,
+                 period_downlink_bytes = ${saturated('sc.period_downlink_bytes')} + v.down,
+                 lifetime_used_bytes = ${saturated('sc.lifetime_used_bytes')} + v.up + v.down
             from served v
            -- The report's ids again, as an index condition: joined to the served rows alone,
            -- the planner hashed the whole table (a sequential scan of every counter a report).
-           where sc.subscription_id = v.id and sc.subscription_id = any(${ids}::text[])
+           where sc.subscription_id = v.id and sc.subscription_id = any(${usage.ids})
           returning v.id, v.client_id, v.renewal, v.up, v.down, v.raw_up, v.raw_down, v.status, sc.used_bytes, v.traffic_limit_bytes,
                     v.starts_on_first_use_seconds
         ), started as (
@@ -193,14 +229,19 @@ export async function creditNodeUsage(
           insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
           select c.id, ${nodeId}, ${hour}, c.up, c.down, c.raw_up, c.raw_down from credited c
           on conflict (subscription_id, hour, node_id) do update
-             set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
-                 downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes,
+             set uplink_bytes = ${saturated('usage_hourly.uplink_bytes')} + excluded.uplink_bytes,
+                 downlink_bytes = ${saturated('usage_hourly.downlink_bytes')} + excluded.downlink_bytes,
                  -- A row from before multipliers holds no raw bytes: they were the charged ones.
-                 raw_uplink_bytes = coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes) + excluded.raw_uplink_bytes,
-                 raw_downlink_bytes = coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes) + excluded.raw_downlink_bytes
+                 raw_uplink_bytes = least(coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes), ${String(COUNTER_CEILING)}::int8)
+                                    + excluded.raw_uplink_bytes,
+                 raw_downlink_bytes = least(coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes), ${String(COUNTER_CEILING)}::int8)
+                                      + excluded.raw_downlink_bytes
           returning 1
+        ), sliced as (
+          -- Issue 36: the raw bytes count against the node's traffic slices (limits/traffic-slices.ts).
+          ${chargeTrafficSlicesSql(nodeId, 'r')}
         )
-        select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
+        select (select count(*) from r)::int as reported, (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
                (select count(*) from hourly)::int as hourly,
                (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
                (select coalesce(sum(up + down), 0) from credited)::text as charged,
@@ -216,7 +257,9 @@ export async function creditNodeUsage(
                  where status = 'active' and traffic_limit_bytes > 0 and up + down > 0
                    and (used_bytes - up - down) * 5 < traffic_limit_bytes * 4 and used_bytes * 5 >= traffic_limit_bytes * 4
                     or status = 'active' and traffic_limit_bytes > 0 and up + down > 0
-                   and used_bytes - up - down < traffic_limit_bytes and used_bytes >= traffic_limit_bytes) as crossed`.execute(trx);
+                   and used_bytes - up - down < traffic_limit_bytes and used_bytes >= traffic_limit_bytes) as crossed,
+               (select array_agg(subscription_id order by subscription_id) from sliced where half) as half`.execute(trx);
+    reported = credited.rows[0]?.reported ?? 0;
     accepted = credited.rows[0]?.accepted ?? 0;
     served = credited.rows[0]?.served ?? 0;
     limitCandidates = credited.rows[0]?.reached ?? [];
@@ -231,10 +274,18 @@ export async function creditNodeUsage(
       uow.afterCommit(() =>
         unitOfWork(deps, async (u) => void (await bumpNodeRevisions(u, await nodesOfSubscriptions(u.db, started))), { attempts: 3 }),
       );
-    // Issue 36: the raw bytes count against the node's traffic slices; one half used gets its successor (limits/traffic-slices.ts).
-    await chargeTrafficSlices(uow, nodeId, new Map(ids.map((id, i) => [id, BigInt(up[i] as string) + BigInt(down[i] as string)])), now);
+    // Issue 36: a slice half used gets its successor (limits/traffic-slices.ts).
+    await grantSuccessorSlices(uow, nodeId, credited.rows[0]?.half ?? [], now);
   }
-  return { accepted, not_served: ids.length - served, uncredited: ids.length - accepted, raw, charged, limit_candidates: limitCandidates };
+  return {
+    reported,
+    accepted,
+    not_served: reported - served,
+    uncredited: reported - accepted,
+    raw,
+    charged,
+    limit_candidates: limitCandidates,
+  };
 }
 
 /**

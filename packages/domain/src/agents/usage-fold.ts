@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
-import { addUsage, batchOf, creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage, type UsageBatch } from './usage-credit.ts';
+import { creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage, type UsageBatch } from './usage-credit.ts';
 import type { UsageDelta } from './usage-ingest.ts';
 
 // Issue 37.1: usage staged, then folded. ingestUsageReport credits a report in the report's own
@@ -133,8 +133,8 @@ const HOUR_MS = 3600_000;
 /**
  * Credits what is staged in the parts no other fold holds, the parts with the oldest rows first,
  * up to about `maxEntries` entries (of a part, its oldest rows up to that, at least one): per
- * node, UTC hour of receipt and multiplier, each subscription's entries summed and credited by
- * creditNodeUsage at the latest receipt of the group (the hour its hourly row gets, the time a
+ * node, UTC hour of receipt and multiplier, each subscription's entries summed (in PostgreSQL, by
+ * the credit's own statement) and credited by creditNodeUsage at the latest receipt of the group (the hour its hourly row gets, the time a
  * first-use term starts, what "served" is judged at), each node's counters settled, then the
  * folded rows deleted, all in one transaction: a fold that fails or dies credits nothing and
  * leaves every row for the next. Null when other folds hold every part with staged rows.
@@ -162,47 +162,36 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
         budget += n.entries;
       }
       if (mine.length === 0) return null;
-      // Of each part, its oldest rows whose entries, counted before each, stay under maxEntries (at least one).
+      // Of each part, its oldest rows whose entries, counted before each, stay under maxEntries
+      // (at least one): their keys and sizes only. Their entries are summed by the credit itself,
+      // in PostgreSQL (creditNodeUsage's `inbox` source): the arrays never leave the server.
       const { rows } = await sql<{
         node_id: string;
         report_id: string;
         part: number;
         received_at: Date;
         multiplier: string;
-        ids: string[];
-        uplink: string[];
-        downlink: string[];
+        entries: number;
       }>`
-        with chosen as (
-          -- Chosen on their keys and sizes alone: the arrays are read only for the rows taken.
-          select node_id, part, report_id from (
-            select i.node_id, i.part, i.report_id,
-                   sum(i.entries) over (partition by i.node_id, i.part order by i.report_id) - i.entries as before
-              from usage_inbox i
-              join unnest(${mine.map((m) => m.node_id)}::text[], ${mine.map((m) => m.part)}::int2[]) as m(node_id, part)
-                on i.node_id = m.node_id and i.part = m.part) staged
-           where before < ${maxEntries})
-        select i.node_id, i.report_id::text as report_id, i.part, i.received_at, i.multiplier::text as multiplier,
-               i.ids, i.uplink::text[] as uplink, i.downlink::text[] as downlink
-          from usage_inbox i join chosen c on c.node_id = i.node_id and c.part = i.part and c.report_id = i.report_id
-         order by i.node_id, i.part, i.report_id`.execute(trx);
+        select node_id, report_id::text as report_id, part, received_at, multiplier::text as multiplier, entries from (
+          select i.node_id, i.part, i.report_id, i.received_at, i.multiplier, i.entries,
+                 sum(i.entries) over (partition by i.node_id, i.part order by i.report_id) - i.entries as before
+            from usage_inbox i
+            join unnest(${mine.map((m) => m.node_id)}::text[], ${mine.map((m) => m.part)}::int2[]) as m(node_id, part)
+              on i.node_id = m.node_id and i.part = m.part) staged
+         where before < ${maxEntries}
+         order by node_id, part, report_id`.execute(trx);
       if (rows.length === 0) return { reports: 0, entries: 0, credited: 0, uncredited: 0, uncredited_by_node: [], left: 0, oldest_ms: 0 };
-      const groups = new Map<string, { node: string; multiplier: string; at: Date; sums: Map<string, [bigint, bigint]> }>();
+      const groups = new Map<string, { node: string; multiplier: string; at: Date; inbox: Array<{ part: number; report_id: string }> }>();
       let entries = 0;
       for (const r of rows) {
         const hour = Math.floor(r.received_at.getTime() / HOUR_MS);
         const key = `${r.node_id}\u0000${hour}\u0000${r.multiplier}`;
-        const g = groups.get(key) ?? {
-          node: r.node_id,
-          multiplier: r.multiplier,
-          at: r.received_at,
-          sums: new Map<string, [bigint, bigint]>(),
-        };
+        const g = groups.get(key) ?? { node: r.node_id, multiplier: r.multiplier, at: r.received_at, inbox: [] };
         groups.set(key, g);
         if (r.received_at > g.at) g.at = r.received_at;
-        entries += r.ids.length;
-        for (let i = 0; i < r.ids.length; i++)
-          addUsage(g.sums, r.ids[i] as string, BigInt(r.uplink[i] as string), BigInt(r.downlink[i] as string));
+        entries += r.entries;
+        g.inbox.push({ part: r.part, report_id: r.report_id });
       }
       let credited = 0;
       let uncredited = 0;
@@ -210,7 +199,7 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
       // a node's row (which each report's staging locks) only from its settling to the commit.
       const settle = new Map<string, { raw: bigint; charged: bigint; limit_candidates: string[]; dropped: number; at: Date }>();
       for (const g of [...groups.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.at.getTime() - b.at.getTime()))) {
-        const credit = await creditNodeUsage(deps, uow, g.node, g.multiplier, batchOf(g.sums), g.at);
+        const credit = await creditNodeUsage(deps, uow, g.node, g.multiplier, { inbox: g.inbox }, g.at);
         credited += credit.accepted;
         uncredited += credit.uncredited;
         const s = settle.get(g.node) ?? { raw: 0n, charged: 0n, limit_candidates: [], dropped: 0, at: g.at };

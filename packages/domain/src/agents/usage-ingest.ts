@@ -76,7 +76,7 @@ export async function ingestUsageReport(
       if (!node || BigInt(node.last) >= report.report_id) {
         return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limit_candidates: [] };
       }
-      const credit = await creditNodeUsage(deps, uow, nodeId, node.multiplier, batch, now);
+      const credit = await creditNodeUsage(deps, uow, nodeId, node.multiplier, { batch }, now);
       await settleNodeUsage(uow, nodeId, credit, now, {
         dropped: invalid + credit.uncredited,
         set: { last_usage_report_id: sql`${String(report.report_id)}::int8` as never, last_seen_at: now },

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { saturated } from '../agents/usage-bounds.ts';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
@@ -22,7 +23,7 @@ import type { UnitOfWork } from '../shared/unit-of-work.ts';
  * When: a subscription served by the node with a limit and no slice gets one before the node's
  * desired state is compiled (grantTrafficSlices from @svc/desired-state), so no user with a
  * limit is ever on a node without a slice; the usage ingest counts the node's raw bytes
- * against the slice (chargeTrafficSlices) and grants a new one (the node's next slice_id,
+ * against the slice (chargeTrafficSlicesSql) and grants a new one (the node's next slice_id,
  * nodes.last_slice_id) once half of it is used; a CutoffReport of a slice with traffic
  * left grants a new one (cutoff-ingest.ts). Each grant gives the node a new revision in the same
  * unit of work.
@@ -165,26 +166,22 @@ export async function grantTrafficSlices(
 }
 
 /**
- * The usage ingest's part (in its unit of work, with the node's row locked): the raw bytes the
- * node reported per subscription count against its slices; a slice half used gets its
- * successor (grantTrafficSlices), and the node a new revision. Returns the new grants.
+ * The usage credit's part (in its unit of work, with the node's row locked), as a step of the
+ * credit's own statement: the raw bytes the node reported per subscription (`usage`, a CTE of
+ * rows (id, raw_up, raw_down)) count against the node's slices. Returns the subscriptions whose
+ * slice is now half used (column `subscription_id`, `half`); grantSuccessorSlices gives them
+ * their next one.
  */
-export async function chargeTrafficSlices(
-  uow: UnitOfWork,
-  nodeId: string,
-  raw: ReadonlyMap<string, bigint>,
-  now: Date,
-): Promise<SliceGrant[]> {
-  if (raw.size === 0) return [];
-  const ids = [...raw.keys()].sort();
-  const { rows } = await sql<{ subscription_id: string }>`
-    update traffic_slices t
-       set used_bytes = t.used_bytes + v.raw
-      from unnest(${ids}::text[], ${ids.map((id) => String(raw.get(id)))}::int8[]) as v(id, raw)
-     where t.node_id = ${nodeId} and t.subscription_id = v.id
-    returning t.subscription_id, t.used_bytes * 2 >= t.slice_bytes as half`.execute(uow.db);
-  const half = (rows as Array<{ subscription_id: string; half: boolean }>).filter((r) => r.half).map((r) => r.subscription_id);
-  return half.length ? grantTrafficSlices(uow, [nodeId], now, { subscriptions: half }) : [];
+export const chargeTrafficSlicesSql = (nodeId: string, usage: string) => sql<{ subscription_id: string; half: boolean }>`
+  update traffic_slices t
+     set used_bytes = ${saturated('t.used_bytes')} + u.raw_up + u.raw_down
+    from ${sql.table(usage)} u
+   where t.node_id = ${nodeId} and t.subscription_id = u.id
+  returning t.subscription_id, t.used_bytes * 2 >= t.slice_bytes as half`;
+
+/** Slices charged half used (chargeTrafficSlicesSql) get their successor (grantTrafficSlices), and the node a new revision. Returns the new grants. */
+export async function grantSuccessorSlices(uow: UnitOfWork, nodeId: string, half: readonly string[], now: Date): Promise<SliceGrant[]> {
+  return half.length ? grantTrafficSlices(uow, [nodeId], now, { subscriptions: [...half] }) : [];
 }
 
 /** A node's slices, by subscription (for the desired-state loader and tests). */
