@@ -999,6 +999,16 @@ const STEPS: Record<string, Step> = {
       ).rejects.toBe(rolledBack);
     },
   },
+  '2026-12-02T1500-subscriptions-credit-index': {
+    async check(db) {
+      // An index, nothing else: the subscription reads as before, and the index covers what the usage credit reads of it.
+      expect(await one(db, 'subscriptions', { id: SUB })).toMatchObject({ id: SUB, status: expect.any(String) });
+      const { rows } = await sql<{ def: string }>`
+        select pg_get_indexdef(i.indexrelid) as def from pg_index i join pg_class c on c.oid = i.indexrelid
+         where c.relname = 'subscriptions_credit' and c.relnamespace = current_schema()::regnamespace`.execute(db);
+      expect(rows[0]?.def).toMatch(/\(id\) INCLUDE \(client_id, renewal, status, traffic_limit_bytes, starts_on_first_use_seconds\)/);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
