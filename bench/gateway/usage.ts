@@ -14,7 +14,7 @@
 // INSERT … ON CONFLICT DO UPDATE into usage_hourly, one transaction per batch), and the
 // domain's statements timed one by one on one connection.
 import { connectDatabase } from '@svc/db';
-import { ingestUsageReport, type UsageDelta } from '@svc/domain';
+import { COUNTER_CEILING, ingestUsageReport, type UsageDelta } from '@svc/domain';
 import { AgentMessage } from '@svc/proto';
 import type pg from 'pg';
 import { benchDatabaseUrl, benchDeps, ourPostgresPids } from '../common/database.ts';
@@ -404,7 +404,7 @@ await main(async () => {
                   traffic_quota_bytes, traffic_limited_at from nodes where id = $1 for update`,
           [node],
         ),
-      // Mirrors the statement of packages/domain/src/agents/usage-ingest.ts at the default multiplier of 1
+      // Mirrors the statement of packages/domain/src/agents/usage-credit.ts for a report (its `batch` source) at the default multiplier of 1
       // (charged = raw: no numeric arithmetic; another multiplier adds floor(raw × m) per direction).
       () =>
         one.query(
@@ -421,9 +421,10 @@ await main(async () => {
                  or exists (select 1 from subscription_group_grace sg
                              where sg.subscription_id = v.id and sg.until > $6 and sg.access_group_id in (select access_group_id from reach))),
            credited as (
-             update subscription_counters sc set used_bytes = sc.used_bytes + v.up + v.down,
-                    period_uplink_bytes = sc.period_uplink_bytes + v.up, period_downlink_bytes = sc.period_downlink_bytes + v.down,
-                    lifetime_used_bytes = sc.lifetime_used_bytes + v.up + v.down
+             update subscription_counters sc set used_bytes = least(sc.used_bytes, $7::int8) + v.up + v.down,
+                    period_uplink_bytes = least(sc.period_uplink_bytes, $7::int8) + v.up,
+                    period_downlink_bytes = least(sc.period_downlink_bytes, $7::int8) + v.down,
+                    lifetime_used_bytes = least(sc.lifetime_used_bytes, $7::int8) + v.up + v.down
                from served v where sc.subscription_id = v.id and sc.subscription_id = any($1::text[])
              returning v.id, v.client_id, v.renewal, v.up, v.down, v.raw_up, v.raw_down, v.status, sc.used_bytes, v.traffic_limit_bytes,
                        v.starts_on_first_use_seconds),
@@ -438,19 +439,24 @@ await main(async () => {
              insert into usage_hourly (subscription_id, node_id, hour, uplink_bytes, downlink_bytes, raw_uplink_bytes, raw_downlink_bytes)
              select c.id, $4, $5, c.up, c.down, c.raw_up, c.raw_down from credited c
              on conflict (subscription_id, hour, node_id) do update
-                set uplink_bytes = usage_hourly.uplink_bytes + excluded.uplink_bytes,
-                    downlink_bytes = usage_hourly.downlink_bytes + excluded.downlink_bytes,
-                    raw_uplink_bytes = coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes) + excluded.raw_uplink_bytes,
-                    raw_downlink_bytes = coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes) + excluded.raw_downlink_bytes
-             returning 1)
-           select (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
+                set uplink_bytes = least(usage_hourly.uplink_bytes, $7::int8) + excluded.uplink_bytes,
+                    downlink_bytes = least(usage_hourly.downlink_bytes, $7::int8) + excluded.downlink_bytes,
+                    raw_uplink_bytes = least(coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes), $7::int8) + excluded.raw_uplink_bytes,
+                    raw_downlink_bytes = least(coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes), $7::int8) + excluded.raw_downlink_bytes
+             returning 1),
+           sliced as (
+             update traffic_slices t set used_bytes = least(t.used_bytes, $7::int8) + u.raw_up + u.raw_down
+               from r u where t.node_id = $4 and t.subscription_id = u.id
+             returning t.subscription_id, t.used_bytes * 2 >= t.slice_bytes as half)
+           select (select count(*) from r)::int as reported, (select count(*) from credited)::int as accepted, (select count(*) from served)::int as served,
                   (select count(*) from hourly)::int as hourly,
                   (select coalesce(sum(raw_up + raw_down), 0) from credited)::text as raw,
                   (select coalesce(sum(up + down), 0) from credited)::text as charged,
                   (select array_agg(id order by id) from started) as started,
                   (select array_agg(id order by id) from credited
-                    where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached`,
-          [c.ids, up, down, node, hour, new Date()],
+                    where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached,
+                  (select array_agg(subscription_id order by subscription_id) from sliced where half) as half`,
+          [c.ids, up, down, node, hour, new Date(), String(COUNTER_CEILING)],
         ),
       () =>
         one.query(

@@ -13,5 +13,6 @@ export * from './record-applied-revisions.ts';
 export * from './record-apply-failure.ts';
 export * from './renew-agent-certificate.ts';
 export * from './stream-admission.ts';
+export { COUNTER_CEILING } from './usage-bounds.ts';
 export * from './usage-fold.ts';
 export * from './usage-ingest.ts';
