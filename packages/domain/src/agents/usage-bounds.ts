@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 
 // Bounds on what a hostile node can make the arithmetic reach (int8 overflows would fail the
 // statement, and a fold that fails takes the same oldest rows again: every fold would stall).
@@ -12,5 +12,6 @@ export const MAX_SUM = 2n ** 52n;
  * it stay within int8. No real subscription comes near it.
  */
 export const COUNTER_CEILING = 2n ** 59n;
-/** A counter's value as a credit adds to it (saturating at COUNTER_CEILING). */
-export const saturated = (column: string) => sql`least(${sql.ref(column)}, ${String(COUNTER_CEILING)}::int8)`;
+/** A counter's value (a column, or an expression of columns) as a credit adds to it (saturating at COUNTER_CEILING). */
+export const saturated = (value: string | RawBuilder<unknown>) =>
+  sql`least(${typeof value === 'string' ? sql.ref(value) : value}, ${String(COUNTER_CEILING)}::int8)`;

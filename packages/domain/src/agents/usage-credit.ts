@@ -10,7 +10,7 @@ import { JOBS } from '../shared/jobs.ts';
 import { isStorableText } from '../shared/text.ts';
 import { type UnitOfWork, type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { nextPeriodStart } from '../subscriptions/limits.ts';
-import { COUNTER_CEILING, MAX_DELTA, MAX_SUM, saturated } from './usage-bounds.ts';
+import { MAX_DELTA, MAX_SUM, saturated } from './usage-bounds.ts';
 import type { UsageDelta } from './usage-ingest.ts';
 
 // The crediting rule of usage, once, for both ways a report reaches it: at once
@@ -125,8 +125,6 @@ export async function lockNodeForUsage(trx: UnitOfWork['db'], nodeId: string): P
 
 /** What a credit moved, for the node's own accounting (settleNodeUsage). */
 export interface NodeCredit {
-  /** Subscriptions the source named (its entries summed per subscription). */
-  reported: number;
   accepted: number;
   /** Entries of subscriptions the node does not serve. */
   not_served: number;
@@ -232,10 +230,8 @@ export async function creditNodeUsage(
              set uplink_bytes = ${saturated('usage_hourly.uplink_bytes')} + excluded.uplink_bytes,
                  downlink_bytes = ${saturated('usage_hourly.downlink_bytes')} + excluded.downlink_bytes,
                  -- A row from before multipliers holds no raw bytes: they were the charged ones.
-                 raw_uplink_bytes = least(coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes), ${String(COUNTER_CEILING)}::int8)
-                                    + excluded.raw_uplink_bytes,
-                 raw_downlink_bytes = least(coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes), ${String(COUNTER_CEILING)}::int8)
-                                      + excluded.raw_downlink_bytes
+                 raw_uplink_bytes = ${saturated(sql`coalesce(usage_hourly.raw_uplink_bytes, usage_hourly.uplink_bytes)`)} + excluded.raw_uplink_bytes,
+                 raw_downlink_bytes = ${saturated(sql`coalesce(usage_hourly.raw_downlink_bytes, usage_hourly.downlink_bytes)`)} + excluded.raw_downlink_bytes
           returning 1
         ), sliced as (
           -- Issue 36: the raw bytes count against the node's traffic slices (limits/traffic-slices.ts).
@@ -277,15 +273,8 @@ export async function creditNodeUsage(
     // Issue 36: a slice half used gets its successor (limits/traffic-slices.ts).
     await grantSuccessorSlices(uow, nodeId, credited.rows[0]?.half ?? [], now);
   }
-  return {
-    reported,
-    accepted,
-    not_served: reported - served,
-    uncredited: reported - accepted,
-    raw,
-    charged,
-    limit_candidates: limitCandidates,
-  };
+  // `reported`: the subscriptions the source named (its entries summed per subscription).
+  return { accepted, not_served: reported - served, uncredited: reported - accepted, raw, charged, limit_candidates: limitCandidates };
 }
 
 /**
