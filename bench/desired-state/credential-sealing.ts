@@ -52,7 +52,6 @@ for (const s of sealed) {
 const subscription = (id: string, vless: string, trojan: string): ModelSubscription => ({
   id,
   status: 'active',
-  used_bytes: 0,
   traffic_limit_bytes: null,
   expires_at: null,
   client_status: 'active',

@@ -41,7 +41,7 @@ import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
  * - the agent simulator over gRPC (mTLS) for nodes online/offline, an outdated agent, a failed
  *   upgrade, failed and recovered applies, served certificates, and usage reports that take a
  *   subscription past 80% and 100% of its limit and a node to its quota;
- * - the worker: subscriptions.enforce-limits (limited), the sweeps on the test clock
+ * - the usage credit (limited), the worker's sweeps on the test clock
  *   (subscriptions.sweep for expired, nodes.presence-sweep for offline after the grace,
  *   certificates.sweep for expiring), certificates.issue for ACME, events.dispatch and
  *   webhooks.deliver for every delivery.
@@ -559,7 +559,7 @@ describe('every catalogued event fires once for its cause and reaches a webhook 
     await arrived(p80);
     await agent.sendUsage(2n, [{ subscriptionId: sub.id, uplinkBytes: 500n, downlinkBytes: 1_500n }]);
     const p100 = cause('subscription.traffic_100_percent', { ...subject, used_bytes: 10_000, resets_at: null });
-    // Written down by the worker's subscriptions.enforce-limits, which the report handed the subscription to.
+    // Written down by the credit of report 2 itself, in its own commit.
     const limited = cause('subscription.limited', { ...subject, used_bytes: 10_000 });
     await arrived(p100, limited);
     expect((await api('get', `/api/v1/subscriptions/${sub.id}`)).status).toBe('limited');

@@ -1,4 +1,5 @@
 import { type CompiledDesiredState, compileDesiredState, createMemberCache, type ModelDeps } from '@svc/desired-state';
+import { ingestUsageReport } from '@svc/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from './harness.ts';
 
@@ -95,14 +96,14 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
     await same('usage under the limit');
     expect(reads(), 'used_bytes alone re-reads nothing').toBe(before);
 
-    // ...and reaching the limit (stored status still active: no enforcement has run) changes the users.
-    await db
-      .updateTable('subscription_counters')
-      .set({ used_bytes: 10_000 })
-      .where('subscription_id', '=', subs[5]?.id as string)
-      .execute();
+    // ...and a report reaching the limit (the credit stores the subscription limited in its own unit) changes the users.
+    const credit = await ingestUsageReport(g.s.deps, node.id, {
+      report_id: 1n,
+      entries: [{ subscription_id: subs[5]?.id as string, uplink_bytes: 1n, downlink_bytes: 0n }],
+    });
+    expect(credit.limited).toEqual([subs[5]?.id]);
     before = reads();
-    const limited = await same('limit reached before enforcement wrote it down');
+    const limited = await same('limit reached by a credit');
     expect(reads() - before).toBeLessThanOrEqual(1);
     expect(limited.config.xray?.inbounds[0]?.users.map((u) => u.email)).not.toContain(`${subs[5]?.id}@svc`);
 

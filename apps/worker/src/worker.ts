@@ -70,9 +70,9 @@ export interface WorkerOptions {
  * domain verb as the system actor:
  * - `subscriptions.sweep`, scheduled every `sweepEveryMs` (one schedule however many
  *   workers): sweepSubscriptionStatuses (ended periods, reached limits, passed expiries);
- * - `subscriptions.enforce-limits` {ids}: handed over by the usage ingest after a report that
- *   brought subscriptions to their limits, so they stop being served at once, not at the
- *   next sweep: enforceTrafficLimitsOf;
+ * - `subscriptions.enforce-limits` {ids}: handed over by a usage credit for subscriptions it
+ *   brought to their limits but found held by another transaction (it stores the others
+ *   itself), so they stop being served soon, not at the next sweep: enforceTrafficLimitsOf;
  * - `nodes.traffic-sweep`, scheduled every `sweepEveryMs` too: nodes whose quota period ended
  *   start a new one, and those limited by their quota are back in service (sweepNodeTrafficPeriods);
  * - `nodes.presence-sweep`, every `presenceEveryMs` (30 s): enabled nodes whose agent has been

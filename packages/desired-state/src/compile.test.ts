@@ -26,7 +26,6 @@ const inbound = (id: string, extra: Partial<ModelInbound> = {}): ModelInbound =>
 const sub = (id: string, inbound_ids: string[], extra: Partial<ModelSubscription> = {}): ModelSubscription => ({
   id,
   status: 'active',
-  used_bytes: 0,
   traffic_limit_bytes: null,
   expires_at: null,
   client_status: 'active',
@@ -51,7 +50,7 @@ const model = (m: Partial<NodeModel>): NodeModel => ({
 });
 
 describe('compileNodeConfig: users (issue 5 rule 1)', () => {
-  it('a subscription is a user of an inbound iff it is granted it, serves now (active, not past expiry, under its limit) and its client is active', () => {
+  it('a subscription is a user of an inbound iff it is granted it, serves now (stored active, not past expiry by the snapshot clock; a limit reached is stored as limited) and its client is active', () => {
     const cases: Array<[Partial<ModelSubscription>, boolean]> = [
       [{}, true],
       [{ status: 'disabled' }, false],
@@ -59,8 +58,9 @@ describe('compileNodeConfig: users (issue 5 rule 1)', () => {
       [{ status: 'expired' }, false],
       [{ expires_at: new Date(NOW.getTime() - 1) }, false],
       [{ expires_at: new Date(NOW.getTime() + 60_000) }, true],
-      [{ traffic_limit_bytes: 100, used_bytes: 100 }, false],
-      [{ traffic_limit_bytes: 100, used_bytes: 99 }, true],
+      [{ traffic_limit_bytes: 100 }, true],
+      [{ traffic_limit_bytes: 100, status: 'limited' }, false],
+      [{ status: 'limited', expires_at: new Date(NOW.getTime() + 60_000) }, false],
       [{ client_status: 'disabled' }, false],
       [{ client_status: 'pending' }, false],
     ];

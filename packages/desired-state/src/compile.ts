@@ -1,4 +1,4 @@
-import { currentStatus, engineRunsInbound, shadowsocksPassword, sniffingFor, subscriptionServes } from '@svc/domain';
+import { engineRunsInbound, shadowsocksPassword, sniffingFor, storedStatusAsOf, subscriptionServes } from '@svc/domain';
 import {
   chainEmail,
   type Inbound,
@@ -95,9 +95,9 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   // The serving subscriptions in email order, once; each inbound's users keep that order.
   const serving: Array<{ email: string; sub: NodeModel['subscriptions'][number] }> = [];
   for (const sub of m.subscriptions) {
-    // The stored status unless it is active, then as of the snapshot's clock (an expiry or limit
-    // reached since the last write counts before any sweep writes it down).
-    const status = sub.status === 'active' ? currentStatus(sub, m.now) : sub.status;
+    // The stored status as of the snapshot's clock (an expiry passed since the last write counts
+    // before the sweep writes it down; a limit reached is stored by the credit that reached it).
+    const status = storedStatusAsOf(sub, m.now);
     if (subscriptionServes(status, sub.client_status)) serving.push({ email: userEmail(sub.id), sub });
   }
   serving.sort((a, b) => byString(a.email, b.email));

@@ -15,7 +15,6 @@ const model =
   (r: Row): ModelSubscription => ({
     id: r.id,
     status: 'active',
-    used_bytes: 0,
     traffic_limit_bytes: null,
     expires_at: null,
     client_status: 'active',

@@ -9,10 +9,8 @@
  * Why this stays a consistent snapshot: the digests and the re-read buckets come from the same
  * REPEATABLE READ transaction as the rest of the model, and a kept bucket is used only when its
  * digest, taken in its own earlier snapshot, equals the digest in this one: its rows are the
- * rows this snapshot would read. The digest covers every column the compiler reads except
- * used_bytes, which every usage report moves; instead it covers whether the limit is reached
- * (limitReachedSql, the status rule's limit half), which is all the compiler takes from it. A
- * kept row's used_bytes may therefore be older than the snapshot's; nothing else is.
+ * rows this snapshot would read. The digest covers every column the compiler reads (the
+ * counters are not among them: a limit reached is in the stored status, which filters the rows).
  *
  * Groups under `minGroupRows` members are read whole each time (the digest pass would cost more
  * than it saves). At most `maxRows` members are kept, the least recently used groups dropped.

@@ -56,7 +56,6 @@ export interface ModelInbound {
 export interface ModelSubscription {
   id: string;
   status: SubscriptionStatus;
-  used_bytes: number;
   traffic_limit_bytes: number | null;
   expires_at: Date | null;
   /** Issue 36: live limits (NodeConfig.user_limits); null: none / uncapped. Absent: none. */

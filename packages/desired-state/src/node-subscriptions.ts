@@ -19,7 +19,6 @@ export function subscriptionsOfNode(
   const toModel = (r: SubscriptionRow, inbound_ids: string[]): ModelSubscription => ({
     id: r.id,
     status: 'active',
-    used_bytes: Number(r.used_bytes),
     traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
     expires_at: r.expires_ms === null ? null : new Date(Number(r.expires_ms)),
     device_limit: r.device_limit,

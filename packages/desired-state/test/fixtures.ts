@@ -36,7 +36,6 @@ export function subscription(n: number, inbound_ids: string[], extra: Partial<Mo
   return {
     id: `sub_${String(n).padStart(26, '0')}`,
     status: 'active',
-    used_bytes: 0,
     traffic_limit_bytes: null,
     expires_at: null,
     client_status: 'active',
@@ -168,7 +167,7 @@ export function everyTransportNode(): NodeModel {
       subscription(3, all, { status: 'disabled' }),
       subscription(4, all, { client_status: 'disabled' }),
       subscription(5, all, { expires_at: new Date(NOW.getTime() - 1000) }),
-      subscription(6, ['i13'], { traffic_limit_bytes: 10, used_bytes: 10 }),
+      subscription(6, ['i13'], { traffic_limit_bytes: 10, status: 'limited' }),
     ],
     chains: [],
     certificates: [CERT],
@@ -222,7 +221,6 @@ export function userLimitsNode(): NodeModel {
     subscriptions: [
       subscription(7, ids, {
         traffic_limit_bytes: 10_000_000_000,
-        used_bytes: 1_000,
         device_limit: 3,
         upload_bps: 2_000_000,
         download_bps: 8_000_000,
@@ -233,8 +231,8 @@ export function userLimitsNode(): NodeModel {
       subscription(2, ids, { device_limit: 2 }),
       subscription(4, ids, { expires_at: new Date(NOW.getTime() + day) }),
       subscription(6, ids, { traffic_limit_bytes: 5_000_000 }),
-      subscription(5, ids, { traffic_limit_bytes: 1_000_000, used_bytes: 200 }),
-      subscription(8, ids, { traffic_limit_bytes: 10, used_bytes: 10, device_limit: 1 }),
+      subscription(5, ids, { traffic_limit_bytes: 1_000_000 }),
+      subscription(8, ids, { traffic_limit_bytes: 10, status: 'limited', device_limit: 1 }),
     ],
     chains: [],
     certificates: [],

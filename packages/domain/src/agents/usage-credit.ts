@@ -9,7 +9,7 @@ import { applyNodeQuota } from '../nodes/node-traffic.ts';
 import { JOBS } from '../shared/jobs.ts';
 import { isStorableText } from '../shared/text.ts';
 import { type UnitOfWork, type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
-import { nextPeriodStart } from '../subscriptions/limits.ts';
+import { nextPeriodStart, writeReachedLimits } from '../subscriptions/limits.ts';
 import { MAX_DELTA, MAX_SUM, saturated } from './usage-bounds.ts';
 import type { UsageDelta } from './usage-ingest.ts';
 
@@ -132,7 +132,8 @@ export interface NodeCredit {
   uncredited: number;
   raw: bigint;
   charged: bigint;
-  limit_candidates: string[];
+  /** Subscriptions this credit brought to their limit and stored as limited (or expired), in its own unit. */
+  limited: string[];
 }
 
 /**
@@ -163,7 +164,7 @@ export async function creditNodeUsage(
   let reported = 0;
   let accepted = 0;
   let served = 0;
-  let limitCandidates: string[] = [];
+  let limited: string[] = [];
   let raw = 0n;
   let charged = 0n;
   if ('inbox' in source ? source.inbox.length > 0 : source.batch.ids.length > 0) {
@@ -258,7 +259,6 @@ export async function creditNodeUsage(
     reported = credited.rows[0]?.reported ?? 0;
     accepted = credited.rows[0]?.accepted ?? 0;
     served = credited.rows[0]?.served ?? 0;
-    limitCandidates = credited.rows[0]?.reached ?? [];
     raw = BigInt(credited.rows[0]?.raw ?? 0);
     charged = BigInt(credited.rows[0]?.charged ?? 0);
     await recordEvents(uow, trafficCrossingEvents(credited.rows[0]?.crossed ?? [], now), now);
@@ -272,23 +272,36 @@ export async function creditNodeUsage(
       );
     // Issue 36: a slice half used gets its successor (limits/traffic-slices.ts).
     await grantSuccessorSlices(uow, nodeId, credited.rows[0]?.half ?? [], now);
+    // A limit reached is written down by this unit (the status rule: every write that moves
+    // used_bytes stores the status): limited (or expired, if that came first), audited, its
+    // nodes bumped, all in this commit, so the stored status is what the desired state reads and
+    // a crash loses neither. Rare: statements of its own only then. A subscription row another
+    // transaction holds (an admin's edit) is not waited for (an edit that then writes the
+    // counters would deadlock with this credit): it goes to the worker after commit
+    // (subscriptions.enforce-limits), and the sweep catches it if that is lost.
+    const reached = credited.rows[0]?.reached ?? [];
+    if (reached.length > 0) {
+      limited = await writeReachedLimits(uow, now, { ids: reached, batch: reached.length, skipLocked: true });
+      const written = new Set(limited);
+      const skipped = reached.filter((id) => !written.has(id));
+      if (skipped.length > 0) uow.enqueue(JOBS.enforceLimits, { ids: skipped });
+    }
   }
   // `reported`: the subscriptions the source named (its entries summed per subscription).
-  return { accepted, not_served: reported - served, uncredited: reported - accepted, raw, charged, limit_candidates: limitCandidates };
+  return { accepted, not_served: reported - served, uncredited: reported - accepted, raw, charged, limited };
 }
 
 /**
  * The node's own accounting of what was credited: what it carried (raw, also toward its quota
  * period) and what it charged, the entries dropped (`dropped`, with the caller's `set`); its
  * quota applied on the counters as they now are (the update locks the row: a quota reached takes
- * its inbounds out of service in this unit, once a period); limits reached handed to the worker
- * after commit, so they are written down at once (its sweep still catches them if this enqueue
- * is lost). A node deleted meanwhile has nothing to settle.
+ * its inbounds out of service in this unit, once a period). A node deleted meanwhile has nothing
+ * to settle.
  */
 export async function settleNodeUsage(
   uow: UnitOfWork,
   nodeId: string,
-  credit: Pick<NodeCredit, 'raw' | 'charged' | 'limit_candidates'>,
+  credit: Pick<NodeCredit, 'raw' | 'charged'>,
   at: Date,
   extra: { dropped: number; set?: Record<string, unknown> },
 ): Promise<void> {
@@ -313,7 +326,6 @@ export async function settleNodeUsage(
       .executeTakeFirst();
     if (node && raw > 0n) await applyNodeQuota(uow, node, at, 'quota reached');
   }
-  if (credit.limit_candidates.length > 0) uow.enqueue(JOBS.enforceLimits, { ids: credit.limit_candidates });
 }
 
 /** A subscription whose charged traffic this report took past 80% or 100% of its limit. */

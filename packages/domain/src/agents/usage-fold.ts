@@ -197,15 +197,16 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
       let uncredited = 0;
       // Each node's groups credited first, its own row settled last, in id order: the fold holds
       // a node's row (which each report's staging locks) only from its settling to the commit.
-      const settle = new Map<string, { raw: bigint; charged: bigint; limit_candidates: string[]; dropped: number; at: Date }>();
+      // (A limit reached is the exception: its nodes' revisions are bumped in the credit, so
+      // those rows are held from then on; a deadlock with another fold is retried whole.)
+      const settle = new Map<string, { raw: bigint; charged: bigint; dropped: number; at: Date }>();
       for (const g of [...groups.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.at.getTime() - b.at.getTime()))) {
         const credit = await creditNodeUsage(deps, uow, g.node, g.multiplier, { inbox: g.inbox }, g.at);
         credited += credit.accepted;
         uncredited += credit.uncredited;
-        const s = settle.get(g.node) ?? { raw: 0n, charged: 0n, limit_candidates: [], dropped: 0, at: g.at };
+        const s = settle.get(g.node) ?? { raw: 0n, charged: 0n, dropped: 0, at: g.at };
         s.raw += credit.raw;
         s.charged += credit.charged;
-        s.limit_candidates.push(...credit.limit_candidates);
         s.dropped += credit.uncredited;
         if (g.at > s.at) s.at = g.at;
         settle.set(g.node, s);

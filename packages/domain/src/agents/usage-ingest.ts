@@ -24,10 +24,10 @@ export interface UsageIngestResult {
   /** Of `dropped`, the entries that could never name a subscription or carried a negative or oversized delta. */
   invalid: number;
   /**
-   * Active subscriptions this report brought to (or past) their traffic limit: after commit the
-   * job `subscriptions.enforce-limits` runs enforceTrafficLimits on them, which applies the status rule.
+   * Active subscriptions this report brought to (or past) their traffic limit: stored limited (or
+   * expired, the status rule) in the report's own unit, audited, their nodes bumped.
    */
-  limit_candidates: string[];
+  limited: string[];
 }
 
 /**
@@ -55,8 +55,9 @@ export interface UsageIngestResult {
  * hourly rows keep the raw bytes beside them (raw_*_bytes), the node its raw and charged totals
  * and its quota period's raw bytes. A report that brings the node to its quota limits it in the
  * same unit (applyNodeQuota: a new revision without its inbounds, links changed, audited).
- * Limit candidates are judged on charged bytes, the ones used_bytes holds. Subscriptions the report brought to their limit are handed to the worker
- * after commit, so they stop being served at once. A deadlock with another node's report
+ * Limits are judged on charged bytes, the ones used_bytes holds. Subscriptions the report
+ * brought to their limit are stored limited in the same unit (writeReachedLimits), so the
+ * revision that drops their users commits with the usage that reached the limit. A deadlock with another node's report
  * (both crediting the same subscriptions) is retried; see bench/BENCHMARKS.md for why the
  * subscriptions are not locked in id order first.
  */
@@ -74,7 +75,7 @@ export async function ingestUsageReport(
     async (uow) => {
       const node = await lockNodeForUsage(uow.db, nodeId);
       if (!node || BigInt(node.last) >= report.report_id) {
-        return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limit_candidates: [] };
+        return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limited: [] };
       }
       const credit = await creditNodeUsage(deps, uow, nodeId, node.multiplier, { batch }, now);
       await settleNodeUsage(uow, nodeId, credit, now, {
@@ -88,7 +89,7 @@ export async function ingestUsageReport(
         dropped: invalid + credit.uncredited,
         not_served: credit.not_served,
         invalid,
-        limit_candidates: credit.limit_candidates,
+        limited: credit.limited,
       };
     },
     { attempts: 5 },

@@ -3,7 +3,7 @@ import type { DomainEvent } from '../events/catalogue.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
-import { unitOfWork } from '../shared/unit-of-work.ts';
+import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
 import { subscriptionChangeEvents } from './subscription-events.ts';
 import { zeroPeriodCounters } from './subscription-rows.ts';
 import { currentStatus } from './subscription-status.ts';
@@ -53,63 +53,81 @@ export function nextPeriodStart(renewal: Renewal, now: Date): Date | null {
  * whose used_bytes reached traffic_limit_bytes take the status the rule gives now (limited,
  * or expired if that came first), their nodes get a new revision so they drop those users,
  * and each change is audited (as the caller's actor: the system for the worker). A batch at a
- * time (call again while it returns `batch`); `ids` limits it to some subscriptions (those a
- * usage report just credited).
+ * time (call again while it returns `batch`); `ids` limits it to some subscriptions. The
+ * safety net of the sweep: a credit writes down the limits it reaches itself
+ * (writeReachedLimits, in its own unit); this finds any other write that left a row active
+ * past its limit.
  */
 export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: number; ids?: readonly string[] } = {}): Promise<number> {
-  const batch = opts.batch ?? 500;
   if (opts.ids && opts.ids.length === 0) return 0;
-  return unitOfWork(ctx, async (uow) => {
-    const trx = uow.db;
-    const now = ctx.clock.now();
-    let q = trx
-      .selectFrom('subscriptions')
-      .innerJoin('subscription_counters as sc', 'sc.subscription_id', 'subscriptions.id')
-      .select(['id', 'client_id', 'status', 'sc.used_bytes', 'traffic_limit_bytes', 'expires_at'])
-      .where('status', '=', 'active')
-      .where('traffic_limit_bytes', 'is not', null)
-      .whereRef('sc.used_bytes', '>=', 'traffic_limit_bytes');
-    if (opts.ids) q = q.where('id', 'in', opts.ids);
-    const due = await q.orderBy('id').limit(batch).forUpdate('subscriptions').skipLocked().execute();
-    const changed: Array<{ id: string; from: SubscriptionStatus; to: SubscriptionStatus }> = [];
-    const events: DomainEvent[] = [];
-    for (const r of due) {
-      const to = currentStatus(
-        {
-          ...r,
-          used_bytes: Number(r.used_bytes),
-          traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
-        },
-        now,
-      );
-      if (to === r.status) continue;
-      changed.push({ id: r.id, from: r.status, to });
-      events.push(...subscriptionChangeEvents({ id: r.id, client_id: r.client_id, from: r, to: { ...r, status: to } }));
-    }
-    if (changed.length === 0) return 0;
-    uow.subscriptionLinksChanged();
-    for (const to of new Set(changed.map((c) => c.to))) {
-      const ids = changed.filter((c) => c.to === to).map((c) => c.id);
-      await trx.updateTable('subscriptions').set({ status: to, updated_at: now }).where('id', 'in', ids).execute();
-    }
-    await bumpNodeRevisions(
-      uow,
-      await nodesOfSubscriptions(
-        trx,
-        changed.map((c) => c.id),
-      ),
+  return unitOfWork(ctx, async (uow) => (await writeReachedLimits(uow, ctx.clock.now(), { ...opts, skipLocked: true })).length);
+}
+
+/**
+ * The rule of enforceTrafficLimits inside the caller's unit of work: stored-active rows (of
+ * `ids`, when given) at or past their limit are locked, take the status the rule gives as of
+ * `now`, are audited with their events, and their nodes' revisions are bumped in this same
+ * transaction (spec 3.5). `skipLocked` leaves rows another transaction holds to the caller
+ * (the usage credit hands them to the worker) or a later sweep; without it the caller waits for
+ * them. Returns the subscriptions whose status it changed (every row it found: an active row
+ * past its limit is limited or expired by the rule).
+ */
+export async function writeReachedLimits(
+  uow: UnitOfWork,
+  now: Date,
+  opts: { batch?: number; ids?: readonly string[]; skipLocked?: boolean },
+): Promise<string[]> {
+  const batch = opts.batch ?? 500;
+  if (opts.ids && opts.ids.length === 0) return [];
+  const trx = uow.db;
+  let q = trx
+    .selectFrom('subscriptions')
+    .innerJoin('subscription_counters as sc', 'sc.subscription_id', 'subscriptions.id')
+    .select(['id', 'client_id', 'status', 'sc.used_bytes', 'traffic_limit_bytes', 'expires_at'])
+    .where('status', '=', 'active')
+    .where('traffic_limit_bytes', 'is not', null)
+    .whereRef('sc.used_bytes', '>=', 'traffic_limit_bytes');
+  if (opts.ids) q = q.where('id', 'in', opts.ids);
+  const locked = q.orderBy('id').limit(batch).forUpdate('subscriptions');
+  const due = await (opts.skipLocked ? locked.skipLocked() : locked).execute();
+  const changed: Array<{ id: string; from: SubscriptionStatus; to: SubscriptionStatus }> = [];
+  const events: DomainEvent[] = [];
+  for (const r of due) {
+    const to = currentStatus(
+      {
+        ...r,
+        used_bytes: Number(r.used_bytes),
+        traffic_limit_bytes: r.traffic_limit_bytes === null ? null : Number(r.traffic_limit_bytes),
+      },
+      now,
     );
-    for (const c of changed) {
-      uow.audit({
-        action: `subscription.${c.to}`,
-        entity_type: 'subscription',
-        entity_id: c.id,
-        details: { status: { from: c.from, to: c.to }, reason: 'traffic limit reached' },
-      });
-    }
-    await recordEvents(uow, events, now);
-    return due.length;
-  });
+    if (to === r.status) continue;
+    changed.push({ id: r.id, from: r.status, to });
+    events.push(...subscriptionChangeEvents({ id: r.id, client_id: r.client_id, from: r, to: { ...r, status: to } }));
+  }
+  if (changed.length === 0) return [];
+  uow.subscriptionLinksChanged();
+  for (const to of new Set(changed.map((c) => c.to))) {
+    const ids = changed.filter((c) => c.to === to).map((c) => c.id);
+    await trx.updateTable('subscriptions').set({ status: to, updated_at: now }).where('id', 'in', ids).execute();
+  }
+  await bumpNodeRevisions(
+    uow,
+    await nodesOfSubscriptions(
+      trx,
+      changed.map((c) => c.id),
+    ),
+  );
+  for (const c of changed) {
+    uow.audit({
+      action: `subscription.${c.to}`,
+      entity_type: 'subscription',
+      entity_id: c.id,
+      details: { status: { from: c.from, to: c.to }, reason: 'traffic limit reached' },
+    });
+  }
+  await recordEvents(uow, events, now);
+  return changed.map((c) => c.id);
 }
 
 /**

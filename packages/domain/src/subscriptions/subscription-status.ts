@@ -63,20 +63,21 @@ export const linkStatus = (status: SubscriptionStatus, clientStatus: ClientStatu
   clientStatus === 'active' ? status : clientStatus === 'pending' ? 'pending' : 'disabled';
 
 /**
- * The limit half of the rule in SQL, over the columns of `subscriptions` (alias `s`) and its
- * counters (`subscription_counters`, alias `sc`): true when a limit is set and used_bytes has reached it (subscriptionStatus's `limited`). The
- * desired-state snapshot cache keys a row on this instead of used_bytes, which every usage
- * report moves (packages/desired-state/src/member-cache.ts).
- */
-export const limitReachedSql = () =>
-  sql<boolean>`coalesce(s.traffic_limit_bytes is not null and sc.used_bytes >= s.traffic_limit_bytes, false)`;
-
-/**
  * The stored statuses the clock turns into `expired` once expires_at has passed (disabled
  * outranks expired; expired is already so): the rule's expiry step over stored rows, for the
  * SQL forms below, the list filter and the sweep that writes it down.
  */
 export const CLOCK_EXPIRES: readonly SubscriptionStatus[] = ['active', 'limited'];
+
+/**
+ * A stored status as of `now`: the rule's expiry step applied to what is stored. Every write
+ * that moves what the rule reads stores its result, the usage credit included (a limit it
+ * reaches is stored in its own unit: subscriptions/limits.ts writeReachedLimits), so the clock
+ * is the one input that changes a status with no write; this is all a reader that holds the
+ * stored status needs (the desired-state compiler: it reads no counters).
+ */
+export const storedStatusAsOf = (row: { status: SubscriptionStatus; expires_at: Date | null }, now: Date): SubscriptionStatus =>
+  CLOCK_EXPIRES.includes(row.status) && row.expires_at !== null && row.expires_at.getTime() <= now.getTime() ? 'expired' : row.status;
 
 /**
  * The same rule in SQL, for counts and filters over stored rows: a stored active or limited

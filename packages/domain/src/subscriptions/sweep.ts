@@ -32,8 +32,9 @@ export async function sweepSubscriptionStatuses(ctx: DomainContext): Promise<{ r
 }
 
 /**
- * Applies the status rule now to subscriptions usage may have brought to their limit (the
- * usage ingest hands them over; the job `subscriptions.enforce-limits`), a batch at a time.
+ * Applies the status rule now to subscriptions usage may have brought to their limit (a usage
+ * credit hands over those whose row another transaction held; the job
+ * `subscriptions.enforce-limits`), a batch at a time.
  * Returns how many became limited (or expired).
  */
 export async function enforceTrafficLimitsOf(ctx: DomainContext, ids: readonly string[]): Promise<number> {
