@@ -72,8 +72,8 @@ function servingMembers(trx: Db) {
 
 /**
  * Members of access groups that may serve: stored status active, client active only (the
- * compiler re-checks expiry and limit against the snapshot's clock; a limited, expired or
- * disabled row, or one of a client that is not active, serves nobody). One row per
+ * compiler applies the snapshot's clock to the expiry; a limited, expired or disabled row, or
+ * one of a client that is not active, serves nobody). One row per
  * (subscription, group), read by group (PostgreSQL runs this in about a quarter of the time
  * of a join through every granted inbound, and returns half the rows for a node with two
  * inbounds; see bench/BENCHMARKS.md).

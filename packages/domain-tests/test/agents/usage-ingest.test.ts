@@ -1,3 +1,4 @@
+import type { Db } from '@svc/db';
 import {
   enforceTrafficLimits,
   ingestUsageReport,
@@ -278,22 +279,36 @@ describe('an hourly row belongs to a subscription that exists (issue 37.1: no fo
   });
 });
 
+/** A transaction that has done `work` and holds its locks until released, then commits. */
+async function holding(work: (trx: Db) => Promise<unknown>): Promise<{ release: () => Promise<void> }> {
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  let done: Promise<void> | undefined;
+  await new Promise<void>((ready, fail) => {
+    done = bed.deps.db.transaction().execute(async (trx) => {
+      await work(trx);
+      ready();
+      await held;
+    });
+    done.catch(fail);
+  });
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
 describe.skipIf(!testDatabaseUrl())('a limit reached while an edit holds the subscription row (PostgreSQL)', () => {
   it('the credit does not wait for the edit: it commits, hands the subscription to the worker, which limits it once the edit is done', async () => {
     const { node, groups } = await servedNode(bed.ctx());
     const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 100 });
     handed.length = 0;
-    let release: () => void = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let editing: Promise<void> | undefined;
-    await new Promise<void>((holding) => {
-      editing = bed.deps.db.transaction().execute(async (trx) => {
-        await trx.selectFrom('subscriptions').select('id').where('id', '=', sub.id).forUpdate().execute();
-        holding();
-        await held;
-      });
+    const edit = await holding(async (trx) => {
+      await trx.selectFrom('subscriptions').select('id').where('id', '=', sub.id).forUpdate().execute();
     });
     try {
       const result = await Promise.race([
@@ -303,10 +318,32 @@ describe.skipIf(!testDatabaseUrl())('a limit reached while an edit holds the sub
       expect(result).toMatchObject({ applied: true, accepted: 1, limited: [] });
       expect(await handedWithin(5000)).toEqual([[sub.id]]);
     } finally {
-      release();
-      await editing;
+      await edit.release();
     }
     expect(await row(sub.id)).toMatchObject({ status: 'active', used_bytes: 150 });
+    expect(await enforceTrafficLimits(bed.system(), { ids: [sub.id] })).toBe(1);
+    expect((await row(sub.id)).status).toBe('limited');
+  });
+});
+
+describe.skipIf(!testDatabaseUrl())('an edit racing a credit (PostgreSQL)', () => {
+  it('an edit that stores active from counters read before a credit committed hands the subscription to the worker, which limits it', async () => {
+    const { groups } = await servedNode(bed.ctx());
+    const sub = await fixtures(bed.ctx()).subscription({ access_group_ids: groups, traffic_limit_bytes: 100 });
+    await updateSubscription(bed.ctx(), sub.id, parseInput(UpdateSubscriptionInput, { status: 'disabled' }));
+    handed.length = 0;
+    // A credit in progress past the limit: its transaction holds the counters row, not yet committed.
+    const credit = await holding(async (trx) => {
+      await sql`update subscription_counters set used_bytes = used_bytes + 150 where subscription_id = ${sub.id}`.execute(trx);
+    });
+    try {
+      // The admin enables it meanwhile: it reads the counters as committed (0) and stores active.
+      const view = await updateSubscription(bed.ctx(), sub.id, parseInput(UpdateSubscriptionInput, { status: 'active' }));
+      expect(view.status).toBe('active');
+    } finally {
+      await credit.release();
+    }
+    expect(await handedWithin(5000)).toEqual([[sub.id]]);
     expect(await enforceTrafficLimits(bed.system(), { ids: [sub.id] })).toBe(1);
     expect((await row(sub.id)).status).toBe('limited');
   });

@@ -134,6 +134,12 @@ export interface NodeCredit {
   charged: bigint;
   /** Subscriptions this credit brought to their limit and stored as limited (or expired), in its own unit. */
   limited: string[];
+  /**
+   * The nodes serving them: their revisions must be bumped in this unit, and the caller does
+   * it (bumpLimitedNodes) with the nodes it settles, so node rows are locked in id order, after
+   * every counters row (a period reset locks counters, then nodes).
+   */
+  limited_nodes: string[];
 }
 
 /**
@@ -165,6 +171,7 @@ export async function creditNodeUsage(
   let accepted = 0;
   let served = 0;
   let limited: string[] = [];
+  let limitedNodes: string[] = [];
   let raw = 0n;
   let charged = 0n;
   if ('inbox' in source ? source.inbox.length > 0 : source.batch.ids.length > 0) {
@@ -178,6 +185,7 @@ export async function creditNodeUsage(
       accepted: number;
       served: number;
       reached: string[] | null;
+      past: string[] | null;
       raw: string;
       charged: string;
       crossed: TrafficCrossing[] | null;
@@ -245,6 +253,8 @@ export async function creditNodeUsage(
                (select array_agg(id order by id) from started) as started,
                (select array_agg(id order by id) from credited
                  where status = 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as reached,
+               (select array_agg(id order by id) from credited
+                 where status <> 'active' and traffic_limit_bytes is not null and used_bytes >= traffic_limit_bytes) as past,
                -- 80% and 100% of a limit crossed by this report (before < mark <= after): rare, each an event.
                (select json_agg(json_build_object('id', id, 'client_id', client_id, 'renewal', renewal,
                                                   'used', used_bytes::text, 'limit', traffic_limit_bytes::text,
@@ -274,21 +284,26 @@ export async function creditNodeUsage(
     await grantSuccessorSlices(uow, nodeId, credited.rows[0]?.half ?? [], now);
     // A limit reached is written down by this unit (the status rule: every write that moves
     // used_bytes stores the status): limited (or expired, if that came first), audited, its
-    // nodes bumped, all in this commit, so the stored status is what the desired state reads and
-    // a crash loses neither. Rare: statements of its own only then. A subscription row another
-    // transaction holds (an admin's edit) is not waited for (an edit that then writes the
-    // counters would deadlock with this credit): it goes to the worker after commit
-    // (subscriptions.enforce-limits), and the sweep catches it if that is lost.
+    // nodes bumped by the caller, all in this commit, so the stored status is what the desired
+    // state reads and a crash loses neither. Rare: statements of its own only then. The rows
+    // past their limit are read again, locked, whatever status this statement's snapshot gave
+    // them (`past` too), so an edit that committed meanwhile (a subscription enabled again) is
+    // judged as it now is. A row another transaction holds (an admin's edit, which may write the
+    // counters next) is not waited for: one this snapshot saw active goes to the worker after
+    // commit (subscriptions.enforce-limits), and the sweep catches what that misses.
     const reached = credited.rows[0]?.reached ?? [];
-    if (reached.length > 0) {
-      limited = await writeReachedLimits(uow, now, { ids: reached, batch: reached.length, skipLocked: true });
-      const written = new Set(limited);
-      const skipped = reached.filter((id) => !written.has(id));
+    const past = [...reached, ...(credited.rows[0]?.past ?? [])];
+    if (past.length > 0) {
+      const written = await writeReachedLimits(uow, now, { ids: past, batch: past.length, skipLocked: true });
+      limited = written.changed;
+      limitedNodes = written.nodes;
+      const done = new Set(limited);
+      const skipped = reached.filter((id) => !done.has(id));
       if (skipped.length > 0) uow.enqueue(JOBS.enforceLimits, { ids: skipped });
     }
   }
   // `reported`: the subscriptions the source named (its entries summed per subscription).
-  return { accepted, not_served: reported - served, uncredited: reported - accepted, raw, charged, limited };
+  return { accepted, not_served: reported - served, uncredited: reported - accepted, raw, charged, limited, limited_nodes: limitedNodes };
 }
 
 /**

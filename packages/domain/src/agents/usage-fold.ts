@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
+import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage, type UsageBatch } from './usage-credit.ts';
 import type { UsageDelta } from './usage-ingest.ts';
@@ -195,21 +197,28 @@ export async function foldUsageInbox(deps: UnitOfWorkDeps, opts: { maxEntries?: 
       }
       let credited = 0;
       let uncredited = 0;
+      const limitedNodes = new Set<string>();
       // Each node's groups credited first, its own row settled last, in id order: the fold holds
       // a node's row (which each report's staging locks) only from its settling to the commit.
-      // (A limit reached is the exception: its nodes' revisions are bumped in the credit, so
-      // those rows are held from then on; a deadlock with another fold is retried whole.)
+      // A limit reached bumps the revisions of the nodes serving the subscription: those rows
+      // are locked here too, with the nodes settled, in one pass in id order, after every
+      // counters row (as a period reset locks them: counters, then nodes).
       const settle = new Map<string, { raw: bigint; charged: bigint; dropped: number; at: Date }>();
       for (const g of [...groups.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.at.getTime() - b.at.getTime()))) {
         const credit = await creditNodeUsage(deps, uow, g.node, g.multiplier, { inbox: g.inbox }, g.at);
         credited += credit.accepted;
         uncredited += credit.uncredited;
+        for (const n of credit.limited_nodes) limitedNodes.add(n);
         const s = settle.get(g.node) ?? { raw: 0n, charged: 0n, dropped: 0, at: g.at };
         s.raw += credit.raw;
         s.charged += credit.charged;
         s.dropped += credit.uncredited;
         if (g.at > s.at) s.at = g.at;
         settle.set(g.node, s);
+      }
+      if (limitedNodes.size > 0) {
+        await lockNodesInOrder(trx, [...new Set([...settle.keys(), ...limitedNodes])]);
+        await bumpNodeRevisions(uow, limitedNodes);
       }
       for (const [node, s] of [...settle].sort(([a], [b]) => (a < b ? -1 : 1)))
         await settleNodeUsage(uow, node, s, s.at, { dropped: s.dropped });

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { bumpNodeRevisions } from '../fleet/revisions.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage } from './usage-credit.ts';
 
@@ -78,6 +79,9 @@ export async function ingestUsageReport(
         return { report_id: report.report_id, applied: false, accepted: 0, dropped: 0, not_served: 0, invalid: 0, limited: [] };
       }
       const credit = await creditNodeUsage(deps, uow, nodeId, node.multiplier, { batch }, now);
+      // The node's own row is held from the start here; the others serving a subscription this
+      // report limited are locked now, in id order (a deadlock with another report is retried).
+      await bumpNodeRevisions(uow, credit.limited_nodes);
       await settleNodeUsage(uow, nodeId, credit, now, {
         dropped: invalid + credit.uncredited,
         set: { last_usage_report_id: sql`${String(report.report_id)}::int8` as never, last_seen_at: now },

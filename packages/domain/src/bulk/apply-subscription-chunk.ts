@@ -5,6 +5,7 @@ import { nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import { sameSet } from '../subscriptions/access-groups.ts';
 import { newCredentials } from '../subscriptions/credentials.ts';
+import { recheckLimitsAfterCommit } from '../subscriptions/limits.ts';
 import { regroupSubscription } from '../subscriptions/regroup-subscription.ts';
 import { subscriptionChangeEvents } from '../subscriptions/subscription-events.ts';
 import { type SubscriptionWithCounters, subscriptionsWithCounters, zeroPeriodCounters } from '../subscriptions/subscription-rows.ts';
@@ -166,6 +167,12 @@ export async function applySubscriptionChunk(
            as v(id, expires_at, traffic_limit_bytes, status)
      where s.id = v.id`.execute(trx);
   if (action.type === 'reset_usage') await zeroPeriodCounters(trx, present);
+  // Except for reset_usage, used_bytes was read without locking the counters: judged again after commit.
+  else
+    recheckLimitsAfterCommit(
+      uow,
+      next.map((x) => ({ id: x.r.id, status: x.n.status, traffic_limit_bytes: x.n.traffic_limit_bytes })),
+    );
   // A new status changes who the nodes serve; a new expiry their user_limits' not_after_ms (issue 36).
   const statusChanged = next
     .filter((x) => x.n.status !== x.r.status || x.n.expires_at?.getTime() !== x.r.expires_at?.getTime())

@@ -3,6 +3,7 @@ import type { DomainEvent } from '../events/catalogue.ts';
 import { recordEvents } from '../events/record-event.ts';
 import { bumpNodeRevisions, nodesOfSubscriptions } from '../fleet/revisions.ts';
 import type { DomainContext } from '../shared/context.ts';
+import { JOBS } from '../shared/jobs.ts';
 import { type UnitOfWork, unitOfWork } from '../shared/unit-of-work.ts';
 import { subscriptionChangeEvents } from './subscription-events.ts';
 import { zeroPeriodCounters } from './subscription-rows.ts';
@@ -60,25 +61,45 @@ export function nextPeriodStart(renewal: Renewal, now: Date): Date | null {
  */
 export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: number; ids?: readonly string[] } = {}): Promise<number> {
   if (opts.ids && opts.ids.length === 0) return 0;
-  return unitOfWork(ctx, async (uow) => (await writeReachedLimits(uow, ctx.clock.now(), { ...opts, skipLocked: true })).length);
+  return unitOfWork(ctx, async (uow) => {
+    const written = await writeReachedLimits(uow, ctx.clock.now(), { ...opts, skipLocked: true });
+    await bumpNodeRevisions(uow, written.nodes);
+    return written.changed.length;
+  });
+}
+
+/**
+ * For a write that stores a status from counters it read without locking them (an edit, which
+ * a usage credit must not wait for): the limit of those stored active under a limit is judged
+ * again just after its commit (the job subscriptions.enforce-limits), so a credit that
+ * committed meanwhile, past a limit the edit set or from a status it restored, is written down
+ * in moments, not at the next sweep.
+ */
+export function recheckLimitsAfterCommit(
+  uow: UnitOfWork,
+  rows: ReadonlyArray<{ id: string; status: SubscriptionStatus; traffic_limit_bytes: number | null }>,
+): void {
+  const ids = rows.filter((r) => r.status === 'active' && r.traffic_limit_bytes !== null).map((r) => r.id);
+  if (ids.length > 0) uow.enqueue(JOBS.enforceLimits, { ids });
 }
 
 /**
  * The rule of enforceTrafficLimits inside the caller's unit of work: stored-active rows (of
  * `ids`, when given) at or past their limit are locked, take the status the rule gives as of
- * `now`, are audited with their events, and their nodes' revisions are bumped in this same
- * transaction (spec 3.5). `skipLocked` leaves rows another transaction holds to the caller
- * (the usage credit hands them to the worker) or a later sweep; without it the caller waits for
- * them. Returns the subscriptions whose status it changed (every row it found: an active row
- * past its limit is limited or expired by the rule).
+ * `now`, and are audited with their events. Returns the subscriptions whose status it changed
+ * (every row it found: an active row past its limit is limited or expired by the rule) and the
+ * nodes that serve them, whose revisions the caller bumps in this same transaction (spec 3.5)
+ * when its lock order allows (a fold: with the nodes it settles, in id order, last).
+ * `skipLocked` leaves rows another transaction holds to the caller (the usage credit hands them
+ * to the worker) or a later sweep; without it the caller waits for them.
  */
 export async function writeReachedLimits(
   uow: UnitOfWork,
   now: Date,
   opts: { batch?: number; ids?: readonly string[]; skipLocked?: boolean },
-): Promise<string[]> {
+): Promise<{ changed: string[]; nodes: string[] }> {
   const batch = opts.batch ?? 500;
-  if (opts.ids && opts.ids.length === 0) return [];
+  if (opts.ids && opts.ids.length === 0) return { changed: [], nodes: [] };
   const trx = uow.db;
   let q = trx
     .selectFrom('subscriptions')
@@ -105,18 +126,15 @@ export async function writeReachedLimits(
     changed.push({ id: r.id, from: r.status, to });
     events.push(...subscriptionChangeEvents({ id: r.id, client_id: r.client_id, from: r, to: { ...r, status: to } }));
   }
-  if (changed.length === 0) return [];
+  if (changed.length === 0) return { changed: [], nodes: [] };
   uow.subscriptionLinksChanged();
   for (const to of new Set(changed.map((c) => c.to))) {
     const ids = changed.filter((c) => c.to === to).map((c) => c.id);
     await trx.updateTable('subscriptions').set({ status: to, updated_at: now }).where('id', 'in', ids).execute();
   }
-  await bumpNodeRevisions(
-    uow,
-    await nodesOfSubscriptions(
-      trx,
-      changed.map((c) => c.id),
-    ),
+  const nodes = await nodesOfSubscriptions(
+    trx,
+    changed.map((c) => c.id),
   );
   for (const c of changed) {
     uow.audit({
@@ -127,7 +145,7 @@ export async function writeReachedLimits(
     });
   }
   await recordEvents(uow, events, now);
-  return changed.map((c) => c.id);
+  return { changed: changed.map((c) => c.id), nodes };
 }
 
 /**

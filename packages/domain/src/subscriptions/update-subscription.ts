@@ -10,6 +10,7 @@ import type { DomainContext } from '../shared/context.ts';
 import { isEmptyPatch } from '../shared/input.ts';
 import { unitOfWork } from '../shared/unit-of-work.ts';
 import { sameSet, unknownAccessGroups } from './access-groups.ts';
+import { recheckLimitsAfterCommit } from './limits.ts';
 import { lockSubscription } from './lock-subscription.ts';
 import { writtenSubscription } from './read-subscriptions.ts';
 import { regroupSubscription } from './regroup-subscription.ts';
@@ -101,6 +102,8 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
       .returningAll()
       .executeTakeFirstOrThrow()
       .then((r) => ({ ...r, ...countersOf(current) }));
+    // used_bytes was read without locking the counters (a credit does not wait for an edit): judged again after commit.
+    recheckLimitsAfterCommit(uow, [{ id, status, traffic_limit_bytes: next.traffic_limit_bytes }]);
     let groups = beforeGroups;
     if (groupsChanged && input.access_group_ids) groups = await regroupSubscription(uow, now, id, beforeGroups, input.access_group_ids);
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
