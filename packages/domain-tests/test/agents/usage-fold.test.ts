@@ -375,4 +375,51 @@ describe.skipIf(!testDatabaseUrl())('a usage credit and an edit of the subscript
     });
     expect(Number((await sub(s)).used_bytes)).toBe(45);
   });
+
+  it('a fold that limits a subscription holds no node row while it waits on a counters row (a period reset locks counters, then nodes)', async () => {
+    // Node a is credited first (ids grow with time); x, served by a and b, reaches its limit there;
+    // then node b's credit waits on y's counters row, which another transaction holds.
+    const a = await servedNode(bed.ctx());
+    const b = await servedNode(bed.ctx());
+    const f = fixtures(bed.ctx());
+    const x = (await f.subscription({ access_group_ids: [...a.groups, ...b.groups], traffic_limit_bytes: 100 })).id;
+    const y = (await f.subscription({ access_group_ids: b.groups })).id;
+    expect(a.node < b.node).toBe(true);
+    await stageUsageReport(bed.deps, a.node, { report_id: 1n, entries: [entry(x, 150)] });
+    await stageUsageReport(bed.deps, b.node, { report_id: 1n, entries: [entry(y, 10)] });
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let reset: Promise<void> | undefined;
+    let xid = '';
+    const counterHeld = new Promise<void>((holding) => {
+      reset = bed.deps.db.transaction().execute(async (trx) => {
+        await sql`select 1 from subscription_counters where subscription_id = ${y} for update`.execute(trx);
+        xid = (await sql<{ xid: string }>`select pg_current_xact_id()::text as xid`.execute(trx)).rows[0]?.xid ?? '';
+        holding();
+        await held;
+        // The reset's next step: the nodes. Were any held by the waiting fold, this would deadlock.
+        await sql`select 1 from nodes where id in (${a.node}, ${b.node}) order by id for update nowait`.execute(trx);
+      });
+    });
+    await counterHeld;
+    const folding = foldUsageInbox(bed.deps);
+    // The fold has credited x (limit reached) and waits on y's counters row, that is on the holder's transaction.
+    let waiting = false;
+    for (let i = 0; i < 250 && !waiting; i++) {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_locks where locktype = 'transactionid' and not granted and transactionid::text = ${xid}`.execute(
+        bed.deps.db,
+      );
+      waiting = (rows[0]?.n ?? 0) > 0;
+      if (!waiting) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(waiting, 'the fold waits on the held counters row').toBe(true);
+    release();
+    await reset;
+    expect(await within(folding, 10_000, 'the fold')).toMatchObject({ credited: 2 });
+    expect(await sub(x)).toMatchObject({ status: 'limited', used_bytes: 150 });
+    expect(Number((await sub(y)).used_bytes)).toBe(10);
+  });
 });
