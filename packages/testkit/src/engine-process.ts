@@ -37,8 +37,10 @@ export interface StartEngineOptions {
   timeoutMs?: number;
 }
 
-/** A TCP port nothing listened on a moment ago (the OS's pick on 127.0.0.1). */
-export function freePort(): Promise<number> {
+/** Ports this process handed out (the most recent 4,096): the OS may pick a closed one again at once. */
+const handedOut = new Set<number>();
+
+function osPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -47,6 +49,22 @@ export function freePort(): Promise<number> {
       server.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/**
+ * A TCP port nothing listened on a moment ago (the OS's pick on 127.0.0.1), never one this
+ * process handed out before: a caller binds it later, and two picks in a row can be the same
+ * port (CI on da56e42: two inbounds of one node got one port, 409).
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await osPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    if (handedOut.size > 4096) handedOut.delete(handedOut.values().next().value as number);
+    return port;
+  }
+  throw new Error('no port the OS picked was new to this process in 50 tries');
 }
 
 /** Whether 127.0.0.1:port accepts a TCP connection now. */
