@@ -135,8 +135,8 @@ export interface NodeCredit {
   /** Subscriptions this credit brought to their limit and stored as limited (or expired), in its own unit. */
   limited: string[];
   /**
-   * The nodes serving them: their revisions must be bumped in this unit, and the caller does
-   * it (bumpLimitedNodes) with the nodes it settles, so node rows are locked in id order, after
+   * The nodes serving them: their revisions must be bumped in this unit, and the caller does it
+   * (bumpNodeRevisions) with the nodes it settles, so node rows are locked in id order, after
    * every counters row (a period reset locks counters, then nodes).
    */
   limited_nodes: string[];

@@ -171,7 +171,7 @@ export async function applySubscriptionChunk(
   else
     recheckLimitsAfterCommit(
       uow,
-      next.map((x) => ({ id: x.r.id, status: x.n.status, traffic_limit_bytes: x.n.traffic_limit_bytes })),
+      next.map((x) => ({ id: x.r.id, from: x.r, to: x.n })),
     );
   // A new status changes who the nodes serve; a new expiry their user_limits' not_after_ms (issue 36).
   const statusChanged = next

@@ -70,17 +70,30 @@ export async function enforceTrafficLimits(ctx: DomainContext, opts: { batch?: n
 
 /**
  * For a write that stores a status from counters it read without locking them (an edit, which
- * a usage credit must not wait for): the limit of those stored active under a limit is judged
- * again just after its commit (the job subscriptions.enforce-limits), so a credit that
- * committed meanwhile, past a limit the edit set or from a status it restored, is written down
- * in moments, not at the next sweep.
+ * a usage credit must not wait for): the limit of those it made active or whose limit it
+ * changed, stored active under a limit, is judged again just after its commit (the job
+ * subscriptions.enforce-limits), so a credit that committed meanwhile, past a limit the edit set
+ * or from a status it restored, is written down in moments, not at the next sweep. A row that
+ * stays active under the same limit needs nothing: a credit's snapshot saw it active, and the
+ * credit writes the limit itself or hands the row on when the edit holds it.
  */
 export function recheckLimitsAfterCommit(
   uow: UnitOfWork,
-  rows: ReadonlyArray<{ id: string; status: SubscriptionStatus; traffic_limit_bytes: number | null }>,
+  rows: ReadonlyArray<{ id: string; from: StatusAndLimit; to: StatusAndLimit }>,
 ): void {
-  const ids = rows.filter((r) => r.status === 'active' && r.traffic_limit_bytes !== null).map((r) => r.id);
+  const limitOf = (r: StatusAndLimit) => (r.traffic_limit_bytes === null ? null : String(r.traffic_limit_bytes));
+  const ids = rows
+    .filter(
+      ({ from, to }) =>
+        to.status === 'active' && to.traffic_limit_bytes !== null && (from.status !== 'active' || limitOf(from) !== limitOf(to)),
+    )
+    .map((r) => r.id);
   if (ids.length > 0) uow.enqueue(JOBS.enforceLimits, { ids });
+}
+
+interface StatusAndLimit {
+  status: SubscriptionStatus;
+  traffic_limit_bytes: number | string | bigint | null;
 }
 
 /**

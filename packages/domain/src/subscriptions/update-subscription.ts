@@ -103,7 +103,7 @@ export async function updateSubscription(ctx: DomainContext, id: string, input: 
       .executeTakeFirstOrThrow()
       .then((r) => ({ ...r, ...countersOf(current) }));
     // used_bytes was read without locking the counters (a credit does not wait for an edit): judged again after commit.
-    recheckLimitsAfterCommit(uow, [{ id, status, traffic_limit_bytes: next.traffic_limit_bytes }]);
+    recheckLimitsAfterCommit(uow, [{ id, from: current, to: { status, traffic_limit_bytes: next.traffic_limit_bytes } }]);
     let groups = beforeGroups;
     if (groupsChanged && input.access_group_ids) groups = await regroupSubscription(uow, now, id, beforeGroups, input.access_group_ids);
     const nodesAfter = groupsChanged ? await nodesOfSubscriptions(trx, [id]) : [];
