@@ -202,3 +202,33 @@ describe('compileNodeConfig: deterministic', () => {
     expect(Buffer.from(shuffled).equals(Buffer.from(one))).toBe(true);
   });
 });
+
+describe('compileNodeConfig: user limits (issue 36) of members kept between snapshots', () => {
+  it('a member object compiled again gets its entry as before, and a new slice (or none) as the slices now say, never the one it was first compiled with', () => {
+    const s = sub('s1', ['a'], { traffic_limit_bytes: 10_000, expires_at: new Date(NOW.getTime() + 86_400_000), upload_bps: 1_000 });
+    const limitsWith = (slices: NodeModel['slices']) =>
+      compileNodeConfig(model({ inbounds: [inbound('a')], subscriptions: [s], slices })).userLimits;
+    const first = limitsWith(new Map([['s1', { slice_id: '7', slice_bytes: '2500' }]]));
+    expect(first).toEqual([
+      {
+        subscriptionId: 's1',
+        deviceLimit: 0,
+        uploadBps: 1_000n,
+        downloadBps: 0n,
+        notAfterMs: BigInt(NOW.getTime() + 86_400_000),
+        sliceId: 7n,
+        sliceBytes: 2_500n,
+      },
+    ]);
+    expect(limitsWith(new Map([['s1', { slice_id: '7', slice_bytes: '2500' }]]))).toEqual(first);
+    expect(limitsWith(new Map([['s1', { slice_id: '8', slice_bytes: '2500' }]]))[0]).toMatchObject({ sliceId: 8n, sliceBytes: 2_500n });
+    expect(limitsWith(new Map([['s1', { slice_id: '8', slice_bytes: '900' }]]))[0]).toMatchObject({ sliceId: 8n, sliceBytes: 900n });
+    expect(limitsWith(new Map())[0]).toMatchObject({ sliceId: 0n, sliceBytes: 0n, uploadBps: 1_000n });
+    // A changed member is a new object (the member cache reads its bucket again): its own entry.
+    const changed = { ...s, upload_bps: null, device_limit: 2 };
+    expect(compileNodeConfig(model({ inbounds: [inbound('a')], subscriptions: [changed] })).userLimits[0]).toMatchObject({
+      deviceLimit: 2,
+      uploadBps: 0n,
+    });
+  });
+});

@@ -175,18 +175,32 @@ function userLimitsOf(serving: ReadonlyArray<{ sub: NodeModel['subscriptions'][n
     const down = sub.download_bps ?? null;
     if (device === null && up === null && down === null && sub.expires_at === null && sub.traffic_limit_bytes === null) continue;
     const slice = sub.traffic_limit_bytes === null ? undefined : slices?.get(sub.id);
-    out.push({
+    // A member the member cache kept is the same object from snapshot to snapshot: its entry is
+    // made once (five BigInts and an object: ~0.7 µs, 70 ms on a 100,000-user node) while its
+    // slice stays the same. Entries are only read (encoded), never changed, so sharing them
+    // between compilations keeps this function pure.
+    const kept = limitsOf.get(sub);
+    if (kept && kept.slice_id === slice?.slice_id && kept.slice_bytes === slice?.slice_bytes) {
+      out.push(kept.limits);
+      continue;
+    }
+    const limits: UserLimits = {
       subscriptionId: sub.id,
       deviceLimit: device ?? 0,
-      uploadBps: BigInt(up ?? 0),
-      downloadBps: BigInt(down ?? 0),
-      notAfterMs: BigInt(sub.expires_at?.getTime() ?? 0),
-      sliceId: BigInt(slice?.slice_id ?? 0),
-      sliceBytes: BigInt(slice?.slice_bytes ?? 0),
-    });
+      uploadBps: up === null ? 0n : BigInt(up),
+      downloadBps: down === null ? 0n : BigInt(down),
+      notAfterMs: sub.expires_at === null ? 0n : BigInt(sub.expires_at.getTime()),
+      sliceId: slice === undefined ? 0n : BigInt(slice.slice_id),
+      sliceBytes: slice === undefined ? 0n : BigInt(slice.slice_bytes),
+    };
+    limitsOf.set(sub, { slice_id: slice?.slice_id, slice_bytes: slice?.slice_bytes, limits });
+    out.push(limits);
   }
   return out.sort((a, b) => byString(a.subscriptionId, b.subscriptionId));
 }
+
+/** Each member's UserLimits entry with the slice it was made with (userLimitsOf). */
+const limitsOf = new WeakMap<NodeModel['subscriptions'][number], { slice_id?: string; slice_bytes?: string; limits: UserLimits }>();
 
 function userOf(i: ModelInbound, email: string, sub: NodeModel['subscriptions'][number]): InboundUser {
   switch (i.protocol) {

@@ -53,6 +53,11 @@ export interface ModelInbound {
   block_bittorrent: boolean;
 }
 
+/**
+ * A member as the compiler reads it. Never changed once made: the member cache keeps a bucket's
+ * objects from snapshot to snapshot (a changed member is a new object), and the compiler keeps
+ * what it derives from one by identity (compile.ts userLimitsOf).
+ */
 export interface ModelSubscription {
   id: string;
   status: SubscriptionStatus;

@@ -146,7 +146,59 @@ describe('FlatWriter encodes byte-identically to BinaryWriter', () => {
     }
   });
 
+  it('64-bit varints written by FlatWriter itself (0 to 2^53) and those it hands to BinaryWriter, at every width and edge', () => {
+    const edges = [0n, 1n, 127n, 128n, 16_383n, 16_384n, 2n ** 31n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 35n, 2n ** 49n - 1n, 2n ** 49n];
+    const big = [2n ** 52n - 1n, 2n ** 52n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 56n, 2n ** 63n - 1n];
+    const values: Array<string | number | bigint> = [
+      ...edges,
+      ...big,
+      ...edges.map(Number),
+      2 ** 53 - 1,
+      -1n,
+      -(2n ** 40n),
+      -(2n ** 63n),
+      -7,
+      '123456789012345',
+      '-5',
+    ];
+    for (const v of values) {
+      for (const write of [
+        (w: BinaryWriter) => w.int64(v),
+        (w: BinaryWriter) => w.sint64(v),
+        ...(BigInt(v) >= 0n ? [(w: BinaryWriter) => w.uint64(v)] : []),
+      ]) {
+        const expected = Buffer.from(write(new BinaryWriter()).finish());
+        expect(Buffer.from(write(new FlatWriter(8)).finish()).toString('hex'), `${typeof v} ${String(v)}`).toBe(expected.toString('hex'));
+      }
+    }
+    expect(Buffer.from(new FlatWriter().uint64(2n ** 64n - 1n).finish())).toEqual(
+      Buffer.from(new BinaryWriter().uint64(2n ** 64n - 1n).finish()),
+    );
+    // A UserLimits per user, every 64-bit field set (a node whose users all have limits).
+    same(
+      ServerMessage,
+      ServerMessage.fromPartial({
+        desiredState: {
+          revision: 3n,
+          config: {
+            userLimits: Array.from({ length: 500 }, (_, i) => ({
+              subscriptionId: `sub_${i}`,
+              deviceLimit: i % 4,
+              uploadBps: BigInt(i) * 125_000n,
+              downloadBps: BigInt(i) ** 4n,
+              notAfterMs: 1_790_000_000_000n + BigInt(i),
+              sliceId: BigInt(i),
+              sliceBytes: 2n ** BigInt(i % 60),
+            })),
+          },
+        },
+      }),
+    );
+  });
+
   it('refuses what BinaryWriter refuses: out-of-range integers, an unjoined fork', () => {
+    expect(() => new FlatWriter().uint64(-1n)).toThrow();
+    expect(() => new FlatWriter().int64(1.5)).toThrow();
     expect(() => new FlatWriter().uint32(-1)).toThrow(/uint32/);
     expect(() => new FlatWriter().int32(2 ** 31)).toThrow(/int32/);
     expect(() => new FlatWriter().uint32(1.5)).toThrow(/uint32/);
