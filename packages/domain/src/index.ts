@@ -83,6 +83,7 @@ export * from './shared/jobs.ts';
 export * from './shared/list-query.ts';
 export * from './shared/outbound.ts';
 export * from './shared/pagination.ts';
+export * from './shared/pg-array.ts';
 export * from './shared/public-url.ts';
 export * from './shared/sealed.ts';
 export * from './shared/secrets.ts';

@@ -119,6 +119,20 @@ describe('stageUsageReport: exactly once per node by report_id', () => {
     expect(Number((await sub(a)).used_bytes)).toBe(7);
     expect(Number((await sub(stranger)).used_bytes)).toBe(0);
   });
+  it('ids with the array syntax’s specials (quotes, backslashes, commas, braces, NULL) are staged as sent: each keeps its own bytes and the served subscriptions after them theirs', async () => {
+    const { node, subs } = await served(2);
+    const [a, b] = subs as [string, string];
+    const hostile = ['a"b', 'c\\d', '"', '\\', 'e,f', '{g}', 'NULL', ' h ', '},{', 'i\\"j', '日本', '🚀'];
+    const entries = [entry(a, 3, 1), ...hostile.map((id, i) => entry(id, 100 + i)), entry(b, 5, 2)];
+    const r = await stageUsageReport(bed.deps, node, { report_id: 1n, entries });
+    expect(r).toMatchObject({ applied: true, staged: hostile.length + 2, invalid: 0 });
+    const staged = await bed.deps.db.selectFrom('usage_inbox').select(['ids', 'uplink', 'downlink']).where('node_id', '=', node).execute();
+    const got = new Map(staged.flatMap((row) => row.ids.map((id, i) => [id, [Number(row.uplink[i]), Number(row.downlink[i])]] as const)));
+    expect(got).toEqual(new Map(entries.map((e) => [e.subscription_id, [Number(e.uplink_bytes), Number(e.downlink_bytes)]])));
+    const [fold] = await foldAll();
+    expect(fold).toMatchObject({ credited: 2, uncredited: hostile.length });
+    expect([Number((await sub(a)).used_bytes), Number((await sub(b)).used_bytes)]).toEqual([4, 7]);
+  });
 });
 
 describe('foldUsageInbox: what is staged, credited once with the ingest’s rule', () => {

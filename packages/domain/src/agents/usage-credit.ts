@@ -7,6 +7,7 @@ import { accessGroupsServedBy } from '../fleet/serving.ts';
 import { chargeTrafficSlicesSql, grantSuccessorSlices } from '../limits/traffic-slices.ts';
 import { applyNodeQuota } from '../nodes/node-traffic.ts';
 import { JOBS } from '../shared/jobs.ts';
+import { int8Array, textArray } from '../shared/pg-array.ts';
 import { isStorableText } from '../shared/text.ts';
 import { type UnitOfWork, type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { nextPeriodStart, writeReachedLimits } from '../subscriptions/limits.ts';
@@ -85,10 +86,10 @@ export type UsageSource = { batch: UsageBatch } | { inbox: ReadonlyArray<{ part:
 /** The source as rows (id, raw_up, raw_down), one per subscription, and the index condition on those ids for the counters' update. */
 function usageRows(nodeId: string, source: UsageSource): { rows: RawBuilder<unknown>; ids: RawBuilder<unknown> } {
   if ('batch' in source) {
-    const { ids, up, down } = source.batch;
+    const ids = textArray(source.batch.ids);
     return {
-      rows: sql`select * from unnest(${ids}::text[], ${up}::int8[], ${down}::int8[]) as r(id, raw_up, raw_down)`,
-      ids: sql`${ids}::text[]`,
+      rows: sql`select * from unnest(${ids}, ${int8Array(source.batch.up)}, ${int8Array(source.batch.down)}) as r(id, raw_up, raw_down)`,
+      ids,
     };
   }
   const parts = source.inbox.map((k) => k.part);

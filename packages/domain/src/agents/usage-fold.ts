@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import { bumpNodeRevisions } from '../fleet/revisions.ts';
+import { int8Array, textArray } from '../shared/pg-array.ts';
 import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
 import { creditNodeUsage, lockNodeForUsage, settleNodeUsage, summedUsage, type UsageBatch } from './usage-credit.ts';
 import type { UsageDelta } from './usage-ingest.ts';
@@ -87,9 +88,9 @@ export async function stageUsageReport(
             received_at: now,
             multiplier: node.multiplier,
             entries: ids.length,
-            ids,
-            uplink: up,
-            downlink: down,
+            ids: textArray(ids),
+            uplink: int8Array(up),
+            downlink: int8Array(down),
           })),
         )
         .execute();
