@@ -19,11 +19,11 @@ import type { UsageDelta } from './usage-ingest.ts';
 
 const HOUR_MS = 3600_000;
 
-/** A node's usage summed per subscription: ids in order, the raw bytes each way as int8 text. */
+/** A node's usage summed per subscription: ids in order, the raw bytes each way. */
 export interface UsageBatch {
   ids: string[];
-  up: string[];
-  down: string[];
+  up: bigint[];
+  down: bigint[];
 }
 
 /**
@@ -71,8 +71,8 @@ export function batchOf(sums: ReadonlyMap<string, readonly [bigint, bigint]>): U
   const ids = [...sums.keys()].sort();
   return {
     ids,
-    up: ids.map((id) => String((sums.get(id) as [bigint, bigint])[0])),
-    down: ids.map((id) => String((sums.get(id) as [bigint, bigint])[1])),
+    up: ids.map((id) => (sums.get(id) as [bigint, bigint])[0]),
+    down: ids.map((id) => (sums.get(id) as [bigint, bigint])[1]),
   };
 }
 

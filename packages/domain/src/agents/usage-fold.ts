@@ -48,13 +48,13 @@ export function usagePart(id: string): number {
 
 /** A batch split by part, each in the batch's id order; parts without entries left out. */
 export function usageParts(batch: UsageBatch): Array<UsageBatch & { part: number }> {
-  const parts = Array.from({ length: USAGE_PARTS }, (_, part) => ({ part, ids: [] as string[], up: [] as string[], down: [] as string[] }));
+  const parts = Array.from({ length: USAGE_PARTS }, (_, part) => ({ part, ids: [] as string[], up: [] as bigint[], down: [] as bigint[] }));
   for (let i = 0; i < batch.ids.length; i++) {
     const id = batch.ids[i] as string;
     const p = parts[usagePart(id)] as UsageBatch;
     p.ids.push(id);
-    p.up.push(batch.up[i] as string);
-    p.down.push(batch.down[i] as string);
+    p.up.push(batch.up[i] as bigint);
+    p.down.push(batch.down[i] as bigint);
   }
   return parts.filter((p) => p.ids.length > 0);
 }
