@@ -318,12 +318,12 @@ async function nodesOfDenials(trx: Db, subscriptionIds: readonly string[]): Prom
   return [...new Set([...serving, ...reporting.map((r) => r.node_id)])].sort();
 }
 
-/**
- * A node's DeviceDenials, whole: for every subscription the node carries (or reported) that has
- * refused addresses, all of them, fleet-wide. Sorted, so equal sets compare equal.
- */
-export async function deviceDenialsOfNode(db: Db, nodeId: string): Promise<Array<{ subscription_id: string; addresses: string[] }>> {
-  const denied = await db
+/** Every refused address of the fleet, by subscription then address (what deviceDenialsOfNode narrows to a node). */
+export type RefusedAddresses = ReadonlyArray<{ subscription_id: string; address: string }>;
+
+/** The fleet's refused addresses, read once for any number of nodes' DeviceDenials. */
+export async function refusedAddresses(db: Db): Promise<RefusedAddresses> {
+  return db
     .selectFrom('subscription_online_addresses')
     .select(['subscription_id', 'address'])
     .distinct()
@@ -331,6 +331,19 @@ export async function deviceDenialsOfNode(db: Db, nodeId: string): Promise<Array
     .orderBy('subscription_id')
     .orderBy('address')
     .execute();
+}
+
+/**
+ * A node's DeviceDenials, whole: for every subscription the node carries (or reported) that has
+ * refused addresses, all of them, fleet-wide. Sorted, so equal sets compare equal. `refused`: the
+ * fleet's refused addresses when the caller read them already (refusedAddresses), for many nodes at once.
+ */
+export async function deviceDenialsOfNode(
+  db: Db,
+  nodeId: string,
+  refused?: RefusedAddresses,
+): Promise<Array<{ subscription_id: string; addresses: string[] }>> {
+  const denied = refused ?? (await refusedAddresses(db));
   if (denied.length === 0) return [];
   const subs = [...new Set(denied.map((d) => d.subscription_id))];
   const mine = new Set<string>();
