@@ -16,7 +16,8 @@
 import { gzipSync } from 'node:zlib';
 import { createCachedGzip, parallelCompress } from '@svc/control-plane';
 import type { Db } from '@svc/db';
-import { compileDesiredState, compileNodeConfig, createMemberCache, loadNodeModel } from '@svc/desired-state';
+import { compileDesiredState, compileNodeConfig, createMemberCache, createSliceCache, loadNodeModel, readSlices } from '@svc/desired-state';
+import { grantTrafficSlices, unitOfWork } from '@svc/domain';
 import { ControlPlaneWireDefinition, decodeFlat, NodeConfig, ServerMessage } from '@svc/proto';
 import { createQueryId, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
 import { benchDeps, ourPostgresPids, sealedLinkToken } from '../common/database.ts';
@@ -257,6 +258,7 @@ await main(async () => {
   // The gateway's way since 2026-11-25: the group's members kept between snapshots, each
   // sample after one subscription was toggled (as the rounds do), so one bucket is read again.
   const members = createMemberCache();
+  const sliceCache = createSliceCache();
   const toggled = subscriptionId(2);
   const readCached = await timeAsyncAfter(
     READ_SAMPLES,
@@ -264,12 +266,18 @@ await main(async () => {
       sql`update subscriptions set status = case when status = 'active' then 'disabled' else 'active' end where id = ${toggled}`.execute(
         database.db,
       ),
-    () => loadNodeModel({ ...deps, members }, nodeId),
+    () => loadNodeModel({ ...deps, members, slices: sliceCache }, nodeId),
   );
   await sql`update subscriptions set status = 'active' where id = ${toggled}`.execute(database.db);
   const steps = {
     read: await timeAsync(READ_SAMPLES, () => loadNodeModel(deps, nodeId)),
     readCached,
+    slices: await timeAsync(READ_SAMPLES, () => readSlices(database.db, [nodeId], undefined)),
+    slicesCached: await timeAsync(READ_SAMPLES, () => readSlices(database.db, [nodeId], sliceCache)),
+    // Before 2026-12-01 the gateway ran the grant before every snapshot (here none is due).
+    grantBefore: await timeAsync(READ_SAMPLES, () =>
+      unitOfWork(deps, (uow) => grantTrafficSlices(uow, [nodeId], deps.clock.now()), { attempts: 5 }),
+    ),
     query: await timeAsync(READ_SAMPLES, () => database.pool.query(product.sql, product.parameters)),
     queryExec: await reported(READ_SAMPLES, () => explain(product.sql, product.parameters)),
     byGroup: await timeAsync(READ_SAMPLES, () => database.pool.query(BY_INBOUND_QUERY, inboundParams)),
@@ -397,9 +405,11 @@ await main(async () => {
       steps.read,
     ),
     row(
-      'the same through the gateway’s member cache after a one-user change (digests of 256 buckets compared, the changed bucket read again)',
+      'the same through the gateway’s member and slice caches after a one-user change (digests of 256 buckets compared, the changed bucket read again; the slices’ count and highest id compared)',
       steps.readCached,
     ),
+    row(`of which: the node's traffic slices read whole (${n(USERS)} rows; the first snapshot of a big node)`, steps.slices),
+    row('the same through the slice cache, nothing granted since (count, highest id and half-used slices compared)', steps.slicesCached),
     row(
       `of which: its subscriptions statement alone (captured from the loader as it runs; ${n(productRows)} rows), through pg (rows parsed)`,
       steps.query,
@@ -410,6 +420,10 @@ await main(async () => {
       steps.byGroup,
     ),
     row('the same, executing inside PostgreSQL', steps.byGroupExec),
+    row(
+      'not the product’s since 2026-12-01: grantTrafficSlices before every snapshot, outside it (none due here: the statement that finds none)',
+      steps.grantBefore,
+    ),
     row('compileNodeConfig (pure)', steps.compile),
     row('the gateway’s serializer for the DesiredState (ControlPlaneWireDefinition: FlatWriter)', steps.encode),
     row('baseline: ServerMessage.encode(…).finish() over @bufbuild BinaryWriter (ts-proto’s default)', steps.encodeDefault),

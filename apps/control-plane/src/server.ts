@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
-import { createMemberCache, DEFAULT_MEMBER_CACHE } from '@svc/desired-state';
+import { createMemberCache, createSliceCache, DEFAULT_MEMBER_CACHE, DEFAULT_SLICE_CACHE } from '@svc/desired-state';
 import { createSlots, type DomainDeps, ensureCertificateAuthority, gatewayTlsResumption, issueServerCertificate, newId } from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
 import { type AdmissionLimits, AdmissionLine } from './admission-line.ts';
@@ -140,7 +140,12 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
             overrides.snapshots ??
             compiledSource(
               o.memberCacheRows > 0
-                ? { ...deps, members: createMemberCache({ ...DEFAULT_MEMBER_CACHE, maxRows: o.memberCacheRows }) }
+                ? {
+                    ...deps,
+                    members: createMemberCache({ ...DEFAULT_MEMBER_CACHE, maxRows: o.memberCacheRows }),
+                    // A slice per member of a big node: the same bound.
+                    slices: createSliceCache({ ...DEFAULT_SLICE_CACHE, maxRows: o.memberCacheRows }),
+                  }
                 : deps,
             ),
           idleTimeoutMs: o.idleTimeoutMs,

@@ -1,12 +1,13 @@
-import { type CompiledDesiredState, compileDesiredState, createMemberCache, type ModelDeps } from '@svc/desired-state';
-import { ingestUsageReport } from '@svc/domain';
+import { type CompiledDesiredState, compileDesiredState, createMemberCache, createSliceCache, type ModelDeps } from '@svc/desired-state';
+import { ingestCutoffReport, ingestUsageReport } from '@svc/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from './harness.ts';
 
 /**
- * The member cache (packages/desired-state/src/member-cache.ts) may change how a snapshot is
- * read, never what it is: every compile through it must equal a compile that reads everything,
- * after every kind of change a member can go through, on PGlite and on PostgreSQL.
+ * The member cache (packages/desired-state/src/member-cache.ts) and the slice cache
+ * (slice-cache.ts) may change how a snapshot is read, never what it is: every compile through
+ * them must equal a compile that reads everything, after every kind of change a member or a
+ * traffic slice can go through, on PGlite and on PostgreSQL.
  */
 let g: Gateway;
 let t: string;
@@ -54,13 +55,19 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
         ),
       );
 
+    const withLimit = new Set(subs.map((x) => `${x.id}@svc`));
     // Small groups count as big here (both groups are kept), so the cache is used from the first read on.
     const members = createMemberCache({ maxRows: 10_000, minGroupRows: 2 });
-    const cached: ModelDeps = { ...g.s.deps, members };
+    const slices = createSliceCache({ maxRows: 10_000, minNodeRows: 2 });
+    const cached: ModelDeps = { ...g.s.deps, members, slices };
     const same = async (label: string) => {
       const full = (await compileDesiredState(g.s.deps, node.id)) as CompiledDesiredState;
       const through = (await compileDesiredState(cached, node.id)) as CompiledDesiredState;
       expect(through, label).toEqual(full);
+      // Issue 36: no user with a traffic limit is on the node without a slice.
+      const sliced = new Set(full.config.userLimits.filter((u) => u.sliceId > 0n).map((u) => `${u.subscriptionId}@svc`));
+      for (const inbound of full.config.xray?.inbounds ?? [])
+        for (const u of inbound.users) if (withLimit.has(u.email)) expect(sliced, label).toContain(u.email);
       return full;
     };
     const db = g.s.deps.db;
@@ -132,6 +139,100 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
     const users = (port: number) => last.config.xray?.inbounds.find((i) => i.port === port)?.users.map((u) => u.email);
     expect(users(8443)).not.toContain(`${subs[20]?.id}@svc`);
     expect(users(443)).toContain(`${subs[20]?.id}@svc`);
+
+    // Traffic slices (issue 36): kept for the node, only those granted since read again.
+    const sliceOf = async (sub: string) =>
+      (
+        await db
+          .selectFrom('traffic_slices')
+          .select(['slice_id', 'slice_bytes'])
+          .where('node_id', '=', node.id)
+          .where('subscription_id', '=', sub)
+          .executeTakeFirst()
+      )?.slice_id.toString();
+    const limitOf = (state: CompiledDesiredState, sub: string) => state.config.userLimits.find((u) => u.subscriptionId === sub);
+    expect(slices.heldRows).toBeGreaterThan(0);
+    let stats = { ...slices.stats };
+    await same('slices: nothing granted');
+    expect(slices.stats.kept - stats.kept, 'nothing granted: the kept slices used').toBe(1);
+    // A credit past half of a slice grants its successor in the credit's unit.
+    const s1 = subs[6]?.id as string; // (client 0: active; client 1 was disabled above)
+    const before1 = await sliceOf(s1);
+    const half = await ingestUsageReport(g.s.deps, node.id, {
+      report_id: 2n,
+      entries: [{ subscription_id: s1, uplink_bytes: 6_000n, downlink_bytes: 0n }],
+    });
+    expect(half.limited).toEqual([]);
+    expect(BigInt((await sliceOf(s1)) as string)).toBeGreaterThan(BigInt(before1 as string));
+    stats = { ...slices.stats };
+    const successor = await same('slices: a successor granted by a credit');
+    expect(slices.stats.merged - stats.merged, 'a new slice: merged with the kept ones').toBe(1);
+    expect(String(limitOf(successor, s1)?.sliceId)).toBe(await sliceOf(s1));
+    // A slice cut-off with traffic left: granted again.
+    const s2 = subs[2]?.id as string;
+    const cut = await ingestCutoffReport(g.s.deps, node.id, {
+      report_id: 1n,
+      entries: [
+        {
+          subscription_id: s2,
+          reason: 'slice',
+          at_ms: BigInt(now),
+          slice_id: BigInt((await sliceOf(s2)) as string),
+          slice_used_bytes: 10_000n,
+        },
+      ],
+    });
+    expect(cut.regranted.map((x) => x.subscription_id)).toEqual([s2]);
+    await same('slices: granted again after a cut-off');
+    // A subscription deleted takes its slice along, and another slice is granted before the next
+    // snapshot: the merge holds one slice more than the node has, so the node is read whole.
+    const res = await g.s.api.delete(`/api/v1/subscriptions/${subs[30]?.id}`, { token: t });
+    expect(res.status, res.text).toBe(204);
+    await ingestUsageReport(g.s.deps, node.id, {
+      report_id: 3n,
+      entries: [{ subscription_id: subs[9]?.id as string, uplink_bytes: 6_000n, downlink_bytes: 0n }],
+    });
+    stats = { ...slices.stats };
+    await same('slices: a subscription deleted, another slice granted');
+    expect(slices.stats.readWhole - stats.readWhole, 'a slice gone: read whole').toBe(1);
+    const { count } = await db
+      .selectFrom('traffic_slices')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('node_id', '=', node.id)
+      .executeTakeFirstOrThrow();
+    expect(slices.heldRows, 'the kept slices are the node’s').toBe(Number(count));
+    // A half-used slice without a successor (written behind the credit's back): the snapshot
+    // shows it, the compile through the caches grants the successor and reads the node again.
+    const s4 = subs[8]?.id as string;
+    const before4 = (await sliceOf(s4)) as string;
+    await db
+      .updateTable('traffic_slices')
+      .set((eb) => ({ used_bytes: eb.ref('slice_bytes') }))
+      .where('node_id', '=', node.id)
+      .where('subscription_id', '=', s4)
+      .execute();
+    const regranted = (await compileDesiredState(cached, node.id)) as CompiledDesiredState;
+    const after4 = (await sliceOf(s4)) as string;
+    expect(BigInt(after4)).toBeGreaterThan(BigInt(before4));
+    expect(String(limitOf(regranted, s4)?.sliceId), 'compiled from a snapshot after the grant').toBe(after4);
+    expect(regranted.revision).toBe(
+      Number(
+        (await db.selectFrom('nodes').select('desired_revision').where('id', '=', node.id).executeTakeFirstOrThrow()).desired_revision,
+      ),
+    );
+    expect(await compileDesiredState(g.s.deps, node.id)).toEqual(regranted);
+    // A new member with a limit: its first slice granted by the compile through the caches.
+    const fresh = await call(
+      'post',
+      '/api/v1/subscriptions',
+      { client_id: clients[0].id, access_group_ids: [group.id], traffic_limit_bytes: 50_000 },
+      201,
+    );
+    withLimit.add(`${fresh.id}@svc`);
+    const withFresh = (await compileDesiredState(cached, node.id)) as CompiledDesiredState;
+    expect(limitOf(withFresh, fresh.id)?.sliceId).toBeGreaterThan(0n);
+    expect(limitOf(withFresh, fresh.id)?.sliceBytes).toBe(50_000n);
+    await same('slices: a new member with a limit');
   });
 
   it('a group read with other protocols (other credential columns) is not served from what was kept', async () => {

@@ -98,7 +98,8 @@ export const grpcSection = z
     /**
      * Members of big access groups (2,000 and more) the gateway keeps between snapshots
      * (0 = none): a change reads again only the buckets of members that changed
-     * (packages/desired-state/src/member-cache.ts). ~350 bytes each.
+     * (packages/desired-state/src/member-cache.ts). ~350 bytes each. Also the bound of the
+     * traffic slices of big nodes kept the same way (slice-cache.ts, ~150 bytes each).
      */
     member_cache_rows: z.number().int().min(0).max(50_000_000).default(300_000),
     /**

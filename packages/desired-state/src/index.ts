@@ -1,12 +1,15 @@
 import { grantTrafficSlices, unitOfWork } from '@svc/domain';
 import type { NodeConfig } from '@svc/proto';
 import { compileNodeConfig } from './compile.ts';
-import { loadNodeModel, loadNodeModels, type ModelDeps } from './load-model.ts';
+import { loadNodeModels, type ModelDeps } from './load-model.ts';
+import type { NodeModel } from './model.ts';
 
 export * from './compile.ts';
 export * from './load-model.ts';
 export { DEFAULT_MEMBER_CACHE, MemberCache, type MemberCacheOptions } from './member-cache.ts';
 export type * from './model.ts';
+export { type NodeSlices, readSlices } from './read-slices.ts';
+export { DEFAULT_SLICE_CACHE, SliceCache, type SliceCacheOptions } from './slice-cache.ts';
 
 /** A node's DesiredState content: its revision and the config compiled from the same snapshot. */
 export interface CompiledDesiredState {
@@ -15,32 +18,44 @@ export interface CompiledDesiredState {
 }
 
 /**
- * Issue 36: before a snapshot is read, every subscription these nodes serve with a traffic limit
- * and no slice (or a half-used one) gets its slice (grantTrafficSlices; the nodes granted any
- * get a new revision, read by the snapshot that follows): no user with a limit reaches a node
- * without a slice. One statement when nothing is due.
+ * Issue 36: every subscription a node serves with a traffic limit and no slice (or a half-used
+ * one) gets its slice before the node's config is compiled: no user with a limit reaches a node
+ * without a slice. The snapshot shows which may be due (mayBeDueSlice); only then are they
+ * granted (grantTrafficSlices, which decides: the nodes granted any get a new revision) and
+ * those nodes read again. Asking before every snapshot cost a join over every member of the
+ * node (~300 ms at 100,000; bench/BENCHMARKS.md, big node); a usage credit grants a half-used
+ * slice's successor itself, so a snapshot rarely finds one due.
  */
-export async function grantDueSlices(deps: ModelDeps, nodeIds: readonly string[]): Promise<void> {
-  if (nodeIds.length === 0) return;
-  await unitOfWork(deps, (uow) => grantTrafficSlices(uow, nodeIds, deps.clock.now()), { attempts: 5 });
+export async function grantDueSlices(deps: ModelDeps, due: ReadonlyMap<string, readonly string[]>): Promise<void> {
+  if (due.size === 0) return;
+  const subscriptions = [...new Set([...due.values()].flat())];
+  await unitOfWork(deps, (uow) => grantTrafficSlices(uow, [...due.keys()], deps.clock.now(), { subscriptions }), { attempts: 5 });
 }
 
 /** One node's DesiredState content; null when the node does not exist. */
 export async function compileDesiredState(deps: ModelDeps, nodeId: string): Promise<CompiledDesiredState | null> {
-  await grantDueSlices(deps, [nodeId]);
-  const model = await loadNodeModel(deps, nodeId);
-  return model ? { revision: model.revision, config: compileNodeConfig(model) } : null;
+  let found: CompiledDesiredState | null = null;
+  await compileDesiredStates(deps, [nodeId], (_, state) => {
+    found = state;
+  });
+  return found;
 }
 
 /**
  * The DesiredState content of several nodes from one snapshot (loadNodeModels), handed to
- * `each` one node at a time as it is compiled. Nodes that do not exist are skipped.
+ * `each` one node at a time as it is compiled. Nodes that do not exist are skipped. Nodes the
+ * snapshot shows a traffic slice may be due on get their slices (grantDueSlices) and are
+ * compiled from a snapshot read after that, once.
  */
 export async function compileDesiredStates(
   deps: ModelDeps,
   nodeIds: readonly string[],
   each: (nodeId: string, state: CompiledDesiredState) => void | Promise<void>,
 ): Promise<void> {
-  await grantDueSlices(deps, nodeIds);
-  await loadNodeModels(deps, nodeIds, (model) => each(model.node_id, { revision: model.revision, config: compileNodeConfig(model) }));
+  const compiled = (model: NodeModel) => each(model.node_id, { revision: model.revision, config: compileNodeConfig(model) });
+  const due = new Map<string, string[]>();
+  await loadNodeModels(deps, nodeIds, compiled, { slicesDue: due });
+  if (due.size === 0) return;
+  await grantDueSlices(deps, due);
+  await loadNodeModels(deps, [...due.keys()], compiled);
 }

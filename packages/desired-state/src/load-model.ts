@@ -1,21 +1,36 @@
-import { type DomainDeps, engineOf, readTrafficSlices, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
+import { type DomainDeps, engineOf, mayBeDueSlice, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { MemberCache } from './member-cache.ts';
-import type { ModelChain, ModelSlice, NodeModel } from './model.ts';
+import type { ModelChain, NodeModel } from './model.ts';
 import { subscriptionsOfNode } from './node-subscriptions.ts';
 import { type GroupMembers, readMembers, type SubscriptionRow } from './read-members.ts';
 import { certificatesOf, groupBy, type InboundRow, readCertificates, readChains, readGrants, readInbounds } from './read-node-rows.ts';
+import { type NodeSlices, readSlices } from './read-slices.ts';
+import { SliceCache } from './slice-cache.ts';
 
 export type { SubscriptionRow } from './read-members.ts';
 
 /**
  * A snapshot is a read-only unit of work; secrets open the sealed keys it reads. With
  * `members`, the members of big access groups are kept between snapshots and only the buckets
- * that changed are read again (member-cache.ts; the gateway has one per process).
+ * that changed are read again (member-cache.ts); with `slices`, the traffic slices of big nodes,
+ * only those granted since read again (slice-cache.ts). The gateway has one of each per process.
  */
-export type ModelDeps = UnitOfWorkDeps & Pick<DomainDeps, 'secrets'> & { members?: MemberCache<SubscriptionRow> };
+export type ModelDeps = UnitOfWorkDeps & Pick<DomainDeps, 'secrets'> & { members?: MemberCache<SubscriptionRow>; slices?: SliceCache };
 
 /** A member cache for loadNodeModels (the gateway's). */
 export const createMemberCache = (options?: MemberCache['options']) => new MemberCache<SubscriptionRow>(options);
+
+/** A slice cache for loadNodeModels (the gateway's). */
+export const createSliceCache = (options?: SliceCache['options']) => new SliceCache(options);
+
+export interface LoadOptions {
+  /**
+   * Issue 36: a node whose snapshot serves a member a traffic slice may be due for (mayBeDueSlice:
+   * a limit and no slice, or a half-used one) is not handed to `each`; its candidates are put
+   * here (node id → subscription ids), for the caller to grant and read the node again.
+   */
+  slicesDue?: Map<string, string[]>;
+}
 
 /** Most nodes one snapshot reads at once (the statements take their ids as parameters). */
 export const MAX_NODES_PER_SNAPSHOT = 500;
@@ -46,6 +61,7 @@ export async function loadNodeModels(
   deps: ModelDeps,
   nodeIds: readonly string[],
   each: (model: NodeModel) => void | Promise<void>,
+  options: LoadOptions = {},
 ): Promise<void> {
   const ids = [...new Set(nodeIds)];
   if (ids.length === 0) return;
@@ -55,7 +71,7 @@ export async function loadNodeModels(
     async ({ db: trx }) => {
       const nodes = await trx
         .selectFrom('nodes')
-        .select(['id', 'desired_revision', 'compiled_engine_version'])
+        .select(['id', 'desired_revision', 'compiled_engine_version', 'traffic_multiplier'])
         .where('id', 'in', ids)
         .execute();
       if (nodes.length === 0) return null;
@@ -82,28 +98,34 @@ export async function loadNodeModels(
         inbounds,
       );
       const certificates = await readCertificates(trx, deps, inbounds);
-      const slices = await readTrafficSlices(
-        { db: trx },
+      const slices = await readSlices(
+        trx,
         nodes.map((n) => n.id),
+        deps.slices,
       );
       return { nodes, now, inbounds, grants, subscriptions, chains, certificates, slices };
     },
     { isolation: 'repeatable read', readOnly: true },
   );
   if (!snapshot) return;
-  await modelsOfSnapshot(snapshot, ids, deps.members, each);
+  await modelsOfSnapshot(snapshot, ids, deps.members, each, options.slicesDue);
 }
 
 /** What one snapshot read: the rows the models of its nodes are made of. */
 interface SnapshotRows {
-  nodes: Array<{ id: string; desired_revision: string | number | bigint; compiled_engine_version: string | null }>;
+  nodes: Array<{
+    id: string;
+    desired_revision: string | number | bigint;
+    compiled_engine_version: string | null;
+    traffic_multiplier: string;
+  }>;
   now: Date;
   inbounds: InboundRow[];
   grants: Array<{ access_group_id: string; inbound_id: string }>;
   subscriptions: Map<string, GroupMembers>;
   chains: ModelChain[];
   certificates: NodeModel['certificates'];
-  slices: Array<{ node_id: string; subscription_id: string; slice_id: string; slice_bytes: string }>;
+  slices: Map<string, NodeSlices>;
 }
 
 /** The models of a snapshot's nodes, in the order of `ids`, handed to `each` one at a time. */
@@ -112,25 +134,18 @@ async function modelsOfSnapshot(
   ids: readonly string[],
   members: MemberCache<SubscriptionRow> | undefined,
   each: (model: NodeModel) => void | Promise<void>,
+  slicesDue: Map<string, string[]> | undefined,
 ): Promise<void> {
   const inboundsOf = groupBy(snapshot.inbounds, (i) => i.node_id);
   const inboundsOfGroup = groupBy(snapshot.grants, (g) => g.access_group_id);
   const subscriptionsOfGroup = snapshot.subscriptions;
   const certificateById = new Map(snapshot.certificates.map((c) => [c.id, c]));
-  const slicesOf = new Map<string, Map<string, ModelSlice>>();
-  for (const s of snapshot.slices) {
-    let m = slicesOf.get(s.node_id);
-    if (!m) {
-      m = new Map();
-      slicesOf.set(s.node_id, m);
-    }
-    m.set(s.subscription_id, { slice_id: s.slice_id, slice_bytes: s.slice_bytes });
-  }
   const byPosition = new Map(ids.map((id, k) => [id, k]));
   const nodes = [...snapshot.nodes].sort((a, b) => (byPosition.get(a.id) ?? 0) - (byPosition.get(b.id) ?? 0));
   for (const node of nodes) {
     const inbounds = (inboundsOf.get(node.id) ?? []).map(({ node_id: _, ...i }) => i);
-    await each({
+    const slices = snapshot.slices.get(node.id);
+    const model: NodeModel = {
       node_id: node.id,
       revision: Number(node.desired_revision),
       now: snapshot.now,
@@ -139,7 +154,34 @@ async function modelsOfSnapshot(
       subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup, members),
       chains: snapshot.chains.filter((c) => c.hops.some((h) => h.node_id === node.id) || inbounds.some((i) => i.chain_id === c.id)),
       certificates: certificatesOf(inbounds, certificateById),
-      slices: slicesOf.get(node.id) ?? new Map(),
-    });
+      slices: slices?.slices ?? new Map(),
+    };
+    if (slicesDue) {
+      const due = dueCandidates(model, Number(node.traffic_multiplier), slices?.halfUsed);
+      if (due.length) {
+        slicesDue.set(node.id, due);
+        continue;
+      }
+    }
+    await each(model);
   }
+}
+
+/** The members of a node's model a traffic slice may be due for (mayBeDueSlice). */
+function dueCandidates(model: NodeModel, multiplier: number, halfUsed: ReadonlySet<string> | undefined): string[] {
+  const slices = model.slices ?? new Map();
+  return model.subscriptions
+    .filter((s) =>
+      mayBeDueSlice(
+        {
+          traffic_limit_bytes: s.traffic_limit_bytes,
+          expires_at: s.expires_at,
+          multiplier,
+          has_slice: slices.has(s.id),
+          half_used: halfUsed?.has(s.id) ?? false,
+        },
+        model.now,
+      ),
+    )
+    .map((s) => s.id);
 }

@@ -1,7 +1,9 @@
+import { readSlices } from '@svc/desired-state';
 import {
   foldUsageInbox,
   grantTrafficSlices,
   ingestUsageReport,
+  mayBeDueSlice,
   parseInput,
   readTrafficSlices,
   SLICE_FLOOR_BYTES,
@@ -146,5 +148,73 @@ describe('grantTrafficSlices', () => {
     expect(after - LIMIT).toBeLessThanOrEqual(outstanding - (LIMIT - before));
     // Nothing remains: no node gets another slice.
     expect(await grant([a.node, b.node])).toEqual([]);
+  });
+
+  it('mayBeDueSlice, what a snapshot shows, names every subscription grantTrafficSlices grants; the grant leaves out only those past their limit', async () => {
+    const ctx = bed.ctx();
+    const a = await servedNode(ctx);
+    const b = await servedNode(ctx);
+    // Node b charges nothing: no slice there, whatever its members are.
+    await updateNode(ctx, b.node, parseInput(UpdateNodeInput, { traffic_multiplier: 0 }));
+    const LIMIT = 10 * GIB;
+    const cases: Array<{ id: string; limit: boolean; expired: boolean; slice: 'none' | 'fresh' | 'half'; reached: boolean }> = [];
+    for (const limit of [true, false])
+      for (const expired of [false, true])
+        for (const slice of ['none', 'fresh', 'half'] as const)
+          for (const reached of [false, true]) {
+            const sub = await fixtures(ctx).subscription({
+              access_group_ids: [...a.groups, ...b.groups],
+              ...(limit ? { traffic_limit_bytes: LIMIT } : {}),
+            });
+            cases.push({ id: sub.id, limit, expired, slice, reached });
+          }
+    await grant([a.node, b.node]);
+    // Then each case's state, written behind the verbs' backs (what a snapshot may meet).
+    const db = bed.deps.db;
+    const now = bed.deps.clock.now();
+    for (const c of cases) {
+      if (c.expired)
+        await db
+          .updateTable('subscriptions')
+          .set({ expires_at: new Date(now.getTime() - 1000) })
+          .where('id', '=', c.id)
+          .execute();
+      if (c.reached) await db.updateTable('subscription_counters').set({ used_bytes: LIMIT }).where('subscription_id', '=', c.id).execute();
+      if (c.slice === 'none') await db.deleteFrom('traffic_slices').where('subscription_id', '=', c.id).execute();
+      if (c.slice === 'half')
+        await db
+          .updateTable('traffic_slices')
+          .set((eb) => ({ used_bytes: eb.ref('slice_bytes') }))
+          .where('subscription_id', '=', c.id)
+          .execute();
+    }
+    const seen = await readSlices(db, [a.node, b.node], undefined);
+    const candidates = new Set<string>();
+    for (const [node, multiplier] of [
+      [a.node, 1],
+      [b.node, 0],
+    ] as const)
+      for (const c of cases) {
+        const slices = seen.get(node);
+        const candidate = mayBeDueSlice(
+          {
+            traffic_limit_bytes: c.limit ? LIMIT : null,
+            expires_at: c.expired ? new Date(now.getTime() - 1000) : null,
+            multiplier,
+            has_slice: slices?.slices.has(c.id) ?? false,
+            half_used: slices?.halfUsed.has(c.id) ?? false,
+          },
+          now,
+        );
+        if (candidate) candidates.add(`${node} ${c.id}`);
+      }
+    const granted = new Set((await grant([a.node, b.node])).map((g) => `${g.node_id} ${g.subscription_id}`));
+    // The cases that must get a slice: on a, a limit, not expired, not reached, no slice or a half-used one.
+    const due = cases.filter((c) => c.limit && !c.expired && !c.reached && c.slice !== 'fresh').map((c) => `${a.node} ${c.id}`);
+    expect([...granted].sort()).toEqual(due.sort());
+    for (const g of granted) expect(candidates.has(g), g).toBe(true);
+    const left = [...candidates].filter((k) => !granted.has(k)).map((k) => cases.find((c) => k.endsWith(c.id)));
+    expect(left.length).toBeGreaterThan(0);
+    for (const c of left) expect(c?.reached, JSON.stringify(c)).toBe(true);
   });
 });

@@ -27,6 +27,13 @@ import type { UnitOfWork } from '../shared/unit-of-work.ts';
  * nodes.last_slice_id) once half of it is used; a CutoffReport of a slice with traffic
  * left grants a new one (cutoff-ingest.ts). Each grant gives the node a new revision in the same
  * unit of work.
+ *
+ * A node's slice ids become visible in increasing order: each grant takes its ids from
+ * nodes.last_slice_id with the node's row locked until it commits, so a snapshot that sees a
+ * slice id sees every lower one of the node. A slice row changes only by a new grant (a higher
+ * slice_id, used_bytes 0) or by the charge of its used_bytes, and goes only with its node or its
+ * subscription. The desired-state loader keeps big nodes' slices between snapshots on these
+ * three facts (packages/desired-state/src/slice-cache.ts).
  */
 
 /** A day's expected use is never taken below this (256 MiB). */
@@ -49,6 +56,39 @@ export function sliceBytes(x: SliceInput): number | null {
   if (!(x.multiplier > 0)) return null;
   const remainingRaw = Math.floor(Math.max(0, x.traffic_limit_bytes - x.used_bytes) / x.multiplier);
   return Math.min(remainingRaw, Math.max(SLICE_FLOOR_BYTES, x.day_raw_bytes));
+}
+
+/**
+ * A slice half used: its successor is due (grantTrafficSlices). `t` is the alias of a
+ * traffic_slices row. Something of it was used, so a slice of 0 bytes (nothing remained when it
+ * was granted) is not re-granted on every read.
+ */
+export const halfUsedSliceSql = (t: string) =>
+  sql<boolean>`(${sql.ref(`${t}.used_bytes`)} > 0 and ${sql.ref(`${t}.used_bytes`)} * 2 >= ${sql.ref(`${t}.slice_bytes`)})`;
+
+/** What a snapshot of a node knows of one member it serves (a subscription stored active, client active). */
+export interface SliceCandidate {
+  traffic_limit_bytes: number | null;
+  expires_at: Date | null;
+  /** The node's traffic multiplier. */
+  multiplier: number;
+  /** The member has a slice on the node... */
+  has_slice: boolean;
+  /** ...and it is half used (halfUsedSliceSql). */
+  half_used: boolean;
+}
+
+/**
+ * Whether a slice may be due for a member a node serves, from what a snapshot of the node holds
+ * (no counters): every member grantTrafficSlices would grant one is among them (a traffic limit,
+ * not past its expiry, a node that charges, no slice or a half-used one); the grant decides
+ * (its own statement adds the counters: a limit already reached gets none). The desired-state
+ * compiler grants only when a snapshot shows such a member, instead of asking before each one.
+ */
+export function mayBeDueSlice(x: SliceCandidate, now: Date): boolean {
+  if (x.traffic_limit_bytes === null || !(x.multiplier > 0)) return false;
+  if (x.expires_at !== null && x.expires_at.getTime() <= now.getTime()) return false;
+  return !x.has_slice || x.half_used;
 }
 
 /** A slice as granted: the node may carry slice_bytes (raw) for the subscription under slice_id. */
@@ -109,7 +149,7 @@ export async function grantTrafficSlices(
        and (s.expires_at is null or s.expires_at > ${now})
        and n.traffic_multiplier > 0
        and (t.slice_id is null
-            or (t.used_bytes > 0 and t.used_bytes * 2 >= t.slice_bytes)
+            or ${halfUsedSliceSql('t')}
             or (i.node_id, s.id) in (select * from unnest(${force.map((f) => f.node_id)}::text[], ${force.map((f) => f.subscription_id)}::text[])))
      order by i.node_id, s.id`.execute(uow.db);
   if (due.length === 0) return [];
