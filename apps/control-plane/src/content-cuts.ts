@@ -5,7 +5,12 @@
  * DesiredState, a length prefix grown by a byte) moves no cut after the next one: the pieces
  * after it are byte-identical to the same pieces of the previous message, wherever they now
  * sit. Pieces are at least `min` and at most `max` bytes (a cut forced at `max` in data that
- * never matches); with the default mask the mean is about `min` + 64 KiB.
+ * never matches); a mask of b bits adds about 2^b bytes to `min` on average.
+ *
+ * Only the bytes after `min` are hashed (and the 32 before), so a long `min` and a short mask
+ * cost less for the same mean piece: 64 KiB + a 14-bit mask (mean ~80 KiB) hashes a fifth of
+ * the message, 7 ms for 19 MiB here, where 16 KiB + 16 bits (the same mean, until 2026-12-01)
+ * hashed four fifths in 27 ms (66 ms a push in the gateway's profile of a 100,000-user node).
  */
 export interface CutOptions {
   min: number;
@@ -14,7 +19,7 @@ export interface CutOptions {
   mask: number;
 }
 
-export const DEFAULT_CUTS: CutOptions = { min: 16 * 1024, max: 256 * 1024, mask: 0xffff0000 | 0 };
+export const DEFAULT_CUTS: CutOptions = { min: 64 * 1024, max: 256 * 1024, mask: 0xfffc0000 | 0 };
 
 /** 256 fixed pseudo-random 32-bit values (a splitmix32 sequence): the cuts are the same in every process. */
 const GEAR = (() => {

@@ -20,7 +20,7 @@ export interface CompiledDesiredState {
 /**
  * Issue 36: every subscription a node serves with a traffic limit and no slice (or a half-used
  * one) gets its slice before the node's config is compiled: no user with a limit reaches a node
- * without a slice. The snapshot shows which may be due (mayBeDueSlice); only then are they
+ * without a slice. The snapshot shows which may be due (mayBeDueSlices); only then are they
  * granted (grantTrafficSlices, which decides: the nodes granted any get a new revision) and
  * those nodes read again. Asking before every snapshot cost a join over every member of the
  * node (~300 ms at 100,000; bench/BENCHMARKS.md, big node); a usage credit grants a half-used

@@ -1,4 +1,4 @@
-import { type DomainDeps, engineOf, mayBeDueSlice, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
+import { type DomainDeps, engineOf, mayBeDueSlices, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { MemberCache } from './member-cache.ts';
 import type { ModelChain, NodeModel } from './model.ts';
 import { subscriptionsOfNode } from './node-subscriptions.ts';
@@ -25,7 +25,7 @@ export const createSliceCache = (options?: SliceCache['options']) => new SliceCa
 
 export interface LoadOptions {
   /**
-   * Issue 36: a node whose snapshot serves a member a traffic slice may be due for (mayBeDueSlice:
+   * Issue 36: a node whose snapshot serves a member a traffic slice may be due for (mayBeDueSlices:
    * a limit and no slice, or a half-used one) is not handed to `each`; its candidates are put
    * here (node id → subscription ids), for the caller to grant and read the node again.
    */
@@ -157,7 +157,11 @@ async function modelsOfSnapshot(
       slices: slices?.slices ?? new Map(),
     };
     if (slicesDue) {
-      const due = dueCandidates(model, Number(node.traffic_multiplier), slices?.halfUsed);
+      const due = mayBeDueSlices(
+        model.subscriptions,
+        { multiplier: Number(node.traffic_multiplier), slices: model.slices ?? new Map(), halfUsed: slices?.halfUsed ?? new Set() },
+        model.now,
+      );
       if (due.length) {
         slicesDue.set(node.id, due);
         continue;
@@ -165,23 +169,4 @@ async function modelsOfSnapshot(
     }
     await each(model);
   }
-}
-
-/** The members of a node's model a traffic slice may be due for (mayBeDueSlice). */
-function dueCandidates(model: NodeModel, multiplier: number, halfUsed: ReadonlySet<string> | undefined): string[] {
-  const slices = model.slices ?? new Map();
-  return model.subscriptions
-    .filter((s) =>
-      mayBeDueSlice(
-        {
-          traffic_limit_bytes: s.traffic_limit_bytes,
-          expires_at: s.expires_at,
-          multiplier,
-          has_slice: slices.has(s.id),
-          half_used: halfUsed?.has(s.id) ?? false,
-        },
-        model.now,
-      ),
-    )
-    .map((s) => s.id);
 }

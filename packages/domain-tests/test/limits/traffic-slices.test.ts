@@ -3,7 +3,7 @@ import {
   foldUsageInbox,
   grantTrafficSlices,
   ingestUsageReport,
-  mayBeDueSlice,
+  mayBeDueSlices,
   parseInput,
   readTrafficSlices,
   SLICE_FLOOR_BYTES,
@@ -150,7 +150,7 @@ describe('grantTrafficSlices', () => {
     expect(await grant([a.node, b.node])).toEqual([]);
   });
 
-  it('mayBeDueSlice, what a snapshot shows, names every subscription grantTrafficSlices grants; the grant leaves out only those past their limit', async () => {
+  it('mayBeDueSlices, what a snapshot shows, names every subscription grantTrafficSlices grants; the grant leaves out only those past their limit', async () => {
     const ctx = bed.ctx();
     const a = await servedNode(ctx);
     const b = await servedNode(ctx);
@@ -190,24 +190,19 @@ describe('grantTrafficSlices', () => {
     }
     const seen = await readSlices(db, [a.node, b.node], undefined);
     const candidates = new Set<string>();
+    const members = cases.map((c) => ({
+      id: c.id,
+      traffic_limit_bytes: c.limit ? LIMIT : null,
+      expires_at: c.expired ? new Date(now.getTime() - 1000) : null,
+    }));
     for (const [node, multiplier] of [
       [a.node, 1],
       [b.node, 0],
-    ] as const)
-      for (const c of cases) {
-        const slices = seen.get(node);
-        const candidate = mayBeDueSlice(
-          {
-            traffic_limit_bytes: c.limit ? LIMIT : null,
-            expires_at: c.expired ? new Date(now.getTime() - 1000) : null,
-            multiplier,
-            has_slice: slices?.slices.has(c.id) ?? false,
-            half_used: slices?.halfUsed.has(c.id) ?? false,
-          },
-          now,
-        );
-        if (candidate) candidates.add(`${node} ${c.id}`);
-      }
+    ] as const) {
+      const slices = seen.get(node);
+      const state = { multiplier, slices: slices?.slices ?? new Map(), halfUsed: slices?.halfUsed ?? new Set<string>() };
+      for (const id of mayBeDueSlices(members, state, now)) candidates.add(`${node} ${id}`);
+    }
     const granted = new Set((await grant([a.node, b.node])).map((g) => `${g.node_id} ${g.subscription_id}`));
     // The cases that must get a slice: on a, a limit, not expired, not reached, no slice or a half-used one.
     const due = cases.filter((c) => c.limit && !c.expired && !c.reached && c.slice !== 'fresh').map((c) => `${a.node} ${c.id}`);
