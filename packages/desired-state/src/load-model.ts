@@ -1,4 +1,5 @@
 import { type DomainDeps, engineOf, mayBeDueSlices, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
+import { sql } from 'kysely';
 import { MemberCache } from './member-cache.ts';
 import type { ModelChain, NodeModel } from './model.ts';
 import { subscriptionsOfNode } from './node-subscriptions.ts';
@@ -72,7 +73,7 @@ export async function loadNodeModels(
       const nodes = await trx
         .selectFrom('nodes')
         .select(['id', 'desired_revision', 'compiled_engine_version', 'traffic_multiplier'])
-        .where('id', 'in', ids)
+        .where(sql<boolean>`id = any(${ids}::text[])`)
         .execute();
       if (nodes.length === 0) return null;
       const now = deps.clock.now();
@@ -138,6 +139,7 @@ async function modelsOfSnapshot(
 ): Promise<void> {
   const inboundsOf = groupBy(snapshot.inbounds, (i) => i.node_id);
   const inboundsOfGroup = groupBy(snapshot.grants, (g) => g.access_group_id);
+  const groupsOfInbound = groupBy(snapshot.grants, (g) => g.inbound_id);
   const subscriptionsOfGroup = snapshot.subscriptions;
   const certificateById = new Map(snapshot.certificates.map((c) => [c.id, c]));
   const byPosition = new Map(ids.map((id, k) => [id, k]));
@@ -151,7 +153,7 @@ async function modelsOfSnapshot(
       now: snapshot.now,
       engine: engineOf(node.compiled_engine_version).capabilities,
       inbounds,
-      subscriptions: subscriptionsOfNode(inbounds, snapshot.grants, inboundsOfGroup, subscriptionsOfGroup, members),
+      subscriptions: subscriptionsOfNode(inbounds, groupsOfInbound, inboundsOfGroup, subscriptionsOfGroup, members),
       chains: snapshot.chains.filter((c) => c.hops.some((h) => h.node_id === node.id) || inbounds.some((i) => i.chain_id === c.id)),
       certificates: certificatesOf(inbounds, certificateById),
       slices: slices?.slices ?? new Map(),

@@ -1,5 +1,6 @@
 import type { Db } from '@svc/db';
 import type { DomainDeps } from '@svc/domain';
+import { sql } from 'kysely';
 import type { ModelChain, ModelInbound, NodeModel } from './model.ts';
 
 /** The fleet rows of a snapshot's nodes: their inbounds, the groups that grant them, their chains and certificates. */
@@ -32,7 +33,11 @@ export async function readInbounds(trx: Db, deps: Pick<DomainDeps, 'secrets'>, n
       'p.block_bittorrent',
       'p.reality_private_key_enc',
     ])
-    .where('i.node_id', 'in', nodeIds)
+    // The ids as one array, on both sides of the join: PostgreSQL reads the nodes by their key
+    // (with a list of 250 parameters it scanned every node, ~8 ms a snapshot of 250 in the
+    // 10,000-node fan-out, and planned each call anew).
+    .where(sql<boolean>`i.node_id = any(${[...nodeIds]}::text[])`)
+    .where(sql<boolean>`n.id = any(${[...nodeIds]}::text[])`)
     .where('n.traffic_limited_at', 'is', null)
     .orderBy('i.node_id')
     .orderBy('i.tag')
@@ -61,7 +66,7 @@ export async function readGrants(trx: Db, inboundIds: readonly string[]): Promis
   return trx
     .selectFrom('access_group_inbounds')
     .select(['access_group_id', 'inbound_id'])
-    .where('inbound_id', 'in', inboundIds)
+    .where(sql<boolean>`inbound_id = any(${[...inboundIds]}::text[])`)
     .orderBy('access_group_id')
     .orderBy('inbound_id')
     .execute();
@@ -85,7 +90,11 @@ export async function readChains(
   nodeIds: readonly string[],
   inbounds: readonly ModelInbound[],
 ): Promise<ModelChain[]> {
-  const asHop = await trx.selectFrom('chain_hops').select('chain_id').where('node_id', 'in', nodeIds).execute();
+  const asHop = await trx
+    .selectFrom('chain_hops')
+    .select('chain_id')
+    .where(sql<boolean>`node_id = any(${[...nodeIds]}::text[])`)
+    .execute();
   const asEntry = inbounds.flatMap((i) => (i.chain_id ? [i.chain_id] : []));
   const chainIds = [...new Set([...asHop.map((r) => r.chain_id), ...asEntry])].sort();
   if (chainIds.length === 0) return [];

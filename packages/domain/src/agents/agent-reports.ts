@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
-import { lockNodesInOrder } from '../fleet/lock-nodes.ts';
 import { type EnforcementReport, storedEnforcement } from '../limits/enforcement.ts';
 import { retryOnConflict } from '../shared/db-errors.ts';
-import { type UnitOfWorkDeps, unitOfWork } from '../shared/unit-of-work.ts';
+import type { UnitOfWorkDeps } from '../shared/unit-of-work.ts';
 
 /** StatusReport (spec 2.1), stored as the node view's `status`, snake_case. */
 export interface AgentStatus {
@@ -54,21 +53,23 @@ export async function recordStatusReports(
     };
     latest.set(node_id, JSON.stringify({ ...status, reported_at: now.toISOString() }));
   }
-  // Rows locked in id order first (lockNodesInOrder: no deadlock against a revision bump).
+  // One statement, no transaction around it: the rows locked in id order first (as
+  // lockNodesInOrder locks them: no deadlock against a revision bump), then written. A fleet of
+  // 10,000 sends ~330 reports a second, batched a few at a time: begin, lock, update and commit
+  // were four round trips a batch (the 10,000-node fan-out's profile: the gateway's writes to
+  // PostgreSQL 8% of its time, the lock statement the first of PostgreSQL's).
   const ids = [...latest.keys()].sort();
   const statuses = ids.map((id) => latest.get(id) as string);
   const enforcements = ids.map((id) => enforcement.get(id) ?? null);
   await retryOnConflict(() =>
-    unitOfWork(deps, async ({ db: trx }) => {
-      await lockNodesInOrder(trx, ids);
-      await sql`
+    sql`
+    with locked as (select id from nodes where id = any(${ids}::text[]) order by id for update)
     update nodes n
        set status = v.status::jsonb,
            enforcement = v.enforcement::jsonb,
            last_status_at = ${now},
            last_seen_at = ${now}
-      from unnest(${ids}::text[], ${statuses}::text[], ${enforcements}::text[]) as v(id, status, enforcement)
-     where n.id = v.id`.execute(trx);
-    }),
+      from unnest(${ids}::text[], ${statuses}::text[], ${enforcements}::text[]) as v(id, status, enforcement), locked l
+     where n.id = v.id and l.id = v.id`.execute(deps.db),
   );
 }

@@ -17,7 +17,8 @@ export async function bumpNodeRevisions(uow: UnitOfWork, nodeIds: Iterable<strin
   await uow.db
     .updateTable('nodes')
     .set({ desired_revision: sql`desired_revision + 1` as never })
-    .where('id', 'in', ids)
+    // One array parameter: a fan-out's 10,000 ids as a list of parameters took ~140 ms to plan and run.
+    .where(sql<boolean>`id = any(${ids}::text[])`)
     .execute();
   uow.nodesChanged(ids);
   return ids;
