@@ -233,6 +233,19 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
     expect(limitOf(withFresh, fresh.id)?.sliceId).toBeGreaterThan(0n);
     expect(limitOf(withFresh, fresh.id)?.sliceBytes).toBe(50_000n);
     await same('slices: a new member with a limit');
+    // A member stored active past its limit (until the enforce-limits job writes it down) and
+    // without a slice: the snapshot shows it as maybe due, the grant gives nothing (the counters
+    // decide), and the node is compiled from that first snapshot, not read again.
+    const past = subs[11]?.id as string;
+    await db.updateTable('subscription_counters').set({ used_bytes: 10_000 }).where('subscription_id', '=', past).execute();
+    await db.deleteFrom('traffic_slices').where('node_id', '=', node.id).where('subscription_id', '=', past).execute();
+    stats = { ...slices.stats };
+    const once = (await compileDesiredState(cached, node.id)) as CompiledDesiredState;
+    const snapshots = slices.stats.kept + slices.stats.merged + slices.stats.readWhole - (stats.kept + stats.merged + stats.readWhole);
+    expect(snapshots, 'nothing granted: one snapshot').toBe(1);
+    expect(await sliceOf(past)).toBeUndefined();
+    expect(limitOf(once, past)?.sliceId).toBe(0n);
+    expect(await compileDesiredState(g.s.deps, node.id)).toEqual(once);
   });
 
   it('a group read with other protocols (other credential columns) is not served from what was kept', async () => {

@@ -26,10 +26,13 @@ export interface CompiledDesiredState {
  * node (~300 ms at 100,000; bench/BENCHMARKS.md, big node); a usage credit grants a half-used
  * slice's successor itself, so a snapshot rarely finds one due.
  */
-export async function grantDueSlices(deps: ModelDeps, due: ReadonlyMap<string, readonly string[]>): Promise<void> {
-  if (due.size === 0) return;
+export async function grantDueSlices(deps: ModelDeps, due: ReadonlyMap<string, readonly string[]>): Promise<Set<string>> {
+  if (due.size === 0) return new Set();
   const subscriptions = [...new Set([...due.values()].flat())];
-  await unitOfWork(deps, (uow) => grantTrafficSlices(uow, [...due.keys()], deps.clock.now(), { subscriptions }), { attempts: 5 });
+  const grants = await unitOfWork(deps, (uow) => grantTrafficSlices(uow, [...due.keys()], deps.clock.now(), { subscriptions }), {
+    attempts: 5,
+  });
+  return new Set(grants.map((g) => g.node_id));
 }
 
 /** One node's DesiredState content; null when the node does not exist. */
@@ -44,8 +47,8 @@ export async function compileDesiredState(deps: ModelDeps, nodeId: string): Prom
 /**
  * The DesiredState content of several nodes from one snapshot (loadNodeModels), handed to
  * `each` one node at a time as it is compiled. Nodes that do not exist are skipped. Nodes the
- * snapshot shows a traffic slice may be due on get their slices (grantDueSlices) and are
- * compiled from a snapshot read after that, once.
+ * snapshot shows a traffic slice may be due on get their slices (grantDueSlices); those granted
+ * any are compiled from a snapshot read after that, once, the others from the first.
  */
 export async function compileDesiredStates(
   deps: ModelDeps,
@@ -53,9 +56,12 @@ export async function compileDesiredStates(
   each: (nodeId: string, state: CompiledDesiredState) => void | Promise<void>,
 ): Promise<void> {
   const compiled = (model: NodeModel) => each(model.node_id, { revision: model.revision, config: compileNodeConfig(model) });
-  const due = new Map<string, string[]>();
-  await loadNodeModels(deps, nodeIds, compiled, { slicesDue: due });
-  if (due.size === 0) return;
-  await grantDueSlices(deps, due);
-  await loadNodeModels(deps, [...due.keys()], compiled);
+  const held = new Map<string, { due: string[]; model: NodeModel }>();
+  await loadNodeModels(deps, nodeIds, compiled, { slicesDue: held });
+  if (held.size === 0) return;
+  const granted = await grantDueSlices(deps, new Map([...held].map(([id, h]) => [id, h.due])));
+  // Nothing granted on a node (its candidates were past their limit, say, until the status is
+  // written down): the snapshot already read is the one to compile.
+  for (const [id, h] of held) if (!granted.has(id)) await compiled(h.model);
+  await loadNodeModels(deps, [...granted], compiled);
 }

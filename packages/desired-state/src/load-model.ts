@@ -27,10 +27,12 @@ export const createSliceCache = (options?: SliceCache['options']) => new SliceCa
 export interface LoadOptions {
   /**
    * Issue 36: a node whose snapshot serves a member a traffic slice may be due for (mayBeDueSlices:
-   * a limit and no slice, or a half-used one) is not handed to `each`; its candidates are put
-   * here (node id → subscription ids), for the caller to grant and read the node again.
+   * a limit and no slice, or a half-used one) is not handed to `each`; its candidates and its
+   * model are put here (node id → both), for the caller to grant and then compile the model as
+   * it is (nothing granted) or read the node again (granted). Held models are the exception to
+   * one model at a time; such nodes are rare (a member added since the node's last snapshot).
    */
-  slicesDue?: Map<string, string[]>;
+  slicesDue?: Map<string, { due: string[]; model: NodeModel }>;
 }
 
 /** Most nodes one snapshot reads at once (the statements take their ids as parameters). */
@@ -135,7 +137,7 @@ async function modelsOfSnapshot(
   ids: readonly string[],
   members: MemberCache<SubscriptionRow> | undefined,
   each: (model: NodeModel) => void | Promise<void>,
-  slicesDue: Map<string, string[]> | undefined,
+  slicesDue: LoadOptions['slicesDue'],
 ): Promise<void> {
   const inboundsOf = groupBy(snapshot.inbounds, (i) => i.node_id);
   const inboundsOfGroup = groupBy(snapshot.grants, (g) => g.access_group_id);
@@ -165,7 +167,7 @@ async function modelsOfSnapshot(
         model.now,
       );
       if (due.length) {
-        slicesDue.set(node.id, due);
+        slicesDue.set(node.id, { due, model });
         continue;
       }
     }
