@@ -1,3 +1,5 @@
+import { RowsLru } from './rows-lru.ts';
+
 /**
  * The members of big access groups, kept between snapshots in buckets (by a hash of the
  * subscription id, 256 of them), each bucket with the digest PostgreSQL computed for it in the
@@ -29,7 +31,6 @@ interface KeptGroup<Row> {
   /** Which credential columns were read (the nodes' protocols): a different set is another read. */
   shape: string;
   buckets: Map<number, KeptBucket<Row>>;
-  rows: number;
   /** What a reader derived from the group's rows (it checks it still fits them), carried from one keep to the next. */
   derived: unknown;
 }
@@ -44,19 +45,19 @@ export interface MemberCacheOptions {
 export const DEFAULT_MEMBER_CACHE: MemberCacheOptions = { maxRows: 300_000, minGroupRows: 2_000 };
 
 export class MemberCache<Row = unknown> {
-  private readonly groups = new Map<string, KeptGroup<Row>>();
-  private held = 0;
+  private readonly groups: RowsLru<KeptGroup<Row>>;
   /** Snapshots that used kept buckets / buckets read again / groups read whole, since start. */
   readonly stats = { bucketsKept: 0, bucketsRead: 0, groupsReadWhole: 0 };
 
-  constructor(readonly options: MemberCacheOptions = DEFAULT_MEMBER_CACHE) {}
+  constructor(readonly options: MemberCacheOptions = DEFAULT_MEMBER_CACHE) {
+    this.groups = new RowsLru(options.maxRows);
+  }
 
   /** The kept buckets of a group read with this shape, marked recently used; undefined when none. */
   take(groupId: string, shape: string): Map<number, KeptBucket<Row>> | undefined {
-    const g = this.groups.get(groupId);
+    const g = this.groups.peek(groupId);
     if (!g || g.shape !== shape) return undefined;
-    this.groups.delete(groupId);
-    this.groups.set(groupId, g);
+    this.groups.use(groupId);
     return g.buckets;
   }
 
@@ -64,16 +65,10 @@ export class MemberCache<Row = unknown> {
   keep(groupId: string, shape: string, buckets: Map<number, KeptBucket<Row>>): void {
     let rows = 0;
     for (const b of buckets.values()) rows += b.rows.length;
-    const derived = this.groups.get(groupId)?.derived;
-    this.drop(groupId);
+    const derived = this.groups.peek(groupId)?.derived;
+    this.groups.delete(groupId);
     if (rows < this.options.minGroupRows || rows > this.options.maxRows) return;
-    this.groups.set(groupId, { shape, buckets, rows, derived });
-    this.held += rows;
-    for (const [id, g] of this.groups) {
-      if (this.held <= this.options.maxRows) break;
-      this.groups.delete(id);
-      this.held -= g.rows;
-    }
+    this.groups.set(groupId, { shape, buckets, derived }, rows);
   }
 
   /** Whether the group's members are kept (with any shape). */
@@ -83,7 +78,7 @@ export class MemberCache<Row = unknown> {
 
   /** What was derived from a kept group's rows (see setDerived); undefined when none or not kept. */
   derived(groupId: string): unknown {
-    return this.groups.get(groupId)?.derived;
+    return this.groups.peek(groupId)?.derived;
   }
 
   /**
@@ -92,18 +87,11 @@ export class MemberCache<Row = unknown> {
    * are the same arrays while their bucket is unchanged).
    */
   setDerived(groupId: string, value: unknown): void {
-    const g = this.groups.get(groupId);
+    const g = this.groups.peek(groupId);
     if (g) g.derived = value;
   }
 
   get heldRows(): number {
-    return this.held;
-  }
-
-  private drop(groupId: string): void {
-    const g = this.groups.get(groupId);
-    if (!g) return;
-    this.groups.delete(groupId);
-    this.held -= g.rows;
+    return this.groups.heldRows;
   }
 }

@@ -39,7 +39,7 @@ export async function readSlices(trx: Db, nodeIds: readonly string[], cache: Sli
        where t.node_id = any(${[...kept.keys()]}::text[])
        group by t.node_id`.execute(trx);
     const digestOf = new Map(digests.map((d) => [d.node_id, d]));
-    const above = new Map<string, { top: string }>();
+    const above: string[] = [];
     for (const [id, k] of kept) {
       const d = digestOf.get(id);
       if (!d) {
@@ -49,19 +49,18 @@ export async function readSlices(trx: Db, nodeIds: readonly string[], cache: Sli
       } else if (Number(d.count) === k.count && d.top === k.top) {
         out.set(id, { slices: k.slices, halfUsed: new Set(d.half) });
         cache.stats.kept++;
-      } else if (higherId(d.top, k.top) !== k.top) above.set(id, { top: k.top });
+      } else if (higherId(d.top, k.top) !== k.top) above.push(id);
       // The same or a lower highest id with another count: slices went away. Read whole.
       else whole.push(id);
     }
-    if (above.size) {
-      const ids = [...above.keys()];
+    if (above.length) {
       const { rows } = await sql<{ node_id: string; subscription_id: string; slice_id: string; slice_bytes: string }>`
         select t.node_id, t.subscription_id, t.slice_id::text as slice_id, t.slice_bytes::text as slice_bytes
           from traffic_slices t
-          join unnest(${ids}::text[], ${ids.map((id) => above.get(id)?.top ?? '0')}::int8[]) as k(node_id, top)
+          join unnest(${above}::text[], ${above.map((id) => kept.get(id)?.top ?? '0')}::int8[]) as k(node_id, top)
             on t.node_id = k.node_id and t.slice_id > k.top`.execute(trx);
       const fresh = new Map<string, Map<string, ModelSlice>>();
-      for (const id of ids) fresh.set(id, new Map((kept.get(id) as { slices: ReadonlyMap<string, ModelSlice> }).slices));
+      for (const id of above) fresh.set(id, new Map(kept.get(id)?.slices));
       for (const r of rows) fresh.get(r.node_id)?.set(r.subscription_id, { slice_id: r.slice_id, slice_bytes: r.slice_bytes });
       for (const [id, slices] of fresh) {
         const d = digestOf.get(id) as (typeof digests)[number];

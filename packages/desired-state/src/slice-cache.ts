@@ -1,4 +1,5 @@
 import type { ModelSlice } from './model.ts';
+import { RowsLru } from './rows-lru.ts';
 
 /**
  * The traffic slices of big nodes (issue 36), kept between snapshots with the count and the
@@ -34,44 +35,32 @@ export interface SliceCacheOptions {
 export const DEFAULT_SLICE_CACHE: SliceCacheOptions = { maxRows: 300_000, minNodeRows: 2_000 };
 
 export class SliceCache {
-  private readonly nodes = new Map<string, KeptSlices>();
-  private held = 0;
+  private readonly nodes: RowsLru<KeptSlices>;
   /** Nodes whose slices were used as kept / merged with the slices above the kept top / read whole, since start. */
   readonly stats = { kept: 0, merged: 0, readWhole: 0 };
 
-  constructor(readonly options: SliceCacheOptions = DEFAULT_SLICE_CACHE) {}
+  constructor(readonly options: SliceCacheOptions = DEFAULT_SLICE_CACHE) {
+    this.nodes = new RowsLru(options.maxRows);
+  }
 
   /** A node's kept slices, marked recently used; undefined when none. */
   take(nodeId: string): KeptSlices | undefined {
-    const k = this.nodes.get(nodeId);
-    if (!k) return undefined;
-    this.nodes.delete(nodeId);
-    this.nodes.set(nodeId, k);
-    return k;
+    return this.nodes.use(nodeId);
   }
 
   /** Keeps a node's slices (replacing what was kept for it), if it has enough; drops the least recently used beyond maxRows. */
   keep(nodeId: string, kept: KeptSlices): void {
-    this.drop(nodeId);
+    this.nodes.delete(nodeId);
     if (kept.count < this.options.minNodeRows || kept.count > this.options.maxRows) return;
-    this.nodes.set(nodeId, kept);
-    this.held += kept.count;
-    for (const [id, k] of this.nodes) {
-      if (this.held <= this.options.maxRows) break;
-      this.nodes.delete(id);
-      this.held -= k.count;
-    }
+    this.nodes.set(nodeId, kept, kept.count);
   }
 
   drop(nodeId: string): void {
-    const k = this.nodes.get(nodeId);
-    if (!k) return;
     this.nodes.delete(nodeId);
-    this.held -= k.count;
   }
 
   get heldRows(): number {
-    return this.held;
+    return this.nodes.heldRows;
   }
 }
 

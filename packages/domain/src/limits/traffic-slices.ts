@@ -228,7 +228,7 @@ export const chargeTrafficSlicesSql = (nodeId: string, usage: string) => sql<{ s
      set used_bytes = ${saturated('t.used_bytes')} + u.raw_up + u.raw_down
     from ${sql.table(usage)} u
    where t.node_id = ${nodeId} and t.subscription_id = u.id
-  returning t.subscription_id, t.used_bytes * 2 >= t.slice_bytes as half`;
+  returning t.subscription_id, ${halfUsedSliceSql('t')} as half`;
 
 /** Slices charged half used (chargeTrafficSlicesSql) get their successor (grantTrafficSlices), and the node a new revision. Returns the new grants. */
 export async function grantSuccessorSlices(uow: UnitOfWork, nodeId: string, half: readonly string[], now: Date): Promise<SliceGrant[]> {
