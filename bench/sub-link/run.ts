@@ -3,23 +3,29 @@
 // PostgreSQL, served by the portal-api surface in its own process (one database read per
 // request), then the same answers cached; each as apps without gzip fetch it and as apps that
 // take gzip do (Accept-Encoding: gzip, what Android's HttpURLConnection under v2rayNG sends);
-// beside it, in the same run, a bare node:http hello-world (bench/auth/hello.ts) before and
-// after them (the baseline is their mean).
+// beside it, in the same run, a bare node:http hello-world (bench/auth/hello.ts, the baseline)
+// and the floor: a bare node:http server sending the very answers the product gave (status,
+// headers, body; floor.ts), so the reading can tell the cost of the bytes from the cost of the
+// product's work. Every server is started first; then BENCH_ROUNDS rounds (default 3) load
+// each in turn for BENCH_SECONDS (default 5), and the figures are the rounds' medians.
 // `pnpm bench:sub-link:pglite` (BENCH_DATABASE=pglite): the same on the embedded default
 // (PGlite in the server child's data directory, no DATABASE_URL).
 // Load from wrk when installed, else autocannon. Appends to bench/BENCHMARKS.md.
 import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { connectDatabase } from '@svc/db';
 import { sql } from 'kysely';
-import { load, loadClient } from '../auth/load.ts';
+import { type LoadResult, load, loadClient } from '../auth/load.ts';
 import { child, stopChild } from '../common/children.ts';
+import type { RecordedAnswer } from './floor.ts';
 
 const here = import.meta.dirname;
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const TARGET_RPS = 8000;
 /** Issue 37.5: uncached >= 50% of the bare server on PostgreSQL, >= 30% on PGlite; cached >= 85%. */
@@ -38,23 +44,16 @@ if (admin) await sql`create schema ${sql.id(SCHEMA)}`.execute(admin.db);
 try {
   const ua = { 'user-agent': 'v2rayNG/1.9.30' };
   const uaGzip = { ...ua, 'accept-encoding': 'gzip' };
-  type Result = Awaited<ReturnType<typeof load>>;
-  const bareRun = async () => {
-    const hello = await child<{ url: string }>(join(here, '..', 'auth', 'hello.ts'));
-    await load({ url: hello.msg.url, seconds: 2, connections: CONNECTIONS });
-    const r = await load({ url: hello.msg.url, seconds: SECONDS, connections: CONNECTIONS });
-    await stopChild(hello.proc);
-    return r;
-  };
-  const bareBefore = await bareRun();
   const loadBefore = loadavg()
     .map((x) => x.toFixed(2))
     .join(' / ');
-  let database = '';
-  let inbounds = 0;
-  let subscriptions = 0;
-  /** The link under load, served by a fresh server child with this answer cache setting: as it is, then gzip'd. */
-  const measure = async (cacheSeconds: number): Promise<{ plain: Result; gzip: Result }> => {
+  const record = async (r: Response): Promise<RecordedAnswer> => ({
+    status: r.status,
+    headers: [...r.headers],
+    body: Buffer.from(await r.arrayBuffer()).toString('base64'),
+  });
+  /** A server child of the product with this answer cache setting, checked once: its links and the answers it gave. */
+  const product = async (cacheSeconds: number) => {
     const server = await child<{ url: string; paths: string[]; inbounds: number; database: string }>(join(here, 'server.ts'), {
       env: {
         DATABASE_URL,
@@ -63,32 +62,69 @@ try {
       },
       execArgv: profiled,
     });
-    database = server.msg.database;
-    inbounds = server.msg.inbounds;
     const check = await fetch(`${server.msg.url}${server.msg.paths[0]}`, { headers: ua });
-    const body = Buffer.from(await check.text(), 'base64')
-      .toString()
-      .split('\n')
-      .filter(Boolean);
+    const plain = await record(check);
+    const body = Buffer.from(Buffer.from(plain.body, 'base64').toString(), 'base64').toString().split('\n').filter(Boolean);
     if (check.status !== 200 || body.length !== server.msg.inbounds)
       throw new Error(`the link answered ${check.status} with ${body.length} links`);
-    const zipped = await fetch(`${server.msg.url}${server.msg.paths[0]}`, { headers: uaGzip });
-    await zipped.arrayBuffer();
-    if (zipped.headers.get('content-encoding') !== 'gzip') throw new Error('the link was not gzip’d for an app taking gzip');
-    const spec = { url: `${server.msg.url}/`, paths: server.msg.paths, connections: CONNECTIONS, headers: ua };
-    await load({ ...spec, seconds: 3 }); // warm-up
-    const plain = await load({ ...spec, seconds: SECONDS });
-    await load({ ...spec, headers: uaGzip, seconds: 3 });
-    const gzip = await load({ ...spec, headers: uaGzip, seconds: SECONDS });
-    subscriptions = server.msg.paths.length;
-    await stopChild(server.proc);
-    if (admin) await sql`drop schema if exists ${sql.id(`${SCHEMA}_${cacheSeconds}`)} cascade`.execute(admin.db);
-    return { plain, gzip };
+    // Undici would gunzip the body: the floor gets the bytes as sent (node:http, no decoding).
+    const gzip = await rawGet(`${server.msg.url}${server.msg.paths[0]}`, uaGzip);
+    if (!gzip.headers.some(([k, v]) => k === 'content-encoding' && v === 'gzip'))
+      throw new Error('the link was not gzip’d for an app taking gzip');
+    return { ...server, answers: { plain, gzip } };
   };
-  const sub = await measure(0);
-  const cached = await measure(30);
-  const bareAfter = await bareRun();
-  const bare = { rps: (bareBefore.rps + bareAfter.rps) / 2 };
+  const uncachedServer = await product(0);
+  const cachedServer = await product(30);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-sub-floor-'));
+  writeFileSync(join(dir, 'answers.json'), JSON.stringify(uncachedServer.answers));
+  const floorServer = await child<{ url: string }>(join(here, 'floor.ts'), { env: { FLOOR_ANSWERS: join(dir, 'answers.json') } });
+  rmSync(dir, { recursive: true, force: true });
+  const hello = await child<{ url: string }>(join(here, '..', 'auth', 'hello.ts'));
+  const { paths, inbounds, database } = uncachedServer.msg;
+  const on = (url: string, headers: Record<string, string>, linkPaths: string[] | undefined) => ({
+    url: `${url}/`,
+    ...(linkPaths ? { paths: linkPaths } : {}),
+    connections: CONNECTIONS,
+    headers,
+  });
+  // Every server is up at once and idle but for the one under load; each round loads each in
+  // turn, so a neighbour taking the machine for a while slows one round of all of them, not all
+  // rounds of one. A figure is the median over the rounds; a ratio is the median of the rounds'
+  // ratios (each against the hello-world of its own round).
+  const targets = {
+    bare: on(hello.msg.url, {}, undefined),
+    uncached: on(uncachedServer.msg.url, ua, paths),
+    uncachedGzip: on(uncachedServer.msg.url, uaGzip, paths),
+    cached: on(cachedServer.msg.url, ua, paths),
+    cachedGzip: on(cachedServer.msg.url, uaGzip, paths),
+    floor: on(floorServer.msg.url, ua, undefined),
+    floorGzip: on(floorServer.msg.url, uaGzip, undefined),
+  };
+  type Target = keyof typeof targets;
+  const names = Object.keys(targets) as Target[];
+  for (const t of names) await load({ ...targets[t], seconds: 3 }); // warm-up
+  const rounds: Array<Record<Target, LoadResult>> = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const round = {} as Record<Target, LoadResult>;
+    for (const t of names) round[t] = await load({ ...targets[t], seconds: SECONDS });
+    rounds.push(round);
+    process.stderr.write(`sub-link bench: round ${r + 1}/${ROUNDS}: ${names.map((t) => `${t} ${Math.round(round[t].rps)}`).join(', ')}\n`);
+  }
+  await Promise.all([uncachedServer, cachedServer, floorServer, hello].map((c) => stopChild(c.proc)));
+
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const m = s.length >> 1;
+    return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+  };
+  /** The round whose rate is the median's (odd rounds) or nearest it: its latencies are shown with it. */
+  const of = (t: Target): LoadResult => {
+    const rps = median(rounds.map((r) => r[t].rps));
+    const nearest = rounds.map((r) => r[t]).sort((a, b) => Math.abs(a.rps - rps) - Math.abs(b.rps - rps))[0] as LoadResult;
+    return { ...nearest, rps, errors: rounds.reduce((n, r) => n + r[t].errors, 0) };
+  };
+  /** Median over the rounds of t's rate over `base`'s rate in the same round, percent. */
+  const ratio = (t: Target, base: Target = 'bare') => median(rounds.map((r) => r[t].rps / r[base].rps)) * 100;
 
   const rev = (() => {
     try {
@@ -101,29 +137,38 @@ try {
     cpus()[0]
       ?.model.replace(/\s+\d+-Core Processor/, '')
       .trim() ?? 'unknown';
-  const pct = (r: { rps: number }) => ((r.rps / bare.rps) * 100).toFixed(0);
-  const met = (r: { rps: number }, aim: number) => (r.rps >= (bare.rps * aim) / 100 ? 'met' : 'not met');
-  const row = (label: string, r: { rps: number; p50: number; p99: number; errors: number }) =>
-    `| ${label} | ${Math.round(r.rps).toLocaleString('en-US')} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} |`;
+  const pct = (t: Target, base?: Target) => ratio(t, base).toFixed(0);
+  const met = (t: Target, aim: number) => (ratio(t) >= aim ? 'met' : 'not met');
+  const row = (label: string, t: Target) => {
+    const r = of(t);
+    const spread = rounds.map((x) => Math.round(x[t].rps).toLocaleString('en-US')).join(' / ');
+    return `| ${label} | ${Math.round(r.rps).toLocaleString('en-US')} | ${spread} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} |`;
+  };
+  const uncached = of('uncached');
   const lines = [
     `### ${new Date().toISOString().slice(0, 10)} — GET /sub/{token}, 10 inbounds, base64, ${PGLITE ? 'PGlite (embedded default)' : 'PostgreSQL'}`,
     '',
     `Machine: ${cpu} ×${availableParallelism()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Commit ${rev}. Load average before: ${loadBefore}. ` +
-      `Load: ${loadClient}, ${CONNECTIONS} connections, ${SECONDS} s each after a warm-up, User-Agent v2rayNG (the base64 list), without Accept-Encoding and with \`Accept-Encoding: gzip\`, each request for one of ${subscriptions.toLocaleString('en-US')} subscriptions' links picked at random. Product: the portal-api surface in its own process, /sub answered before Hono (@svc/http fast path) ` +
+      `Load: ${loadClient}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s on each server in turn (all started first, each warmed up 3 s; a figure is the median of the rounds, the latencies those of the median round), User-Agent v2rayNG (the base64 list), without Accept-Encoding and with \`Accept-Encoding: gzip\`, each request for one of ${paths.length.toLocaleString('en-US')} subscriptions' links picked at random. Product: the portal-api surface in its own process, /sub answered before Hono (@svc/http fast path) ` +
       `(each request's subscription read from the database: one prepared statement per event-loop turn for the requests of that turn, the subscription by its token hash, its client, this period's traffic, its group ids; what the groups grant and the settings cached), database ${database}, pool default.`,
     '',
-    '| endpoint | req/s | p50 ms | p99 ms | errors |',
-    '|---|---|---|---|---|',
-    row(`GET /sub/{token} (${inbounds} inbounds on 5 nodes, base64), a database read per request (SVC_SUB_CACHE_SECONDS=0)`, sub.plain),
-    row('the same, the app taking gzip', sub.gzip),
-    row('the same, answers cached in the portal process (default: 30 s, dropped on any change)', cached.plain),
-    row('the same cached, the app taking gzip', cached.gzip),
-    row('baseline: bare node:http hello-world (own process), before the runs above', bareBefore),
-    row('baseline: the same, after them', bareAfter),
+    '| endpoint | req/s (median) | each round | p50 ms | p99 ms | errors |',
+    '|---|---|---|---|---|---|',
+    row(`GET /sub/{token} (${inbounds} inbounds on 5 nodes, base64), a database read per request (SVC_SUB_CACHE_SECONDS=0)`, 'uncached'),
+    row('the same, the app taking gzip', 'uncachedGzip'),
+    row('the same, answers cached in the portal process (default: 30 s, dropped on any change)', 'cached'),
+    row('the same cached, the app taking gzip', 'cachedGzip'),
+    row(
+      'floor: bare node:http (own process) sending the answer above as recorded (status, headers, body; a new request id each time)',
+      'floor',
+    ),
+    row("floor, the gzip'd answer", 'floorGzip'),
+    row('baseline: bare node:http hello-world (own process)', 'bare'),
     '',
-    `${sub.plain.rps >= TARGET_RPS ? 'Target met' : 'Target not met'} with a database read per request: ${Math.round(sub.plain.rps).toLocaleString('en-US')} req/s (aim ${TARGET_RPS.toLocaleString('en-US')}). ` +
-      `Of the bare hello-world (mean of the two, ${Math.round(bare.rps).toLocaleString('en-US')} req/s), issue 37.5: uncached ${pct(sub.plain)}% without gzip, ${pct(sub.gzip)}% with (aim ${UNCACHED_AIM}%: ${met(sub.plain, UNCACHED_AIM)} / ${met(sub.gzip, UNCACHED_AIM)}); ` +
-      `cached ${pct(cached.plain)}% without gzip, ${pct(cached.gzip)}% with (aim ${CACHED_AIM}%: ${met(cached.plain, CACHED_AIM)} / ${met(cached.gzip, CACHED_AIM)}).`,
+    `${uncached.rps >= TARGET_RPS ? 'Target met' : 'Target not met'} with a database read per request: ${Math.round(uncached.rps).toLocaleString('en-US')} req/s (aim ${TARGET_RPS.toLocaleString('en-US')}). ` +
+      `Of the bare hello-world of the same round (median of the rounds), issue 37.5: uncached ${pct('uncached')}% without gzip, ${pct('uncachedGzip')}% with (aim ${UNCACHED_AIM}%: ${met('uncached', UNCACHED_AIM)} / ${met('uncachedGzip', UNCACHED_AIM)}); ` +
+      `cached ${pct('cached')}% without gzip, ${pct('cachedGzip')}% with (aim ${CACHED_AIM}%: ${met('cached', CACHED_AIM)} / ${met('cachedGzip', CACHED_AIM)}). ` +
+      `The floor (the same answers from a bare server) is ${pct('floor')}% / ${pct('floorGzip')}% of bare; of the floor, cached ${pct('cached', 'floor')}% / ${pct('cachedGzip', 'floorGzip')}%, uncached ${pct('uncached', 'floor')}% / ${pct('uncachedGzip', 'floorGzip')}%.`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   if (!process.env.BENCH_NO_APPEND) appendFileSync(join(here, '..', 'BENCHMARKS.md'), `\n${lines.join('\n')}\n`);
@@ -132,4 +177,21 @@ try {
     for (const suffix of ['', '_0', '_30']) await sql`drop schema if exists ${sql.id(`${SCHEMA}${suffix}`)} cascade`.execute(admin.db);
     await admin.destroy();
   }
+}
+
+/** A GET whose answer is kept as the bytes sent (fetch would decode a gzip'd body). */
+function rawGet(url: string, headers: Record<string, string>): Promise<RecordedAnswer> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const pairs: Array<[string, string]> = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2)
+          pairs.push([(res.rawHeaders[i] as string).toLowerCase(), res.rawHeaders[i + 1] as string]);
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('base64') });
+      });
+      res.on('error', reject);
+    }).on('error', reject);
+  });
 }
