@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type DomainDeps, isStorableText } from '@svc/domain';
-import { statusClass } from '@svc/metrics';
+import { type HistogramChild, statusClass } from '@svc/metrics';
 import { acceptsGzip } from './accept-encoding.ts';
 import type { AppEnv } from './env.ts';
 import type { FastPath, FastRequest, PreparedAnswer } from './fast-path.ts';
@@ -36,15 +36,29 @@ export function fastListener(app: OpenAPIHono<AppEnv>, deps: DomainDeps, hono: R
   const paths = fastPathsOf(app, deps);
   let answered = 0;
   if (paths.length === 0) return { listener: hono, answered: () => 0 };
-  // What the requestMetrics middleware records for Hono's answers (request-metrics.ts).
-  const duration = deps.metrics.httpDuration;
+  // What the requestMetrics middleware records for Hono's answers (request-metrics.ts), by
+  // route and status: the series bound once each.
+  const durations = new Map<string, Map<number, HistogramChild>>();
+  const durationOf = (route: string, status: number): HistogramChild => {
+    let byStatus = durations.get(route);
+    if (!byStatus) {
+      byStatus = new Map();
+      durations.set(route, byStatus);
+    }
+    let child = byStatus.get(status);
+    if (!child) {
+      child = deps.metrics.httpDuration.child({ route, method: 'GET', status_class: statusClass(status) });
+      byStatus.set(status, child);
+    }
+    return child;
+  };
   const send = (res: ServerResponse, answer: PreparedAnswer, givenId: string | undefined, route: string, started: number): void => {
     const head = answer.head.slice();
     head[answer.slot] = requestId(givenId);
     res.writeHead(answer.status, head);
     res.end(answer.body);
     answered++;
-    duration.observe({ route, method: 'GET', status_class: statusClass(answer.status) }, (performance.now() - started) / 1000);
+    durationOf(route, answer.status).observe((performance.now() - started) / 1000);
   };
   const listener: RequestListener = (req, res) => {
     if (req.method === 'GET') {

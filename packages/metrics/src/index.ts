@@ -1,3 +1,4 @@
+export { BoundHistogram, type HistogramChild } from './bound-histogram.ts';
 export { methodLabel, statusClass, UNMATCHED_ROUTE } from './http-labels.ts';
 export {
   type AppName,

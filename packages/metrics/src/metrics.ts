@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { BoundHistogram } from './bound-histogram.ts';
 
 /** Which deployable a registry belongs to: the `app` label every series of the process carries. */
 export type AppName = 'svc' | 'admin-api' | 'portal-api' | 'control-plane' | 'worker';
@@ -34,7 +35,8 @@ const JOB_BUCKETS = [0.005, 0.025, 0.1, 0.5, 1, 5, 15, 60, 300];
  */
 export class Metrics {
   readonly registry: Registry;
-  readonly httpDuration: Histogram<'route' | 'method' | 'status_class'>;
+  /** Every HTTP answer is one observation: label sets are bound once (bound-histogram.ts). */
+  readonly httpDuration: BoundHistogram<'route' | 'method' | 'status_class'>;
   readonly streamsOpen: Gauge;
   readonly desiredStatesSent: Counter;
   readonly desiredStateRawBytes: Counter;
@@ -48,7 +50,7 @@ export class Metrics {
   readonly usageInboxOldest: Gauge;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly jobDuration: Histogram<'job'>;
-  readonly subCache: Counter<'result'>;
+  private readonly subCacheTally = { hit: 0, miss: 0 };
   private depthSource: (() => Promise<QueueDepth[]>) | undefined;
 
   constructor(app: AppName, opts: { defaultMetrics?: boolean } = {}) {
@@ -58,7 +60,7 @@ export class Metrics {
     // Process metrics (CPU, memory, event loop lag, GC, handles), named as prom-client names them.
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
     const registers = [registry];
-    this.httpDuration = new Histogram({
+    this.httpDuration = new BoundHistogram({
       name: 'svc_http_request_duration_seconds',
       help: 'HTTP requests by route pattern (unmatched: no route), method and status class, from arrival to the answer written',
       labelNames: ['route', 'method', 'status_class'],
@@ -137,13 +139,22 @@ export class Metrics {
       buckets: JOB_BUCKETS,
       registers,
     });
-    this.subCache = new Counter({
+    const self = this;
+    // Counted in plain numbers (subCacheRead: one per /sub answer) and added when read.
+    new Counter({
       name: 'svc_sub_cache_requests_total',
       help: 'GET /sub/{token} document reads: hit (answered from memory), miss (waited for the database)',
       labelNames: ['result'],
       registers,
+      collect() {
+        for (const result of ['hit', 'miss'] as const) {
+          const n = self.subCacheTally[result];
+          if (n === 0) continue;
+          self.subCacheTally[result] = 0;
+          this.inc({ result }, n);
+        }
+      },
     });
-    const self = this;
     new Gauge({
       name: 'svc_job_queue_depth',
       help: 'Jobs in the queues by job and state, read at scrape time (reported by the worker)',
@@ -167,6 +178,11 @@ export class Metrics {
   jobRan(job: string, outcome: JobOutcome, seconds: number): void {
     this.jobRuns.inc({ job, outcome });
     this.jobDuration.observe({ job }, seconds);
+  }
+
+  /** One GET /sub/{token} document read: from memory (hit) or waited for the database (miss). */
+  subCacheRead(result: 'hit' | 'miss'): void {
+    this.subCacheTally[result]++;
   }
 
   /** The text exposition of every metric of this process. */

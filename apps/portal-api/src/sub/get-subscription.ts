@@ -66,7 +66,7 @@ export function registerSubscriptionLink(app: OpenAPIHono<AppEnv>, cachesFor: (d
     const caches = cachesFor(deps);
     // Held in memory already (a hit), or read from the database now (a miss; svc_sub_cache_requests_total).
     const held = ours ? caches.documentNow(presented) : undefined;
-    deps.metrics.subCache.inc({ result: held === undefined ? 'miss' : 'hit' });
+    deps.metrics.subCacheRead(held === undefined ? 'miss' : 'hit');
     let data = held === undefined && ours ? await caches.documents(presented) : (held ?? null);
     if (!data) {
       // Not one of ours: perhaps an imported panel's old link (legacy-links.ts), answered as ours.
@@ -327,7 +327,7 @@ function subLinkFastPath(cachesFor: (deps: DomainDeps) => SubLinkCaches): FastPa
 }
 
 function counted(answer: PreparedAnswer | undefined, result: 'hit' | 'miss', deps: DomainDeps): PreparedAnswer | undefined {
-  if (answer) deps.metrics.subCache.inc({ result });
+  if (answer) deps.metrics.subCacheRead(result);
   return answer;
 }
 
