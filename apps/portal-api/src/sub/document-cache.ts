@@ -1,7 +1,6 @@
 import { createBusInvalidatedCache, type DomainDeps, readSubscriptionDocuments, type SubscriptionDocumentData, TOPICS } from '@svc/domain';
 import { createTurnBatcher } from '@svc/runtime';
 import type { Granted } from './granted-cache.ts';
-import { settledValues } from './settled.ts';
 
 /** Tokens kept; past this the cache starts over. */
 const MAX_ENTRIES = 100_000;
@@ -14,9 +13,8 @@ export interface SubscriptionDocumentsCache {
   read: Read;
   /**
    * The cached answer for `token` when the cache holds one already read (as `read` would
-   * return it now); undefined when `read` would have to wait (then it is `read` that the
-   * caller goes on with: a read this started is the one `read` hands back). Always undefined
-   * without the cache.
+   * return it now); undefined when `read` would have to wait (then the caller goes on with
+   * `read`; peek itself starts no read). Always undefined without the cache.
    */
   peek(token: string): SubscriptionDocumentData | null | undefined;
   stop(): Promise<void>;
@@ -43,9 +41,8 @@ export function subscriptionDocumentsCache(
     maxEntries: MAX_ENTRIES,
     keep: (doc) => doc !== null,
   });
-  const settled = settledValues<SubscriptionDocumentData | null>();
-  const read: Read = (token) => cache.get(token, () => settled.track(fetchOne(token)));
-  return { read, peek: (token) => settled.valueOf(read(token)), stop: cache.stop };
+  const read: Read = (token) => cache.get(token, () => fetchOne(token));
+  return { read, peek: (token) => cache.peek(token), stop: cache.stop };
 }
 
 /**

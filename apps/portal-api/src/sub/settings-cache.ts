@@ -7,7 +7,6 @@ import {
   type SubLinkSettings,
   TOPICS,
 } from '@svc/domain';
-import { settledValues } from './settled.ts';
 
 /** Read again at least this often even without a message (the bus delivers at most once). */
 const MAX_AGE_MS = 60_000;
@@ -26,9 +25,8 @@ export interface SettingCache<T> {
  */
 function settingCache<T>(deps: Pick<DomainDeps, 'db' | 'bus' | 'clock'>, load: () => Promise<T>): SettingCache<T> {
   const cache = createBusInvalidatedCache<T>(deps, { topics: [TOPICS.settingsChanged], maxAgeMs: MAX_AGE_MS, maxEntries: 1 });
-  const settled = settledValues<T>();
-  const read = () => cache.get('setting', () => settled.track(load()));
-  return { read, peek: () => settled.valueOf(read()), stop: cache.stop };
+  const read = () => cache.get('setting', load);
+  return { read, peek: () => cache.peek('setting'), stop: cache.stop };
 }
 
 export type SubLinkSettingsCache = SettingCache<SubLinkSettings>;

@@ -142,4 +142,45 @@ describe('createBusInvalidatedCache', () => {
     await cache.get('c', c.load);
     expect(await cache.get('a', c.load)).toBe(4);
   });
+
+  it('peek hands back what get would, without waiting and without loading: nothing before the read settles, after a message, past the age, for a value not kept, a failed read or after stop', async () => {
+    const { bus, clock, cache } = setup({ maxAgeMs: 1000, keep: (v) => v !== 13 });
+    await settle();
+    const c = counter();
+    expect(cache.peek('k')).toBeUndefined();
+    expect(c.calls()).toBe(0);
+    const reading = cache.get('k', c.load);
+    // Still running: get would make its caller wait.
+    expect(cache.peek('k')).toBeUndefined();
+    expect(await reading).toBe(1);
+    expect(cache.peek('k')).toBe(1);
+    clock.advance(1000);
+    expect(cache.peek('k')).toBe(1);
+    clock.advance(1);
+    expect(cache.peek('k')).toBeUndefined();
+    expect(c.calls()).toBe(1);
+    expect(await cache.get('k', c.load)).toBe(2);
+    expect(cache.peek('k')).toBe(2);
+    // A clock that went back: get reads again, so peek has nothing.
+    clock.advance(-5000);
+    expect(cache.peek('k')).toBeUndefined();
+    clock.advance(5000);
+    expect(cache.peek('k')).toBe(2);
+    await bus.publish('b.changed', {});
+    await settle();
+    expect(cache.peek('k')).toBeUndefined();
+    // Not kept, failed: nothing to peek at.
+    expect(await cache.get('u', async () => 13)).toBe(13);
+    expect(cache.peek('u')).toBeUndefined();
+    await expect(
+      cache.get('f', async () => {
+        throw new Error('database down');
+      }),
+    ).rejects.toThrow('database down');
+    expect(cache.peek('f')).toBeUndefined();
+    expect(await cache.get('k', c.load)).toBe(3);
+    expect(cache.peek('k')).toBe(3);
+    await cache.stop();
+    expect(cache.peek('k')).toBeUndefined();
+  });
 });

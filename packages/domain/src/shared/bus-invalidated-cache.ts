@@ -17,10 +17,24 @@ export interface BusInvalidatedCacheOptions<V> {
 export interface BusInvalidatedCache<V> {
   /** The value read for `key` within the age limit, else `load()`'s (shared by callers while it runs). */
   get(key: string, load: () => Promise<V>): Promise<V>;
+  /**
+   * What `get` would hand back now when that is a value already read (no load, no promise): for
+   * callers that answer at once when they can and call `get` otherwise. Undefined when `get`
+   * would have to wait (nothing held for the key, its read still running, or too old).
+   */
+  peek(key: string): V | undefined;
   /** Drops what this process holds of one key (or of all). */
   forget(key?: string): void;
   /** Ends the bus subscriptions and empties the cache; later reads go to `load` every time. */
   stop(): Promise<void>;
+}
+
+interface Entry<V> {
+  at: number;
+  value: Promise<V>;
+  /** Whether `value` has resolved and is kept; `result` is then what it resolved to. */
+  settled: boolean;
+  result: V | undefined;
 }
 
 /**
@@ -33,7 +47,7 @@ export function createBusInvalidatedCache<V>(
   deps: { bus: MessageBus; clock: Clock },
   opts: BusInvalidatedCacheOptions<V>,
 ): BusInvalidatedCache<V> {
-  const entries = new Map<string, { at: number; value: Promise<V> }>();
+  const entries = new Map<string, Entry<V>>();
   const clear = () => entries.clear();
   const drop = (key?: string): void => {
     if (key === undefined) clear();
@@ -56,27 +70,37 @@ export function createBusInvalidatedCache<V>(
   // Messages published while the bus was down are lost: start over when it is back.
   const offReconnect = deps.bus.onReconnect?.(clear);
 
-  const forgetEntry = (key: string, entry: { value: Promise<V> }) => {
+  const forgetEntry = (key: string, entry: Entry<V>) => {
     if (entries.get(key) === entry) entries.delete(key);
   };
+  // A clock that went back also reads again.
+  const fresh = (entry: Entry<V>, now: number) => now - entry.at <= opts.maxAgeMs && now >= entry.at;
 
   return {
     get(key, load) {
       if (stopped) return load();
       const now = deps.clock.now().getTime();
       const hit = entries.get(key);
-      // A clock that went back also reads again.
-      if (hit && now - hit.at <= opts.maxAgeMs && now >= hit.at) return hit.value;
+      if (hit && fresh(hit, now)) return hit.value;
       if (entries.size >= opts.maxEntries) entries.clear();
-      const entry = { at: now, value: load() };
+      const entry: Entry<V> = { at: now, value: load(), settled: false, result: undefined };
       entries.set(key, entry);
       entry.value.then(
         (value) => {
           if (opts.keep && !opts.keep(value)) forgetEntry(key, entry);
+          else {
+            entry.result = value;
+            entry.settled = true;
+          }
         },
         () => forgetEntry(key, entry),
       );
       return entry.value;
+    },
+    peek(key) {
+      const hit = entries.get(key);
+      if (!hit?.settled || stopped || !fresh(hit, deps.clock.now().getTime())) return undefined;
+      return hit.result;
     },
     forget: drop,
     async stop() {
