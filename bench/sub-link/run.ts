@@ -21,6 +21,7 @@ import { connectDatabase } from '@svc/db';
 import { sql } from 'kysely';
 import { type LoadResult, load, loadClient } from '../auth/load.ts';
 import { child, stopChild } from '../common/children.ts';
+import { pct as percentile } from '../common/run.ts';
 import type { RecordedAnswer } from './floor.ts';
 
 const here = import.meta.dirname;
@@ -47,11 +48,6 @@ try {
   const loadBefore = loadavg()
     .map((x) => x.toFixed(2))
     .join(' / ');
-  const record = async (r: Response): Promise<RecordedAnswer> => ({
-    status: r.status,
-    headers: [...r.headers],
-    body: Buffer.from(await r.arrayBuffer()).toString('base64'),
-  });
   /** A server child of the product with this answer cache setting, checked once: its links and the answers it gave. */
   const product = async (cacheSeconds: number) => {
     const server = await child<{ url: string; paths: string[]; inbounds: number; database: string }>(join(here, 'server.ts'), {
@@ -62,12 +58,11 @@ try {
       },
       execArgv: profiled,
     });
-    const check = await fetch(`${server.msg.url}${server.msg.paths[0]}`, { headers: ua });
-    const plain = await record(check);
+    // Kept as the bytes sent (fetch would gunzip): what the floor sends.
+    const plain = await rawGet(`${server.msg.url}${server.msg.paths[0]}`, ua);
     const body = Buffer.from(Buffer.from(plain.body, 'base64').toString(), 'base64').toString().split('\n').filter(Boolean);
-    if (check.status !== 200 || body.length !== server.msg.inbounds)
-      throw new Error(`the link answered ${check.status} with ${body.length} links`);
-    // Undici would gunzip the body: the floor gets the bytes as sent (node:http, no decoding).
+    if (plain.status !== 200 || body.length !== server.msg.inbounds)
+      throw new Error(`the link answered ${plain.status} with ${body.length} links`);
     const gzip = await rawGet(`${server.msg.url}${server.msg.paths[0]}`, uaGzip);
     if (!gzip.headers.some(([k, v]) => k === 'content-encoding' && v === 'gzip'))
       throw new Error('the link was not gzip’d for an app taking gzip');
@@ -116,16 +111,12 @@ try {
   const failed = names.filter((t) => rounds.some((r) => r[t].errors > 0));
   if (failed.length > 0) throw new Error(`answers other than 200 under load: ${failed.join(', ')}`);
 
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    const m = s.length >> 1;
-    return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-  };
-  /** The round whose rate is the median's (odd rounds) or nearest it: its latencies are shown with it. */
+  const median = (xs: number[]) => percentile(xs, 50);
+  /** The round whose rate is the median's: its latencies are shown with it. */
   const of = (t: Target): LoadResult => {
     const rps = median(rounds.map((r) => r[t].rps));
-    const nearest = rounds.map((r) => r[t]).sort((a, b) => Math.abs(a.rps - rps) - Math.abs(b.rps - rps))[0] as LoadResult;
-    return { ...nearest, rps, errors: rounds.reduce((n, r) => n + r[t].errors, 0) };
+    const middle = rounds.find((r) => r[t].rps === rps)?.[t] as LoadResult;
+    return { ...middle, rps, errors: rounds.reduce((n, r) => n + r[t].errors, 0) };
   };
   /** Median over the rounds of t's rate over `base`'s rate in the same round, percent. */
   const ratio = (t: Target, base: Target = 'bare') => median(rounds.map((r) => r[t].rps / r[base].rps)) * 100;

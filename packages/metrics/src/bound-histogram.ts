@@ -5,12 +5,29 @@ export interface HistogramChild {
   observe(value: number): void;
 }
 
-interface Series {
-  labels: Record<string, string>;
+/** One label set's counts; it is the child handed out for its labels. */
+class Series implements HistogramChild {
   /** Observations per bucket (not cumulative); the last slot is above every bound (+Inf only). */
-  counts: Float64Array;
-  sum: number;
-  count: number;
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(
+    readonly labels: Readonly<Record<string, string>>,
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length + 1);
+  }
+
+  observe(value: number): void {
+    if (!Number.isFinite(value)) return;
+    const bounds = this.bounds;
+    let i = 0;
+    while (i < bounds.length && value > (bounds[i] as number)) i++;
+    this.counts[i] = (this.counts[i] as number) + 1;
+    this.sum += value;
+    this.count += 1;
+  }
 }
 
 /**
@@ -30,7 +47,6 @@ export class BoundHistogram<L extends string> {
   private readonly labelNames: readonly L[];
   private readonly bounds: readonly number[];
   private readonly series = new Map<string, Series>();
-  private readonly children = new Map<string, HistogramChild>();
 
   constructor(cfg: { name: string; help: string; labelNames: readonly L[]; buckets: readonly number[]; registers: Registry[] }) {
     this.name = cfg.name;
@@ -43,23 +59,14 @@ export class BoundHistogram<L extends string> {
   /** The series of these labels, to observe into as often as wanted. */
   child(labels: Readonly<Record<L, string>>): HistogramChild {
     const key = this.keyOf(labels);
-    let child = this.children.get(key);
-    if (!child) {
-      const s = this.seriesOf(key, labels);
-      const bounds = this.bounds;
-      child = {
-        observe(value: number) {
-          if (!Number.isFinite(value)) return;
-          let i = 0;
-          while (i < bounds.length && value > (bounds[i] as number)) i++;
-          s.counts[i] = (s.counts[i] as number) + 1;
-          s.sum += value;
-          s.count += 1;
-        },
-      };
-      this.children.set(key, child);
+    let s = this.series.get(key);
+    if (!s) {
+      const own: Record<string, string> = {};
+      for (const n of this.labelNames) own[n] = labels[n];
+      s = new Series(own, this.bounds);
+      this.series.set(key, s);
     }
-    return child;
+    return s;
   }
 
   observe(labels: Readonly<Record<L, string>>, value: number): void {
@@ -116,16 +123,5 @@ export class BoundHistogram<L extends string> {
       key += `${v}\u0000`;
     }
     return key;
-  }
-
-  private seriesOf(key: string, labels: Readonly<Record<L, string>>): Series {
-    let s = this.series.get(key);
-    if (!s) {
-      const own: Record<string, string> = {};
-      for (const n of this.labelNames) own[n] = labels[n];
-      s = { labels: own, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
-      this.series.set(key, s);
-    }
-    return s;
   }
 }
