@@ -2,6 +2,7 @@ import type { StreamTicket } from '@svc/domain';
 import type { ServerMessage } from '@svc/proto';
 import { ServerError, type Status } from 'nice-grpc';
 import type { SnapshotSource } from './desired-state-source.ts';
+import { preEncoded } from './pre-encoded.ts';
 
 /**
  * One open Sync stream, from the server's side: the queue of messages for the agent and the
@@ -93,7 +94,7 @@ export class AgentSession {
         if (wanted <= this.knownRevision) continue;
         let snapshot: Awaited<ReturnType<SnapshotSource>>;
         try {
-          snapshot = await this.snapshots(this.nodeId);
+          snapshot = await this.snapshots(this.nodeId, Number.isFinite(wanted) ? wanted : undefined);
         } catch (err) {
           // The database briefly away: the stream stays, the compile is retried shortly.
           this.onError?.(err);
@@ -103,7 +104,10 @@ export class AgentSession {
         }
         if (snapshot && snapshot.revision > this.knownRevision && !this.ending) {
           this.knownRevision = snapshot.revision;
-          yield { desiredState: { revision: BigInt(snapshot.revision), config: snapshot.config } };
+          const revision = BigInt(snapshot.revision);
+          yield snapshot.encoded
+            ? preEncoded({ desiredState: { revision, config: undefined } }, snapshot.encoded)
+            : { desiredState: { revision, config: snapshot.config } };
         }
         continue;
       }

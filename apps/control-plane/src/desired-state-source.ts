@@ -1,10 +1,22 @@
 import { type CompiledDesiredState, compileDesiredStates, MAX_NODES_PER_SNAPSHOT, type ModelDeps } from '@svc/desired-state';
 import { createTurnBatcher } from '@svc/runtime';
 
-export type Snapshot = CompiledDesiredState;
+/**
+ * A node's DesiredState to send: compiled (its config, and until when that content holds:
+ * CompiledDesiredState.untilMs), or already encoded as the ServerMessage that carries it
+ * (kept-source.ts: a big node's message, kept or encoded once for the send).
+ */
+export type Snapshot =
+  | { revision: number; config: CompiledDesiredState['config']; untilMs?: number; encoded?: undefined }
+  | { revision: number; encoded: Uint8Array; config?: undefined; untilMs?: undefined };
 
-/** Where the gateway gets a node's latest DesiredState; null when the node is gone. */
-export type SnapshotSource = (nodeId: string) => Promise<Snapshot | null>;
+/**
+ * Where the gateway gets a node's latest DesiredState; null when the node is gone. `revision`,
+ * when known, is the one the session is after (the desired revision read on admission or named
+ * by nodes.changed): a hint a source may answer from (kept-source.ts), never older than what it
+ * would compile.
+ */
+export type SnapshotSource = (nodeId: string, revision?: number) => Promise<Snapshot | null>;
 
 /**
  * The desired-state compiler over the database: revision and config from one consistent

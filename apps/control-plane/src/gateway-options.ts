@@ -26,6 +26,8 @@ export interface GatewayOptions {
   gzipCacheBytes: number;
   /** Deflated pieces kept on disk across restarts (gzip-piece-store.ts), 0 = none. */
   gzipDiskBytes: number;
+  /** The last DesiredState of each big node kept on disk across restarts (last-push-store.ts), 0 = none. */
+  lastPushDiskBytes: number;
   /** Members of big access groups kept between snapshots (0 = no member cache). */
   memberCacheRows: number;
   /** Usage reports staged at once. */
@@ -58,6 +60,7 @@ export function gatewayOptions(g: Config['grpc']): GatewayOptions {
     gzipMinBytes: g.gzip_min_bytes,
     gzipCacheBytes: g.gzip_cache_mb * 1024 * 1024,
     gzipDiskBytes: g.gzip_disk_mb * 1024 * 1024,
+    lastPushDiskBytes: g.last_push_disk_mb * 1024 * 1024,
     memberCacheRows: g.member_cache_rows,
     usageIngestConcurrency: g.usage_ingest_concurrency,
     usageFold: { maxEntries: g.usage_fold_max_entries, inboxMaxEntries: g.usage_inbox_max_entries, concurrency: g.usage_fold_concurrency },

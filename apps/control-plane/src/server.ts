@@ -1,7 +1,15 @@
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { createMemberCache, createSliceCache, DEFAULT_MEMBER_CACHE, DEFAULT_SLICE_CACHE } from '@svc/desired-state';
-import { createSlots, type DomainDeps, ensureCertificateAuthority, gatewayTlsResumption, issueServerCertificate, newId } from '@svc/domain';
+import {
+  createSlots,
+  type DomainDeps,
+  desiredRevisionOf,
+  ensureCertificateAuthority,
+  gatewayTlsResumption,
+  issueServerCertificate,
+  newId,
+} from '@svc/domain';
 import { ControlPlaneWireDefinition } from '@svc/proto';
 import { type AdmissionLimits, AdmissionLine } from './admission-line.ts';
 import { appliedRevisionWriter, statusReportWriter } from './applied-revisions.ts';
@@ -13,6 +21,9 @@ import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.t
 import { createGzipPieceStore } from './gzip-piece-store.ts';
 import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
+import { keptSource } from './kept-source.ts';
+import { createLastPushStore, type LastPushStore } from './last-push-store.ts';
+import { sendsPreEncoded } from './pre-encoded.ts';
 import { sentMetrics } from './sent-metrics.ts';
 import { controlPlaneService } from './service.ts';
 import { streamOpener } from './stream-openings.ts';
@@ -62,6 +73,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
   let serverNotAfter = 0;
   let renewTimer: NodeJS.Timeout | undefined;
   let statsTimer: NodeJS.Timeout | undefined;
+  let lastPushes: LastPushStore | undefined;
   const admission = new AdmissionLine(o.admission);
   const usageFolder = createUsageFolder(deps, o.usageFold);
   const issue = async () => {
@@ -98,6 +110,13 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
               })
             : undefined,
       });
+      // A big node's last push, sent again as it was while its revision stands (kept-source.ts).
+      const kept = createLastPushStore({
+        dir: join(deps.config.data_dir, 'last-push'),
+        maxBytes: o.lastPushDiskBytes,
+        warn: (err, msg) => deps.log.warn({ err }, msg),
+      });
+      lastPushes = kept;
       const sent = sentMetrics(deps.metrics);
       const syncMaxBytes = o.maxReceiveMessageBytes;
       const serverOptions = {
@@ -131,23 +150,31 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
       };
       server = createGatewayGrpcServer(
         serverOptions,
-        sent.definition(guardedDefinition(ControlPlaneWireDefinition)),
+        sent.definition(sendsPreEncoded(guardedDefinition(ControlPlaneWireDefinition))),
         controlPlaneService(deps, ca, {
           deps,
           ca,
           registry,
-          snapshots:
+          snapshots: keptSource(
             overrides.snapshots ??
-            compiledSource(
-              o.memberCacheRows > 0
-                ? {
-                    ...deps,
-                    members: createMemberCache({ ...DEFAULT_MEMBER_CACHE, maxRows: o.memberCacheRows }),
-                    // A slice per member of a big node: the same bound.
-                    slices: createSliceCache({ ...DEFAULT_SLICE_CACHE, maxRows: o.memberCacheRows }),
-                  }
-                : deps,
-            ),
+              compiledSource(
+                o.memberCacheRows > 0
+                  ? {
+                      ...deps,
+                      members: createMemberCache({ ...DEFAULT_MEMBER_CACHE, maxRows: o.memberCacheRows }),
+                      // A slice per member of a big node: the same bound.
+                      slices: createSliceCache({ ...DEFAULT_SLICE_CACHE, maxRows: o.memberCacheRows }),
+                    }
+                  : deps,
+              ),
+            kept,
+            {
+              encode: ControlPlaneWireDefinition.sync.responseSerialize,
+              nowMs: () => deps.clock.now().getTime(),
+              desiredRevision: (nodeId) => desiredRevisionOf(deps.db, nodeId),
+              counted: (source) => deps.metrics.bigDesiredStates.inc({ source }),
+            },
+          ),
           idleTimeoutMs: o.idleTimeoutMs,
           usageSlots: createSlots(o.usageIngestConcurrency),
           usageFolder,
@@ -199,6 +226,8 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
       admission.close();
       await registry.stop();
       await usageFolder.stop();
+      // The last pushes under way are finished: the next process starts from them.
+      await lastPushes?.flush();
       if (!server) return;
       const s = server;
       // Streams were ended above; give their statuses a moment to leave, then close hard.

@@ -128,7 +128,7 @@ export function syncHandler(s: SyncDeps) {
     registry.announceOpened({ node_id: ticket.node_id, session: ticket.session, replica: ticket.replica });
     // Issue 36: the control plane's clock first; the agent measures not_after_ms from it (ServerClock).
     session.send({ clock: { nowMs: BigInt(deps.clock.now().getTime()) } });
-    if (admitted.send_desired_state) session.desiredChanged();
+    if (admitted.send_desired_state) session.desiredChanged(admitted.desired_revision);
     // Issue 36: the fleet-wide device count's refusals for this node, whole (device-denials.ts).
     void sendDeviceDenials(deps, session, true).catch((err) =>
       deps.log.warn({ err, node_id: ticket.node_id }, 'device denials not sent on stream open'),

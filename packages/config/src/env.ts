@@ -68,6 +68,7 @@ const scalars: Array<[string, string[], 'str' | 'int' | 'bool' | 'list' | 'ints'
   ['SVC_GRPC_GZIP_LEVEL', ['grpc', 'gzip_level'], 'int'],
   ['SVC_GRPC_GZIP_CACHE_MB', ['grpc', 'gzip_cache_mb'], 'int'],
   ['SVC_GRPC_GZIP_DISK_MB', ['grpc', 'gzip_disk_mb'], 'int'],
+  ['SVC_GRPC_LAST_PUSH_DISK_MB', ['grpc', 'last_push_disk_mb'], 'int'],
   ['SVC_GRPC_GZIP_MIN_BYTES', ['grpc', 'gzip_min_bytes'], 'int'],
   ['SVC_GRPC_MEMBER_CACHE_ROWS', ['grpc', 'member_cache_rows'], 'int'],
   ['SVC_GRPC_TLS_SESSION_LIFETIME_SECONDS', ['grpc', 'tls_session_lifetime_seconds'], 'int'],

@@ -84,6 +84,14 @@ export const grpcSection = z
      */
     gzip_disk_mb: z.number().int().min(0).max(65536).default(256),
     /**
+     * The last DesiredState sent to each big node (10,000 users or more), encoded, kept on disk in
+     * <data_dir>/last-push (MiB, 0 = none): the first push after a restart to a node whose
+     * revision has not moved is those bytes, not a read and compile of every member
+     * (apps/control-plane/src/last-push-store.ts). ~19 MiB for 100,000 users on two inbounds;
+     * oldest written go first past the bound.
+     */
+    last_push_disk_mb: z.number().int().min(0).max(65536).default(1024),
+    /**
      * Smallest message the gateway gzips. Deflating costs ~0.2 ms of CPU a message whatever
      * its size (zlib's state is set up per message), the agent ~0.04 ms to inflate it: for a
      * 1 KiB DesiredState that was most of a fan-out's CPU per node, for a saving of a few

@@ -1,7 +1,7 @@
 import { engineOf, XRAY_CAPABILITIES } from '@svc/domain';
 import { NodeConfig, Protocol } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
-import { CHAIN_METHOD, compileNodeConfig } from './compile.ts';
+import { CHAIN_METHOD, compiledUntilMs, compileNodeConfig } from './compile.ts';
 import type { ModelInbound, ModelSubscription, NodeModel } from './model.ts';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
@@ -230,5 +230,35 @@ describe('compileNodeConfig: user limits (issue 36) of members kept between snap
       deviceLimit: 2,
       uploadBps: 0n,
     });
+  });
+});
+
+describe('compiledUntilMs: how long a compiled revision stays what a later compile of it gives', () => {
+  const bytesAt = (m: NodeModel, at: number) => Buffer.from(NodeConfig.encode(compileNodeConfig({ ...m, now: new Date(at) })).finish());
+  it('the same bytes for every clock reading before it, different at it (the earliest expiry ahead of a member it serves)', () => {
+    const t = NOW.getTime();
+    const m = model({
+      inbounds: [inbound('a')],
+      subscriptions: [
+        sub('s1', ['a'], { expires_at: new Date(t + 90_000) }),
+        sub('s2', ['a'], { expires_at: new Date(t + 30_000) }),
+        sub('s3', ['a'], { status: 'limited', expires_at: new Date(t + 10_000) }),
+        sub('s4', ['a'], { expires_at: new Date(t - 5_000) }),
+        sub('s5', ['a'], { status: 'disabled', expires_at: new Date(t + 1_000) }),
+        sub('s6', ['a']),
+        sub('s7', ['a'], { client_status: 'disabled', expires_at: new Date(t + 2_000) }),
+      ],
+    });
+    // s3 (limited), s5 (disabled) and s7 (its client disabled) serve nobody before or after their expiry: the compile moves at s2's.
+    expect(compiledUntilMs(m)).toBe(t + 30_000);
+    const first = bytesAt(m, t);
+    for (const at of [t + 1, t + 9_999, t + 29_999]) expect(bytesAt(m, at).equals(first)).toBe(true);
+    expect(bytesAt(m, t + 30_000).equals(first)).toBe(false);
+    expect(compiledUntilMs({ ...m, now: new Date(t + 30_000) })).toBe(t + 90_000);
+  });
+  it('Infinity when no member has an expiry ahead', () => {
+    expect(
+      compiledUntilMs(model({ inbounds: [inbound('a')], subscriptions: [sub('s1', ['a']), sub('s2', ['a'], { status: 'expired' })] })),
+    ).toBe(Number.POSITIVE_INFINITY);
   });
 });

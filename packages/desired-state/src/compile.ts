@@ -1,4 +1,11 @@
-import { engineRunsInbound, shadowsocksPassword, sniffingFor, storedStatusAsOf, subscriptionServes } from '@svc/domain';
+import {
+  engineRunsInbound,
+  shadowsocksPassword,
+  sniffingFor,
+  statusClockChangesAt,
+  storedStatusAsOf,
+  subscriptionServes,
+} from '@svc/domain';
 import {
   chainEmail,
   type Inbound,
@@ -76,6 +83,23 @@ function streamOf(i: ModelInbound): StreamSettings {
 }
 
 const plainTcp = (): StreamSettings => ({ network: Network.TCP, security: SecurityT.NONE, tcp: { acceptProxyProtocol: false } });
+
+/**
+ * Until when compileNodeConfig(m) stays what it is for a later clock reading, in epoch
+ * milliseconds (Infinity: for as long as the revision stands). The clock is the one input of the
+ * compile that moves without a new revision (a subscription's expiry passing before the sweep
+ * writes it down: storedStatusAsOf); the earliest expiry still ahead of a member it serves ends it.
+ */
+export function compiledUntilMs(m: NodeModel): number {
+  let until = Number.POSITIVE_INFINITY;
+  for (const sub of m.subscriptions) {
+    const at = statusClockChangesAt(sub, m.now);
+    // Only a member the node serves now leaves the config when its expiry passes (a limited one,
+    // or one of a disabled client, serves nobody before or after).
+    if (at !== null && at < until && subscriptionServes(storedStatusAsOf(sub, m.now), sub.client_status)) until = at;
+  }
+  return until;
+}
 
 /**
  * Spec 2.1 NodeConfig for one node, from its model. Pure and deterministic: inbounds by tag,

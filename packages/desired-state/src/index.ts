@@ -1,6 +1,6 @@
 import { grantTrafficSlices, unitOfWork } from '@svc/domain';
 import type { NodeConfig } from '@svc/proto';
-import { compileNodeConfig } from './compile.ts';
+import { compiledUntilMs, compileNodeConfig } from './compile.ts';
 import { loadNodeModels, type ModelDeps } from './load-model.ts';
 import type { NodeModel } from './model.ts';
 
@@ -15,6 +15,8 @@ export { DEFAULT_SLICE_CACHE, SliceCache, type SliceCacheOptions } from './slice
 export interface CompiledDesiredState {
   revision: number;
   config: NodeConfig;
+  /** Until when (epoch ms) a compile of this revision gives this config (compiledUntilMs; Infinity: while the revision stands). */
+  untilMs: number;
 }
 
 /**
@@ -55,7 +57,8 @@ export async function compileDesiredStates(
   nodeIds: readonly string[],
   each: (nodeId: string, state: CompiledDesiredState) => void | Promise<void>,
 ): Promise<void> {
-  const compiled = (model: NodeModel) => each(model.node_id, { revision: model.revision, config: compileNodeConfig(model) });
+  const compiled = (model: NodeModel) =>
+    each(model.node_id, { revision: model.revision, config: compileNodeConfig(model), untilMs: compiledUntilMs(model) });
   const held = new Map<string, { due: string[]; model: NodeModel }>();
   await loadNodeModels(deps, nodeIds, compiled, { slicesDue: held });
   if (held.size === 0) return;

@@ -42,6 +42,7 @@ export class Metrics {
   readonly desiredStateRawBytes: Counter;
   readonly desiredStateSentBytes: Counter;
   readonly desiredStateSize: Histogram;
+  readonly bigDesiredStates: Counter<'source'>;
   readonly applyResults: Counter<'result'>;
   readonly usageReports: Counter<'result'>;
   readonly usageIngested: Counter;
@@ -91,6 +92,12 @@ export class Metrics {
       name: 'svc_gateway_desired_state_size_bytes',
       help: 'Encoded size of each DesiredState sent, before compression',
       buckets: SIZE_BUCKETS,
+      registers,
+    });
+    this.bigDesiredStates = new Counter({
+      name: 'svc_gateway_big_desired_states_total',
+      help: 'DesiredStates of big nodes (10,000 users or more) made for a send: kept (the last push kept on disk, sent as it was) or compiled',
+      labelNames: ['source'],
       registers,
     });
     this.applyResults = new Counter({

@@ -115,3 +115,9 @@ export async function nodesOfClients(trx: Db, clientIds: readonly string[]): Pro
     .execute();
   return rows.map((r) => r.node_id);
 }
+
+/** A node's desired revision as committed now; null when the node does not exist. */
+export async function desiredRevisionOf(db: Db, nodeId: string): Promise<number | null> {
+  const row = await db.selectFrom('nodes').select('desired_revision').where('id', '=', nodeId).executeTakeFirst();
+  return row ? Number(row.desired_revision) : null;
+}

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { shadowsocksUserKey } from './credentials.ts';
-import { currentStatus, linkStatus, subscriptionServes, subscriptionStatus } from './subscription-status.ts';
+import {
+  currentStatus,
+  linkStatus,
+  statusClockChangesAt,
+  storedStatusAsOf,
+  subscriptionServes,
+  subscriptionStatus,
+} from './subscription-status.ts';
 
 const now = new Date('2026-06-01T12:00:00Z');
 const base = { admin_disabled: false, used_bytes: 0, traffic_limit_bytes: null, expires_at: null };
@@ -51,5 +58,26 @@ describe('linkStatus: what a subscription link shows its apps', () => {
     expect(linkStatus('active', 'pending')).toBe('pending');
     expect(linkStatus('active', 'rejected')).toBe('disabled');
     expect(linkStatus('limited', 'disabled')).toBe('disabled');
+  });
+});
+
+describe('statusClockChangesAt: until when a stored status reads the same whatever the clock', () => {
+  const now = new Date('2026-12-01T12:00:00Z');
+  const at = (iso: string) => new Date(iso);
+  it('an active or limited row with its expiry ahead changes at that expiry, and storedStatusAsOf agrees on both sides of it', () => {
+    for (const status of ['active', 'limited'] as const) {
+      const row = { status, expires_at: at('2026-12-01T13:00:00Z') };
+      const changes = statusClockChangesAt(row, now);
+      expect(changes).toBe(row.expires_at.getTime());
+      expect(storedStatusAsOf(row, new Date((changes as number) - 1))).toBe(status);
+      expect(storedStatusAsOf(row, new Date(changes as number))).toBe('expired');
+    }
+  });
+  it('never for a row without an expiry, one already past it, or a status the clock leaves alone', () => {
+    expect(statusClockChangesAt({ status: 'active', expires_at: null }, now)).toBeNull();
+    expect(statusClockChangesAt({ status: 'active', expires_at: now }, now)).toBeNull();
+    expect(statusClockChangesAt({ status: 'active', expires_at: at('2026-12-01T11:00:00Z') }, now)).toBeNull();
+    expect(statusClockChangesAt({ status: 'disabled', expires_at: at('2026-12-01T13:00:00Z') }, now)).toBeNull();
+    expect(statusClockChangesAt({ status: 'expired', expires_at: at('2026-12-01T13:00:00Z') }, now)).toBeNull();
   });
 });

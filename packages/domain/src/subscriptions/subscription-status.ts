@@ -80,6 +80,17 @@ export const storedStatusAsOf = (row: { status: SubscriptionStatus; expires_at: 
   CLOCK_EXPIRES.includes(row.status) && row.expires_at !== null && row.expires_at.getTime() <= now.getTime() ? 'expired' : row.status;
 
 /**
+ * When the clock next moves this stored status (its expiry, while it is still ahead), in epoch
+ * milliseconds; null when the clock never will (no expiry, already past, or a status the clock
+ * leaves alone). Until then storedStatusAsOf gives the same answer for any later `now`: what a
+ * result computed from stored rows may be kept for (the gateway's last push kept on disk).
+ */
+export const statusClockChangesAt = (row: { status: SubscriptionStatus; expires_at: Date | null }, now: Date): number | null =>
+  CLOCK_EXPIRES.includes(row.status) && row.expires_at !== null && row.expires_at.getTime() > now.getTime()
+    ? row.expires_at.getTime()
+    : null;
+
+/**
  * The same rule in SQL, for counts and filters over stored rows: a stored active or limited
  * row whose expires_at has passed is expired (the stored value waits for the sweep).
  */

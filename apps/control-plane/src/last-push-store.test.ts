@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLastPushStore } from './last-push-store.ts';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'svc-last-push-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const storeIn = (dir: string, maxBytes = 64 * 1024 * 1024, warnings: string[] = []) =>
+  createLastPushStore({ dir, maxBytes, warn: (_err, msg) => warnings.push(msg) });
+const NOW = Date.parse('2026-12-01T12:00:00Z');
+const files = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.lpm'));
+
+describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
+  it('a new process over the same directory finds the message of exactly the revision asked, byte for byte', async () => {
+    const dir = tempDir();
+    const message = randomBytes(300_000);
+    const before = storeIn(dir);
+    before.put('nod_a', 7, Number.POSITIVE_INFINITY, message);
+    await before.flush();
+    const after = storeIn(dir);
+    expect((await after.get('nod_a', 7, NOW))?.equals(message)).toBe(true);
+    expect(await after.get('nod_a', 6, NOW)).toBeUndefined();
+    expect(await after.get('nod_a', 8, NOW)).toBeUndefined();
+    expect(await after.get('nod_b', 7, NOW)).toBeUndefined();
+  });
+
+  it('a message is not used from the moment its content stops holding (untilMs: a member’s expiry) on', async () => {
+    const dir = tempDir();
+    const store = storeIn(dir);
+    store.put('nod_a', 3, NOW + 60_000, randomBytes(1000));
+    await store.flush();
+    expect(await store.get('nod_a', 3, NOW + 59_999)).toBeDefined();
+    expect(await store.get('nod_a', 3, NOW + 60_000)).toBeUndefined();
+  });
+
+  it('the newest of puts made while a write runs is the one kept; one file per node', async () => {
+    const dir = tempDir();
+    const store = storeIn(dir);
+    const last = randomBytes(2000);
+    for (let r = 1; r <= 5; r++) store.put('nod_a', r, Number.POSITIVE_INFINITY, r === 5 ? last : randomBytes(2000));
+    await store.flush();
+    expect((await storeIn(dir).get('nod_a', 5, NOW))?.equals(last)).toBe(true);
+    expect(files(dir)).toHaveLength(1);
+  });
+
+  it('a damaged, torn or foreign file is not used; a temporary file a stopped process left is removed', async () => {
+    const dir = tempDir();
+    const store = storeIn(dir);
+    for (const id of ['nod_flip', 'nod_torn', 'nod_head']) store.put(id, 1, Number.POSITIVE_INFINITY, randomBytes(5000));
+    await store.flush();
+    const path = (id: string) => join(dir, `${Buffer.from(id).toString('base64url')}.lpm`);
+    const flipped = readFileSync(path('nod_flip'));
+    flipped[flipped.length - 10] = (flipped[flipped.length - 10] as number) ^ 0x01;
+    writeFileSync(path('nod_flip'), flipped);
+    writeFileSync(path('nod_torn'), readFileSync(path('nod_torn')).subarray(0, 4000));
+    const foreign = readFileSync(path('nod_head'));
+    foreign.writeUInt32LE(2, 4); // another format
+    writeFileSync(path('nod_head'), foreign);
+    writeFileSync(`${path('nod_flip')}.999.0.tmp`, 'half');
+
+    const again = storeIn(dir);
+    for (const id of ['nod_flip', 'nod_torn', 'nod_head']) expect(await again.get(id, 1, NOW), id).toBeUndefined();
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('holds at most maxBytes, the least recently written removed first; a message larger than the bound is not written', async () => {
+    const dir = tempDir();
+    const bound = 100_000;
+    const store = storeIn(dir, bound);
+    for (let k = 0; k < 8; k++) {
+      store.put(`nod_${k}`, 1, Number.POSITIVE_INFINITY, randomBytes(20_000));
+      await store.flush();
+    }
+    store.put('nod_huge', 1, Number.POSITIVE_INFINITY, randomBytes(bound + 1));
+    await store.flush();
+    const held = files(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+    expect(held).toBeLessThanOrEqual(bound);
+    expect(await store.get('nod_7', 1, NOW)).toBeDefined();
+    expect(await store.get('nod_0', 1, NOW)).toBeUndefined();
+    expect(await store.get('nod_huge', 1, NOW)).toBeUndefined();
+  });
+
+  it('node ids become file names of [A-Za-z0-9_-] only, whatever they hold', async () => {
+    const dir = tempDir();
+    const store = storeIn(dir);
+    const id = '../../etc/passwd\u0000 é';
+    const message = randomBytes(100);
+    store.put(id, 1, Number.POSITIVE_INFINITY, message);
+    await store.flush();
+    expect(files(dir).every((f) => /^[A-Za-z0-9_-]+\.lpm$/.test(f))).toBe(true);
+    expect((await storeIn(dir).get(id, 1, NOW))?.equals(message)).toBe(true);
+  });
+
+  it('a directory it cannot use is logged once and every read is a miss', async () => {
+    const blocker = join(tempDir(), 'a-file');
+    writeFileSync(blocker, 'not a directory');
+    const warnings: string[] = [];
+    const store = storeIn(join(blocker, 'last-push'), 1 << 30, warnings);
+    store.put('nod_a', 1, Number.POSITIVE_INFINITY, randomBytes(100));
+    await store.flush();
+    expect(await store.get('nod_a', 1, NOW)).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('not kept on disk');
+  });
+});
