@@ -138,4 +138,42 @@ describe('createTurnBatcher', () => {
     expect(await Promise.all([1, 2, 3, 4, 5].map(double))).toEqual([2, 4, 6, 8, 10]);
     expect(batches).toEqual([[1, 2], [3, 4], [5]]);
   });
+
+  it('with lingerMs, keys asked over several turns within the wait go out as one batch when it ends', async () => {
+    const batches: number[][] = [];
+    const double = createTurnBatcher<number, number>({
+      maxBatch: 100,
+      lingerMs: 40,
+      run: async (keys) => {
+        batches.push(keys);
+        return (k) => k * 2;
+      },
+    });
+    const asked = [double(1)];
+    await nextTurn();
+    asked.push(double(2));
+    await new Promise((r) => setTimeout(r, 10));
+    asked.push(double(3));
+    await nextTurn();
+    expect(batches).toEqual([]);
+    expect(await Promise.all(asked)).toEqual([2, 4, 6]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('with lingerMs, a full batch goes on the next turn without waiting', async () => {
+    const batches: number[][] = [];
+    const double = createTurnBatcher<number, number>({
+      maxBatch: 3,
+      lingerMs: 60_000,
+      run: async (keys) => {
+        batches.push(keys);
+        return (k) => k * 2;
+      },
+    });
+    const first = double(1);
+    await nextTurn();
+    const rest = [double(2), double(3)];
+    expect(await Promise.all([first, ...rest])).toEqual([2, 4, 6]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
 });
