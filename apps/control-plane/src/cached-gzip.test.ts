@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { constants, gunzipSync, inflateRawSync } from 'node:zlib';
 import { userEmail } from '@svc/proto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCachedGzip } from './cached-gzip.ts';
 import { contentCuts, DEFAULT_CUTS } from './content-cuts.ts';
+import { fileSeal } from './file-seal.ts';
 import { createGzipPieceStore } from './gzip-piece-store.ts';
 
 /** A UUID-shaped id fixed by the index: the same bytes in every run, so the cuts are too. */
@@ -152,8 +153,9 @@ describe('gzip pieces kept on disk (grpc.gzip_disk_mb): a restarted gateway defl
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
   const warnings: string[] = [];
-  const storeIn = (dir: string, maxBytes = 64 * 1024 * 1024) =>
-    createGzipPieceStore({ dir, maxBytes, warn: (_err, msg) => warnings.push(msg) });
+  const key = randomBytes(32);
+  const storeIn = (dir: string, maxBytes = 64 * 1024 * 1024, sealKey = key) =>
+    createGzipPieceStore({ dir, maxBytes, seal: fileSeal(sealKey), warn: (_err, msg) => warnings.push(msg) });
 
   it('a new process over the same directory takes every piece from disk, deflates none, and sends the same bytes', async () => {
     const dir = tempDir();
@@ -177,6 +179,30 @@ describe('gzip pieces kept on disk (grpc.gzip_disk_mb): a restarted gateway defl
     expect(gunzipSync(await run(fresh, changed)).equals(changed)).toBe(true);
     expect(fresh.stats().misses).toBeLessThanOrEqual(4);
     expect(warnings).toEqual([]);
+  });
+
+  it('a piece on disk holds nothing of the message in clear and opens only under the installation’s key', async () => {
+    const dir = tempDir();
+    const input = Buffer.concat(users(0, 40_000));
+    const store = storeIn(dir);
+    await run(createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store }), input);
+    await store.flush();
+    const files = readdirSync(dir).filter((f) => f.endsWith('.gzp'));
+    expect(files.length).toBeGreaterThan(3);
+    // No offset of a file inflates to the users' text (unsealed, the deflated bytes sat at 0 or after a digest).
+    for (const f of files) {
+      const bytes = readFileSync(join(dir, f));
+      for (const at of [0, 28, 32]) {
+        let text = '';
+        try {
+          text = inflateRawSync(bytes.subarray(at), { finishFlush: constants.Z_SYNC_FLUSH }).toString('latin1');
+        } catch {}
+        expect(text.includes('@svc')).toBe(false);
+      }
+    }
+    const stranger = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store: storeIn(dir, undefined, randomBytes(32)) });
+    expect(gunzipSync(await run(stranger, input)).equals(input)).toBe(true);
+    expect(stranger.stats()).toMatchObject({ stored: 0, misses: files.length });
   });
 
   it('a damaged or torn piece file is not used: the piece is deflated again and the file replaced', async () => {
@@ -227,7 +253,12 @@ describe('gzip pieces kept on disk (grpc.gzip_disk_mb): a restarted gateway defl
     const blocker = join(tempDir(), 'a-file');
     writeFileSync(blocker, 'not a directory');
     const seen: string[] = [];
-    const store = createGzipPieceStore({ dir: join(blocker, 'gzip-pieces'), maxBytes: 1 << 30, warn: (_e, msg) => seen.push(msg) });
+    const store = createGzipPieceStore({
+      dir: join(blocker, 'gzip-pieces'),
+      maxBytes: 1 << 30,
+      seal: fileSeal(key),
+      warn: (_e, msg) => seen.push(msg),
+    });
     const gz = createCachedGzip({ cacheBytes: 64 * 1024 * 1024, store });
     const input = Buffer.concat(users(0, 40_000));
     expect(gunzipSync(await run(gz, input)).equals(input)).toBe(true);

@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ControlPlaneWireDefinition, NodeConfig, ServerMessage } from '@svc/proto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from './desired-state-source.ts';
+import { fileSeal } from './file-seal.ts';
 import { KEEP_FROM_BYTES, KEEP_FROM_USERS, keptSource } from './kept-source.ts';
 import { createLastPushStore } from './last-push-store.ts';
 
@@ -24,7 +26,7 @@ function setUp(opts: { users: number; desired: number; untilMs?: number }) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-kept-source-'));
   dirs.push(dir);
   const state = { desired: opts.desired, compiles: 0, outcomes: [] as string[] };
-  const store = createLastPushStore({ dir, maxBytes: 1 << 30, warn: () => {} });
+  const store = createLastPushStore({ dir, maxBytes: 1 << 30, seal: fileSeal(randomBytes(32)), warn: () => {} });
   const config = configOf(opts.users);
   const source = keptSource(
     async () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fileSeal } from './file-seal.ts';
 import { createLastPushStore } from './last-push-store.ts';
 
 const dirs: string[] = [];
@@ -14,8 +15,9 @@ const tempDir = () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-const storeIn = (dir: string, maxBytes = 64 * 1024 * 1024, warnings: string[] = []) =>
-  createLastPushStore({ dir, maxBytes, warn: (_err, msg) => warnings.push(msg) });
+const KEY = randomBytes(32);
+const storeIn = (dir: string, maxBytes = 64 * 1024 * 1024, warnings: string[] = [], key = KEY) =>
+  createLastPushStore({ dir, maxBytes, seal: fileSeal(key), warn: (_err, msg) => warnings.push(msg) });
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const files = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.lpm'));
 
@@ -52,6 +54,27 @@ describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
     expect(files(dir)).toHaveLength(1);
   });
 
+  it('a file holds no run of the message in clear, opens only under the installation’s key, and only as the file of its node', async () => {
+    const dir = tempDir();
+    const message = Buffer.from('vless-uuid-0123456789abcdef '.repeat(2000));
+    const store = storeIn(dir);
+    store.put('nod_a', 4, Number.POSITIVE_INFINITY, message);
+    store.put('nod_b', 4, Number.POSITIVE_INFINITY, randomBytes(100));
+    await store.flush();
+    const path = (id: string) => join(dir, `${Buffer.from(id).toString('base64url')}.lpm`);
+    const onDisk = readFileSync(path('nod_a'));
+    expect(onDisk.includes(Buffer.from('vless-uuid'))).toBe(false);
+    expect(await storeIn(dir, undefined, [], randomBytes(32)).get('nod_a', 4, NOW)).toBeUndefined();
+    // nod_a's file put where nod_b's was.
+    writeFileSync(path('nod_b'), onDisk);
+    expect(await storeIn(dir).get('nod_b', 4, NOW)).toBeUndefined();
+    // Its head says another revision: the head is sealed with the bytes.
+    const moved = Buffer.from(onDisk);
+    moved.writeBigUInt64LE(5n, 8);
+    writeFileSync(path('nod_a'), moved);
+    expect(await storeIn(dir).get('nod_a', 5, NOW)).toBeUndefined();
+  });
+
   it('a damaged, torn or foreign file is not used; a temporary file a stopped process left is removed', async () => {
     const dir = tempDir();
     const store = storeIn(dir);
@@ -63,7 +86,7 @@ describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
     writeFileSync(path('nod_flip'), flipped);
     writeFileSync(path('nod_torn'), readFileSync(path('nod_torn')).subarray(0, 4000));
     const foreign = readFileSync(path('nod_head'));
-    foreign.writeUInt32LE(2, 4); // another format
+    foreign.writeUInt32LE(9, 4); // another format
     writeFileSync(path('nod_head'), foreign);
     writeFileSync(`${path('nod_flip')}.999.0.tmp`, 'half');
 

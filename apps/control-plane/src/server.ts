@@ -16,6 +16,7 @@ import { appliedRevisionWriter, statusReportWriter } from './applied-revisions.t
 import { createCachedGzip } from './cached-gzip.ts';
 import { compiledSource, type SnapshotSource } from './desired-state-source.ts';
 import { engineAdopter } from './engine-adoptions.ts';
+import { fileSeal } from './file-seal.ts';
 import { type GatewayOptions, gatewayOptions } from './gateway-options.ts';
 import { createGatewayGrpcServer, type GatewayGrpcServer } from './grpc-server.ts';
 import { createGzipPieceStore } from './gzip-piece-store.ts';
@@ -99,6 +100,8 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
         await issue(),
         gatewayTlsResumption(deps.secrets, o.tlsSessionLifetimeSeconds),
       );
+      // What the gateway keeps on disk is sealed under a key derived from the installation key (file-seal.ts).
+      const seal = fileSeal(deps.secrets.derive('agent gateway files on disk v1', 32));
       const gzip = createCachedGzip({
         cacheBytes: o.gzipCacheBytes,
         store:
@@ -106,6 +109,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
             ? createGzipPieceStore({
                 dir: join(deps.config.data_dir, 'gzip-pieces'),
                 maxBytes: o.gzipDiskBytes,
+                seal,
                 warn: (err, msg) => deps.log.warn({ err }, msg),
               })
             : undefined,
@@ -114,6 +118,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
       const kept = createLastPushStore({
         dir: join(deps.config.data_dir, 'last-push'),
         maxBytes: o.lastPushDiskBytes,
+        seal,
         warn: (err, msg) => deps.log.warn({ err }, msg),
       });
       lastPushes = kept;
