@@ -180,7 +180,11 @@ async function firstPushes(
       log(`first push ${k + 1}/${count}: ${ms(xs.at(-1) as number)} ms`);
     } finally {
       await stopWorker(agent);
-      await cp.app.stop(15_000);
+      const t = performance.now();
+      const code = await cp.app.stop(15_000);
+      const stopMs = performance.now() - t;
+      // A slow stop (SIGKILL after 15 s) would leave the next process without what this one kept.
+      if (stopMs > 5000 || code !== 0) log(`gateway stopped in ${ms(stopMs)} ms, exit ${code}; its last lines:\n${cp.app.lines.slice(-15).join('\n')}`);
     }
   }
   return xs;
