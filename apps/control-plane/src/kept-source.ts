@@ -13,8 +13,9 @@ export const KEEP_FROM_BYTES = 1024 * 1024;
  * revision on admission, or the one a nodes.changed message named), and sends the kept bytes
  * when they are of exactly that revision, it is still the node's desired revision (one
  * indexed read), and their content still holds (no member's expiry passed since:
- * CompiledDesiredState.untilMs). Nodes with nothing kept cost a Set lookup (bounded-file-dir.ts). Otherwise it compiles; a big node's message is
- * encoded here (once: the serializer sends these bytes, pre-encoded.ts) and kept.
+ * CompiledDesiredState.untilMs). Nodes with nothing kept cost a Set lookup
+ * (bounded-file-dir.ts). Otherwise it compiles; a big node's message is encoded here (once: the
+ * serializer sends these bytes, pre-encoded.ts) and kept.
  *
  * A revision names one content (the rule the agent's Hello already relies on: an agent at the
  * desired revision is sent nothing), so a message kept for a revision is what compiling it
