@@ -184,7 +184,8 @@ async function firstPushes(
       const code = await cp.app.stop(15_000);
       const stopMs = performance.now() - t;
       // A slow stop (SIGKILL after 15 s) would leave the next process without what this one kept.
-      if (stopMs > 5000 || code !== 0) log(`gateway stopped in ${ms(stopMs)} ms, exit ${code}; its last lines:\n${cp.app.lines.slice(-15).join('\n')}`);
+      if (stopMs > 5000 || code !== 0)
+        log(`gateway stopped in ${ms(stopMs)} ms, exit ${code}; its last lines:\n${cp.app.lines.slice(-15).join('\n')}`);
     }
   }
   return xs;
