@@ -28,6 +28,8 @@ export interface GatewayOptions {
   gzipDiskBytes: number;
   /** The last DesiredState of each big node kept on disk across restarts (last-push-store.ts), 0 = none. */
   lastPushDiskBytes: number;
+  /** How long a big node's newest message waits for the node to stay unchanged before it is written (10 s; other values only for tests). */
+  lastPushQuietMs: number;
   /** Members of big access groups kept between snapshots (0 = no member cache). */
   memberCacheRows: number;
   /** Usage reports staged at once. */
@@ -61,6 +63,7 @@ export function gatewayOptions(g: Config['grpc']): GatewayOptions {
     gzipCacheBytes: g.gzip_cache_mb * 1024 * 1024,
     gzipDiskBytes: g.gzip_disk_mb * 1024 * 1024,
     lastPushDiskBytes: g.last_push_disk_mb * 1024 * 1024,
+    lastPushQuietMs: 10_000,
     memberCacheRows: g.member_cache_rows,
     usageIngestConcurrency: g.usage_ingest_concurrency,
     usageFold: { maxEntries: g.usage_fold_max_entries, inboxMaxEntries: g.usage_inbox_max_entries, concurrency: g.usage_fold_concurrency },

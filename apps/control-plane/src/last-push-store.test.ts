@@ -75,6 +75,29 @@ describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
     expect(await storeIn(dir).get('nod_a', 5, NOW)).toBeUndefined();
   });
 
+  it('a node’s newest message is written once it stays unchanged for quietMs, or has waited maxWaitMs; flush writes what waits at once', async () => {
+    const dir = tempDir();
+    const store = createLastPushStore({ dir, maxBytes: 1 << 30, seal: fileSeal(KEY), warn: () => {}, quietMs: 80, maxWaitMs: 300 });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // Three changes inside the quiet time: one write, of the last.
+    for (let r = 1; r <= 3; r++) store.put('nod_a', r, Number.POSITIVE_INFINITY, randomBytes(500));
+    await sleep(40);
+    expect(store.stats().written).toBe(0);
+    await sleep(200);
+    expect(store.stats().written).toBe(1);
+    expect(await store.get('nod_a', 3, NOW)).toBeDefined();
+    // A change every 30 ms, never quiet for 80: written by maxWaitMs all the same.
+    for (let r = 4; r <= 16; r++) {
+      store.put('nod_a', r, Number.POSITIVE_INFINITY, randomBytes(500));
+      await sleep(30);
+    }
+    expect(store.stats().written).toBeGreaterThanOrEqual(2);
+    // The last one still waits; a stop writes it.
+    store.put('nod_a', 17, Number.POSITIVE_INFINITY, randomBytes(500));
+    await store.flush();
+    expect(await store.get('nod_a', 17, NOW)).toBeDefined();
+  });
+
   it('a damaged, torn or foreign file is not used; a temporary file a stopped process left is removed', async () => {
     const dir = tempDir();
     const store = storeIn(dir);

@@ -12,18 +12,19 @@ import { type FileSeal, SEAL_OVERHEAD } from './file-seal.ts';
  * epoch ms), then the encoded ServerMessage sealed (file-seal.ts: AES-256-GCM under a key
  * derived from the installation key, the head and the node id authenticated with it: the
  * message carries inbound TLS keys and users' credentials, which the database keeps sealed). A
- * file is used only for exactly the revision asked, before its time, when it opens; writes go
- * through a temporary name and a rename, one at a time per node (a newer message waiting for
- * the write under way replaces any older one waiting). At most `maxBytes` are held
- * (bounded-file-dir.ts: the least recently written go first; a disk that fails is logged once
- * and reads as nothing kept).
+ * file is used only for exactly the revision asked, before its time, when it opens. A node's
+ * newest message is written once it has not changed for quietMs (or has waited maxWaitMs: a big
+ * node changing all the time is not 19 MiB of disk writes a change), through a temporary name and
+ * a rename, one write at a time per node; flush() writes what waits at once (a stopping
+ * gateway). At most `maxBytes` are held (bounded-file-dir.ts: the least recently written go
+ * first; a disk that fails is logged once and reads as nothing kept).
  */
 export interface LastPushStore {
   /** The message kept for the node at `revision`, if its content still holds at `nowMs`. */
   get(nodeId: string, revision: number, nowMs: number): Promise<Buffer | undefined>;
   put(nodeId: string, revision: number, untilMs: number, encoded: Uint8Array): void;
   stats(): { written: number; heldBytes: number };
-  /** Waits for the writes under way. */
+  /** Writes what waits and waits for the writes under way. */
   flush(): Promise<void>;
 }
 
@@ -36,19 +37,33 @@ export function createLastPushStore(opts: {
   maxBytes: number;
   seal: FileSeal;
   warn: (err: unknown, msg: string) => void;
+  /** A node's newest message is written once it has not changed for this long (default 10 s)… */
+  quietMs?: number;
+  /** …or once it has waited this long (default 60 s): a node that changes all the time is written once a minute, not 19 MiB a change. */
+  maxWaitMs?: number;
 }): LastPushStore {
   const files = boundedFileDir({ ...opts, ext: '.lpm', what: 'last pushes' });
+  const quietMs = opts.quietMs ?? 10_000;
+  const maxWaitMs = opts.maxWaitMs ?? 60_000;
   // Node ids are the database's, but a file name is made of nothing but [A-Za-z0-9_-].
   const nameOf = (nodeId: string) => Buffer.from(nodeId).toString('base64url');
   /** What the seal authenticates besides the bytes: the head and whose file it is. */
   const context = (head: Buffer, nodeId: string) => Buffer.concat([Buffer.from('last push\0'), head, Buffer.from(nodeId)]);
-  /** Per node: null while a write runs, or the newest message waiting for it. */
-  const writing = new Map<string, { revision: number; untilMs: number; encoded: Uint8Array } | null>();
+  type Kept = { revision: number; untilMs: number; encoded: Uint8Array };
+  /** Per node: the newest message not written yet, since when one has waited, and whether its time came. */
+  const waiting = new Map<string, { m: Kept; since: number; due: boolean; timer: NodeJS.Timeout }>();
+  /** Per node, the write under way (one at a time). */
+  const running = new Map<string, Promise<void>>();
 
-  const write = (nodeId: string, m: { revision: number; untilMs: number; encoded: Uint8Array }) => {
-    writing.set(nodeId, null);
-    void (async () => {
-      // Sealed on a later turn: the push these bytes are part of goes out first.
+  const writeDue = (nodeId: string): void => {
+    const w = waiting.get(nodeId);
+    // A write under way: this one goes when it ends.
+    if (!w?.due || running.has(nodeId)) return;
+    waiting.delete(nodeId);
+    clearTimeout(w.timer);
+    const { m } = w;
+    const write = (async () => {
+      // Sealed on a later turn than the put: whatever the caller does next goes first.
       await new Promise((r) => setImmediate(r));
       const head = Buffer.alloc(HEAD);
       head.writeUInt32LE(MAGIC, 0);
@@ -59,10 +74,10 @@ export function createLastPushStore(opts: {
     })()
       .catch((err) => opts.warn(err, 'a last push not kept'))
       .finally(() => {
-        const next = writing.get(nodeId);
-        writing.delete(nodeId);
-        if (next) write(nodeId, next);
+        running.delete(nodeId);
+        writeDue(nodeId);
       });
+    running.set(nodeId, write);
   };
 
   return {
@@ -81,16 +96,29 @@ export function createLastPushStore(opts: {
     },
     put(nodeId, revision, untilMs, encoded) {
       if (!Number.isSafeInteger(revision) || revision < 0) return;
-      const m = { revision, untilMs, encoded };
-      if (writing.has(nodeId)) writing.set(nodeId, m);
-      else write(nodeId, m);
+      const now = Date.now();
+      const before = waiting.get(nodeId);
+      if (before) clearTimeout(before.timer);
+      const since = before?.since ?? now;
+      const entry = { m: { revision, untilMs, encoded }, since, due: false, timer: undefined as unknown as NodeJS.Timeout };
+      entry.timer = setTimeout(
+        () => {
+          entry.due = true;
+          writeDue(nodeId);
+        },
+        Math.max(0, Math.min(quietMs, since + maxWaitMs - now)),
+      );
+      entry.timer.unref();
+      waiting.set(nodeId, entry);
     },
     stats: () => files.stats(),
     async flush() {
-      while (writing.size > 0) {
-        await files.flush();
-        await new Promise((r) => setImmediate(r));
+      // What waits is written now (a stopping gateway leaves its successor the newest).
+      for (const [nodeId, w] of waiting) {
+        w.due = true;
+        writeDue(nodeId);
       }
+      while (running.size > 0) await Promise.all([...running.values()]);
       await files.flush();
     },
   };

@@ -118,6 +118,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
       const kept = createLastPushStore({
         dir: join(deps.config.data_dir, 'last-push'),
         maxBytes: o.lastPushDiskBytes,
+        quietMs: o.lastPushQuietMs,
         seal,
         warn: (err, msg) => deps.log.warn({ err }, msg),
       });

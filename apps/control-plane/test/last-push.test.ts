@@ -26,7 +26,8 @@ const counting: SnapshotSource = (nodeId, revision) => {
 };
 const others: ControlPlane[] = [];
 beforeAll(async () => {
-  g = await startGateway({ gateway: { snapshots: counting } });
+  // Written as soon as sent (the product waits 10 s for a node to stay unchanged).
+  g = await startGateway({ gateway: { snapshots: counting, lastPushQuietMs: 0 } });
 });
 afterAll(async () => {
   for (const o of others) await o.stop().catch(() => {});
@@ -39,7 +40,13 @@ const keptDir = () => join(g.s.deps.config.data_dir, 'last-push');
 
 /** Another gateway process of the installation over the same data dir: nothing in its memory. */
 async function restartedGateway(): Promise<string> {
-  const gateway = createControlPlane(g.s.deps, { host: '127.0.0.1', port: 0, tlsHosts: ['localhost', '127.0.0.1'], snapshots: counting });
+  const gateway = createControlPlane(g.s.deps, {
+    host: '127.0.0.1',
+    port: 0,
+    tlsHosts: ['localhost', '127.0.0.1'],
+    snapshots: counting,
+    lastPushQuietMs: 0,
+  });
   others.push(gateway);
   return `localhost:${(await gateway.start()).port}`;
 }
