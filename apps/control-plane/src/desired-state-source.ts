@@ -1,5 +1,6 @@
 import { type CompiledDesiredState, compileDesiredStates, MAX_NODES_PER_SNAPSHOT, type ModelDeps } from '@svc/desired-state';
 import { createTurnBatcher } from '@svc/runtime';
+import type { Encoded } from './pre-encoded.ts';
 
 /**
  * A node's DesiredState to send: compiled (its config, and until when that content holds:
@@ -8,7 +9,7 @@ import { createTurnBatcher } from '@svc/runtime';
  */
 export type Snapshot =
   | { revision: number; config: CompiledDesiredState['config']; untilMs?: number; encoded?: undefined }
-  | { revision: number; encoded: Uint8Array; config?: undefined; untilMs?: undefined };
+  | ({ revision: number; config?: undefined; untilMs?: undefined } & { encoded: Encoded });
 
 /**
  * Where the gateway gets a node's latest DesiredState; null when the node is gone. `revision`,

@@ -43,18 +43,22 @@ function setUp(opts: { users: number; desired: number; untilMs?: number }) {
   );
   return { source, store, state, config };
 }
-const decoded = (s: Snapshot | null) => ServerMessage.decode(s?.encoded as Uint8Array).desiredState;
+const decoded = (s: Snapshot | null) => ServerMessage.decode(s?.encoded?.bytes as Uint8Array).desiredState;
 
 describe('keptSource: a big node’s first push from the message kept for its revision', () => {
   it('a compiled big node is sent encoded once and kept; asked for that revision again, the kept bytes are sent and nothing is compiled', async () => {
     const { source, store, state, config } = setUp({ users: KEEP_FROM_USERS, desired: 5 });
     const first = await source('nod_a', 5);
-    expect(first?.encoded?.length).toBeGreaterThanOrEqual(KEEP_FROM_BYTES);
+    expect(first?.encoded?.bytes.length).toBeGreaterThanOrEqual(KEEP_FROM_BYTES);
     expect(decoded(first)?.revision).toBe(5n);
     expect(NodeConfig.encode(decoded(first)?.config as NodeConfig).finish()).toEqual(NodeConfig.encode(config).finish());
+    // The send gzip'd it: kept with it.
+    const gzipped = Buffer.from('the gzip the send made');
+    first?.encoded?.compressed?.(1, gzipped);
     await store.flush();
     const again = await source('nod_a', 5);
-    expect(Buffer.from(again?.encoded as Uint8Array).equals(Buffer.from(first?.encoded as Uint8Array))).toBe(true);
+    expect(again?.encoded?.gzip).toEqual({ level: 1, bytes: gzipped });
+    expect(Buffer.from(again?.encoded?.bytes as Uint8Array).equals(Buffer.from(first?.encoded?.bytes as Uint8Array))).toBe(true);
     expect(state.compiles).toBe(1);
     expect(state.outcomes).toEqual(['compiled', 'kept']);
   });

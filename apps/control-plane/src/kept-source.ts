@@ -15,7 +15,8 @@ export const KEEP_FROM_BYTES = 1024 * 1024;
  * indexed read), and their content still holds (no member's expiry passed since:
  * CompiledDesiredState.untilMs). Nodes with nothing kept cost a Set lookup
  * (bounded-file-dir.ts). Otherwise it compiles; a big node's message is encoded here (once: the
- * serializer sends these bytes, pre-encoded.ts) and kept.
+ * serializer sends these bytes, pre-encoded.ts) and kept, with the gzip the send made of it (a
+ * kept message goes out with that gzip, not deflated again).
  *
  * A revision names one content (the rule the agent's Hello already relies on: an agent at the
  * desired revision is sent nothing), so a message kept for a revision is what compiling it
@@ -34,13 +35,13 @@ export function keptSource(
 ): SnapshotSource {
   return async (nodeId, revision) => {
     if (revision !== undefined && Number.isFinite(revision)) {
-      const bytes = await kept.get(nodeId, revision, opts.nowMs());
+      const found = await kept.get(nodeId, revision, opts.nowMs());
       // The revision asked for is still the newest (a change committed since it was read, and
       // announced before this session was listening, is compiled now rather than at the next
       // reconcile).
-      if (bytes && (await opts.desiredRevision(nodeId)) === revision) {
+      if (found && (await opts.desiredRevision(nodeId)) === revision) {
         opts.counted?.('kept');
-        return { revision, encoded: bytes };
+        return { revision, encoded: found };
       }
     }
     const snapshot = await inner(nodeId, revision);
@@ -49,8 +50,11 @@ export function keptSource(
     for (const inbound of snapshot.config.xray?.inbounds ?? []) users += inbound.users.length;
     if (users < KEEP_FROM_USERS) return snapshot;
     opts.counted?.('compiled');
-    const encoded = opts.encode({ desiredState: { revision: BigInt(snapshot.revision), config: snapshot.config } });
-    if (encoded.length >= KEEP_FROM_BYTES) kept.put(nodeId, snapshot.revision, snapshot.untilMs, encoded);
-    return { revision: snapshot.revision, encoded };
+    const bytes = opts.encode({ desiredState: { revision: BigInt(snapshot.revision), config: snapshot.config } });
+    if (bytes.length < KEEP_FROM_BYTES) return { revision: snapshot.revision, encoded: { bytes } };
+    const { revision: compiled, untilMs } = snapshot;
+    kept.put(nodeId, compiled, untilMs, bytes);
+    // What the send gzip'd is kept with it: the next first push sends it as it is.
+    return { revision: compiled, encoded: { bytes, compressed: (level, gzipped) => kept.putGzip(nodeId, compiled, level, gzipped) } };
   };
 }

@@ -29,7 +29,7 @@ describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
     before.put('nod_a', 7, Number.POSITIVE_INFINITY, message);
     await before.flush();
     const after = storeIn(dir);
-    expect((await after.get('nod_a', 7, NOW))?.equals(message)).toBe(true);
+    expect((await after.get('nod_a', 7, NOW))?.bytes.equals(message)).toBe(true);
     expect(await after.get('nod_a', 6, NOW)).toBeUndefined();
     expect(await after.get('nod_a', 8, NOW)).toBeUndefined();
     expect(await after.get('nod_b', 7, NOW)).toBeUndefined();
@@ -50,7 +50,7 @@ describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
     const last = randomBytes(2000);
     for (let r = 1; r <= 5; r++) store.put('nod_a', r, Number.POSITIVE_INFINITY, r === 5 ? last : randomBytes(2000));
     await store.flush();
-    expect((await storeIn(dir).get('nod_a', 5, NOW))?.equals(last)).toBe(true);
+    expect((await storeIn(dir).get('nod_a', 5, NOW))?.bytes.equals(last)).toBe(true);
     expect(files(dir)).toHaveLength(1);
   });
 
@@ -98,6 +98,33 @@ describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
     expect(await store.get('nod_a', 17, NOW)).toBeDefined();
   });
 
+  it('the gzip the send made of a message waiting to be written is kept with it, for its revision only; a gzip part that does not open is left out', async () => {
+    const dir = tempDir();
+    const store = storeIn(dir);
+    const message = randomBytes(4000);
+    const gzipped = randomBytes(1000);
+    store.put('nod_a', 2, Number.POSITIVE_INFINITY, message);
+    store.putGzip('nod_a', 1, 1, randomBytes(1000)); // an older revision's: ignored
+    store.putGzip('nod_a', 2, 1, gzipped);
+    await store.flush();
+    const found = await storeIn(dir).get('nod_a', 2, NOW);
+    expect(found?.bytes.equals(message)).toBe(true);
+    expect(found?.gzip?.level).toBe(1);
+    expect(found?.gzip?.bytes.equals(gzipped)).toBe(true);
+    // Written already: a late gzip is not attached to anything.
+    store.putGzip('nod_a', 2, 6, randomBytes(10));
+    await store.flush();
+    expect((await storeIn(dir).get('nod_a', 2, NOW))?.gzip?.level).toBe(1);
+    // The gzip part damaged: the message alone.
+    const path = join(dir, `${Buffer.from('nod_a').toString('base64url')}.lpm`);
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 5] = (bytes[bytes.length - 5] as number) ^ 0x10;
+    writeFileSync(path, bytes);
+    const alone = await storeIn(dir).get('nod_a', 2, NOW);
+    expect(alone?.bytes.equals(message)).toBe(true);
+    expect(alone?.gzip).toBeUndefined();
+  });
+
   it('a damaged, torn or foreign file is not used; a temporary file a stopped process left is removed', async () => {
     const dir = tempDir();
     const store = storeIn(dir);
@@ -143,7 +170,7 @@ describe('last pushes kept on disk (grpc.last_push_disk_mb)', () => {
     store.put(id, 1, Number.POSITIVE_INFINITY, message);
     await store.flush();
     expect(files(dir).every((f) => /^[A-Za-z0-9_-]+\.lpm$/.test(f))).toBe(true);
-    expect((await storeIn(dir).get(id, 1, NOW))?.equals(message)).toBe(true);
+    expect((await storeIn(dir).get(id, 1, NOW))?.bytes.equals(message)).toBe(true);
   });
 
   it('a directory it cannot use is logged once and every read is a miss', async () => {

@@ -8,11 +8,12 @@ import { type FileSeal, SEAL_OVERHEAD } from './file-seal.ts';
  * sends those bytes instead of reading 100,000 members, compiling and encoding them again
  * (kept-source.ts decides what is kept and when it is used).
  *
- * A file per node: a 24-byte head (magic, format, revision, until when the content holds in
- * epoch ms), then the encoded ServerMessage sealed (file-seal.ts: AES-256-GCM under a key
- * derived from the installation key, the head and the node id authenticated with it: the
- * message carries inbound TLS keys and users' credentials, which the database keeps sealed). A
- * file is used only for exactly the revision asked, before its time, when it opens. A node's
+ * A file per node: a 32-byte head (magic, format, revision, until when the content holds in
+ * epoch ms, the gzip level of the second part or 0, the first part's length), then the encoded
+ * ServerMessage sealed, and its gzip as the send made it, sealed too, when it came before the
+ * write (file-seal.ts: AES-256-GCM under a key derived from the installation key, the head and
+ * the node id authenticated with it: the message carries inbound TLS keys and users'
+ * credentials, which the database keeps sealed). A file is used only for exactly the revision asked, before its time, when it opens. A node's
  * newest message is written once it has not changed for quietMs (or has waited maxWaitMs: a big
  * node changing all the time is not 19 MiB of disk writes a change), through a temporary name and
  * a rename, one write at a time per node; flush() writes what waits at once (a stopping
@@ -20,17 +21,19 @@ import { type FileSeal, SEAL_OVERHEAD } from './file-seal.ts';
  * first; a disk that fails is logged once and reads as nothing kept).
  */
 export interface LastPushStore {
-  /** The message kept for the node at `revision`, if its content still holds at `nowMs`. */
-  get(nodeId: string, revision: number, nowMs: number): Promise<Buffer | undefined>;
+  /** The message kept for the node at `revision`, if its content still holds at `nowMs`, and its gzip when that was kept too. */
+  get(nodeId: string, revision: number, nowMs: number): Promise<{ bytes: Buffer; gzip?: { level: number; bytes: Buffer } } | undefined>;
   put(nodeId: string, revision: number, untilMs: number, encoded: Uint8Array): void;
+  /** The gzip of the message put for `revision` (what the send made of it), kept with it when it has not been written yet. */
+  putGzip(nodeId: string, revision: number, level: number, gzipped: Uint8Array): void;
   stats(): { written: number; heldBytes: number };
   /** Writes what waits and waits for the writes under way. */
   flush(): Promise<void>;
 }
 
 const MAGIC = 0x50_4c_56_53; // "SVLP" read little-endian
-const FORMAT = 2;
-const HEAD = 24;
+const FORMAT = 3;
+const HEAD = 32;
 
 export function createLastPushStore(opts: {
   dir: string;
@@ -49,7 +52,8 @@ export function createLastPushStore(opts: {
   const nameOf = (nodeId: string) => Buffer.from(nodeId).toString('base64url');
   /** What the seal authenticates besides the bytes: the head and whose file it is. */
   const context = (head: Buffer, nodeId: string) => Buffer.concat([Buffer.from('last push\0'), head, Buffer.from(nodeId)]);
-  type Kept = { revision: number; untilMs: number; encoded: Uint8Array };
+  type Kept = { revision: number; untilMs: number; encoded: Uint8Array; gzip?: { level: number; bytes: Uint8Array } };
+  const gzipContext = (head: Buffer, nodeId: string) => Buffer.concat([Buffer.from('last push gzip\0'), head, Buffer.from(nodeId)]);
   /** Per node: the newest message not written yet, since when one has waited, and whether its time came. */
   const waiting = new Map<string, { m: Kept; since: number; due: boolean; timer: NodeJS.Timeout }>();
   /** Per node, the write under way (one at a time). */
@@ -70,7 +74,11 @@ export function createLastPushStore(opts: {
       head.writeUInt32LE(FORMAT, 4);
       head.writeBigUInt64LE(BigInt(m.revision), 8);
       head.writeDoubleLE(m.untilMs, 16);
-      await files.write(nameOf(nodeId), [head, ...opts.seal.seal(context(head, nodeId), m.encoded)]);
+      head.writeUInt32LE(m.gzip?.level ?? 0, 24);
+      head.writeUInt32LE(m.encoded.length + SEAL_OVERHEAD, 28);
+      const parts = opts.seal.seal(context(head, nodeId), m.encoded);
+      if (m.gzip) parts.push(...opts.seal.seal(gzipContext(head, nodeId), m.gzip.bytes));
+      await files.write(nameOf(nodeId), [head, ...parts]);
     })()
       .catch((err) => opts.warn(err, 'a last push not kept'))
       .finally(() => {
@@ -88,11 +96,21 @@ export function createLastPushStore(opts: {
         head.readUInt32LE(4) === FORMAT &&
         head.readBigUInt64LE(8) === BigInt(revision) &&
         nowMs < head.readDoubleLE(16) &&
-        size >= HEAD + SEAL_OVERHEAD
+        head.readUInt32LE(28) >= SEAL_OVERHEAD &&
+        size >= HEAD + head.readUInt32LE(28) + (head.readUInt32LE(24) > 0 ? SEAL_OVERHEAD : 0) &&
+        (head.readUInt32LE(24) > 0 || size === HEAD + head.readUInt32LE(28))
           ? size - HEAD
           : null,
       );
-      return file ? opts.seal.open(context(file.head, nodeId), file.body) : undefined;
+      if (!file) return undefined;
+      const rawLength = file.head.readUInt32LE(28);
+      const bytes = opts.seal.open(context(file.head, nodeId), file.body.subarray(0, rawLength));
+      if (!bytes) return undefined;
+      const level = file.head.readUInt32LE(24);
+      if (level === 0) return { bytes };
+      const gzipped = opts.seal.open(gzipContext(file.head, nodeId), file.body.subarray(rawLength));
+      // A gzip that does not open is left out: the send deflates again.
+      return gzipped ? { bytes, gzip: { level, bytes: gzipped } } : { bytes };
     },
     put(nodeId, revision, untilMs, encoded) {
       if (!Number.isSafeInteger(revision) || revision < 0) return;
@@ -110,6 +128,10 @@ export function createLastPushStore(opts: {
       );
       entry.timer.unref();
       waiting.set(nodeId, entry);
+    },
+    putGzip(nodeId, revision, level, gzipped) {
+      const w = waiting.get(nodeId);
+      if (w && w.m.revision === revision && level > 0) w.m.gzip = { level, bytes: gzipped };
     },
     stats: () => files.stats(),
     async flush() {

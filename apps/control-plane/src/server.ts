@@ -24,7 +24,7 @@ import { identityInterceptor } from './identity-interceptor.ts';
 import { guardedDefinition, receiveLimits } from './inbound-guard.ts';
 import { keptSource } from './kept-source.ts';
 import { createLastPushStore, type LastPushStore } from './last-push-store.ts';
-import { sendsPreEncoded } from './pre-encoded.ts';
+import { preEncodedSends } from './pre-encoded.ts';
 import { sentMetrics } from './sent-metrics.ts';
 import { controlPlaneService } from './service.ts';
 import { streamOpener } from './stream-openings.ts';
@@ -124,6 +124,8 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
       });
       lastPushes = kept;
       const sent = sentMetrics(deps.metrics);
+      // Big nodes' DesiredStates encoded before the send, and their gzip kept with them (pre-encoded.ts).
+      const pre = preEncodedSends();
       const syncMaxBytes = o.maxReceiveMessageBytes;
       const serverOptions = {
         interceptors: [identityInterceptor(ca, () => deps.clock.now(), ControlPlaneWireDefinition.sync.path)],
@@ -142,7 +144,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
               'grpc-node.response_compression_min_bytes': o.gzipMinBytes,
               // Big snapshots are gzip'd in content-defined pieces on several threads, the
               // pieces kept for the next push (one gzip member; cached-gzip.ts).
-              'grpc-node.response_compressor': sent.compressor(gzip.compress),
+              'grpc-node.response_compressor': sent.compressor(pre.compressor(gzip.compress)),
             }
           : {}),
         // Find dead peers (a node that lost power keeps no TCP session alive).
@@ -156,7 +158,7 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
       };
       server = createGatewayGrpcServer(
         serverOptions,
-        sent.definition(sendsPreEncoded(guardedDefinition(ControlPlaneWireDefinition))),
+        sent.definition(pre.definition(guardedDefinition(ControlPlaneWireDefinition))),
         controlPlaneService(deps, ca, {
           deps,
           ca,

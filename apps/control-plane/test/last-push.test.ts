@@ -26,8 +26,9 @@ const counting: SnapshotSource = (nodeId, revision) => {
 };
 const others: ControlPlane[] = [];
 beforeAll(async () => {
-  // Written as soon as sent (the product waits 10 s for a node to stay unchanged).
-  g = await startGateway({ gateway: { snapshots: counting, lastPushQuietMs: 0 } });
+  // Written 300 ms after the send (the product waits 10 s for a node to stay unchanged): time
+  // enough for the send's gzip to be kept with it.
+  g = await startGateway({ gateway: { snapshots: counting, lastPushQuietMs: 300 } });
 });
 afterAll(async () => {
   for (const o of others) await o.stop().catch(() => {});
@@ -45,7 +46,7 @@ async function restartedGateway(): Promise<string> {
     port: 0,
     tlsHosts: ['localhost', '127.0.0.1'],
     snapshots: counting,
-    lastPushQuietMs: 0,
+    lastPushQuietMs: 300,
   });
   others.push(gateway);
   return `localhost:${(await gateway.start()).port}`;
@@ -107,8 +108,11 @@ describe('a big node’s last push kept on disk (grpc.last_push_disk_mb)', () =>
       expect(userCount(sent)).toBe(USERS);
       expect(compiled.filter((id) => id === node.id)).toHaveLength(1);
       await eventually(async () => expect(existsSync(keptFile(node.id))).toBe(true), 10_000);
+      // The send's gzip (level 1, the default) kept with it: the head names its level.
+      expect(readFileSync(keptFile(node.id)).readUInt32LE(24)).toBe(1);
       await agent.disconnect();
 
+      // Sent from the kept bytes and their kept gzip: the agent decodes the same config.
       const endpoint = await restartedGateway();
       const again = await firstPush(agent, endpoint, desired);
       expect(Buffer.from(NodeConfig.encode(again).finish()).equals(Buffer.from(NodeConfig.encode(sent).finish()))).toBe(true);
@@ -123,27 +127,39 @@ describe('a big node’s last push kept on disk (grpc.last_push_disk_mb)', () =>
       const next = desired + 1n;
       expect(userCount(await firstPush(agent, endpoint, next))).toBe(USERS - 1);
       expect(compiled.filter((id) => id === node.id)).toHaveLength(2);
+      // Written once the node has been quiet for a while (300 ms here).
+      await eventually(async () => expect(readFileSync(keptFile(node.id)).readBigUInt64LE(8)).toBe(next), 10_000);
       const third = await restartedGateway();
-      await eventually(async () => expect(userCount(await firstPush(agent, third, next))).toBe(USERS - 1), 10_000);
+      expect(userCount(await firstPush(agent, third, next))).toBe(USERS - 1);
       expect(compiled.filter((id) => id === node.id)).toHaveLength(2);
     },
   );
 
-  it('a kept file damaged on disk is not sent: the node is compiled and gets every user', { timeout: 120_000 }, async () => {
-    const { node, agent, desired } = await bigNode();
-    agent.connect();
-    await agent.waitForRevision(desired, 60_000);
-    await eventually(async () => expect(existsSync(keptFile(node.id))).toBe(true), 10_000);
-    await agent.disconnect();
-    const bytes = readFileSync(keptFile(node.id));
-    bytes[bytes.length - 100] = (bytes[bytes.length - 100] as number) ^ 0x20;
-    writeFileSync(keptFile(node.id), bytes);
-    const compiles = compiled.filter((id) => id === node.id).length;
-
-    const config = await firstPush(agent, await restartedGateway(), desired);
-    expect(userCount(config)).toBe(USERS);
-    expect(compiled.filter((id) => id === node.id)).toHaveLength(compiles + 1);
-  });
+  it(
+    'a kept file damaged on disk is not sent: its gzip damaged, the message is deflated again; the message damaged, the node is compiled; every user arrives',
+    { timeout: 120_000 },
+    async () => {
+      const { node, agent, desired } = await bigNode();
+      agent.connect();
+      await agent.waitForRevision(desired, 60_000);
+      await eventually(async () => expect(existsSync(keptFile(node.id))).toBe(true), 10_000);
+      await agent.disconnect();
+      const damage = (at: number) => {
+        const bytes = readFileSync(keptFile(node.id));
+        bytes[at] = (bytes[at] as number) ^ 0x20;
+        writeFileSync(keptFile(node.id), bytes);
+      };
+      const compiles = compiled.filter((id) => id === node.id).length;
+      // The last bytes are the sealed gzip's.
+      damage(readFileSync(keptFile(node.id)).length - 100);
+      expect(userCount(await firstPush(agent, await restartedGateway(), desired))).toBe(USERS);
+      expect(compiled.filter((id) => id === node.id)).toHaveLength(compiles);
+      // Past the 32-byte head, the sealed message's.
+      damage(32 + 1000);
+      expect(userCount(await firstPush(agent, await restartedGateway(), desired))).toBe(USERS);
+      expect(compiled.filter((id) => id === node.id)).toHaveLength(compiles + 1);
+    },
+  );
 
   it('a small node is compiled every time and nothing is kept for it', { timeout: 60_000 }, async () => {
     const { node, agent } = await g.enrolledAgent();
