@@ -1,10 +1,8 @@
 import type { ServerMessage } from '@svc/proto';
 import type { Compressor } from './cached-gzip.ts';
+import { type SyncWire, wrapSyncSerializer } from './sync-serializer.ts';
 
 const ENCODED = Symbol('svc.preEncodedServerMessage');
-
-/** A definition whose Sync answers ServerMessages. */
-type Wire = { sync: { responseSerialize(value: ServerMessage): Uint8Array } };
 
 /** A ServerMessage's bytes made before the send, and what is known of them gzip'd. */
 export interface Encoded {
@@ -32,7 +30,7 @@ export function preEncoded(message: ServerMessage, encoded: Encoded): ServerMess
  * so the message just serialized is remembered until the end of the task.
  */
 export function preEncodedSends(): {
-  definition<W extends Wire>(def: W): W;
+  definition<W extends SyncWire>(def: W): W;
   compressor(compress: Compressor): Compressor;
 } {
   let current: Encoded | null = null;
@@ -40,22 +38,14 @@ export function preEncodedSends(): {
     current = null;
   };
   return {
-    definition(def) {
-      const encode = def.sync.responseSerialize;
-      return {
-        ...def,
-        sync: {
-          ...def.sync,
-          responseSerialize: (value: ServerMessage) => {
-            const encoded = (value as { [ENCODED]?: Encoded })[ENCODED];
-            if (!encoded) return encode(value);
-            current = encoded;
-            queueMicrotask(clear);
-            return encoded.bytes;
-          },
-        },
-      };
-    },
+    definition: (def) =>
+      wrapSyncSerializer(def, (encode) => (value) => {
+        const encoded = (value as { [ENCODED]?: Encoded })[ENCODED];
+        if (!encoded) return encode(value);
+        current = encoded;
+        queueMicrotask(clear);
+        return encoded.bytes;
+      }),
     compressor(compress) {
       return (bytes, encoding, level, done) => {
         const encoded = current;

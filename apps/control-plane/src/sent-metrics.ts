@@ -1,9 +1,6 @@
 import type { Metrics } from '@svc/metrics';
-import type { ServerMessage } from '@svc/proto';
 import type { Compressor } from './cached-gzip.ts';
-
-/** A definition whose Sync answers ServerMessages: the gateway's guarded one, or the plain wire definition. */
-type Wire = { sync: { responseSerialize(value: ServerMessage): Uint8Array } };
+import { type SyncWire, wrapSyncSerializer } from './sync-serializer.ts';
 
 /**
  * Counts the DesiredStates the gateway sends and their bytes, raw and as sent.
@@ -17,7 +14,7 @@ type Wire = { sync: { responseSerialize(value: ServerMessage): Uint8Array } };
  * produced as sent; otherwise a microtask counts the raw size as sent.
  */
 export function sentMetrics(metrics: Metrics): {
-  definition<W extends Wire>(def: W): W;
+  definition<W extends SyncWire>(def: W): W;
   compressor(compress: Compressor): Compressor;
 } {
   let pending: Uint8Array | null = null;
@@ -26,27 +23,19 @@ export function sentMetrics(metrics: Metrics): {
     pending = null;
   };
   return {
-    definition(def) {
-      const encode = def.sync.responseSerialize;
-      return {
-        ...def,
-        sync: {
-          ...def.sync,
-          responseSerialize: (value: ServerMessage) => {
-            const bytes = encode(value);
-            if (value.desiredState) {
-              metrics.desiredStatesSent.inc();
-              metrics.desiredStateRawBytes.inc(bytes.length);
-              metrics.desiredStateSize.observe(bytes.length);
-              settle();
-              pending = bytes;
-              queueMicrotask(settle);
-            }
-            return bytes;
-          },
-        },
-      };
-    },
+    definition: (def) =>
+      wrapSyncSerializer(def, (encode) => (value) => {
+        const bytes = encode(value);
+        if (value.desiredState) {
+          metrics.desiredStatesSent.inc();
+          metrics.desiredStateRawBytes.inc(bytes.length);
+          metrics.desiredStateSize.observe(bytes.length);
+          settle();
+          pending = bytes;
+          queueMicrotask(settle);
+        }
+        return bytes;
+      }),
     compressor(compress) {
       return (bytes, encoding, level, done) => {
         // grpc-js hands over a copy behind the 5-byte frame header: same length, same content.
