@@ -50,10 +50,10 @@ export function createLastPushStore(opts: {
   const maxWaitMs = opts.maxWaitMs ?? 60_000;
   // Node ids are the database's, but a file name is made of nothing but [A-Za-z0-9_-].
   const nameOf = (nodeId: string) => Buffer.from(nodeId).toString('base64url');
-  /** What the seal authenticates besides the bytes: the head and whose file it is. */
-  const context = (head: Buffer, nodeId: string) => Buffer.concat([Buffer.from('last push\0'), head, Buffer.from(nodeId)]);
+  /** What the seal authenticates besides the bytes: which part, the head and whose file it is. */
+  const context = (part: 'last push' | 'last push gzip', head: Buffer, nodeId: string) =>
+    Buffer.concat([Buffer.from(`${part}\0`), head, Buffer.from(nodeId)]);
   type Kept = { revision: number; untilMs: number; encoded: Uint8Array; gzip?: { level: number; bytes: Uint8Array } };
-  const gzipContext = (head: Buffer, nodeId: string) => Buffer.concat([Buffer.from('last push gzip\0'), head, Buffer.from(nodeId)]);
   /** Per node: the newest message not written yet, since when one has waited, and whether its time came. */
   const waiting = new Map<string, { m: Kept; since: number; due: boolean; timer: NodeJS.Timeout }>();
   /** Per node, the write under way (one at a time). */
@@ -76,8 +76,8 @@ export function createLastPushStore(opts: {
       head.writeDoubleLE(m.untilMs, 16);
       head.writeUInt32LE(m.gzip?.level ?? 0, 24);
       head.writeUInt32LE(m.encoded.length + SEAL_OVERHEAD, 28);
-      const parts = opts.seal.seal(context(head, nodeId), m.encoded);
-      if (m.gzip) parts.push(...opts.seal.seal(gzipContext(head, nodeId), m.gzip.bytes));
+      const parts = opts.seal.seal(context('last push', head, nodeId), m.encoded);
+      if (m.gzip) parts.push(...opts.seal.seal(context('last push gzip', head, nodeId), m.gzip.bytes));
       await files.write(nameOf(nodeId), [head, ...parts]);
     })()
       .catch((err) => opts.warn(err, 'a last push not kept'))
@@ -91,24 +91,19 @@ export function createLastPushStore(opts: {
   return {
     async get(nodeId, revision, nowMs) {
       if (!Number.isSafeInteger(revision) || revision < 0) return undefined;
-      const file = await files.read(nameOf(nodeId), HEAD, (head, size) =>
-        head.readUInt32LE(0) === MAGIC &&
-        head.readUInt32LE(4) === FORMAT &&
-        head.readBigUInt64LE(8) === BigInt(revision) &&
-        nowMs < head.readDoubleLE(16) &&
-        head.readUInt32LE(28) >= SEAL_OVERHEAD &&
-        size >= HEAD + head.readUInt32LE(28) + (head.readUInt32LE(24) > 0 ? SEAL_OVERHEAD : 0) &&
-        (head.readUInt32LE(24) > 0 || size === HEAD + head.readUInt32LE(28))
-          ? size - HEAD
-          : null,
-      );
+      const file = await files.read(nameOf(nodeId), HEAD, (head, size) => {
+        const [level, rawLength] = [head.readUInt32LE(24), head.readUInt32LE(28)];
+        const fits = level > 0 ? size >= HEAD + rawLength + SEAL_OVERHEAD : size === HEAD + rawLength;
+        const ours = head.readUInt32LE(0) === MAGIC && head.readUInt32LE(4) === FORMAT;
+        const current = head.readBigUInt64LE(8) === BigInt(revision) && nowMs < head.readDoubleLE(16);
+        return ours && current && rawLength >= SEAL_OVERHEAD && fits ? size - HEAD : null;
+      });
       if (!file) return undefined;
-      const rawLength = file.head.readUInt32LE(28);
-      const bytes = opts.seal.open(context(file.head, nodeId), file.body.subarray(0, rawLength));
+      const [level, rawLength] = [file.head.readUInt32LE(24), file.head.readUInt32LE(28)];
+      const bytes = opts.seal.open(context('last push', file.head, nodeId), file.body.subarray(0, rawLength));
       if (!bytes) return undefined;
-      const level = file.head.readUInt32LE(24);
       if (level === 0) return { bytes };
-      const gzipped = opts.seal.open(gzipContext(file.head, nodeId), file.body.subarray(rawLength));
+      const gzipped = opts.seal.open(context('last push gzip', file.head, nodeId), file.body.subarray(rawLength));
       // A gzip that does not open is left out: the send deflates again.
       return gzipped ? { bytes, gzip: { level, bytes: gzipped } } : { bytes };
     },
