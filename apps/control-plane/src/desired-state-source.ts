@@ -1,15 +1,21 @@
-import { type CompiledDesiredState, compileDesiredStates, MAX_NODES_PER_SNAPSHOT, type ModelDeps } from '@svc/desired-state';
+import {
+  type CompiledDesiredState,
+  compileDesiredStates,
+  ENCODE_FROM_USERS,
+  MAX_NODES_PER_SNAPSHOT,
+  type ModelDeps,
+} from '@svc/desired-state';
 import { createTurnBatcher } from '@svc/runtime';
 import type { Encoded } from './pre-encoded.ts';
 
 /**
  * A node's DesiredState to send: compiled (its config, and until when that content holds:
- * CompiledDesiredState.untilMs), or already encoded as the ServerMessage that carries it
- * (kept-source.ts: a big node's message, kept or encoded once for the send).
+ * CompiledDesiredState.untilMs), or already encoded as the ServerMessage that carries it (a big
+ * node's: encoded where it was compiled, with its untilMs, or kept from before: kept-source.ts).
  */
 export type Snapshot =
   | { revision: number; config: CompiledDesiredState['config']; untilMs?: number; encoded?: undefined }
-  | ({ revision: number; config?: undefined; untilMs?: undefined } & { encoded: Encoded });
+  | ({ revision: number; config?: undefined; untilMs?: number } & { encoded: Encoded });
 
 /**
  * Where the gateway gets a node's latest DesiredState; null when the node is gone. `revision`,
@@ -26,16 +32,24 @@ export type SnapshotSource = (nodeId: string, revision?: number) => Promise<Snap
  * `maxBatch` nodes instead of one transaction of ~7 statements per node, with the
  * subscriptions of shared access groups read once. Each node is compiled and handed to its
  * session in turn, yielding to the event loop between nodes so the sends go out as the
- * batch proceeds and at most one node's model is built at a time.
+ * batch proceeds and at most one node's model is built at a time. A node of `encodeFromUsers`
+ * inbound users or more is handed on encoded (@svc/desired-state encodeDesiredState: its members
+ * in runs kept from the compile before).
  */
-export function compiledSource(deps: ModelDeps, maxBatch = 250): SnapshotSource {
+export function compiledSource(deps: ModelDeps, maxBatch = 250, encodeFromUsers = ENCODE_FROM_USERS): SnapshotSource {
   return createTurnBatcher<string, Snapshot | null>({
     maxBatch: Math.min(maxBatch, MAX_NODES_PER_SNAPSHOT),
     run: async (nodeIds, settle) => {
-      await compileDesiredStates(deps, nodeIds, async (nodeId, state) => {
-        settle(nodeId, state);
-        await new Promise((r) => setImmediate(r));
-      });
+      await compileDesiredStates(
+        deps,
+        nodeIds,
+        async (nodeId, state) => {
+          // A big node comes encoded (the serializer sends those bytes as they are: pre-encoded.ts).
+          settle(nodeId, state.encoded ? { revision: state.revision, untilMs: state.untilMs, encoded: { bytes: state.encoded } } : state);
+          await new Promise((r) => setImmediate(r));
+        },
+        { encodeFromUsers },
+      );
       // The compiler skips nodes that no longer exist.
       return () => null;
     },

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ENCODE_FROM_USERS } from '@svc/desired-state';
 import { ControlPlaneWireDefinition, NodeConfig, ServerMessage } from '@svc/proto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from './desired-state-source.ts';
 import { fileSeal } from './file-seal.ts';
-import { KEEP_FROM_BYTES, KEEP_FROM_USERS, keptSource } from './kept-source.ts';
+import { KEEP_FROM_BYTES, keptSource } from './kept-source.ts';
 import { createLastPushStore } from './last-push-store.ts';
 
 const dirs: string[] = [];
@@ -15,13 +16,17 @@ afterAll(() => {
 });
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 
-/** A node config of `users` users with long names (past KEEP_FROM_BYTES from KEEP_FROM_USERS on). */
+/** A node config of `users` users with long names (past KEEP_FROM_BYTES from ENCODE_FROM_USERS on). */
 const configOf = (users: number, tag = 'in') =>
   NodeConfig.fromPartial({
     xray: { inbounds: [{ tag, port: 443, users: Array.from({ length: users }, (_, i) => ({ email: `${'u'.repeat(100)}-${i}@svc` })) }] },
   });
 
-/** The kept source over a store in a fresh directory and a compiler stand-in that counts its calls. */
+/**
+ * The kept source over a store in a fresh directory and a compiler stand-in that counts its
+ * calls; like the gateway's (compiledSource), it hands a node of ENCODE_FROM_USERS users or more
+ * on encoded, a smaller one as its config.
+ */
 function setUp(opts: { users: number; desired: number; untilMs?: number }) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-kept-source-'));
   dirs.push(dir);
@@ -31,11 +36,13 @@ function setUp(opts: { users: number; desired: number; untilMs?: number }) {
   const source = keptSource(
     async () => {
       state.compiles++;
-      return { revision: state.desired, config, untilMs: opts.untilMs ?? Number.POSITIVE_INFINITY };
+      const untilMs = opts.untilMs ?? Number.POSITIVE_INFINITY;
+      if (opts.users < ENCODE_FROM_USERS) return { revision: state.desired, config, untilMs };
+      const bytes = ControlPlaneWireDefinition.sync.responseSerialize({ desiredState: { revision: BigInt(state.desired), config } });
+      return { revision: state.desired, untilMs, encoded: { bytes } };
     },
     store,
     {
-      encode: ControlPlaneWireDefinition.sync.responseSerialize,
       nowMs: () => NOW,
       desiredRevision: async () => state.desired,
       counted: (o) => state.outcomes.push(o),
@@ -47,7 +54,7 @@ const decoded = (s: Snapshot | null) => ServerMessage.decode(s?.encoded?.bytes a
 
 describe('keptSource: a big node’s first push from the message kept for its revision', () => {
   it('a compiled big node is sent encoded once and kept; asked for that revision again, the kept bytes are sent and nothing is compiled', async () => {
-    const { source, store, state, config } = setUp({ users: KEEP_FROM_USERS, desired: 5 });
+    const { source, store, state, config } = setUp({ users: ENCODE_FROM_USERS, desired: 5 });
     const first = await source('nod_a', 5);
     expect(first?.encoded?.bytes.length).toBeGreaterThanOrEqual(KEEP_FROM_BYTES);
     expect(decoded(first)?.revision).toBe(5n);
@@ -64,7 +71,7 @@ describe('keptSource: a big node’s first push from the message kept for its re
   });
 
   it('compiled when the revision asked is no longer the node’s desired one (a change committed since it was read)', async () => {
-    const { source, store, state } = setUp({ users: KEEP_FROM_USERS, desired: 5 });
+    const { source, store, state } = setUp({ users: ENCODE_FROM_USERS, desired: 5 });
     await source('nod_a', 5);
     await store.flush();
     state.desired = 6;
@@ -73,7 +80,7 @@ describe('keptSource: a big node’s first push from the message kept for its re
   });
 
   it('compiled when no revision is asked (a reconcile that named none)', async () => {
-    const { source, store, state } = setUp({ users: KEEP_FROM_USERS, desired: 5 });
+    const { source, store, state } = setUp({ users: ENCODE_FROM_USERS, desired: 5 });
     await source('nod_a', 5);
     await store.flush();
     await source('nod_a');
@@ -81,15 +88,15 @@ describe('keptSource: a big node’s first push from the message kept for its re
   });
 
   it('compiled when the kept content stopped holding (untilMs passed)', async () => {
-    const { source, store, state } = setUp({ users: KEEP_FROM_USERS, desired: 5, untilMs: NOW });
+    const { source, store, state } = setUp({ users: ENCODE_FROM_USERS, desired: 5, untilMs: NOW });
     await source('nod_a', 5);
     await store.flush();
     await source('nod_a', 5);
     expect(state.compiles).toBe(2);
   });
 
-  it('a node below KEEP_FROM_USERS is handed on as compiled, not encoded, nothing kept', async () => {
-    const { source, store, state } = setUp({ users: KEEP_FROM_USERS - 1, desired: 5 });
+  it('a node handed on as compiled objects (below ENCODE_FROM_USERS) goes on as it is, nothing kept', async () => {
+    const { source, store, state } = setUp({ users: ENCODE_FROM_USERS - 1, desired: 5 });
     const s = await source('nod_a', 5);
     expect(s?.config).toBeDefined();
     expect(s?.encoded).toBeUndefined();

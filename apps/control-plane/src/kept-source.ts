@@ -1,10 +1,7 @@
-import type { ServerMessage } from '@svc/proto';
 import type { SnapshotSource } from './desired-state-source.ts';
 import type { LastPushStore } from './last-push-store.ts';
 
-/** A node with fewer users is compiled each time (fast enough; nothing written to disk for it). */
-export const KEEP_FROM_USERS = 10_000;
-/** The least encoded size kept (a message below it is sent as compiled). */
+/** The least encoded size kept (a message below it is sent, not kept). */
 export const KEEP_FROM_BYTES = 1024 * 1024;
 
 /**
@@ -14,9 +11,10 @@ export const KEEP_FROM_BYTES = 1024 * 1024;
  * when they are of exactly that revision, it is still the node's desired revision (one
  * indexed read), and their content still holds (no member's expiry passed since:
  * CompiledDesiredState.untilMs). Nodes with nothing kept cost a Set lookup
- * (bounded-file-dir.ts). Otherwise it compiles; a big node's message is encoded here (once: the
- * serializer sends these bytes, pre-encoded.ts) and kept, with the gzip the send made of it (a
- * kept message goes out with that gzip, not deflated again).
+ * (bounded-file-dir.ts). Otherwise it compiles; what comes back encoded (a big node: `inner`
+ * encodes from ENCODE_FROM_USERS users on, desired-state-source.ts) and is past KEEP_FROM_BYTES
+ * is kept, with the gzip the send made of it (a kept message goes out with that gzip, not
+ * deflated again). A node sent as compiled objects (a small one) is handed on as it is.
  *
  * A revision names one content (the rule the agent's Hello already relies on: an agent at the
  * desired revision is sent nothing), so a message kept for a revision is what compiling it
@@ -26,7 +24,6 @@ export function keptSource(
   inner: SnapshotSource,
   kept: LastPushStore,
   opts: {
-    encode: (message: ServerMessage) => Uint8Array;
     nowMs: () => number;
     /** The node's desired revision as committed now (desiredRevisionOf). */
     desiredRevision: (nodeId: string) => Promise<number | null>;
@@ -45,13 +42,10 @@ export function keptSource(
       }
     }
     const snapshot = await inner(nodeId, revision);
-    if (!snapshot?.config || snapshot.untilMs === undefined) return snapshot;
-    let users = 0;
-    for (const inbound of snapshot.config.xray?.inbounds ?? []) users += inbound.users.length;
-    if (users < KEEP_FROM_USERS) return snapshot;
+    if (!snapshot?.encoded || snapshot.untilMs === undefined) return snapshot;
     opts.counted?.('compiled');
-    const bytes = opts.encode({ desiredState: { revision: BigInt(snapshot.revision), config: snapshot.config } });
-    if (bytes.length < KEEP_FROM_BYTES) return { revision: snapshot.revision, encoded: { bytes } };
+    const { bytes } = snapshot.encoded;
+    if (bytes.length < KEEP_FROM_BYTES) return snapshot;
     const { revision: compiled, untilMs } = snapshot;
     kept.put(nodeId, compiled, untilMs, bytes);
     // What the send gzip'd is kept with it: the next first push sends it as it is.

@@ -177,7 +177,6 @@ export function createControlPlane(deps: DomainDeps, overrides: ControlPlaneOpti
               ),
             kept,
             {
-              encode: ControlPlaneWireDefinition.sync.responseSerialize,
               nowMs: () => deps.clock.now().getTime(),
               desiredRevision: (nodeId) => desiredRevisionOf(deps.db, nodeId),
               counted: (source) => deps.metrics.bigDesiredStates.inc({ source }),

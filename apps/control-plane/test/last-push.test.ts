@@ -1,12 +1,12 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ENCODE_FROM_USERS } from '@svc/desired-state';
 import { NodeConfig } from '@svc/proto';
 import { AgentSimulator } from '@svc/testkit/agent-simulator';
 import { parseScrape, type Scrape } from '@svc/testkit/metrics-scrape';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledSource, type SnapshotSource } from '../src/desired-state-source.ts';
-import { KEEP_FROM_USERS } from '../src/kept-source.ts';
 import { type ControlPlane, createControlPlane } from '../src/server.ts';
 import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 
@@ -14,7 +14,7 @@ import { eventually, type Gateway, nodeRow, startGateway } from './harness.ts';
 // kept on disk (<data_dir>/last-push), while its revision stands and its content holds; through
 // real gRPC over TLS, over the test database.
 
-const USERS = KEEP_FROM_USERS + 2_000;
+const USERS = ENCODE_FROM_USERS + 2_000;
 let g: Gateway;
 /** Nodes the gateways compiled (the kept source's inner source), in order. */
 const compiled: string[] = [];

@@ -21,7 +21,7 @@ import {
   userEmail,
   XhttpMode,
 } from '@svc/proto';
-import type { ModelChain, ModelInbound, NodeModel } from './model.ts';
+import type { ModelChain, ModelInbound, ModelSlice, NodeModel } from './model.ts';
 
 /** Cipher of chain links between hops (Shadowsocks AEAD; Xray and v2ray both speak it). */
 export const CHAIN_METHOD = 'chacha20-ietf-poly1305';
@@ -116,8 +116,42 @@ export function compiledUntilMs(m: NodeModel): number {
  * without users (V2Ray's Shadowsocks) is left out, with its routing, until it has one.
  */
 export function compileNodeConfig(m: NodeModel): NodeConfig {
+  return fillParts(compileParts(m), m);
+}
+
+/** The config of compileParts with its members filled in as objects (compileNodeConfig). */
+export function fillParts(parts: CompiledParts, m: NodeModel): NodeConfig {
+  const inbounds = parts.config.xray?.inbounds ?? [];
+  for (const { at, inbound, members } of parts.users) {
+    const target = inbounds[at] as Inbound;
+    target.users = members.map(({ email, sub }) => userOf(inbound, email, sub));
+  }
+  parts.config.userLimits = userLimitsOf(parts.serving, m.slices);
+  return parts.config;
+}
+
+/** A subscription that serves now, with its user's email. */
+export interface ServingMember {
+  email: string;
+  sub: NodeModel['subscriptions'][number];
+}
+
+/**
+ * compileNodeConfig in two parts: the config without the members (the users of the model's
+ * inbounds and the user limits left empty) and the members to put in it: each inbound's users
+ * (`at`: its index in config.xray.inbounds; in email order) and every serving member (in email
+ * order, for the user limits). compileNodeConfig fills them in as objects; encode-desired-state.ts
+ * encodes them in runs kept from the compile before.
+ */
+export interface CompiledParts {
+  config: NodeConfig;
+  users: Array<{ at: number; inbound: ModelInbound; members: readonly ServingMember[] }>;
+  serving: readonly ServingMember[];
+}
+
+export function compileParts(m: NodeModel): CompiledParts {
   // The serving subscriptions in email order, once; each inbound's users keep that order.
-  const serving: Array<{ email: string; sub: NodeModel['subscriptions'][number] }> = [];
+  const serving: ServingMember[] = [];
   for (const sub of m.subscriptions) {
     // The stored status as of the snapshot's clock (an expiry passed since the last write counts
     // before the sweep writes it down; a limit reached is stored by the credit that reached it).
@@ -125,7 +159,7 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
     if (subscriptionServes(status, sub.client_status)) serving.push({ email: userEmail(sub.id), sub });
   }
   serving.sort((a, b) => byString(a.email, b.email));
-  const usersByInbound = new Map<string, Array<{ email: string; sub: NodeModel['subscriptions'][number] }>>();
+  const usersByInbound = new Map<string, ServingMember[]>();
   const listOf = (inboundId: string) => {
     let list = usersByInbound.get(inboundId);
     if (!list) {
@@ -136,7 +170,7 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   };
   // Members of one access group share their inbound list (one array): its lists are looked up once per run.
   let ids: readonly string[] | undefined;
-  let lists: Array<Array<{ email: string; sub: NodeModel['subscriptions'][number] }>> = [];
+  let lists: ServingMember[][] = [];
   for (const user of serving) {
     if (user.sub.inbound_ids !== ids) {
       ids = user.sub.inbound_ids;
@@ -146,6 +180,7 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   }
 
   const inbounds: Inbound[] = [];
+  const users: CompiledParts['users'] = [];
   const rules: { block: RoutingRule[]; chain: RoutingRule[]; direct: RoutingRule[] } = { block: [], chain: [], direct: [] };
   const outbounds: Outbound[] = [
     { tag: DIRECT, protocol: Protocol.FREEDOM, address: '', port: 0, stream: undefined },
@@ -153,9 +188,10 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
   ];
 
   for (const i of [...m.inbounds].sort((a, b) => byString(a.tag, b.tag))) {
-    const users = usersByInbound.get(i.id) ?? [];
-    if (!engineRunsInbound(m.engine, i.protocol, users.length)) continue;
+    const members = usersByInbound.get(i.id) ?? [];
+    if (!engineRunsInbound(m.engine, i.protocol, members.length)) continue;
     const sniffing = sniffingFor(i.sniffing, m.engine);
+    users.push({ at: inbounds.length, inbound: i, members });
     inbounds.push({
       tag: i.tag,
       protocol: PROTOCOL[i.protocol] ?? Protocol.PROTOCOL_UNSPECIFIED,
@@ -163,7 +199,7 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
       listen: i.listen ?? '',
       stream: streamOf(i),
       sniffing: { enabled: sniffing.enabled, destOverride: [...sniffing.dest_override], routeOnly: sniffing.route_only },
-      users: users.map(({ email, sub }) => userOf(i, email, sub)),
+      users: [],
     });
     if (i.block_bittorrent) rules.block.push({ inboundTag: i.tag, outboundTag: BLOCK, protocols: ['bittorrent'] });
     const chain = i.chain_id ? m.chains.find((c) => c.id === i.chain_id) : undefined;
@@ -178,9 +214,13 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
     .sort((a, b) => byString(a.id, b.id))
     .map((c) => ({ id: c.id, certPem: c.cert_pem, keyPem: c.key_pem }));
   return {
-    xray: { inbounds, outbounds, routingRules: [...rules.block, ...rules.chain, ...rules.direct] },
-    certificates,
-    userLimits: userLimitsOf(serving, m.slices),
+    config: {
+      xray: { inbounds, outbounds, routingRules: [...rules.block, ...rules.chain, ...rules.direct] },
+      certificates,
+      userLimits: [],
+    },
+    users,
+    serving,
   };
 }
 
@@ -191,14 +231,10 @@ export function compileNodeConfig(m: NodeModel): NodeConfig {
  * none for it, i.e. unmetered here), by subscription id. Nothing else is in it: a subscription
  * without an entry is bound by none of them on the node.
  */
-function userLimitsOf(serving: ReadonlyArray<{ sub: NodeModel['subscriptions'][number] }>, slices: NodeModel['slices']): UserLimits[] {
+function userLimitsOf(serving: readonly ServingMember[], slices: NodeModel['slices']): UserLimits[] {
   const out: UserLimits[] = [];
-  for (const { sub } of serving) {
-    const device = sub.device_limit ?? null;
-    const up = sub.upload_bps ?? null;
-    const down = sub.download_bps ?? null;
-    if (device === null && up === null && down === null && sub.expires_at === null && sub.traffic_limit_bytes === null) continue;
-    const slice = sub.traffic_limit_bytes === null ? undefined : slices?.get(sub.id);
+  for (const sub of limitedMembers(serving)) {
+    const slice = sliceOf(sub, slices);
     // A member the member cache kept is the same object from snapshot to snapshot: its entry is
     // made once (five BigInts and an object: ~0.7 µs, 70 ms on a 100,000-user node) while its
     // slice stays the same. Entries are only read (encoded), never changed, so sharing them
@@ -208,25 +244,54 @@ function userLimitsOf(serving: ReadonlyArray<{ sub: NodeModel['subscriptions'][n
       out.push(kept.limits);
       continue;
     }
-    const limits: UserLimits = {
-      subscriptionId: sub.id,
-      deviceLimit: device ?? 0,
-      uploadBps: up === null ? 0n : BigInt(up),
-      downloadBps: down === null ? 0n : BigInt(down),
-      notAfterMs: sub.expires_at === null ? 0n : BigInt(sub.expires_at.getTime()),
-      sliceId: slice === undefined ? 0n : BigInt(slice.slice_id),
-      sliceBytes: slice === undefined ? 0n : BigInt(slice.slice_bytes),
-    };
+    const limits = userLimitOf(sub, slice);
     limitsOf.set(sub, { slice_id: slice?.slice_id, slice_bytes: slice?.slice_bytes, limits });
     out.push(limits);
   }
-  return out.sort((a, b) => byString(a.subscriptionId, b.subscriptionId));
+  return out;
+}
+
+/** The serving members that have a user_limits entry (userLimitsOf), by subscription id. */
+export function limitedMembers(serving: readonly ServingMember[]): Array<NodeModel['subscriptions'][number]> {
+  const out: Array<NodeModel['subscriptions'][number]> = [];
+  for (const { sub } of serving) {
+    const bound =
+      (sub.device_limit ?? null) !== null ||
+      (sub.upload_bps ?? null) !== null ||
+      (sub.download_bps ?? null) !== null ||
+      sub.expires_at !== null ||
+      sub.traffic_limit_bytes !== null;
+    if (bound) out.push(sub);
+  }
+  // Serving is in email order, which is id order for ids of one length: then this is one pass.
+  return out.sort((a, b) => byString(a.id, b.id));
+}
+
+/** A member's traffic slice on the node (none without a traffic limit: unmetered). */
+export const sliceOf = (sub: NodeModel['subscriptions'][number], slices: NodeModel['slices']): ModelSlice | undefined =>
+  sub.traffic_limit_bytes === null ? undefined : slices?.get(sub.id);
+
+/** A member's user_limits entry with its slice on the node. */
+export function userLimitOf(sub: NodeModel['subscriptions'][number], slice: ModelSlice | undefined): UserLimits {
+  const device = sub.device_limit ?? null;
+  const up = sub.upload_bps ?? null;
+  const down = sub.download_bps ?? null;
+  return {
+    subscriptionId: sub.id,
+    deviceLimit: device ?? 0,
+    uploadBps: up === null ? 0n : BigInt(up),
+    downloadBps: down === null ? 0n : BigInt(down),
+    notAfterMs: sub.expires_at === null ? 0n : BigInt(sub.expires_at.getTime()),
+    sliceId: slice === undefined ? 0n : BigInt(slice.slice_id),
+    sliceBytes: slice === undefined ? 0n : BigInt(slice.slice_bytes),
+  };
 }
 
 /** Each member's UserLimits entry with the slice it was made with (userLimitsOf). */
 const limitsOf = new WeakMap<NodeModel['subscriptions'][number], { slice_id?: string; slice_bytes?: string; limits: UserLimits }>();
 
-function userOf(i: ModelInbound, email: string, sub: NodeModel['subscriptions'][number]): InboundUser {
+/** An inbound's user for a serving member. */
+export function userOf(i: ModelInbound, email: string, sub: NodeModel['subscriptions'][number]): InboundUser {
   switch (i.protocol) {
     case 'vless':
       return { email, vless: { id: sub.vless_uuid, flow: i.vless_flow ?? '' } };

@@ -1,10 +1,12 @@
 import { grantTrafficSlices, unitOfWork } from '@svc/domain';
 import type { NodeConfig } from '@svc/proto';
-import { compiledUntilMs, compileNodeConfig } from './compile.ts';
+import { compiledUntilMs, compileParts, fillParts } from './compile.ts';
+import { encodeDesiredState } from './encode-desired-state.ts';
 import { loadNodeModels, type ModelDeps } from './load-model.ts';
 import type { NodeModel } from './model.ts';
 
 export * from './compile.ts';
+export { ENCODE_FROM_USERS, encodeDesiredState, RUN_SPAN, RunCache } from './encode-desired-state.ts';
 export * from './load-model.ts';
 export { DEFAULT_MEMBER_CACHE, MemberCache, type MemberCacheOptions } from './member-cache.ts';
 export type * from './model.ts';
@@ -17,6 +19,25 @@ export interface CompiledDesiredState {
   config: NodeConfig;
   /** Until when (epoch ms) a compile of this revision gives this config (compiledUntilMs; Infinity: while the revision stands). */
   untilMs: number;
+  encoded?: undefined;
+}
+
+/**
+ * A big node's DesiredState content encoded where it was compiled (encode-desired-state.ts):
+ * the ServerMessage that carries it, byte for byte what encoding the CompiledDesiredState would give.
+ */
+export interface EncodedDesiredState {
+  revision: number;
+  untilMs: number;
+  config?: undefined;
+  encoded: Uint8Array;
+  /** Inbound users in it (at least `encodeFromUsers`). */
+  users: number;
+}
+
+export interface CompileOptions {
+  /** Nodes with this many inbound users or more are handed on encoded (EncodedDesiredState). */
+  encodeFromUsers: number;
 }
 
 /**
@@ -56,9 +77,30 @@ export async function compileDesiredStates(
   deps: ModelDeps,
   nodeIds: readonly string[],
   each: (nodeId: string, state: CompiledDesiredState) => void | Promise<void>,
+): Promise<void>;
+export async function compileDesiredStates(
+  deps: ModelDeps,
+  nodeIds: readonly string[],
+  each: (nodeId: string, state: CompiledDesiredState | EncodedDesiredState) => void | Promise<void>,
+  opts: CompileOptions,
+): Promise<void>;
+export async function compileDesiredStates(
+  deps: ModelDeps,
+  nodeIds: readonly string[],
+  // Only the overload with `opts` takes a callback for encoded states; only with opts is one made.
+  each: (nodeId: string, state: never) => void | Promise<void>,
+  opts?: CompileOptions,
 ): Promise<void> {
-  const compiled = (model: NodeModel) =>
-    each(model.node_id, { revision: model.revision, config: compileNodeConfig(model), untilMs: compiledUntilMs(model) });
+  const hand = each as (nodeId: string, state: CompiledDesiredState | EncodedDesiredState) => void | Promise<void>;
+  const compiled = (model: NodeModel) => {
+    const parts = compileParts(model);
+    const untilMs = compiledUntilMs(model);
+    let users = 0;
+    for (const u of parts.users) users += u.members.length;
+    if (opts && users >= opts.encodeFromUsers)
+      return hand(model.node_id, { revision: model.revision, untilMs, encoded: encodeDesiredState(model, parts), users });
+    return hand(model.node_id, { revision: model.revision, config: fillParts(parts, model), untilMs });
+  };
   const held = new Map<string, { due: string[]; model: NodeModel }>();
   await loadNodeModels(deps, nodeIds, compiled, { slicesDue: held });
   if (held.size === 0) return;

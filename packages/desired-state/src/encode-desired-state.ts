@@ -1,0 +1,185 @@
+import { encodeFlat, FlatWriter, InboundUser, type RepeatedInsertion, ServerMessage, spliceRepeated, UserLimits } from '@svc/proto';
+import { type CompiledParts, limitedMembers, sliceOf, userLimitOf, userOf } from './compile.ts';
+import type { ModelInbound, ModelSlice, ModelSubscription, NodeModel } from './model.ts';
+
+/** A node with this many inbound users or more is encoded here (encodeDesiredState), not handed on as objects. */
+export const ENCODE_FROM_USERS = 10_000;
+
+/**
+ * Field numbers on the way to the members in a ServerMessage (the wire contract fixes them,
+ * spec 9.3; encode-desired-state.test.ts checks the bytes against the generated encoder's).
+ */
+const FIELD = {
+  serverMessageDesiredState: 1,
+  desiredStateConfig: 2,
+  nodeConfigXray: 1,
+  xrayInbounds: 1,
+  inboundUsers: 7,
+  nodeConfigUserLimits: 11,
+} as const;
+const LEN = 2;
+
+/**
+ * The ServerMessage carrying a node's DesiredState, encoded from its compiled parts: the same
+ * bytes as encoding { desiredState: { revision, config: compileNodeConfig(m) } } with the
+ * generated encoders over a FlatWriter, made with less work when the members were encoded
+ * before (issue 37.2).
+ *
+ * The config without its members (a few objects) goes through the generated encoders. The
+ * members, ~300,000 entries on a 100,000-user node, are encoded in runs: a run ends at a member
+ * whose id hashes to a boundary (one in RUN_SPAN on average), so where a run ends depends on
+ * its own members only. A run is kept (RunCache) with the member objects it was made of; the
+ * member cache hands the same object for a member whose row did not change (model.ts), so a run
+ * whose members are the same objects as before (and, for user limits, the same slices) is the
+ * same bytes and is copied as it is. A one-user change encodes one run of each list again
+ * (~256 members) instead of every member. The entries are spliced into the config's encoding
+ * (@svc/proto spliceRepeated: the length prefixes on the way written anew).
+ */
+export function encodeDesiredState(m: NodeModel, parts: CompiledParts, runs: RunCache = DEFAULT_RUNS): Uint8Array {
+  const skeleton = encodeFlat(ServerMessage, { desiredState: { revision: BigInt(m.revision), config: parts.config } });
+  const config: Array<readonly [number, number]> = [
+    [FIELD.serverMessageDesiredState, 0],
+    [FIELD.desiredStateConfig, 0],
+  ];
+  const insertions: RepeatedInsertion[] = [];
+  const writer = new FlatWriter(64 * 1024);
+  for (const { at, inbound, members } of parts.users) {
+    if (members.length === 0) continue;
+    const tag = ((FIELD.inboundUsers << 3) | LEN) >>> 0;
+    const subs = members.map((s) => s.sub);
+    const chunks = inRuns(runs, userSpace(inbound), subs, undefined, (from, to) => {
+      for (let k = from; k < to; k++) {
+        const { email, sub } = members[k] as (typeof members)[number];
+        InboundUser.encode(userOf(inbound, email, sub), writer.uint32(tag).fork()).join();
+      }
+      return writer.finish();
+    });
+    insertions.push({ path: [...config, [FIELD.nodeConfigXray, 0], [FIELD.xrayInbounds, at]], field: FIELD.inboundUsers, chunks });
+  }
+  const limited = limitedMembers(parts.serving);
+  if (limited.length) {
+    const tag = ((FIELD.nodeConfigUserLimits << 3) | LEN) >>> 0;
+    const slices = limited.map((sub) => sliceOf(sub, m.slices));
+    const chunks = inRuns(runs, `limits ${m.node_id}`, limited, slices, (from, to) => {
+      for (let k = from; k < to; k++)
+        UserLimits.encode(userLimitOf(limited[k] as ModelSubscription, slices[k]), writer.uint32(tag).fork()).join();
+      return writer.finish();
+    });
+    insertions.push({ path: config, field: FIELD.nodeConfigUserLimits, chunks });
+  }
+  return spliceRepeated(skeleton, insertions);
+}
+
+/** What an inbound's user entry is made of besides the member: runs are shared by inbounds alike in it. */
+const userSpace = (i: ModelInbound) =>
+  `users ${i.protocol} ${i.vless_flow ?? ''} ${i.shadowsocks_method ?? ''} ${i.shadowsocks_server_key ?? ''}`;
+
+/** Members per run, on average (a power of two). */
+export const RUN_SPAN = 256;
+
+/** Whether a run ends at this member: FNV-1a of its id, one in RUN_SPAN. */
+function endsRun(id: string): boolean {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < id.length; k++) h = Math.imul(h ^ id.charCodeAt(k), 0x01000193);
+  return ((h >>> 0) & (RUN_SPAN - 1)) === 0;
+}
+
+interface Run {
+  members: readonly ModelSubscription[];
+  /** The slice each member's entry was made with (user limits only). */
+  slices?: ReadonlyArray<ModelSlice | undefined>;
+  bytes: Uint8Array;
+}
+
+const sameSlice = (a: ModelSlice | undefined, b: ModelSlice | undefined) =>
+  a === b || (a !== undefined && b !== undefined && a.slice_id === b.slice_id && a.slice_bytes === b.slice_bytes);
+
+/** The encoded entries of `members` (in order), kept runs copied, the others encoded by `encode(from, to)`. */
+function inRuns(
+  runs: RunCache,
+  space: string,
+  members: readonly ModelSubscription[],
+  slices: ReadonlyArray<ModelSlice | undefined> | undefined,
+  encode: (from: number, to: number) => Uint8Array,
+): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let k = 0;
+  while (k < members.length) {
+    const first = members[k] as ModelSubscription;
+    const run = runs.get(space, first);
+    if (run && fits(run, members, slices, k)) {
+      runs.stats.kept++;
+      out.push(run.bytes);
+      k += run.members.length;
+      continue;
+    }
+    let end = k;
+    while (end < members.length && !endsRun((members[end++] as ModelSubscription).id));
+    const bytes = encode(k, end);
+    runs.stats.made++;
+    runs.set(space, first, { members: members.slice(k, end), ...(slices ? { slices: slices.slice(k, end) } : {}), bytes });
+    out.push(bytes);
+    k = end;
+  }
+  return out;
+}
+
+function fits(
+  run: Run,
+  members: readonly ModelSubscription[],
+  slices: ReadonlyArray<ModelSlice | undefined> | undefined,
+  at: number,
+): boolean {
+  const n = run.members.length;
+  if (at + n > members.length || (slices === undefined) !== (run.slices === undefined)) return false;
+  for (let j = 0; j < n; j++) {
+    if (run.members[j] !== members[at + j]) return false;
+    if (slices && !sameSlice(run.slices?.[j], slices[at + j])) return false;
+  }
+  return true;
+}
+
+/**
+ * Runs kept in two generations under a byte bound: new runs go into the current one, a run
+ * found in the previous one is moved over, and when the current one holds half the bound it
+ * becomes the previous one (the one before it dropped). What the last encodes of the busiest
+ * nodes used stays; the rest goes within two turns.
+ */
+export class RunCache {
+  private current = new Map<string, Map<ModelSubscription, Run>>();
+  private previous = new Map<string, Map<ModelSubscription, Run>>();
+  private currentBytes = 0;
+  /** Runs copied as kept / encoded, since start. */
+  readonly stats = { kept: 0, made: 0 };
+
+  constructor(readonly maxBytes: number) {}
+
+  get(space: string, first: ModelSubscription): Run | undefined {
+    const run = this.current.get(space)?.get(first);
+    if (run) return run;
+    const old = this.previous.get(space)?.get(first);
+    if (old) {
+      this.previous.get(space)?.delete(first);
+      this.set(space, first, old);
+    }
+    return old;
+  }
+
+  set(space: string, first: ModelSubscription, run: Run): void {
+    let runs = this.current.get(space);
+    if (!runs) {
+      runs = new Map();
+      this.current.set(space, runs);
+    }
+    runs.set(first, run);
+    this.currentBytes += run.bytes.length + 8 * run.members.length;
+    if (this.currentBytes > this.maxBytes / 2) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.currentBytes = 0;
+    }
+  }
+}
+
+/** Room for the runs of a few 100,000-user nodes (~25 MiB each: users of two inbounds, user limits). */
+const DEFAULT_RUNS = new RunCache(128 * 2 ** 20);
