@@ -1,5 +1,13 @@
-import { type CompiledDesiredState, compileDesiredState, createMemberCache, createSliceCache, type ModelDeps } from '@svc/desired-state';
+import {
+  type CompiledDesiredState,
+  compileDesiredState,
+  compileDesiredStates,
+  createMemberCache,
+  createSliceCache,
+  type ModelDeps,
+} from '@svc/desired-state';
 import { ingestCutoffReport, ingestUsageReport } from '@svc/domain';
+import { encodeFlat, ServerMessage } from '@svc/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from './harness.ts';
 
@@ -60,10 +68,21 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
     const members = createMemberCache({ maxRows: 10_000, minGroupRows: 2 });
     const slices = createSliceCache({ maxRows: 10_000, minNodeRows: 2 });
     const cached: ModelDeps = { ...g.s.deps, members, slices };
+    // The same through caches of its own, encoded as a big node is.
+    const cachedEncoded: ModelDeps = {
+      ...g.s.deps,
+      members: createMemberCache({ maxRows: 10_000, minGroupRows: 2 }),
+      slices: createSliceCache({ maxRows: 10_000, minNodeRows: 2 }),
+    };
     const same = async (label: string) => {
       const full = (await compileDesiredState(g.s.deps, node.id)) as CompiledDesiredState;
       const through = (await compileDesiredState(cached, node.id)) as CompiledDesiredState;
       expect(through, label).toEqual(full);
+      // Encoded as a big node is (members in runs kept from the compile before, by member object): the same bytes.
+      let encoded: Uint8Array | undefined;
+      await compileDesiredStates(cachedEncoded, [node.id], (_, s) => void (encoded = s.encoded), { encodeFromUsers: 1 });
+      const generated = encodeFlat(ServerMessage, { desiredState: { revision: BigInt(full.revision), config: full.config } });
+      expect(Buffer.from(encoded ?? []).equals(Buffer.from(generated)), label).toBe(true);
       // Issue 36: no user with a traffic limit is on the node without a slice.
       const sliced = new Set(full.config.userLimits.filter((u) => u.sliceId > 0n).map((u) => `${u.subscriptionId}@svc`));
       for (const inbound of full.config.xray?.inbounds ?? [])

@@ -65,6 +65,14 @@ describe('groupModels: the members of a group, made once per chunk and kept in i
         changed.set(Math.floor(next() * 64), { count: 0, sum: '0', rows: rowsOf(k, snapshot) });
       if (snapshot % 7 === 0) changed.delete(Math.floor(next() * 64));
       if (snapshot % 11 === 0) for (let b = 0; b < 64; b++) changed.set(b, { count: 0, sum: '0', rows: rowsOf(b, snapshot) });
+      // A bucket read again with most of its rows unchanged: the kept row objects, one replaced, one come (read-members.ts).
+      if (snapshot % 3 === 0) {
+        const b = Math.floor(next() * 64);
+        const rows = [...(changed.get(b)?.rows ?? [])];
+        if (rows.length) rows[Math.floor(next() * rows.length)] = { id: `sub_${b}_re_${snapshot}`, cred: 'fresh' };
+        rows.push({ id: `sub_${b}_came_${snapshot}`, cred: 'came' });
+        changed.set(b, { count: 0, sum: '0', rows });
+      }
       buckets = changed;
     }
   });
@@ -98,6 +106,43 @@ describe('groupModels: the members of a group, made once per chunk and kept in i
     expect(back.map((m) => `${m.id} ${m.inbound_ids[0]}`)).toEqual(['sub_a inb_a', 'sub_b inb_a', 'sub_c inb_a']);
     // Without a cache: the members, made from the rows, in the order read.
     expect(groupModels(chunks, 'inb_a', model(['inb_a'])).map((m) => m.id)).toEqual(['sub_b', 'sub_a', 'sub_c']);
+  });
+});
+
+describe('groupModels: a bucket read again', () => {
+  it('keeps the models of the rows it hands again (the kept row objects), makes new ones for the rows that changed', () => {
+    const cache = new MemberCache<Row>({ maxRows: 1_000, minGroupRows: 1 });
+    const rows = Array.from({ length: 10 }, (_, k) => ({ id: `sub_${k}`, cred: 'old' }));
+    const other = [{ id: 'sub_z', cred: 'z' }];
+    cache.keep(
+      'grp',
+      'vless',
+      new Map([
+        [1, { count: 10, sum: '0', rows }],
+        [2, { count: 1, sum: '0', rows: other }],
+      ]),
+    );
+    const make = model(['inb_a']);
+    const first = groupModels([rows, other], 'inb_a', make, { cache, groupId: 'grp' });
+    // Read again: sub_3 changed (a new row), the others are the kept rows.
+    const again = rows.map((r) => (r.id === 'sub_3' ? { id: 'sub_3', cred: 'rotated' } : r));
+    cache.keep(
+      'grp',
+      'vless',
+      new Map([
+        [1, { count: 10, sum: '1', rows: again }],
+        [2, { count: 1, sum: '0', rows: other }],
+      ]),
+    );
+    const next = groupModels([again, other], 'inb_a', make, { cache, groupId: 'grp' });
+    expect(next.map((m) => `${m.id} ${m.vless_uuid}`)).toEqual([
+      ...rows.map((r) => `${r.id} ${r.id === 'sub_3' ? 'rotated' : 'old'}`),
+      'sub_z z',
+    ]);
+    for (const [k, m] of next.entries()) {
+      if (m.id === 'sub_3') expect(m).not.toBe(first[k]);
+      else expect(m).toBe(first[k]);
+    }
   });
 });
 

@@ -7,7 +7,8 @@ import type { ModelSubscription } from './model.ts';
  * a push after a one-user change of a 100,000-member group would otherwise redo:
  *
  * - models per chunk, once per inbound list: a kept bucket is the same array from snapshot to
- *   snapshot, so its models come back as they were (the compiler does not change them);
+ *   snapshot, so its models come back as they were (the compiler does not change them); in a
+ *   bucket read again, a row that did not change is the row object kept, and keeps its model;
  * - the members in id order, kept with the group in the member cache: the next snapshot drops
  *   the models of the buckets that went and merges in those of the buckets that came (a few
  *   hundred), instead of the compiler sorting 100,000 members from scratch. The compiler still
@@ -22,15 +23,23 @@ export function groupModels<Row extends { id: string }>(
   kept?: { cache: MemberCache<Row>; groupId: string },
   read?: ReadOrder<Row>,
 ): ModelSubscription[] {
+  const previous = kept?.cache.derived(kept.groupId) as InOrder | undefined;
+  // A bucket read again hands the rows that did not change as the row objects kept
+  // (read-members.ts): their models are the ones made before, found by row in the chunks that went.
+  const reused = new Map<Row, ModelSubscription>();
+  if (previous?.key === key) {
+    const current = new Set<readonly unknown[]>(chunks);
+    for (const [chunk, models] of previous.chunks)
+      if (!current.has(chunk)) (chunk as readonly Row[]).forEach((r, k) => reused.set(r, models[k] as ModelSubscription));
+  }
   const modelsOf = (chunk: readonly Row[]): readonly ModelSubscription[] => {
     let made = modelsOfChunk.get(chunk);
     if (made?.key !== key) {
-      made = { key, models: chunk.map(make) };
+      made = { key, models: chunk.map((r) => reused.get(r) ?? make(r)) };
       modelsOfChunk.set(chunk, made);
     }
     return made.models;
   };
-  const previous = kept?.cache.derived(kept.groupId) as InOrder | undefined;
   if (!kept || (previous && previous.key !== key)) {
     const out: ModelSubscription[] = [];
     for (const chunk of chunks) for (const m of modelsOf(chunk)) out.push(m);

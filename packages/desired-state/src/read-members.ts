@@ -234,7 +234,8 @@ export async function readMembers(
         const now = digests.get(g);
         for (const b of set) {
           const d = now?.get(b);
-          if (d) next.get(g)?.set(b, { ...d, rows: fresh.get(`${g} ${b}`) ?? [] });
+          const rows = fresh.get(`${g} ${b}`) ?? [];
+          if (d) next.get(g)?.set(b, { ...d, rows: keepUnchangedRows(kept.get(g)?.get(b)?.rows, rows) });
         }
         cache.stats.bucketsRead += set.size;
       }
@@ -285,6 +286,30 @@ function bucketsOf(rows: readonly SubscriptionRow[]): Map<number, KeptBucket<Sub
   const out = new Map<number, KeptBucket<SubscriptionRow>>();
   for (const [k, b] of byBucket) out.set(k, { count: b.rows.length, sum: b.sum.toString(), rows: b.rows });
   return out;
+}
+
+/**
+ * A bucket read again, its rows whose columns are all as before given as the row objects kept:
+ * what is derived from a row by identity (its ModelSubscription: group-models.ts, and through
+ * it its encoded user entries: encode-desired-state.ts) stays for the ~390 members of a
+ * 100,000-member group's bucket that did not change when one of them did. Every column counts
+ * but the hash (read only with a group read whole).
+ */
+function keepUnchangedRows(before: readonly SubscriptionRow[] | undefined, rows: SubscriptionRow[]): SubscriptionRow[] {
+  if (!before?.length) return rows;
+  const byId = new Map(before.map((r) => [r.id, r]));
+  return rows.map((r) => {
+    const old = byId.get(r.id);
+    return old && sameColumns(old, r) ? old : r;
+  });
+}
+
+function sameColumns(a: SubscriptionRow, b: SubscriptionRow): boolean {
+  const x = a as unknown as Record<string, unknown>;
+  const y = b as unknown as Record<string, unknown>;
+  for (const k of Object.keys(y)) if (k !== 'hash' && x[k] !== y[k]) return false;
+  for (const k of Object.keys(x)) if (k !== 'hash' && !(k in y)) return false;
+  return true;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
