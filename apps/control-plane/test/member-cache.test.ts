@@ -80,7 +80,14 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
       expect(through, label).toEqual(full);
       // Encoded as a big node is (members in runs kept from the compile before, by member object): the same bytes.
       let encoded: Uint8Array | undefined;
-      await compileDesiredStates(cachedEncoded, [node.id], (_, s) => void (encoded = s.encoded), { encodeFromUsers: 1 });
+      await compileDesiredStates(
+        cachedEncoded,
+        [node.id],
+        (_, s) => {
+          encoded = s.encoded;
+        },
+        { encodeFromUsers: 1 },
+      );
       const generated = encodeFlat(ServerMessage, { desiredState: { revision: BigInt(full.revision), config: full.config } });
       expect(Buffer.from(encoded ?? []).equals(Buffer.from(generated)), label).toBe(true);
       // Issue 36: no user with a traffic limit is on the node without a slice.

@@ -30,7 +30,7 @@ export function groupModels<Row extends { id: string }>(
   if (previous?.key === key) {
     const current = new Set<readonly unknown[]>(chunks);
     for (const [chunk, models] of previous.chunks)
-      if (!current.has(chunk)) (chunk as readonly Row[]).forEach((r, k) => reused.set(r, models[k] as ModelSubscription));
+      if (!current.has(chunk)) for (const [k, r] of (chunk as readonly Row[]).entries()) reused.set(r, models[k] as ModelSubscription);
   }
   const modelsOf = (chunk: readonly Row[]): readonly ModelSubscription[] => {
     let made = modelsOfChunk.get(chunk);
@@ -94,6 +94,21 @@ function inReadOrder<Row extends { id: string }>(
   return models.every((m, k) => m.length === cursor[k]);
 }
 
+/** Members that went and came up to this many are spliced into a copy of the previous order; more, and it is merged anew. */
+const SPLICE_UP_TO = 64;
+
+/** The first index of `sorted` (by id) whose id is not below `id`. */
+function lowerBound(sorted: readonly ModelSubscription[], id: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as ModelSubscription).id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The models of `now` by id: the previous order with the chunks that went taken out and those that came merged in, or sorted anew when most changed. */
 function inOrder(
   previous: InOrder | undefined,
@@ -115,6 +130,23 @@ function inOrder(
   for (const [chunk, models] of now) if (previous.chunks.get(chunk) !== models) for (const m of models) came.push(m);
   if (gone.size === 0 && came.length === 0) return previous.models;
   if (came.length > previous.models.length / 8) return whole();
+  // A bucket read again hands most of its models again (the rows that did not change): only
+  // what truly went and came moves. A few of them are spliced in place (binary search by id).
+  const cameSet = new Set(came);
+  const went: ModelSubscription[] = [];
+  for (const m of gone) if (!cameSet.has(m)) went.push(m);
+  const arrived = came.filter((m) => !gone.has(m));
+  if (went.length === 0 && arrived.length === 0) return previous.models;
+  if (went.length + arrived.length <= SPLICE_UP_TO) {
+    const out = previous.models.slice();
+    for (const m of went) {
+      const at = lowerBound(out, m.id);
+      if (out[at] !== m) return whole();
+      out.splice(at, 1);
+    }
+    for (const m of arrived) out.splice(lowerBound(out, m.id), 0, m);
+    return out;
+  }
   came.sort(byId);
   const out: ModelSubscription[] = [];
   let k = 0;
