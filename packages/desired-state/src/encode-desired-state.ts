@@ -59,10 +59,12 @@ export function encodeDesiredState(m: NodeModel, parts: CompiledParts, runs: Run
   const limited = limitedMembers(parts.serving);
   if (limited.length) {
     const tag = ((FIELD.nodeConfigUserLimits << 3) | LEN) >>> 0;
-    const slices = limited.map((sub) => sliceOf(sub, m.slices));
+    const slices = { map: m.slices, of: (sub: ModelSubscription) => sliceOf(sub, m.slices) };
     const chunks = inRuns(runs, `limits ${m.node_id}`, limited, slices, (from, to) => {
-      for (let k = from; k < to; k++)
-        UserLimits.encode(userLimitOf(limited[k] as ModelSubscription, slices[k]), writer.uint32(tag).fork()).join();
+      for (let k = from; k < to; k++) {
+        const sub = limited[k] as ModelSubscription;
+        UserLimits.encode(userLimitOf(sub, slices.of(sub)), writer.uint32(tag).fork()).join();
+      }
       return writer.finish();
     });
     insertions.push({ path: config, field: FIELD.nodeConfigUserLimits, chunks });
@@ -86,9 +88,15 @@ function endsRun(id: string): boolean {
 
 interface Run {
   members: readonly ModelSubscription[];
-  /** The slice each member's entry was made with (user limits only). */
-  slices?: ReadonlyArray<ModelSlice | undefined>;
+  /** User limits only: the node's slices the run was made with, and each member's slice in them. */
+  slices?: { map: NodeModel['slices']; each: ReadonlyArray<ModelSlice | undefined> };
   bytes: Uint8Array;
+}
+
+/** A node's slices (a model's map is never changed once made: read-slices.ts makes a new one), and a member's slice in them. */
+interface Slices {
+  map: NodeModel['slices'];
+  of: (sub: ModelSubscription) => ModelSlice | undefined;
 }
 
 const sameSlice = (a: ModelSlice | undefined, b: ModelSlice | undefined) =>
@@ -99,7 +107,7 @@ function inRuns(
   runs: RunCache,
   space: string,
   members: readonly ModelSubscription[],
-  slices: ReadonlyArray<ModelSlice | undefined> | undefined,
+  slices: Slices | undefined,
   encode: (from: number, to: number) => Uint8Array,
 ): Uint8Array[] {
   const out: Uint8Array[] = [];
@@ -117,25 +125,22 @@ function inRuns(
     while (end < members.length && !endsRun((members[end++] as ModelSubscription).id));
     const bytes = encode(k, end);
     runs.stats.made++;
-    runs.set(space, first, { members: members.slice(k, end), ...(slices ? { slices: slices.slice(k, end) } : {}), bytes });
+    const made = members.slice(k, end);
+    runs.set(space, first, { members: made, ...(slices ? { slices: { map: slices.map, each: made.map(slices.of) } } : {}), bytes });
     out.push(bytes);
     k = end;
   }
   return out;
 }
 
-function fits(
-  run: Run,
-  members: readonly ModelSubscription[],
-  slices: ReadonlyArray<ModelSlice | undefined> | undefined,
-  at: number,
-): boolean {
+/** Whether a kept run is the entries of the members from `at` on: the same member objects, and (user limits) the same slices. */
+function fits(run: Run, members: readonly ModelSubscription[], slices: Slices | undefined, at: number): boolean {
   const n = run.members.length;
   if (at + n > members.length || (slices === undefined) !== (run.slices === undefined)) return false;
-  for (let j = 0; j < n; j++) {
-    if (run.members[j] !== members[at + j]) return false;
-    if (slices && !sameSlice(run.slices?.[j], slices[at + j])) return false;
-  }
+  for (let j = 0; j < n; j++) if (run.members[j] !== members[at + j]) return false;
+  // The same slices map: the same slices (no lookup per member).
+  if (!slices || !run.slices || run.slices.map === slices.map) return true;
+  for (let j = 0; j < n; j++) if (!sameSlice(run.slices.each[j], slices.of(members[at + j] as ModelSubscription))) return false;
   return true;
 }
 
