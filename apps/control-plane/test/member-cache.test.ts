@@ -4,10 +4,12 @@ import {
   compileDesiredStates,
   createMemberCache,
   createSliceCache,
+  loadNodeModel,
   type ModelDeps,
 } from '@svc/desired-state';
 import { ingestCutoffReport, ingestUsageReport } from '@svc/domain';
 import { encodeFlat, ServerMessage } from '@svc/proto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from './harness.ts';
 
@@ -272,6 +274,46 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
     expect(await sliceOf(past)).toBeUndefined();
     expect(limitOf(once, past)?.sliceId).toBe(0n);
     expect(await compileDesiredState(g.s.deps, node.id)).toEqual(once);
+  });
+
+  it('a member whose bucket is read again keeps its model object when its row did not change, also on the first change after a whole read', async () => {
+    const node = await call('post', '/api/v1/nodes', { name: 'members-same', address: 'same.example.com' }, 201);
+    const profile = await call(
+      'post',
+      '/api/v1/inbound-profiles',
+      { name: 'same-vless', protocol: 'vless', stream: { network: 'tcp', security: 'none' } },
+      201,
+    );
+    const inbound = await call('post', '/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port: 443 }, 201);
+    const group = await call('post', '/api/v1/access-groups', { name: 'same', inbound_ids: [inbound.id] }, 201);
+    const client = await call('post', '/api/v1/clients', { email: 'same@example.com' }, 201);
+    const ids: string[] = [];
+    for (let k = 0; k < 40; k++)
+      ids.push((await call('post', '/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] }, 201)).id);
+    // A member that shares its bucket (the member cache's hash of the id) with another.
+    const buckets = await sql<{
+      id: string;
+      bucket: number;
+    }>`select id, hashtext(id) & 255 as bucket from subscriptions where id in (${sql.join(ids)})`.execute(g.s.deps.db);
+    const count = new Map<number, number>();
+    for (const r of buckets.rows) count.set(Number(r.bucket), (count.get(Number(r.bucket)) ?? 0) + 1);
+    let shared = buckets.rows.find((r) => (count.get(Number(r.bucket)) ?? 0) > 1)?.id;
+    while (!shared) {
+      // 40 ids over 256 buckets share one almost always; add members until two do.
+      const id = (await call('post', '/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] }, 201)).id as string;
+      const b = Number((await sql<{ b: number }>`select hashtext(${id}) & 255 as b`.execute(g.s.deps.db)).rows[0]?.b);
+      shared = buckets.rows.find((r) => Number(r.bucket) === b)?.id;
+    }
+    const cached: ModelDeps = { ...g.s.deps, members: createMemberCache({ maxRows: 10_000, minGroupRows: 2 }) };
+    const before = await loadNodeModel(cached, node.id);
+    const byId = new Map(before?.subscriptions.map((m) => [m.id, m]));
+    await call('post', `/api/v1/subscriptions/${shared}/rotate-credentials`, {}, 200);
+    const after = await loadNodeModel(cached, node.id);
+    expect(after?.subscriptions.length).toBe(before?.subscriptions.length);
+    for (const m of after?.subscriptions ?? []) {
+      if (m.id === shared) expect(m.vless_uuid).not.toBe(byId.get(m.id)?.vless_uuid);
+      else expect(m, m.id).toBe(byId.get(m.id));
+    }
   });
 
   it('a group read with other protocols (other credential columns) is not served from what was kept', async () => {

@@ -293,7 +293,7 @@ function bucketsOf(rows: readonly SubscriptionRow[]): Map<number, KeptBucket<Sub
  * what is derived from a row by identity (its ModelSubscription: group-models.ts, and through
  * it its encoded user entries: encode-desired-state.ts) stays for the ~390 members of a
  * 100,000-member group's bucket that did not change when one of them did. Every column counts
- * but the hash (read only with a group read whole).
+ * but those saying how the row was read (HOW_READ).
  */
 function keepUnchangedRows(before: readonly SubscriptionRow[] | undefined, rows: SubscriptionRow[]): SubscriptionRow[] {
   if (!before?.length) return rows;
@@ -307,10 +307,16 @@ function keepUnchangedRows(before: readonly SubscriptionRow[] | undefined, rows:
 function sameColumns(a: SubscriptionRow, b: SubscriptionRow): boolean {
   const x = a as unknown as Record<string, unknown>;
   const y = b as unknown as Record<string, unknown>;
-  for (const k of Object.keys(y)) if (k !== 'hash' && x[k] !== y[k]) return false;
-  for (const k of Object.keys(x)) if (k !== 'hash' && !(k in y)) return false;
+  for (const k of Object.keys(y)) if (!HOW_READ.has(k) && x[k] !== y[k]) return false;
+  for (const k of Object.keys(x)) if (!HOW_READ.has(k) && !(k in y)) return false;
   return true;
 }
+
+/**
+ * Columns that say how a row was read, not what the member is: its hash (read with a group read
+ * whole) and its group (left out when one group was read whole; a bucket is one group's either way).
+ */
+const HOW_READ = new Set(['hash', 'access_group_id']);
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
