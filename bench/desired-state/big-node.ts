@@ -16,7 +16,17 @@
 import { gzipSync } from 'node:zlib';
 import { createCachedGzip, parallelCompress } from '@svc/control-plane';
 import type { Db } from '@svc/db';
-import { compileDesiredState, compileNodeConfig, createMemberCache, createSliceCache, loadNodeModel, readSlices } from '@svc/desired-state';
+import {
+  compileDesiredState,
+  compileNodeConfig,
+  compileParts,
+  createMemberCache,
+  createSliceCache,
+  encodeDesiredState,
+  loadNodeModel,
+  RunCache,
+  readSlices,
+} from '@svc/desired-state';
 import { grantTrafficSlices, unitOfWork } from '@svc/domain';
 import { ControlPlaneWireDefinition, decodeFlat, NodeConfig, ServerMessage } from '@svc/proto';
 import { createQueryId, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
@@ -289,6 +299,19 @@ await main(async () => {
     byGroup: await timeAsync(READ_SAMPLES, () => database.pool.query(BY_INBOUND_QUERY, inboundParams)),
     byGroupExec: await reported(READ_SAMPLES, () => explain(BY_INBOUND_QUERY, inboundParams)),
     compile: timeSync(SAMPLES, () => compileNodeConfig(model)),
+    // The gateway's path for a big node: compileParts + encodeDesiredState, with no runs kept (a
+    // first push) and after a one-user change (samples alternate the node with and without its
+    // first member, both encoded before: each is one member away from the one before).
+    encodeCold: timeSync(SAMPLES, () => encodeDesiredState(model, compileParts(model), new RunCache(128 * 2 ** 20))),
+    encodeRuns: (() => {
+      const runs = new RunCache(128 * 2 ** 20);
+      const without = { ...model, subscriptions: model.subscriptions.slice(1) };
+      let k = 0;
+      return timeSync(SAMPLES, () => {
+        const m = k++ % 2 === 0 ? model : without;
+        return encodeDesiredState(m, compileParts(m), runs);
+      });
+    })(),
     encode: timeSync(SAMPLES, () => ControlPlaneWireDefinition.sync.responseSerialize({ desiredState: { revision: 1n, config } })),
     encodeDefault: timeSync(SAMPLES, () => ServerMessage.encode({ desiredState: { revision: 1n, config } }).finish()),
     gzip: timeSync(SAMPLES, () => gzipSync(raw)),
@@ -431,7 +454,18 @@ await main(async () => {
       steps.grantBefore,
     ),
     row('compileNodeConfig (pure)', steps.compile),
-    row('the gateway’s serializer for the DesiredState (ControlPlaneWireDefinition: FlatWriter)', steps.encode),
+    row(
+      'the gateway’s compile + encode of a big node now, first push: compileParts + encodeDesiredState, no runs kept (every member encoded)',
+      steps.encodeCold,
+    ),
+    row(
+      'the same after a one-user change (runs of the push before kept: ~1 run of ~256 members encoded per list, the rest copied)',
+      steps.encodeRuns,
+    ),
+    row(
+      'the serializer for the compiled DesiredState (ControlPlaneWireDefinition: FlatWriter; the gateway’s for nodes under 10,000 users)',
+      steps.encode,
+    ),
     row('baseline: ServerMessage.encode(…).finish() over @bufbuild BinaryWriter (ts-proto’s default)', steps.encodeDefault),
     row('gzip of the encoded message (zlib default level)', steps.gzip),
     row(
