@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, Selectable } from 'kysely';
 
 type Int8 = ColumnType<number, number | undefined, number>;
 
@@ -56,6 +56,12 @@ export interface SubscriptionsTable {
   note: string | null;
   created_at: Date;
   updated_at: Date;
+  /**
+   * Issue 37.2 (generated, never written): a 64-bit hash of what a node's config takes from the
+   * row (int8 as text), and the gateway member cache's bucket (0..255) from the id.
+   */
+  member_hash: GeneratedAlways<string>;
+  bucket: GeneratedAlways<number>;
 }
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 

@@ -1009,6 +1009,42 @@ const STEPS: Record<string, Step> = {
       expect(rows[0]?.def).toMatch(/\(id\) INCLUDE \(client_id, renewal, status, traffic_limit_bytes, starts_on_first_use_seconds\)/);
     },
   },
+  '2026-12-02T1600-subscription-member-hash': {
+    async check(db) {
+      // Generated for the rows already there: the bucket from the id, a hash that moves with what a node's config takes from the row.
+      const sub = await one(db, 'subscriptions', { id: SUB });
+      const { rows } = await sql<{ bucket: number }>`select (hashtext(${SUB}) & 255) as bucket`.execute(db);
+      expect(Number(sub.bucket)).toBe(Number(rows[0]?.bucket));
+      expect(String(sub.member_hash)).toMatch(/^-?\d+$/);
+      const rolledBack = new Error('roll back');
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await trx.updateTable('subscriptions').set({ note: 'a note: nothing a node sees' }).where('id', '=', SUB).execute();
+          expect(String((await one(trx, 'subscriptions', { id: SUB })).member_hash)).toBe(String(sub.member_hash));
+          // Every column a node's config takes from the row moves it.
+          const moves: Array<Record<string, unknown>> = [
+            { traffic_limit_bytes: 123_456 },
+            { expires_at: new Date('2031-01-01T00:00:00Z') },
+            { device_limit: 7 },
+            { upload_bps: 64_000 },
+            { download_bps: 96_000 },
+            { vless_uuid: '22222222-2222-4222-8222-222222222222' },
+            { vmess_uuid: '33333333-3333-4333-8333-333333333333' },
+            { trojan_password: 'rotated' },
+            { shadowsocks_password: 'cm90YXRlZA==' },
+          ];
+          let before = String(sub.member_hash);
+          for (const change of moves) {
+            await trx.updateTable('subscriptions').set(change).where('id', '=', SUB).execute();
+            const now = String((await one(trx, 'subscriptions', { id: SUB })).member_hash);
+            expect(now, JSON.stringify(change)).not.toBe(before);
+            before = now;
+          }
+          throw rolledBack;
+        }),
+      ).rejects.toBe(rolledBack);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
