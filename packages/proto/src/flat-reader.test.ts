@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AgentMessage, ControlPlaneAgentDefinition, ControlPlaneDefinition, decodeFlat, InboundUser, ServerMessage } from './index.ts';
+import {
+  AgentMessage,
+  ControlPlaneAgentDefinition,
+  ControlPlaneDefinition,
+  decodeFlat,
+  InboundUser,
+  ServerMessage,
+  UserLimits,
+} from './index.ts';
 
 // FlatReader must give exactly the generated decoder's messages: the agent applies what it
 // decodes, and the gateway credits usage by the emails it decodes. Text, malformed UTF-8 and
@@ -50,6 +58,15 @@ const MALFORMED = [
   [0x80, 0x80, 0x80],
 ].map((b) => Uint8Array.from(b));
 
+/** What a decode gives: the message, or the kind of error it threw. */
+const outcome = (decode: () => unknown) => {
+  try {
+    return { ok: decode() };
+  } catch (err) {
+    return { threw: (err as Error).constructor.name };
+  }
+};
+
 describe('FlatReader decodes what the generated decoder decodes', () => {
   it('every kind of text in a DesiredState and in a UsageReport (subscription ids)', () => {
     const state = ServerMessage.fromPartial({
@@ -87,18 +104,32 @@ describe('FlatReader decodes what the generated decoder decodes', () => {
       ...Array.from({ length: whole.length }, (_, k) => whole.subarray(0, k)),
       ...Array.from({ length: 2_000 }, (_, k) => new Uint8Array(randomBytes(1 + (k % 64)))),
     ];
-    const outcome = (decode: () => unknown) => {
-      try {
-        return { ok: decode() };
-      } catch (err) {
-        return { threw: (err as Error).constructor.name };
-      }
-    };
     for (const input of inputs)
       expect(
         outcome(() => decodeFlat(ServerMessage, input)),
         Buffer.from(input).toString('hex'),
       ).toEqual(outcome(() => ServerMessage.decode(input)));
+  });
+
+  it('64-bit integers of every varint length, negative and the largest, and cut short: the same values, the same failures', () => {
+    const values = [0n, 1n, 127n, 128n, 2n ** 14n, 2n ** 21n - 1n, 2n ** 42n, 2n ** 49n - 1n, 2n ** 49n, 2n ** 53n + 1n, 2n ** 63n - 1n];
+    const limits = [
+      ...values.map((v) => ({ notAfterMs: v, sliceId: v, sliceBytes: v, uploadBps: v, downloadBps: v })),
+      ...values.map((v) => ({ notAfterMs: -v - 1n, sliceId: 2n ** 64n - 1n - v })),
+    ].map((l) => UserLimits.fromPartial({ subscriptionId: 's', ...l }));
+    for (const l of limits) {
+      const bytes = UserLimits.encode(l).finish();
+      expect(
+        decodeFlat(UserLimits, bytes),
+        JSON.stringify(l, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+      ).toEqual(UserLimits.decode(bytes));
+      // Every prefix, and every varint's last byte turned into a continuation byte: both fail, or both give the same message.
+      const broken = [
+        ...Array.from({ length: bytes.length }, (_, k) => bytes.subarray(0, k)),
+        ...Array.from({ length: bytes.length }, (_, k) => Uint8Array.from(bytes, (b, j) => (j === k && b < 0x80 ? b | 0x80 : b))),
+      ];
+      for (const input of broken) expect(outcome(() => decodeFlat(UserLimits, input))).toEqual(outcome(() => UserLimits.decode(input)));
+    }
   });
 
   it('the agent’s client decodes Sync’s ServerMessages over it, and anything else as generated', () => {
