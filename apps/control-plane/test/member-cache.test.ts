@@ -276,20 +276,37 @@ describe('member cache: a snapshot that re-reads only changed buckets compiles w
     expect(await compileDesiredState(g.s.deps, node.id)).toEqual(once);
   });
 
-  it('a member whose bucket is read again keeps its model object when its row did not change, also on the first change after a whole read', async () => {
-    const node = await call('post', '/api/v1/nodes', { name: 'members-same', address: 'same.example.com' }, 201);
+  it.each([
+    ['one access group', 1],
+    ['two access groups (members merged)', 2],
+  ])('a member whose bucket is read again keeps its model object when its row did not change, also on the first change after a whole read: %s', async (_label, groupCount) => {
+    const name = `same-${groupCount}`;
+    const node = await call('post', '/api/v1/nodes', { name, address: `${name}.example.com` }, 201);
     const profile = await call(
       'post',
       '/api/v1/inbound-profiles',
-      { name: 'same-vless', protocol: 'vless', stream: { network: 'tcp', security: 'none' } },
+      { name: `${name}-vless`, protocol: 'vless', stream: { network: 'tcp', security: 'none' } },
       201,
     );
     const inbound = await call('post', '/api/v1/inbounds', { node_id: node.id, profile_id: profile.id, port: 443 }, 201);
-    const group = await call('post', '/api/v1/access-groups', { name: 'same', inbound_ids: [inbound.id] }, 201);
-    const client = await call('post', '/api/v1/clients', { email: 'same@example.com' }, 201);
+    const groups: string[] = [];
+    for (let k = 0; k < groupCount; k++)
+      groups.push((await call('post', '/api/v1/access-groups', { name: `${name}-${k}`, inbound_ids: [inbound.id] }, 201)).id);
+    const group = { id: groups[0] as string };
+    const client = await call('post', '/api/v1/clients', { email: `${name}@example.com` }, 201);
     const ids: string[] = [];
+    // With two groups, every third member is in both.
     for (let k = 0; k < 40; k++)
-      ids.push((await call('post', '/api/v1/subscriptions', { client_id: client.id, access_group_ids: [group.id] }, 201)).id);
+      ids.push(
+        (
+          await call(
+            'post',
+            '/api/v1/subscriptions',
+            { client_id: client.id, access_group_ids: k % 3 === 0 ? groups : [groups[k % groupCount]] },
+            201,
+          )
+        ).id,
+      );
     // A member that shares its bucket (the member cache's hash of the id) with another.
     const buckets = await sql<{
       id: string;

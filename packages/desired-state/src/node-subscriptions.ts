@@ -49,15 +49,34 @@ export function subscriptionsOfNode(
       members?.readOrder,
     );
   }
-  const byId = new Map<string, ModelSubscription>();
+  // Several groups: each member once, with the inbounds of every group it is in. Its model is
+  // kept with its row (the row of the first group it is found in) and that inbound list, so a
+  // member whose row the member cache kept is the same model from snapshot to snapshot, as in
+  // the one-group case (what encode-desired-state.ts keeps runs by).
+  const byId = new Map<string, { row: SubscriptionRow; inbound_ids: string[] }>();
   for (const group of groups) {
     const granted = grantedBy(group);
-    for (const r of (subscriptionsOfGroup.get(group)?.chunks ?? []).flat()) {
-      const seen = byId.get(r.id);
-      if (seen) {
-        for (const id of granted) if (!seen.inbound_ids.includes(id)) seen.inbound_ids.push(id);
-      } else byId.set(r.id, toModel(r, granted.slice()));
+    for (const chunk of subscriptionsOfGroup.get(group)?.chunks ?? [])
+      for (const r of chunk) {
+        const seen = byId.get(r.id);
+        if (seen) {
+          for (const id of granted) if (!seen.inbound_ids.includes(id)) seen.inbound_ids.push(id);
+        } else byId.set(r.id, { row: r, inbound_ids: granted.slice() });
+      }
+  }
+  const out: ModelSubscription[] = [];
+  for (const { row, inbound_ids } of byId.values()) {
+    const key = inbound_ids.join('\n');
+    const kept = mergedModels.get(row);
+    if (kept?.key === key) out.push(kept.model);
+    else {
+      const model = toModel(row, inbound_ids);
+      mergedModels.set(row, { key, model });
+      out.push(model);
     }
   }
-  return [...byId.values()];
+  return out;
 }
+
+/** A member's model in a node of several groups, with the inbound list it was made with, by the row it was made from. */
+const mergedModels = new WeakMap<SubscriptionRow, { key: string; model: ModelSubscription }>();
