@@ -161,6 +161,26 @@ describe('encodeDesiredState: a big node’s DesiredState encoded from its compi
     for (const m of [a, b, a, b]) expect(encoded(m, runs).equals(generated(m))).toBe(true);
   });
 
+  it('nodes whose inbounds make user entries alike share the runs of members made from the same rows (ModelSubscription.source)', () => {
+    const rows = Array.from({ length: 4 * RUN_SPAN }, (_, k) => ({ row: k }));
+    const subsOf = (inboundId: string) => rows.map((source, k) => ({ ...subscription(k + 1, [inboundId]), source }));
+    const runs = new RunCache(64 * 2 ** 20);
+    const a = model({ node_id: 'nod_a', inbounds: [inboundOf('a', 'vless')], subscriptions: subsOf('a') });
+    const b = model({ node_id: 'nod_b', inbounds: [inboundOf('b', 'vless', { tag: 'other', port: 8443 })], subscriptions: subsOf('b') });
+    expect(encoded(a, runs).equals(generated(a))).toBe(true);
+    const made = runs.stats.made;
+    expect(made).toBeGreaterThan(0);
+    // Another node's models (its own inbound list) of the same rows: its users are the runs made for the first.
+    expect(encoded(b, runs).equals(generated(b))).toBe(true);
+    expect(runs.stats.made).toBe(made);
+    // A row that changed is a new row object: its run is made again.
+    const changed = subsOf('b');
+    changed[5] = { ...subscription(6, ['b'], { vless_uuid: '44444444-4444-4444-8444-444444444444' }), source: { row: -1 } };
+    const c = model({ node_id: 'nod_b', inbounds: b.inbounds, subscriptions: changed });
+    expect(encoded(c, runs).equals(generated(c))).toBe(true);
+    expect(runs.stats.made).toBe(made + 1);
+  });
+
   it('inbounds differing in what a user entry is made of (vless flow) do not share runs', () => {
     const { subs } = fleet(4 * RUN_SPAN);
     const runs = new RunCache(64 * 2 ** 20);

@@ -28,10 +28,12 @@ const LEN = 2;
  * The config without its members (a few objects) goes through the generated encoders. The
  * members, ~300,000 entries on a 100,000-user node, are encoded in runs: a run ends at a member
  * whose id hashes to a boundary (one in RUN_SPAN on average), so where a run ends depends on
- * its own members only. A run is kept (RunCache) with the member objects it was made of; the
- * member cache hands the same object for a member whose row did not change (model.ts), so a run
- * whose members are the same objects as before (and, for user limits, the same slices) is the
- * same bytes and is copied as it is. A one-user change encodes one run of each list again
+ * its own members only. A run is kept (RunCache) with the members it was made of, each by the
+ * row its model was made from (ModelSubscription.source: the member cache hands the same row
+ * object while a member's row is unchanged, to every node it serves) or by the model, so a run
+ * whose members are the same as before (and, for user limits, the same slices) is the same
+ * bytes and is copied as it is: from one push of a node to the next, and between nodes whose
+ * inbounds make user entries alike (userSpace). A one-user change encodes one run of each list again
  * (~256 members) instead of every member. The entries are spliced into the config's encoding
  * (@svc/proto spliceRepeated: the length prefixes on the way written anew).
  */
@@ -86,8 +88,12 @@ function endsRun(id: string): boolean {
   return ((h >>> 0) & (RUN_SPAN - 1)) === 0;
 }
 
+/** What a run keeps a member by: the row its model was made from when there is one (ModelSubscription.source), else the model. */
+const identityOf = (sub: ModelSubscription): object => sub.source ?? sub;
+
 interface Run {
-  members: readonly ModelSubscription[];
+  /** Each member's identity (identityOf). */
+  members: readonly object[];
   /** User limits only: the node's slices the run was made with, and each member's slice in them. */
   slices?: { map: NodeModel['slices']; each: ReadonlyArray<ModelSlice | undefined> };
   bytes: Uint8Array;
@@ -113,7 +119,7 @@ function inRuns(
   const out: Uint8Array[] = [];
   let k = 0;
   while (k < members.length) {
-    const first = members[k] as ModelSubscription;
+    const first = identityOf(members[k] as ModelSubscription);
     const run = runs.get(space, first);
     if (run && fits(run, members, slices, k)) {
       runs.stats.kept++;
@@ -126,7 +132,11 @@ function inRuns(
     const bytes = encode(k, end);
     runs.stats.made++;
     const made = members.slice(k, end);
-    runs.set(space, first, { members: made, ...(slices ? { slices: { map: slices.map, each: made.map(slices.of) } } : {}), bytes });
+    runs.set(space, first, {
+      members: made.map(identityOf),
+      ...(slices ? { slices: { map: slices.map, each: made.map(slices.of) } } : {}),
+      bytes,
+    });
     out.push(bytes);
     k = end;
   }
@@ -137,7 +147,7 @@ function inRuns(
 function fits(run: Run, members: readonly ModelSubscription[], slices: Slices | undefined, at: number): boolean {
   const n = run.members.length;
   if (at + n > members.length || (slices === undefined) !== (run.slices === undefined)) return false;
-  for (let j = 0; j < n; j++) if (run.members[j] !== members[at + j]) return false;
+  for (let j = 0; j < n; j++) if (run.members[j] !== identityOf(members[at + j] as ModelSubscription)) return false;
   // The same slices map: the same slices (no lookup per member).
   if (!slices || !run.slices || run.slices.map === slices.map) return true;
   for (let j = 0; j < n; j++) if (!sameSlice(run.slices.each[j], slices.of(members[at + j] as ModelSubscription))) return false;
@@ -151,15 +161,15 @@ function fits(run: Run, members: readonly ModelSubscription[], slices: Slices | 
  * nodes used stays; the rest goes within two turns.
  */
 export class RunCache {
-  private current = new Map<string, Map<ModelSubscription, Run>>();
-  private previous = new Map<string, Map<ModelSubscription, Run>>();
+  private current = new Map<string, Map<object, Run>>();
+  private previous = new Map<string, Map<object, Run>>();
   private currentBytes = 0;
   /** Runs copied as kept / encoded, since start. */
   readonly stats = { kept: 0, made: 0 };
 
   constructor(readonly maxBytes: number) {}
 
-  get(space: string, first: ModelSubscription): Run | undefined {
+  get(space: string, first: object): Run | undefined {
     const run = this.current.get(space)?.get(first);
     if (run) return run;
     const old = this.previous.get(space)?.get(first);
@@ -170,7 +180,7 @@ export class RunCache {
     return old;
   }
 
-  set(space: string, first: ModelSubscription, run: Run): void {
+  set(space: string, first: object, run: Run): void {
     let runs = this.current.get(space);
     if (!runs) {
       runs = new Map();

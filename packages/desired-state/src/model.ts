@@ -74,6 +74,12 @@ export interface ModelSubscription {
   trojan_password: string;
   shadowsocks_password: string;
   inbound_ids: string[];
+  /**
+   * The row it was made from, when that row is kept by the member cache (the same object while
+   * the member's row is unchanged, whichever node's model is made from it): what encoded runs
+   * are kept by (encode-desired-state.ts). Absent: the model itself stands for it.
+   */
+  source?: object;
 }
 
 export interface ModelChain {

@@ -32,6 +32,7 @@ export function subscriptionsOfNode(
     trojan_password: r.trojan_password,
     shadowsocks_password: r.shadowsocks_password,
     inbound_ids,
+    source: r,
   });
   const grantedBy = (group: string) => (inboundsOfGroup.get(group) ?? []).map((g) => g.inbound_id).filter((id) => mine.has(id));
   if (groups.length === 1) {
