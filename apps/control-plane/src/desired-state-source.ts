@@ -32,11 +32,11 @@ export type SnapshotSource = (nodeId: string, revision?: number) => Promise<Snap
  * `maxBatch` nodes instead of one transaction of ~7 statements per node, with the
  * subscriptions of shared access groups read once. Each node is compiled and handed to its
  * session in turn, yielding to the event loop between nodes so the sends go out as the
- * batch proceeds and at most one node's model is built at a time. A node of `encodeFromUsers`
+ * batch proceeds and at most one node's model is built at a time. A node of ENCODE_FROM_USERS
  * inbound users or more is handed on encoded (@svc/desired-state encodeDesiredState: its members
  * in runs kept from the compile before).
  */
-export function compiledSource(deps: ModelDeps, maxBatch = 250, encodeFromUsers = ENCODE_FROM_USERS): SnapshotSource {
+export function compiledSource(deps: ModelDeps, maxBatch = 250): SnapshotSource {
   return createTurnBatcher<string, Snapshot | null>({
     maxBatch: Math.min(maxBatch, MAX_NODES_PER_SNAPSHOT),
     run: async (nodeIds, settle) => {
@@ -48,7 +48,7 @@ export function compiledSource(deps: ModelDeps, maxBatch = 250, encodeFromUsers 
           settle(nodeId, state.encoded ? { revision: state.revision, untilMs: state.untilMs, encoded: { bytes: state.encoded } } : state);
           await new Promise((r) => setImmediate(r));
         },
-        { encodeFromUsers },
+        { encodeFromUsers: ENCODE_FROM_USERS },
       );
       // The compiler skips nodes that no longer exist.
       return () => null;

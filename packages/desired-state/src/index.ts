@@ -31,8 +31,6 @@ export interface EncodedDesiredState {
   untilMs: number;
   config?: undefined;
   encoded: Uint8Array;
-  /** Inbound users in it (at least `encodeFromUsers`). */
-  users: number;
 }
 
 export interface CompileOptions {
@@ -98,7 +96,7 @@ export async function compileDesiredStates(
     let users = 0;
     for (const u of parts.users) users += u.members.length;
     if (opts && users >= opts.encodeFromUsers)
-      return hand(model.node_id, { revision: model.revision, untilMs, encoded: encodeDesiredState(model, parts), users });
+      return hand(model.node_id, { revision: model.revision, untilMs, encoded: encodeDesiredState(model, parts) });
     return hand(model.node_id, { revision: model.revision, config: fillParts(parts, model), untilMs });
   };
   const held = new Map<string, { due: string[]; model: NodeModel }>();

@@ -52,8 +52,8 @@ export function subscriptionsOfNode(
   }
   // Several groups: each member once, with the inbounds of every group it is in. Its model is
   // kept with its row (the row of the first group it is found in) and that inbound list, so a
-  // member whose row the member cache kept is the same model from snapshot to snapshot, as in
-  // the one-group case (what encode-desired-state.ts keeps runs by).
+  // member whose row the member cache kept is not made again at every snapshot, as in the
+  // one-group case (group-models.ts).
   const byId = new Map<string, { row: SubscriptionRow; inbound_ids: string[] }>();
   for (const group of groups) {
     const granted = grantedBy(group);

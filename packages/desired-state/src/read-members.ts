@@ -274,8 +274,8 @@ function bucketsOf(rows: readonly SubscriptionRow[]): Map<number, KeptBucket<Sub
 
 /**
  * A bucket read again, its rows whose columns are all as before given as the row objects kept:
- * what is derived from a row by identity (its ModelSubscription: group-models.ts, and through
- * it its encoded user entries: encode-desired-state.ts) stays for the ~390 members of a
+ * what is kept by a row's identity (its ModelSubscription: group-models.ts and
+ * node-subscriptions.ts; the encoded runs it is in: encode-desired-state.ts) stays for the ~390 members of a
  * 100,000-member group's bucket that did not change when one of them did. Every column counts
  * but those saying how the row was read (HOW_READ).
  */
