@@ -28,7 +28,7 @@ import {
   readSlices,
 } from '@svc/desired-state';
 import { grantTrafficSlices, unitOfWork } from '@svc/domain';
-import { ControlPlaneWireDefinition, decodeFlat, NodeConfig, ServerMessage } from '@svc/proto';
+import { ControlPlaneWireDefinition, decodeFlat, NodeConfig, ServerMessage, ServerMessageDecoder } from '@svc/proto';
 import { createQueryId, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
 import { benchDeps, ourPostgresPids, sealedLinkToken } from '../common/database.ts';
 import { setUpFleet, signCertificates, startControlPlane, startWorker, stopWorker, type Worker, warnings } from '../common/fleet.ts';
@@ -322,6 +322,28 @@ await main(async () => {
     gzipCold: await timeAsync(SAMPLES, () => gzipWith(createCachedGzip({ cacheBytes: 64 * 2 ** 20 }).compress, raw)),
     gzipNext: await nextPushGzip(config, snapshot.revision),
     decode: timeSync(SAMPLES, () => decodeFlat(ServerMessage, raw)),
+    // The agent's decoder since 2026-12-01 (ServerMessageDecoder): samples alternate the message
+    // and the same without the subscription in the middle (both inbounds and its limits), each
+    // one member away from the one before, as a one-user change is.
+    decodeNext: (() => {
+      const mid = Math.floor(USERS / 2);
+      const cut = <T>(list: T[]) => [...list.slice(0, mid), ...list.slice(mid + 1)];
+      const xray = config.xray as NonNullable<typeof config.xray>;
+      const without = ServerMessage.encode({
+        desiredState: {
+          revision: BigInt(snapshot.revision) + 1n,
+          config: {
+            ...config,
+            xray: { ...xray, inbounds: xray.inbounds.map((i) => ({ ...i, users: cut(i.users) })) },
+            userLimits: cut(config.userLimits),
+          },
+        },
+      }).finish();
+      const decoder = new ServerMessageDecoder();
+      decoder.decode(raw);
+      let k = 0;
+      return timeSync(SAMPLES, () => decoder.decode(k++ % 2 === 0 ? without : raw));
+    })(),
     decodeGenerated: timeSync(SAMPLES, () => ServerMessage.decode(raw)),
     json: timeSync(SAMPLES, () => JSON.stringify(NodeConfig.toJSON(config))),
     protobuf: timeSync(SAMPLES, () => NodeConfig.encode(config).finish()),
@@ -477,7 +499,14 @@ await main(async () => {
       steps.gzipCold,
     ),
     row('the gateway’s gzip now, next push after a one-user change (pieces of the previous message kept)', steps.gzipNext),
-    row("the agent's decode of the message (ControlPlaneAgentDefinition: the generated decoder over FlatReader)", steps.decode),
+    row(
+      "the agent's decode of the message before 2026-12-01 (the generated decoder over FlatReader; a first message still costs this)",
+      steps.decode,
+    ),
+    row(
+      "the agent's decode now, after a one-user change (ServerMessageDecoder: members whose bytes did not change taken from the message before)",
+      steps.decodeNext,
+    ),
     row(
       'baseline: ServerMessage.decode over @bufbuild BinaryReader (ts-proto’s default; the agent’s before 2026-11-25 evening)',
       steps.decodeGenerated,

@@ -4,16 +4,16 @@
 // AgentSimulator (no nice-grpc async iterables, no recorded history), so a few processes
 // can hold 10,000 of them.
 import * as grpc from '@grpc/grpc-js';
-import { AgentMessage, type Command, type DesiredState, decodeFlat, ServerMessage, type UsageEntry } from '@svc/proto';
+import { AgentMessage, type Command, type DesiredState, type ServerMessage, ServerMessageDecoder, type UsageEntry } from '@svc/proto';
 
 const SYNC = '/svc.controlplane.v1.ControlPlane/Sync';
 const serialize = (m: AgentMessage) => Buffer.from(AgentMessage.encode(m).finish());
 /** Size (after grpc-js has inflated it, if it was compressed) and decode time of the last message any agent of this process received. */
 export const lastReceived = { bytes: 0, decodeMs: 0 };
-const deserialize = (b: Buffer) => {
+/** As the agent's client decodes them (@svc/proto controlPlaneAgentDefinition with its ServerMessageDecoder): one decoder per agent. */
+const deserializer = (decoder: ServerMessageDecoder) => (b: Buffer) => {
   const t = performance.now();
-  // As the agent's client decodes it (@svc/proto ControlPlaneAgentDefinition: FlatReader).
-  const m = decodeFlat(ServerMessage, b);
+  const m = decoder.decode(b);
   lastReceived.decodeMs = performance.now() - t;
   lastReceived.bytes = b.length;
   return m;
@@ -39,6 +39,7 @@ export class BenchAgent {
   private client: grpc.Client | null = null;
   private call: grpc.ClientDuplexStream<AgentMessage, ServerMessage> | null = null;
   private readonly ackWaiters = new Map<bigint, () => void>();
+  private readonly decoder = new ServerMessageDecoder();
   /** How the stream ended (null while open). */
   ended: { code: number; details: string } | null = null;
   onEnd: ((end: { code: number; details: string }) => void) | null = null;
@@ -57,7 +58,7 @@ export class BenchAgent {
   open(timeoutMs = 120_000): Promise<void> {
     const { caCertPem, keyPem, certPem } = this.identity;
     this.client = new grpc.Client(this.endpoint, grpc.credentials.createSsl(caCertPem, keyPem, certPem), CHANNEL_OPTIONS);
-    const call = this.client.makeBidiStreamRequest(SYNC, serialize, deserialize);
+    const call = this.client.makeBidiStreamRequest(SYNC, serialize, deserializer(this.decoder));
     this.call = call;
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(

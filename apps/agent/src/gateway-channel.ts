@@ -1,5 +1,5 @@
 import { ChannelCredentials, connectivityState } from '@grpc/grpc-js';
-import { ControlPlaneAgentDefinition } from '@svc/proto';
+import { controlPlaneAgentDefinition, type ServerMessageDecoder } from '@svc/proto';
 import { type Channel, createChannel, createClient } from 'nice-grpc';
 import { channelReconnectOptions } from './backoff.ts';
 import type { Identity } from './identity.ts';
@@ -46,7 +46,9 @@ export function syncChannel(id: Identity, credentials: ChannelCredentials = sync
 export const syncCredentials = (id: Identity): ResumableChannelCredentials =>
   new ResumableChannelCredentials({ caCertPem: id.caCertPem, keyPem: id.keyPem, certPem: id.certPem });
 
-export const gatewayClient = (channel: Channel) => createClient(ControlPlaneAgentDefinition, channel);
+/** The client of a channel; Sync's messages decoded by `decoder` when given (one per agent, kept across streams). */
+export const gatewayClient = (channel: Channel, decoder?: ServerMessageDecoder) =>
+  createClient(controlPlaneAgentDefinition(decoder), channel);
 
 /**
  * Resolves true once the channel is connected (TLS done), false at the deadline or on shutdown.

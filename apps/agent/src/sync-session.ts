@@ -1,4 +1,4 @@
-import type { AgentMessage, Hello, ServerMessage } from '@svc/proto';
+import { type AgentMessage, type Hello, type ServerMessage, ServerMessageDecoder } from '@svc/proto';
 import { type Channel, ClientError, type Metadata, Status } from 'nice-grpc';
 import type { Logger } from 'pino';
 import { Backoff, pushbackDelay } from './backoff.ts';
@@ -54,6 +54,11 @@ export class SyncSession {
   private ticketTimer: NodeJS.Timeout | null = null;
   /** When the gateway's last status asked to come back later (grpc-retry-pushback-ms). */
   private pushback: string | undefined;
+  /**
+   * Sync's messages, decoded with what the DesiredState before them held: a big node's unchanged
+   * users are not decoded again (@svc/proto server-message-decoder.ts), across reconnects too.
+   */
+  private readonly decoder = new ServerMessageDecoder();
   connected = false;
 
   constructor(
@@ -145,7 +150,7 @@ export class SyncSession {
       const onTrailer = (md: Metadata) => {
         this.pushback = md.get('grpc-retry-pushback-ms');
       };
-      for await (const m of gatewayClient(channel).sync(requests(), { signal: abort.signal, onTrailer })) {
+      for await (const m of gatewayClient(channel, this.decoder).sync(requests(), { signal: abort.signal, onTrailer })) {
         try {
           this.handler.message(m);
         } catch (err) {

@@ -20,6 +20,7 @@ export * from './device-address.ts';
 export * from './flat-reader.ts';
 export * from './flat-writer.ts';
 export * from './gen/svc/controlplane/v1/controlplane.ts';
+export * from './server-message-decoder.ts';
 export * from './splice-repeated.ts';
 export * from './user-email.ts';
 export * from './wire-definition.ts';

@@ -1,3 +1,5 @@
+import { encodeVarint, VarintReader } from './wire-varint.ts';
+
 /**
  * Entries of repeated message fields inserted into an encoded message, already encoded: the
  * bytes a generated encoder would have written had those entries been in the message. The
@@ -44,12 +46,12 @@ export function spliceRepeated(message: Uint8Array, insertions: readonly Repeate
     level.inserts.set(ins.field, list);
   }
   const out: Uint8Array[] = [];
-  rebuild(message, 0, message.length, root, out);
+  rebuild(new VarintReader(message), message, 0, message.length, root, out);
   return Buffer.concat(out);
 }
 
 /** Writes the rebuilt message [start, end) to `out`; returns its length. */
-function rebuild(buf: Uint8Array, start: number, end: number, level: Level, out: Uint8Array[]): number {
+function rebuild(v: VarintReader, buf: Uint8Array, start: number, end: number, level: Level, out: Uint8Array[]): number {
   const pending = [...level.inserts.keys()].sort((a, b) => a - b);
   const seen = new Map<number, number>();
   let found = 0;
@@ -72,7 +74,8 @@ function rebuild(buf: Uint8Array, start: number, end: number, level: Level, out:
   let pos = start;
   while (pos < end) {
     const fieldStart = pos;
-    const [tag, afterTag] = readVarint(buf, pos, end);
+    const tag = v.read(pos, end);
+    const afterTag = v.next;
     const field = Math.floor(tag / 8);
     const wire = tag % 8;
     if (field === 0) throw new Error('field number 0');
@@ -81,11 +84,14 @@ function rebuild(buf: Uint8Array, start: number, end: number, level: Level, out:
       copyFrom = fieldStart;
       insertUpTo(field);
     }
-    if (wire === 0) pos = readVarint(buf, afterTag, end)[1];
-    else if (wire === 1) pos = afterTag + 8;
+    if (wire === 0) {
+      v.read(afterTag, end);
+      pos = v.next;
+    } else if (wire === 1) pos = afterTag + 8;
     else if (wire === 5) pos = afterTag + 4;
     else if (wire === 2) {
-      const [len, payload] = readVarint(buf, afterTag, end);
+      const len = v.read(afterTag, end);
+      const payload = v.next;
       pos = payload + len;
       if (pos > end) throw new Error('length past the end of the message');
       const occurrence = seen.get(field) ?? 0;
@@ -96,8 +102,8 @@ function rebuild(buf: Uint8Array, start: number, end: number, level: Level, out:
         flush(fieldStart);
         const head = buf.subarray(fieldStart, afterTag);
         const inner: Uint8Array[] = [];
-        const innerLength = rebuild(buf, payload, pos, child, inner);
-        const prefix = varint(innerLength);
+        const innerLength = rebuild(v, buf, payload, pos, child, inner);
+        const prefix = encodeVarint(innerLength);
         out.push(head, prefix, ...inner);
         length += head.length + prefix.length + innerLength;
         copyFrom = pos;
@@ -109,28 +115,4 @@ function rebuild(buf: Uint8Array, start: number, end: number, level: Level, out:
   insertUpTo(Number.POSITIVE_INFINITY);
   if (found !== level.children.size) throw new Error('a path of the insertions is not in the message');
   return length;
-}
-
-function readVarint(buf: Uint8Array, pos: number, end: number): [value: number, next: number] {
-  let value = 0;
-  let scale = 1;
-  for (let i = 0; i < 8; i++) {
-    if (pos >= end) throw new Error('varint past the end of the message');
-    const b = buf[pos++] as number;
-    value += (b & 0x7f) * scale;
-    if (b < 0x80) return [value, pos];
-    scale *= 128;
-  }
-  throw new Error('varint too long');
-}
-
-function varint(value: number): Uint8Array {
-  const bytes: number[] = [];
-  let v = value;
-  while (v >= 0x80) {
-    bytes.push((v % 128) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  bytes.push(v);
-  return Uint8Array.from(bytes);
 }

@@ -2,6 +2,7 @@ import type { BinaryReader } from '@bufbuild/protobuf/wire';
 import { type Decodes, decodeFlat } from './flat-reader.ts';
 import { type Encodes, encodeFlat } from './flat-writer.ts';
 import { ControlPlaneDefinition, ServerMessage } from './gen/svc/controlplane/v1/controlplane.ts';
+import type { ServerMessageDecoder } from './server-message-decoder.ts';
 
 interface Codec<T> extends Encodes<T>, Decodes<T> {}
 
@@ -43,19 +44,29 @@ export const ControlPlaneWireDefinition = {
  * svc.controlplane.v1.ControlPlane for the agent's nice-grpc client: the generated definition
  * (requests go through fromPartial and the generated encoder, as before), with the
  * ServerMessages of Sync decoded over FlatReader: the same messages, a 100,000-user
- * DesiredState ~20% sooner.
+ * DesiredState ~20% sooner. With a ServerMessageDecoder (the agent keeps one across its
+ * streams), a big DesiredState's unchanged members are taken from the one before.
  */
-export const ControlPlaneAgentDefinition = {
-  ...ControlPlaneDefinition,
-  methods: {
-    ...ControlPlaneDefinition.methods,
-    sync: {
-      ...ControlPlaneDefinition.methods.sync,
-      responseType: {
-        ...ServerMessage,
-        decode: (input: BinaryReader | Uint8Array, length?: number): ServerMessage =>
-          input instanceof Uint8Array && length === undefined ? decodeFlat(ServerMessage, input) : ServerMessage.decode(input, length),
+export function controlPlaneAgentDefinition(decoder?: ServerMessageDecoder) {
+  return {
+    ...ControlPlaneDefinition,
+    methods: {
+      ...ControlPlaneDefinition.methods,
+      sync: {
+        ...ControlPlaneDefinition.methods.sync,
+        responseType: {
+          ...ServerMessage,
+          decode: (input: BinaryReader | Uint8Array, length?: number): ServerMessage =>
+            input instanceof Uint8Array && length === undefined
+              ? decoder
+                ? decoder.decode(input)
+                : decodeFlat(ServerMessage, input)
+              : ServerMessage.decode(input, length),
+        },
       },
     },
-  },
-} as const;
+  } as const;
+}
+
+/** The agent's definition without a decoder of its own: every message decoded whole. */
+export const ControlPlaneAgentDefinition = controlPlaneAgentDefinition();
