@@ -33,6 +33,13 @@ import { encodeVarint, VarintReader, WireFormatError } from './wire-varint.ts';
  */
 export class ServerMessageDecoder {
   private kept: Kept | undefined;
+  /** Lists of a message that went, reused for the next one (a 300,000-entry list is megabytes: new memory is not free). */
+  private readonly spare: List[] = [];
+  private readonly take = (): List => {
+    const l = this.spare.pop() ?? new List();
+    l.n = 0;
+    return l;
+  };
   /** What the last message cost: members taken from the message before, and decoded. */
   readonly last = { reused: 0, decoded: 0 };
 
@@ -44,18 +51,31 @@ export class ServerMessageDecoder {
     if (bytes.length >= this.minBytes) {
       let walked: Walked | undefined;
       try {
-        walked = walk(bytes);
+        walked = walk(bytes, this.take);
       } catch (err) {
         if (!(err instanceof WireFormatError)) throw err;
       }
       if (walked) {
         const m = this.fill(bytes, walked);
         if (m) return m;
+        this.release(walked.users, walked.limits);
       }
     }
     const m = ServerMessageCodec.decode(new FlatReader(bytes));
-    if (m.desiredState) this.kept = undefined;
+    if (m.desiredState) this.forget();
     return m;
+  }
+
+  private forget(): void {
+    if (this.kept) this.release(this.kept.users, this.kept.limits);
+    this.kept = undefined;
+  }
+
+  private release(users: List[], limits: List): void {
+    for (const l of [...users, limits]) {
+      l.objs.length = 0;
+      this.spare.push(l);
+    }
   }
 
   /** The message from its skeleton and its members; undefined when it is not well-formed (or not a DesiredState). */
@@ -70,47 +90,64 @@ export class ServerMessageDecoder {
     const config = m.desiredState?.config;
     const inbounds = config?.xray?.inbounds ?? [];
     if (!config || inbounds.length !== walked.users.length) {
-      this.kept = undefined;
+      this.forget();
       return undefined;
     }
     const reader = new FlatReader(bytes);
     const prev = this.kept;
-    const users: Members<InboundUser>[] = [];
-    let limits: Members<UserLimits>;
     try {
       for (let i = 0; i < inbounds.length; i++) {
-        const list = members(bytes, walked.users[i] as Ranges, prev?.buf, prev?.users[i], reader, InboundUser, this.last);
-        users.push(list);
+        const list = walked.users[i] as List<InboundUser>;
+        members(bytes, list, prev?.buf, prev?.users[i], reader, InboundUser, this.last);
         (inbounds[i] as { users: InboundUser[] }).users = list.objs.slice();
       }
-      limits = members(bytes, walked.limits, prev?.buf, prev?.limits, reader, UserLimits, this.last);
+      const limits = walked.limits as List<UserLimits>;
+      members(bytes, limits, prev?.buf, prev?.limits, reader, UserLimits, this.last);
       config.userLimits = limits.objs.slice();
     } catch (err) {
       if (!(err instanceof WireFormatError)) throw err;
-      this.kept = undefined;
+      this.forget();
       return undefined;
     }
-    this.kept = { buf: bytes, users, limits };
+    this.forget();
+    this.kept = { buf: bytes, users: walked.users as List<InboundUser>[], limits: walked.limits as List<UserLimits> };
     return m;
   }
 }
 
-/** Offsets of a repeated field's entries: [starts[i], ends[i]) is the entry with its tag and length. */
-interface Ranges {
-  starts: number[];
-  ends: number[];
-  /** Where each entry's payload (its message) starts. */
-  payloads: number[];
-}
+/**
+ * A repeated field's entries: [starts[i], ends[i]) is entry i with its tag and length, its
+ * message from payloads[i]; objs[i] its decoded message once filled. Reused from message to message.
+ */
+class List<T = unknown> {
+  n = 0;
+  starts = new Int32Array(256);
+  ends = new Int32Array(256);
+  payloads = new Int32Array(256);
+  objs: T[] = [];
 
-interface Members<T> extends Ranges {
-  objs: T[];
+  push(start: number, end: number, payload: number): void {
+    if (this.n === this.starts.length) {
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.starts = grow(this.starts);
+      this.ends = grow(this.ends);
+      this.payloads = grow(this.payloads);
+    }
+    const k = this.n++;
+    this.starts[k] = start;
+    this.ends[k] = end;
+    this.payloads[k] = payload;
+  }
 }
 
 interface Kept {
   buf: Uint8Array;
-  users: Members<InboundUser>[];
-  limits: Members<UserLimits>;
+  users: List<InboundUser>[];
+  limits: List<UserLimits>;
 }
 
 interface Walked {
@@ -118,8 +155,8 @@ interface Walked {
   /** Whether a desired_state was found (it, its config and the config's xray are each there once at most). */
   desiredState: boolean;
   /** Each inbound's users, in the order of the inbounds. */
-  users: Ranges[];
-  limits: Ranges;
+  users: List[];
+  limits: List;
 }
 
 interface Decoder<T> {
@@ -135,15 +172,16 @@ interface Decoder<T> {
  */
 function members<T>(
   buf: Uint8Array,
-  now: Ranges,
+  now: List<T>,
   prevBuf: Uint8Array | undefined,
-  prev: Members<T> | undefined,
+  prev: List<T> | undefined,
   reader: FlatReader,
   codec: Decoder<T>,
   count: { reused: number; decoded: number },
-): Members<T> {
-  const n = now.starts.length;
-  const objs: T[] = new Array(n);
+): void {
+  const n = now.n;
+  const objs = now.objs;
+  objs.length = n;
   let decoded = 0;
   const decode = (i: number): T => {
     const start = now.payloads[i] as number;
@@ -157,10 +195,9 @@ function members<T>(
   };
   if (!prev || !prevBuf) {
     for (let i = 0; i < n; i++) objs[i] = decode(i);
-    count.reused += n - decoded;
-    return { ...now, objs };
+    return;
   }
-  const p = prev.starts.length;
+  const p = prev.n;
   const nb = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   const pb = Buffer.from(prevBuf.buffer, prevBuf.byteOffset, prevBuf.byteLength);
   const same = (i: number, j: number) => {
@@ -211,11 +248,10 @@ function members<T>(
     }
   }
   count.reused += n - decoded;
-  return { ...now, objs };
 }
 
 /** Whether entry i of `a` and entry j of `b` have the same length and, with `dir`, sit right after (-1) or before (+1) their neighbour alike. */
-function alike(a: Ranges, b: Ranges, i: number, j: number, dir: -1 | 0 | 1): boolean {
+function alike(a: List, b: List, i: number, j: number, dir: -1 | 0 | 1): boolean {
   const ai = (a.ends[i] as number) - (a.starts[i] as number);
   if (ai !== (b.ends[j] as number) - (b.starts[j] as number)) return false;
   if ((a.payloads[i] as number) - (a.starts[i] as number) !== (b.payloads[j] as number) - (b.starts[j] as number)) return false;
@@ -249,15 +285,10 @@ const INBOUND_USERS = 7;
 type Level = 'server' | 'desired' | 'config' | 'xray' | 'inbound';
 
 /** The message's members' offsets and its skeleton (the message without them); throws WireFormatError. */
-function walk(buf: Uint8Array): Walked {
-  const w: Walked = {
-    skeleton: new Uint8Array(0),
-    desiredState: false,
-    users: [],
-    limits: { starts: [], ends: [], payloads: [] },
-  };
+function walk(buf: Uint8Array, take: () => List): Walked {
+  const w: Walked = { skeleton: new Uint8Array(0), desiredState: false, users: [], limits: take() };
   const out: Uint8Array[] = [];
-  strip(new VarintReader(buf), buf, 0, buf.length, 'server', w, out, undefined);
+  strip(new VarintReader(buf), buf, 0, buf.length, 'server', w, out, undefined, take);
   w.skeleton = Buffer.concat(out);
   return w;
 }
@@ -271,7 +302,8 @@ function strip(
   level: Level,
   w: Walked,
   out: Uint8Array[],
-  users: Ranges | undefined,
+  users: List | undefined,
+  take: () => List,
 ): number {
   let length = 0;
   let copyFrom = start;
@@ -304,11 +336,10 @@ function strip(
       const child = childOf(level, field);
       if (child === 'entry') {
         flush(fieldStart);
+        const list = level === 'inbound' ? (users as List) : w.limits;
+        list.push(fieldStart, pos, payload);
+        if (afterTag - fieldStart === 1) pos = entriesAfter(buf, pos, end, buf[fieldStart] as number, list);
         copyFrom = pos;
-        const list = level === 'inbound' ? (users as Ranges) : w.limits;
-        list.starts.push(fieldStart);
-        list.ends.push(pos);
-        list.payloads.push(payload);
       } else if (child) {
         if (child !== 'inbound') {
           if (once & (1 << field)) throw new WireFormatError('a message on the path given twice');
@@ -317,13 +348,13 @@ function strip(
         if (child === 'desired') w.desiredState = true;
         let inner = users;
         if (child === 'inbound') {
-          inner = { starts: [], ends: [], payloads: [] };
+          inner = take();
           w.users.push(inner);
         }
         flush(fieldStart);
         const head = buf.subarray(fieldStart, afterTag);
         const parts: Uint8Array[] = [];
-        const innerLength = strip(v, buf, payload, pos, child, w, parts, inner);
+        const innerLength = strip(v, buf, payload, pos, child, w, parts, inner, take);
         const prefix = encodeVarint(innerLength);
         out.push(head, prefix, ...parts);
         length += head.length + prefix.length + innerLength;
@@ -334,6 +365,38 @@ function strip(
   }
   flush(end);
   return length;
+}
+
+/**
+ * The entries that follow one of a one-byte tag, in a tight loop (a big DesiredState has 300,000
+ * in a row); returns where the first that is not one (or not simple: a length of 5 bytes, one past
+ * the end) starts, for the general loop to take from there.
+ */
+function entriesAfter(buf: Uint8Array, from: number, end: number, tagByte: number, list: List): number {
+  let pos = from;
+  while (pos < end && buf[pos] === tagByte) {
+    let p = pos + 1;
+    let b = buf[p++] as number;
+    let len = b & 0x7f;
+    if (b >= 0x80) {
+      b = buf[p++] as number;
+      len |= (b & 0x7f) << 7;
+      if (b >= 0x80) {
+        b = buf[p++] as number;
+        len |= (b & 0x7f) << 14;
+        if (b >= 0x80) {
+          b = buf[p++] as number;
+          len |= (b & 0x7f) << 21;
+          if (b >= 0x80) break;
+        }
+      }
+    }
+    const e = p + len;
+    if (p > end || e > end) break;
+    list.push(pos, e, p);
+    pos = e;
+  }
+  return pos;
 }
 
 /** What a length-delimited field of a message at this level is: a message on the path, a member entry, or neither. */
