@@ -32,7 +32,7 @@ import { ControlPlaneWireDefinition, decodeFlat, NodeConfig, ServerMessage, Serv
 import { createQueryId, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
 import { benchDeps, ourPostgresPids, sealedLinkToken } from '../common/database.ts';
 import { setUpFleet, signCertificates, startControlPlane, startWorker, stopWorker, type Worker, warnings } from '../common/fleet.ts';
-import { bytesRead, type CpuGroups, cpuPercent, peakRssBytes, readCpu, rssBytes } from '../common/proc.ts';
+import { bytesRead, type CpuGroups, cpuPercent, freshPageMicros, minorFaults, peakRssBytes, readCpu, rssBytes } from '../common/proc.ts';
 import { env, loadNow, log, main, mib, n, pct, publish, quietMachine, setting, sleep, tempDir } from '../common/run.ts';
 import { seedClients, seedSubscriptions } from '../common/seed.ts';
 import {
@@ -378,6 +378,7 @@ await main(async () => {
   let skipped = 0;
   const windows = new ProfileWindows();
   const cpu0 = await readCpu(groups);
+  const faults0 = { gateway: minorFaults(gw), agent: minorFaults(workerPid) };
   for (let r = 0; r < ROUNDS; r++) {
     const read0 = bytesRead(workerPid);
     windows.start();
@@ -400,6 +401,10 @@ await main(async () => {
     await sleep(PAUSE_MS);
   }
   const cpu = cpuPercent(cpu0, await readCpu(groups));
+  const faultsPerPush = {
+    gateway: Math.round((minorFaults(gw) - faults0.gateway) / ROUNDS),
+    agent: Math.round((minorFaults(workerPid) - faults0.agent) / ROUNDS),
+  };
   const windowS = (performance.now() - cpu0.at) / 1000;
   const perPush = (k: string) => ms((((cpu[k] as number) / 100) * windowS * 1000) / ROUNDS);
   await writeCpuProfile(stack.gateway);
@@ -445,6 +450,7 @@ await main(async () => {
     `| received message size at the agent (p50) | ${mb(pct(bytes, 50))} MiB |`,
     `| gateway RSS: before the agent connected / after the admission push / after the rounds / peak (VmHWM) | ${mib(rssIdle)} / ${mib(rssAdmitted)} / ${mib(rssAfter)} / ${mib(peak)} MiB |`,
     `| CPU per push (over the rounds): gateway / admin API / PostgreSQL (our backends and its writers) / agent process | ${perPush('gateway')} / ${stack.admin.pid === gw ? '(same process)' : perPush('admin')} / ${perPush('postgres')} / ${perPush('agent')} ms (other work on the machine: ${(cpu.other as number).toFixed(1)}% of a core) |`,
+    `| minor page faults per push (memory touched fresh, 4 KiB each; /proc/<pid>/stat): gateway / agent process; what one costs on this machine (64 MiB filled fresh in the bench process) | ${n(faultsPerPush.gateway)} / ${n(faultsPerPush.agent)}; ${freshPageMicros().toFixed(2)} µs a page |`,
     `| errors: rounds that got a newer revision than their own / warn+error log lines | ${skipped} / ${warned.length} |`,
     '',
     `In-process, bench process, same rows (${SAMPLES} samples each after one warm-up; the snapshot read ${READ_SAMPLES}):`,
