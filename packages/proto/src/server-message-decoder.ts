@@ -26,10 +26,13 @@ import { encodeVarint, VarintReader, WireFormatError } from './wire-varint.ts';
  * the same objects from one message to the next: whoever holds decoded messages treats them as
  * read-only (the agent does). A message that is not well-formed (a field past its message's end,
  * an entry whose fields run past it, a message on the path given twice) is decoded by the
- * generated decoders whole, as before, and nothing of it is kept.
+ * generated decoders whole, as before, and nothing of it is kept. (One broken inside another
+ * sub-message, which the generated decoders read on past its end into whatever follows, could
+ * read on into other bytes here; none of the cut and flipped messages of the tests does.)
  *
- * Kept between messages: the last DesiredState's bytes and its members' offsets and objects, from
- * `minBytes` (1 MiB: a node of a few thousand users) up; smaller messages are decoded whole.
+ * Kept between messages: the last DesiredState's bytes as given (grpc-js hands every message in a
+ * buffer of its own, never reused) and its members' offsets and objects, from `minBytes` (1 MiB:
+ * a node of a few thousand users) up; smaller messages are decoded whole.
  */
 export class ServerMessageDecoder {
   private kept: Kept | undefined;
