@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 
 // The gateway and the agent depend on seven changes to @grpc/grpc-js (patches/,
@@ -53,4 +55,69 @@ describe('the patched @grpc/grpc-js', () => {
       ).toBe(true);
     expect(new Set(patch.match(/^\+\+\+ b\/(.+)$/gm)?.map((l) => l.slice(6)))).toEqual(new Set(Object.keys(PATCHED)));
   });
+
+  it('a big gzip response inflates at the client into one buffer of its own, handed over without a copy; a small one copied out of its chunk as before', async () => {
+    // A server that answers each request with the bytes it names, compressed with gzip (the
+    // patch's response compression, as the gateway's); a client as the agent's (grpc-js).
+    const PATH = '/svc.test.Echo/Bytes';
+    const same = (b: Buffer) => b;
+    const server = new grpc.Server({
+      'grpc.default_compression_algorithm': 2,
+      'grpc-node.response_compression_min_bytes': 1,
+    } as grpc.ServerOptions);
+    const answers = new Map<string, Buffer>();
+    server.addService(
+      {
+        bytes: {
+          path: PATH,
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: same,
+          requestDeserialize: same,
+          responseSerialize: same,
+          responseDeserialize: same,
+        },
+      },
+      {
+        bytes: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) =>
+          done(null, answers.get(call.request.toString()) ?? Buffer.alloc(0)),
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': -1 });
+    const received: Buffer[] = [];
+    const ask = (name: string) =>
+      new Promise<Buffer>((resolve, reject) =>
+        client.makeUnaryRequest(
+          PATH,
+          same,
+          (b: Buffer) => (received.push(b), b),
+          Buffer.from(name),
+          (err, b) => (err ? reject(err) : resolve(b as Buffer)),
+        ),
+      );
+    try {
+      // Compressible text with random runs, 6 MiB: inflated in one chunk of its size and a byte.
+      const big = Buffer.concat(
+        Array.from({ length: 6 * 1024 }, (_, k) => Buffer.concat([Buffer.from(`entry ${k} `.repeat(60)), randomBytes(400)])),
+      ).subarray(0, 6 * 2 ** 20);
+      answers.set('big', big);
+      expect((await ask('big')).equals(big)).toBe(true);
+      const got = received.at(-1) as Buffer;
+      expect(got.buffer.byteLength).toBe(big.length + 1);
+      // A small message is copied out of its chunk as before (it does not hold a bigger buffer).
+      answers.set('small', Buffer.from('x'.repeat(5000)));
+      expect((await ask('small')).toString()).toBe('x'.repeat(5000));
+      expect((received.at(-1) as Buffer).buffer.byteLength).toBeLessThan(64 * 1024);
+      // Random bytes (gzip makes them bigger): the trailer names their size, still one buffer.
+      const noise = randomBytes(3 * 2 ** 20);
+      answers.set('noise', noise);
+      expect((await ask('noise')).equals(noise)).toBe(true);
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+  }, 60_000);
 });
