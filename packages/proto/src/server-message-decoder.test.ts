@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  controlPlaneAgentDefinition,
   type DesiredState,
   decodeFlat,
   encodeFlat,
@@ -212,6 +213,15 @@ describe('ServerMessageDecoder (the agent’s decoder of Sync’s messages)', ()
     // Nothing of it was kept: the next message decodes every member.
     check(decoder, one);
     expect(decoder.last.reused).toBe(0);
+  });
+
+  it('the agent’s client definition decodes Sync’s messages with the decoder it is given', () => {
+    const decoder = new ServerMessageDecoder(0);
+    const decode = controlPlaneAgentDefinition(decoder).methods.sync.responseType.decode;
+    const bytes = bytesOf(desired(base()));
+    expect(decode(bytes)).toEqual(decodeFlat(ServerMessage, bytes));
+    expect(decode(bytes)).toEqual(decodeFlat(ServerMessage, bytes));
+    expect(decoder.last).toEqual({ reused: 6000, decoded: 0 });
   });
 
   it('broken messages (cut short, a length or a tag flipped) fail or decode as generated, and the next good one is right', () => {
