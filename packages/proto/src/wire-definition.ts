@@ -48,6 +48,7 @@ export const ControlPlaneWireDefinition = {
  * streams), a big DesiredState's unchanged members are taken from the one before.
  */
 export function controlPlaneAgentDefinition(decoder?: ServerMessageDecoder) {
+  const whole = decoder ? (bytes: Uint8Array) => decoder.decode(bytes) : (bytes: Uint8Array) => decodeFlat(ServerMessage, bytes);
   return {
     ...ControlPlaneDefinition,
     methods: {
@@ -57,11 +58,7 @@ export function controlPlaneAgentDefinition(decoder?: ServerMessageDecoder) {
         responseType: {
           ...ServerMessage,
           decode: (input: BinaryReader | Uint8Array, length?: number): ServerMessage =>
-            input instanceof Uint8Array && length === undefined
-              ? decoder
-                ? decoder.decode(input)
-                : decodeFlat(ServerMessage, input)
-              : ServerMessage.decode(input, length),
+            input instanceof Uint8Array && length === undefined ? whole(input) : ServerMessage.decode(input, length),
         },
       },
     },
