@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { constants, gunzipSync, inflateRawSync } from 'node:zlib';
 import { userEmail } from '@svc/proto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCachedGzip } from './cached-gzip.ts';
+import { compressedBytes, createCachedGzip } from './cached-gzip.ts';
 import { contentCuts, DEFAULT_CUTS } from './content-cuts.ts';
 import { fileSeal } from './file-seal.ts';
 import { createGzipPieceStore } from './gzip-piece-store.ts';
@@ -25,7 +25,9 @@ function users(from: number, count: number): Buffer[] {
 }
 
 const run = (gz: ReturnType<typeof createCachedGzip>, bytes: Uint8Array, level = 1) =>
-  new Promise<Buffer>((resolve, reject) => gz.compress(bytes, 'gzip', level, (err, out) => (err ? reject(err) : resolve(out as Buffer))));
+  new Promise<Buffer>((resolve, reject) =>
+    gz.compress(bytes, 'gzip', level, (err, out) => (err || !out ? reject(err) : resolve(compressedBytes(out)))),
+  );
 
 const python = existsSync('/usr/bin/python3');
 

@@ -11,7 +11,24 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff]);
 /** An empty final block (what deflate writes for Z_FINISH with no input): ends the deflate stream. */
 const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
 
-type Done = (error: Error | null, compressed?: Buffer) => void;
+/**
+ * What a compressor makes: one buffer, or buffers that make the compressed message in order
+ * (the grpc-js patch writes them after the frame header as they are: a big message's gzip is
+ * its kept pieces, not a copy of them).
+ */
+export type Compressed = Buffer | readonly Buffer[];
+type Done = (error: Error | null, compressed?: Compressed) => void;
+/** How many bytes a compressor made. */
+export function compressedLength(c: Compressed): number {
+  if (Buffer.isBuffer(c)) return c.length;
+  let n = 0;
+  for (const b of c) n += b.length;
+  return n;
+}
+
+/** What a compressor made, as one buffer (copied when it came in several). */
+export const compressedBytes = (c: Compressed): Buffer => (Buffer.isBuffer(c) ? c : Buffer.concat(c));
+
 export type Compressor = (bytes: Uint8Array, encoding: string, level: number, done: Done) => void;
 
 export interface CachedGzipStats {
@@ -33,8 +50,9 @@ export interface CachedGzip {
  * gzip for DesiredStates that keeps the deflated pieces of what it sent. A big message is cut
  * at content-defined points (content-cuts.ts), each piece deflated on its own (a sync flush:
  * byte-aligned, no reference to the piece before) and kept under the SHA-256 of its bytes and
- * the level; the pieces concatenated, an empty final block, and a header and trailer (CRC-32
+ * the level; the pieces in order, an empty final block, and a header and trailer (CRC-32
  * and length of the whole message) make one ordinary gzip member, as parallelCompress does.
+ * They are handed on as those buffers (Compressed), not copied into one.
  *
  * A change of one user of a 100,000-user node changes one piece of each inbound's user list
  * and the length prefixes near the start; every other piece is found, whatever its offset now,
@@ -103,7 +121,7 @@ export function createCachedGzip(opts: {
       const trailer = Buffer.allocUnsafe(8);
       trailer.writeUInt32LE(crc32(bytes) >>> 0, 0);
       trailer.writeUInt32LE(bytes.length >>> 0, 4);
-      done(null, Buffer.concat([GZIP_HEADER, ...out, FINAL_BLOCK, trailer]));
+      done(null, [GZIP_HEADER, ...out, FINAL_BLOCK, trailer]);
     };
     if (todo.length === 0) {
       process.nextTick(finish);

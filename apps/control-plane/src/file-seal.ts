@@ -13,7 +13,7 @@ export const SEAL_OVERHEAD = 12 + 16;
  */
 export interface FileSeal {
   /** IV, tag, then the ciphertext of `plain` (as parts, to write without a copy). */
-  seal(context: string | Uint8Array, plain: Uint8Array): Buffer[];
+  seal(context: string | Uint8Array, plain: Uint8Array | readonly Uint8Array[]): Buffer[];
   /** The plaintext of `sealed` (IV, tag, ciphertext), or undefined when it does not authenticate. */
   open(context: string | Uint8Array, sealed: Uint8Array): Buffer | undefined;
 }
@@ -25,8 +25,9 @@ export function fileSeal(key: Buffer): FileSeal {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       cipher.setAAD(typeof context === 'string' ? Buffer.from(context) : context);
-      const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-      return [iv, cipher.getAuthTag(), body];
+      const body = (plain instanceof Uint8Array ? [plain] : plain).map((p) => cipher.update(p));
+      body.push(cipher.final());
+      return [iv, cipher.getAuthTag(), ...body];
     },
     open(context, sealed) {
       if (sealed.length < SEAL_OVERHEAD) return undefined;

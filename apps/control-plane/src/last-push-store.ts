@@ -25,7 +25,7 @@ export interface LastPushStore {
   get(nodeId: string, revision: number, nowMs: number): Promise<{ bytes: Buffer; gzip?: { level: number; bytes: Buffer } } | undefined>;
   put(nodeId: string, revision: number, untilMs: number, encoded: Uint8Array): void;
   /** The gzip of the message put for `revision` (what the send made of it), kept with it when it has not been written yet. */
-  putGzip(nodeId: string, revision: number, level: number, gzipped: Uint8Array): void;
+  putGzip(nodeId: string, revision: number, level: number, gzipped: Uint8Array | readonly Uint8Array[]): void;
   stats(): { written: number; heldBytes: number };
   /** Writes what waits and waits for the writes under way. */
   flush(): Promise<void>;
@@ -53,7 +53,12 @@ export function createLastPushStore(opts: {
   /** What the seal authenticates besides the bytes: which part, the head and whose file it is. */
   const context = (part: 'last push' | 'last push gzip', head: Buffer, nodeId: string) =>
     Buffer.concat([Buffer.from(`${part}\0`), head, Buffer.from(nodeId)]);
-  type Kept = { revision: number; untilMs: number; encoded: Uint8Array; gzip?: { level: number; bytes: Uint8Array } };
+  type Kept = {
+    revision: number;
+    untilMs: number;
+    encoded: Uint8Array;
+    gzip?: { level: number; bytes: Uint8Array | readonly Uint8Array[] };
+  };
   /** Per node: the newest message not written yet, since when one has waited, and whether its time came. */
   const waiting = new Map<string, { m: Kept; since: number; due: boolean; timer: NodeJS.Timeout }>();
   /** Per node, the write under way (one at a time). */

@@ -2,11 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { gunzipSync, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { compressedBytes } from './cached-gzip.ts';
 import { parallelCompress } from './parallel-gzip.ts';
 
 const compress = (bytes: Uint8Array, encoding: string, threads: number, level = 1) =>
   new Promise<Buffer>((resolve, reject) =>
-    parallelCompress(bytes, encoding, level, (err, out) => (err ? reject(err) : resolve(out as Buffer)), threads),
+    parallelCompress(bytes, encoding, level, (err, out) => (err || !out ? reject(err) : resolve(compressedBytes(out))), threads),
   );
 
 /** Protobuf-like content: repeated structure with random ids, as a big DesiredState has. */

@@ -8,7 +8,7 @@ const MIN_PIECE_BYTES = 512 * 1024;
 
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff]);
 
-type Done = (error: Error | null, compressed?: Buffer) => void;
+type Done = (error: Error | null, compressed?: Buffer | readonly Buffer[]) => void;
 
 /**
  * zlib's output chunk for deflating `n` bytes in one go: large enough for the whole deflated
@@ -61,7 +61,8 @@ export function parallelCompress(bytes: Uint8Array, encoding: string, level: num
       const trailer = Buffer.allocUnsafe(8);
       trailer.writeUInt32LE(crc32(bytes) >>> 0, 0);
       trailer.writeUInt32LE(bytes.length >>> 0, 4);
-      done(null, Buffer.concat([GZIP_HEADER, ...out, trailer]));
+      // Handed on as the pieces (the grpc-js patch writes them in order: cached-gzip.ts Compressed).
+      done(null, [GZIP_HEADER, ...out, trailer]);
     });
   }
 }

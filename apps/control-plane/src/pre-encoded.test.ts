@@ -1,6 +1,6 @@
 import { ControlPlaneWireDefinition, type ServerMessage } from '@svc/proto';
 import { describe, expect, it } from 'vitest';
-import type { Compressor } from './cached-gzip.ts';
+import { type Compressed, type Compressor, compressedBytes } from './cached-gzip.ts';
 import { preEncoded, preEncodedSends } from './pre-encoded.ts';
 
 /** A compressor that records what it was asked and answers with a marker. */
@@ -14,7 +14,7 @@ function recording() {
 }
 const compressed = (c: Compressor, bytes: Uint8Array, level: number, encoding = 'gzip') =>
   new Promise<Buffer>((resolve, reject) =>
-    c(Buffer.from(bytes), encoding, level, (err, out) => (err ? reject(err) : resolve(out as Buffer))),
+    c(Buffer.from(bytes), encoding, level, (err, out) => (err || !out ? reject(err) : resolve(compressedBytes(out)))),
   );
 
 describe('pre-encoded sends (a big node’s DesiredState encoded before the send)', () => {
@@ -41,7 +41,7 @@ describe('pre-encoded sends (a big node’s DesiredState encoded before the send
     const encoded = {
       bytes,
       gzip: { level: 1, bytes: kept },
-      compressed: (level: number, gzipped: Buffer) => told.push({ level, gzipped: gzipped.toString() }),
+      compressed: (level: number, gzipped: Compressed) => told.push({ level, gzipped: compressedBytes(gzipped).toString() }),
     };
 
     def.sync.responseSerialize(preEncoded({ ...message }, encoded));

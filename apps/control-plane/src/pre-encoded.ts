@@ -1,5 +1,5 @@
 import type { ServerMessage } from '@svc/proto';
-import type { Compressor } from './cached-gzip.ts';
+import type { Compressed, Compressor } from './cached-gzip.ts';
 import { type SyncWire, wrapSyncSerializer } from './sync-serializer.ts';
 
 const ENCODED = Symbol('svc.preEncodedServerMessage');
@@ -10,7 +10,7 @@ export interface Encoded {
   /** The same bytes gzip'd at `level` (kept with them: last-push-store.ts), sent as they are when the send is gzip'd at that level. */
   gzip?: { level: number; bytes: Uint8Array };
   /** Told what the compressor made of `bytes` when the send was gzip'd (and `gzip` was not used). */
-  compressed?: (level: number, gzipped: Buffer) => void;
+  compressed?: (level: number, gzipped: Compressed) => void;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Metrics } from '@svc/metrics';
-import type { Compressor } from './cached-gzip.ts';
+import { type Compressor, compressedLength } from './cached-gzip.ts';
 import { type SyncWire, wrapSyncSerializer } from './sync-serializer.ts';
 
 /**
@@ -42,7 +42,7 @@ export function sentMetrics(metrics: Metrics): {
         const mine = pending !== null && pending.length === bytes.length;
         if (mine) pending = null;
         compress(bytes, encoding, level, (error, compressed) => {
-          if (mine && !error && compressed) metrics.desiredStateSentBytes.inc(compressed.length);
+          if (mine && !error && compressed) metrics.desiredStateSentBytes.inc(compressedLength(compressed));
           done(error, compressed);
         });
       };
