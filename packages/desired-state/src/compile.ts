@@ -1,11 +1,4 @@
-import {
-  engineRunsInbound,
-  shadowsocksPassword,
-  sniffingFor,
-  statusClockChangesAt,
-  storedStatusAsOf,
-  subscriptionServes,
-} from '@svc/domain';
+import { engineRunsInbound, shadowsocksPassword, sniffingFor } from '@svc/domain';
 import {
   chainEmail,
   type Inbound,
@@ -18,10 +11,12 @@ import {
   SecurityT,
   type StreamSettings,
   type UserLimits,
-  userEmail,
   XhttpMode,
 } from '@svc/proto';
 import type { ModelChain, ModelInbound, ModelSlice, NodeModel } from './model.ts';
+import { byString, type ServingMember, servingMembersOf } from './serving-members.ts';
+
+export { hasUserLimits, type ServingMember } from './serving-members.ts';
 
 /** Cipher of chain links between hops (Shadowsocks AEAD; Xray and v2ray both speak it). */
 export const CHAIN_METHOD = 'chacha20-ietf-poly1305';
@@ -52,8 +47,6 @@ const XHTTP: Record<string, XhttpMode> = {
   stream_up: XhttpMode.STREAM_UP,
   stream_one: XhttpMode.STREAM_ONE,
 };
-
-const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function streamOf(i: ModelInbound): StreamSettings {
   const s = i.stream;
@@ -91,14 +84,9 @@ const plainTcp = (): StreamSettings => ({ network: Network.TCP, security: Securi
  * writes it down: storedStatusAsOf); the earliest expiry still ahead of a member it serves ends it.
  */
 export function compiledUntilMs(m: NodeModel): number {
-  let until = Number.POSITIVE_INFINITY;
-  for (const sub of m.subscriptions) {
-    const at = statusClockChangesAt(sub, m.now);
-    // Only a member the node serves now leaves the config when its expiry passes (a limited one,
-    // or one of a disabled client, serves nobody before or after).
-    if (at !== null && at < until && subscriptionServes(storedStatusAsOf(sub, m.now), sub.client_status)) until = at;
-  }
-  return until;
+  // Only a member the node serves now leaves the config when its expiry passes (a limited one,
+  // or one of a disabled client, serves nobody before or after): serving-members.ts.
+  return servingMembersOf(m.subscriptions, m.now).untilMs;
 }
 
 /**
@@ -126,14 +114,8 @@ export function fillParts(parts: CompiledParts, m: NodeModel): NodeConfig {
     const target = inbounds[at] as Inbound;
     target.users = members.map(({ email, sub }) => userOf(inbound, email, sub));
   }
-  parts.config.userLimits = userLimitsOf(parts.serving, m.slices);
+  parts.config.userLimits = userLimitsOf(parts.limited, m.slices);
   return parts.config;
-}
-
-/** A subscription that serves now, with its user's email. */
-export interface ServingMember {
-  email: string;
-  sub: NodeModel['subscriptions'][number];
 }
 
 /**
@@ -145,38 +127,42 @@ export interface ServingMember {
  */
 export interface CompiledParts {
   config: NodeConfig;
+  /** Each inbound's users; inbounds granted to the same members may share one array (never change them). */
   users: Array<{ at: number; inbound: ModelInbound; members: readonly ServingMember[] }>;
   serving: readonly ServingMember[];
+  /** The serving members with a user_limits entry (hasUserLimits), by subscription id. */
+  limited: readonly NodeModel['subscriptions'][number][];
 }
 
 export function compileParts(m: NodeModel): CompiledParts {
-  // The serving subscriptions in email order, once; each inbound's users keep that order.
-  const serving: ServingMember[] = [];
-  for (const sub of m.subscriptions) {
-    // The stored status as of the snapshot's clock (an expiry passed since the last write counts
-    // before the sweep writes it down; a limit reached is stored by the credit that reached it).
-    const status = storedStatusAsOf(sub, m.now);
-    if (subscriptionServes(status, sub.client_status)) serving.push({ email: userEmail(sub.id), sub });
-  }
-  serving.sort((a, b) => byString(a.email, b.email));
-  const usersByInbound = new Map<string, ServingMember[]>();
-  const listOf = (inboundId: string) => {
-    let list = usersByInbound.get(inboundId);
-    if (!list) {
-      list = [];
-      usersByInbound.set(inboundId, list);
+  // The serving subscriptions in email order (the stored status as of the snapshot's clock: an
+  // expiry passed since the last write counts before the sweep writes it down; a limit reached is
+  // stored by the credit that reached it), kept with the members array: serving-members.ts.
+  const { serving, limited, sharedInboundIds } = servingMembersOf(m.subscriptions, m.now);
+  // Each inbound's users keep that order.
+  const usersByInbound = new Map<string, readonly ServingMember[]>();
+  if (sharedInboundIds && new Set(sharedInboundIds).size === sharedInboundIds.length) {
+    // Every member granted the same inbounds (one access group): each inbound's users are all of them.
+    for (const id of sharedInboundIds) usersByInbound.set(id, serving);
+  } else {
+    const listOf = (inboundId: string) => {
+      let list = usersByInbound.get(inboundId) as ServingMember[] | undefined;
+      if (!list) {
+        list = [];
+        usersByInbound.set(inboundId, list);
+      }
+      return list;
+    };
+    // Members of one access group share their inbound list (one array): its lists are looked up once per run.
+    let ids: readonly string[] | undefined;
+    let lists: ServingMember[][] = [];
+    for (const user of serving) {
+      if (user.sub.inbound_ids !== ids) {
+        ids = user.sub.inbound_ids;
+        lists = ids.map(listOf);
+      }
+      for (const list of lists) list.push(user);
     }
-    return list;
-  };
-  // Members of one access group share their inbound list (one array): its lists are looked up once per run.
-  let ids: readonly string[] | undefined;
-  let lists: ServingMember[][] = [];
-  for (const user of serving) {
-    if (user.sub.inbound_ids !== ids) {
-      ids = user.sub.inbound_ids;
-      lists = ids.map(listOf);
-    }
-    for (const list of lists) list.push(user);
   }
 
   const inbounds: Inbound[] = [];
@@ -221,6 +207,7 @@ export function compileParts(m: NodeModel): CompiledParts {
     },
     users,
     serving,
+    limited,
   };
 }
 
@@ -231,9 +218,9 @@ export function compileParts(m: NodeModel): CompiledParts {
  * none for it, i.e. unmetered here), by subscription id. Nothing else is in it: a subscription
  * without an entry is bound by none of them on the node.
  */
-function userLimitsOf(serving: readonly ServingMember[], slices: NodeModel['slices']): UserLimits[] {
+function userLimitsOf(limited: readonly NodeModel['subscriptions'][number][], slices: NodeModel['slices']): UserLimits[] {
   const out: UserLimits[] = [];
-  for (const sub of limitedMembers(serving)) {
+  for (const sub of limited) {
     const slice = sliceOf(sub, slices);
     // A member the member cache kept is the same object from snapshot to snapshot: its entry is
     // made once (five BigInts and an object: ~0.7 µs, 70 ms on a 100,000-user node) while its
@@ -249,22 +236,6 @@ function userLimitsOf(serving: readonly ServingMember[], slices: NodeModel['slic
     out.push(limits);
   }
   return out;
-}
-
-/** The serving members that have a user_limits entry (userLimitsOf), by subscription id. */
-export function limitedMembers(serving: readonly ServingMember[]): Array<NodeModel['subscriptions'][number]> {
-  const out: Array<NodeModel['subscriptions'][number]> = [];
-  for (const { sub } of serving) {
-    const bound =
-      (sub.device_limit ?? null) !== null ||
-      (sub.upload_bps ?? null) !== null ||
-      (sub.download_bps ?? null) !== null ||
-      sub.expires_at !== null ||
-      sub.traffic_limit_bytes !== null;
-    if (bound) out.push(sub);
-  }
-  // Serving is in email order, which is id order for ids of one length: then this is one pass.
-  return out.sort((a, b) => byString(a.id, b.id));
 }
 
 /** A member's traffic slice on the node (none without a traffic limit: unmetered). */

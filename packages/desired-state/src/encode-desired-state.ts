@@ -1,5 +1,5 @@
 import { encodeFlat, FlatWriter, InboundUser, type RepeatedInsertion, ServerMessage, spliceRepeated, UserLimits } from '@svc/proto';
-import { type CompiledParts, limitedMembers, sliceOf, userLimitOf, userOf } from './compile.ts';
+import { type CompiledParts, sliceOf, userLimitOf, userOf } from './compile.ts';
 import type { ModelInbound, ModelSlice, ModelSubscription, NodeModel } from './model.ts';
 
 /** A node with this many inbound users or more is encoded here (encodeDesiredState), not handed on as objects. */
@@ -48,8 +48,7 @@ export function encodeDesiredState(m: NodeModel, parts: CompiledParts, runs: Run
   for (const { at, inbound, members } of parts.users) {
     if (members.length === 0) continue;
     const tag = ((FIELD.inboundUsers << 3) | LEN) >>> 0;
-    const subs = members.map((s) => s.sub);
-    const chunks = inRuns(runs, userSpace(inbound), subs, undefined, (from, to) => {
+    const chunks = inRuns(runs, userSpace(inbound), members, subOfServing, undefined, (from, to) => {
       for (let k = from; k < to; k++) {
         const { email, sub } = members[k] as (typeof members)[number];
         InboundUser.encode(userOf(inbound, email, sub), writer.uint32(tag).fork()).join();
@@ -58,11 +57,11 @@ export function encodeDesiredState(m: NodeModel, parts: CompiledParts, runs: Run
     });
     insertions.push({ path: [...config, [FIELD.nodeConfigXray, 0], [FIELD.xrayInbounds, at]], field: FIELD.inboundUsers, chunks });
   }
-  const limited = limitedMembers(parts.serving);
+  const { limited } = parts;
   if (limited.length) {
     const tag = ((FIELD.nodeConfigUserLimits << 3) | LEN) >>> 0;
     const slices = { map: m.slices, of: (sub: ModelSubscription) => sliceOf(sub, m.slices) };
-    const chunks = inRuns(runs, `limits ${m.node_id}`, limited, slices, (from, to) => {
+    const chunks = inRuns(runs, `limits ${m.node_id}`, limited, itself, slices, (from, to) => {
       for (let k = from; k < to; k++) {
         const sub = limited[k] as ModelSubscription;
         UserLimits.encode(userLimitOf(sub, slices.of(sub)), writer.uint32(tag).fork()).join();
@@ -108,30 +107,34 @@ interface Slices {
 const sameSlice = (a: ModelSlice | undefined, b: ModelSlice | undefined) =>
   a === b || (a !== undefined && b !== undefined && a.slice_id === b.slice_id && a.slice_bytes === b.slice_bytes);
 
-/** The encoded entries of `members` (in order), kept runs copied, the others encoded by `encode(from, to)`. */
-function inRuns(
+const subOfServing = (s: CompiledParts['serving'][number]) => s.sub;
+const itself = (s: ModelSubscription) => s;
+
+/** The encoded entries of `members` (in order; each its subscription by `subOf`), kept runs copied, the others encoded by `encode(from, to)`. */
+function inRuns<T>(
   runs: RunCache,
   space: string,
-  members: readonly ModelSubscription[],
+  members: readonly T[],
+  subOf: (member: T) => ModelSubscription,
   slices: Slices | undefined,
   encode: (from: number, to: number) => Uint8Array,
 ): Uint8Array[] {
   const out: Uint8Array[] = [];
   let k = 0;
   while (k < members.length) {
-    const first = identityOf(members[k] as ModelSubscription);
+    const first = identityOf(subOf(members[k] as T));
     const run = runs.get(space, first);
-    if (run && fits(run, members, slices, k)) {
+    if (run && fits(run, members, subOf, slices, k)) {
       runs.stats.kept++;
       out.push(run.bytes);
       k += run.members.length;
       continue;
     }
     let end = k;
-    while (end < members.length && !endsRun((members[end++] as ModelSubscription).id));
+    while (end < members.length && !endsRun(subOf(members[end++] as T).id));
     const bytes = encode(k, end);
     runs.stats.made++;
-    const made = members.slice(k, end);
+    const made = members.slice(k, end).map(subOf);
     runs.set(space, first, {
       members: made.map(identityOf),
       ...(slices ? { slices: { map: slices.map, each: made.map(slices.of) } } : {}),
@@ -144,13 +147,19 @@ function inRuns(
 }
 
 /** Whether a kept run is the entries of the members from `at` on: the same member objects, and (user limits) the same slices. */
-function fits(run: Run, members: readonly ModelSubscription[], slices: Slices | undefined, at: number): boolean {
+function fits<T>(
+  run: Run,
+  members: readonly T[],
+  subOf: (member: T) => ModelSubscription,
+  slices: Slices | undefined,
+  at: number,
+): boolean {
   const n = run.members.length;
   if (at + n > members.length || (slices === undefined) !== (run.slices === undefined)) return false;
-  for (let j = 0; j < n; j++) if (run.members[j] !== identityOf(members[at + j] as ModelSubscription)) return false;
+  for (let j = 0; j < n; j++) if (run.members[j] !== identityOf(subOf(members[at + j] as T))) return false;
   // The same slices map: the same slices (no lookup per member).
   if (!slices || !run.slices || run.slices.map === slices.map) return true;
-  for (let j = 0; j < n; j++) if (!sameSlice(run.slices.each[j], slices.of(members[at + j] as ModelSubscription))) return false;
+  for (let j = 0; j < n; j++) if (!sameSlice(run.slices.each[j], slices.of(subOf(members[at + j] as T)))) return false;
   return true;
 }
 

@@ -145,6 +145,7 @@ function inOrder(
       out.splice(at, 1);
     }
     for (const m of arrived) out.splice(lowerBound(out, m.id), 0, m);
+    deltas.set(out, { base: previous.models, went, came: arrived });
     return out;
   }
   came.sort(byId);
@@ -156,5 +157,23 @@ function inOrder(
     out.push(m);
   }
   while (k < came.length) out.push(came[k++] as ModelSubscription);
+  deltas.set(out, { base: previous.models, went, came: arrived });
   return out;
 }
+
+/**
+ * How a group's models in order differ from the order before them, when inOrder made them from
+ * it: the models that went and those that came (each model in `base` and not in `went` is in the
+ * new order, the same object). What the compiler derives from the order before is brought up to
+ * date from this (serving-members.ts) instead of being derived again from 100,000 members.
+ */
+export interface ModelsDelta {
+  base: readonly ModelSubscription[];
+  went: readonly ModelSubscription[];
+  came: readonly ModelSubscription[];
+}
+
+const deltas = new WeakMap<readonly ModelSubscription[], ModelsDelta>();
+
+/** How `models` differ from the models they were made from (inOrder), when they were made so. */
+export const deltaOf = (models: readonly ModelSubscription[]): ModelsDelta | undefined => deltas.get(models);

@@ -1,5 +1,6 @@
-import { type DomainDeps, engineOf, mayBeDueSlices, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
+import { type DomainDeps, engineOf, type UnitOfWorkDeps, unitOfWork } from '@svc/domain';
 import { sql } from 'kysely';
+import { dueSlicesOf } from './due-slices.ts';
 import { MemberCache } from './member-cache.ts';
 import type { ModelChain, NodeModel } from './model.ts';
 import { subscriptionsOfNode } from './node-subscriptions.ts';
@@ -161,7 +162,7 @@ async function modelsOfSnapshot(
       slices: slices?.slices ?? new Map(),
     };
     if (slicesDue) {
-      const due = mayBeDueSlices(
+      const due = dueSlicesOf(
         model.subscriptions,
         { multiplier: Number(node.traffic_multiplier), slices: model.slices ?? new Map(), halfUsed: slices?.halfUsed ?? new Set() },
         model.now,
