@@ -23,7 +23,7 @@ export interface ServingMembers {
   readonly serving: readonly ServingMember[];
   /** The serving members that have a user_limits entry (a device limit, a speed cap, an expiry or a traffic limit), in id order. */
   readonly limited: readonly ModelSubscription[];
-  /** The inbound_ids array every serving member holds (the same array: one access group), or null. */
+  /** The inbound list every serving member holds (the same ids in the same order: one access group), or null. */
   readonly sharedInboundIds: readonly string[] | null;
 }
 
@@ -78,7 +78,8 @@ function fromScratch(members: readonly ModelSubscription[], now: Date): ServingM
     serving.push({ email: userEmail(sub.id), sub });
     const at = statusClockChangesAt(sub, now);
     if (at !== null && at < untilMs) untilMs = at;
-    shared = shared === undefined || shared === sub.inbound_ids ? sub.inbound_ids : null;
+    if (shared === undefined) shared = sub.inbound_ids;
+    else if (shared !== null && !sameIds(shared, sub.inbound_ids)) shared = null;
   }
   serving.sort((a, b) => byString(a.email, b.email));
   const limited: ModelSubscription[] = [];
@@ -123,7 +124,8 @@ function withChanges(
     serving.splice(at, 0, { email, sub });
     const ahead = statusClockChangesAt(sub, now);
     if (ahead !== null && ahead < untilMs) untilMs = ahead;
-    if (shared !== sub.inbound_ids) shared = before.serving.length === 0 && serving.length === 1 ? sub.inbound_ids : null;
+    if (serving.length === 1) shared = sub.inbound_ids;
+    else if (shared !== null && !sameIds(shared, sub.inbound_ids)) shared = null;
     if (hasUserLimits(sub))
       limited.splice(
         lowerBound(limited, sub.id, (m) => m.id),
@@ -142,6 +144,17 @@ function withChanges(
   if (serving.length === 0) shared = null;
   return { at: now.getTime(), untilMs, serving, limited, sharedInboundIds: shared };
 }
+
+/**
+ * Whether two inbound lists are the same ids in the same order. Members of one access group
+ * share one array per snapshot; a member kept from an earlier snapshot holds that one's array.
+ */
+const sameIds = (a: readonly string[], b: readonly string[]): boolean => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
+};
 
 /** The first index of `sorted` whose key is not below `key`. */
 function lowerBound<T>(sorted: readonly T[], key: string, keyOf: (t: T) => string): number {

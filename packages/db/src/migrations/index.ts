@@ -41,6 +41,7 @@ import * as usageInboxParts from './2026-12-02T1300-usage-inbox-parts.ts';
 import * as subscriptionCounters from './2026-12-02T1400-subscription-counters.ts';
 import * as subscriptionsCreditIndex from './2026-12-02T1500-subscriptions-credit-index.ts';
 import * as subscriptionMemberHash from './2026-12-02T1600-subscription-member-hash.ts';
+import * as memberDigestIndex from './2026-12-02T1700-member-digest-index.ts';
 
 /** Every migration, registered explicitly, in order. Names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T1400-subscription-counters': subscriptionCounters,
   '2026-12-02T1500-subscriptions-credit-index': subscriptionsCreditIndex,
   '2026-12-02T1600-subscription-member-hash': subscriptionMemberHash,
+  '2026-12-02T1700-member-digest-index': memberDigestIndex,
 };

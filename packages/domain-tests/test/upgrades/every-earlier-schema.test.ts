@@ -1045,6 +1045,19 @@ const STEPS: Record<string, Step> = {
       ).rejects.toBe(rolledBack);
     },
   },
+  '2026-12-02T1700-member-digest-index': {
+    async check(db) {
+      // Indexes, nothing else: the membership and the subscription read as before; the digest's two indexes are there, the group-only one gone.
+      expect(await one(db, 'subscription_access_groups', { subscription_id: SUB })).toMatchObject({ access_group_id: GROUP });
+      const { rows } = await sql<{ name: string; def: string }>`
+        select c.relname as name, pg_get_indexdef(i.indexrelid) as def from pg_index i join pg_class c on c.oid = i.indexrelid
+         where c.relname in ('subscriptions_member_digest', 'subscription_access_groups_group_member', 'subscription_access_groups_group')
+           and c.relnamespace = current_schema()::regnamespace order by c.relname`.execute(db);
+      expect(rows.map((r) => r.name)).toEqual(['subscription_access_groups_group_member', 'subscriptions_member_digest']);
+      expect(rows[0]?.def).toMatch(/\(access_group_id, subscription_id\)/);
+      expect(rows[1]?.def).toMatch(/\(id\) INCLUDE \(status, client_id, bucket, member_hash\)/);
+    },
+  },
 };
 
 /** Tables of the schema with how many rows each holds (kysely's bookkeeping left out). */
