@@ -42,8 +42,11 @@ export const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 
 
 const derived = new WeakMap<readonly ModelSubscription[], ServingMembers>();
 
-/** Changes up to this many (went and came) are brought into a copy of the arrays before; more, and everything is derived again. */
-const DELTA_UP_TO = 1024;
+/**
+ * Changes up to this many (went and came) are brought into a copy of the arrays before; more, and
+ * everything is derived again (each change is a splice: a move of up to every entry).
+ */
+const DELTA_UP_TO = 64;
 
 /**
  * ServingMembers of `members` at `now`. Members are never changed once made (model.ts), so what
