@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import * as zlib from 'node:zlib';
+import type { Compressed } from './cached-gzip.ts';
 
 /** Below this, one zlib call (a thread) is as fast as splitting. */
 const SPLIT_FROM_BYTES = 1024 * 1024;
@@ -8,7 +9,7 @@ const MIN_PIECE_BYTES = 512 * 1024;
 
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff]);
 
-type Done = (error: Error | null, compressed?: Buffer | readonly Buffer[]) => void;
+type Done = (error: Error | null, compressed?: Compressed) => void;
 
 /**
  * zlib's output chunk for deflating `n` bytes in one go: large enough for the whole deflated

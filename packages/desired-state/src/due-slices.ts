@@ -46,10 +46,11 @@ export function dueSlicesOf(members: readonly ModelSubscription[], node: NodeSli
       candidates = [...before.due.filter((m) => !went.has(m)), ...delta.came];
     }
   }
-  const byId = new Map<string, ModelSubscription>();
-  const due = mayBeDueSlices(candidates ?? members, node, now);
-  for (const m of candidates ?? []) byId.set(m.id, m);
-  const dueMembers = candidates ? due.map((id) => byId.get(id) as ModelSubscription) : membersById(members, due);
+  const asked = candidates ?? members;
+  const due = mayBeDueSlices(asked, node, now);
+  // Kept as members (the rule is asked about them again); few, usually none.
+  const ids = new Set(due);
+  const dueMembers = due.length ? asked.filter((m) => ids.has(m.id)) : [];
   let perSlices = found.get(members);
   if (!perSlices) {
     perSlices = new WeakMap();
@@ -57,11 +58,4 @@ export function dueSlicesOf(members: readonly ModelSubscription[], node: NodeSli
   }
   perSlices.set(slices, { at: t, halfUsed: new Set(node.halfUsed), due: dueMembers });
   return due;
-}
-
-/** The members with these ids (few: the ones a slice may be due for). */
-function membersById(members: readonly ModelSubscription[], ids: readonly string[]): ModelSubscription[] {
-  if (ids.length === 0) return [];
-  const wanted = new Set(ids);
-  return members.filter((m) => wanted.has(m.id));
 }

@@ -1,5 +1,6 @@
 import type { MemberCache } from './member-cache.ts';
 import type { ModelSubscription } from './model.ts';
+import { lowerBound, SPLICE_UP_TO } from './sorted.ts';
 
 /**
  * The members of one access group as a node's ModelSubscriptions (all granted the same inbound
@@ -94,20 +95,7 @@ function inReadOrder<Row extends { id: string }>(
   return models.every((m, k) => m.length === cursor[k]);
 }
 
-/** Members that went and came up to this many are spliced into a copy of the previous order; more, and it is merged anew. */
-const SPLICE_UP_TO = 64;
-
-/** The first index of `sorted` (by id) whose id is not below `id`. */
-function lowerBound(sorted: readonly ModelSubscription[], id: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as ModelSubscription).id < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const idOf = (m: ModelSubscription) => m.id;
 
 /** The models of `now` by id: the previous order with the chunks that went taken out and those that came merged in, or sorted anew when most changed. */
 function inOrder(
@@ -140,11 +128,11 @@ function inOrder(
   if (went.length + arrived.length <= SPLICE_UP_TO) {
     const out = previous.models.slice();
     for (const m of went) {
-      const at = lowerBound(out, m.id);
+      const at = lowerBound(out, m.id, idOf);
       if (out[at] !== m) return whole();
       out.splice(at, 1);
     }
-    for (const m of arrived) out.splice(lowerBound(out, m.id), 0, m);
+    for (const m of arrived) out.splice(lowerBound(out, m.id, idOf), 0, m);
     deltas.set(out, { base: previous.models, went, came: arrived });
     return out;
   }

@@ -2,6 +2,7 @@ import { statusClockChangesAt, storedStatusAsOf, subscriptionServes } from '@svc
 import { userEmail } from '@svc/proto';
 import { deltaOf } from './group-models.ts';
 import type { ModelSubscription } from './model.ts';
+import { lowerBound, SPLICE_UP_TO } from './sorted.ts';
 
 /** A subscription that serves now, with its user's email. */
 export interface ServingMember {
@@ -43,12 +44,6 @@ export const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 
 const derived = new WeakMap<readonly ModelSubscription[], ServingMembers>();
 
 /**
- * Changes up to this many (went and came) are brought into a copy of the arrays before; more, and
- * everything is derived again (each change is a splice: a move of up to every entry).
- */
-const DELTA_UP_TO = 64;
-
-/**
  * ServingMembers of `members` at `now`. Members are never changed once made (model.ts), so what
  * was derived from an array of them holds for that array until its untilMs: it is kept with the
  * array (the member cache hands one node after another, and one push after the next, the same
@@ -65,7 +60,7 @@ export function servingMembersOf(members: readonly ModelSubscription[], now: Dat
   const delta = deltaOf(members);
   const before = delta && derived.get(delta.base);
   const made =
-    (before && before.at <= t && t < before.untilMs && delta.went.length + delta.came.length <= DELTA_UP_TO
+    (before && before.at <= t && t < before.untilMs && delta.went.length + delta.came.length <= SPLICE_UP_TO
       ? withChanges(before, delta.went, delta.came, now)
       : undefined) ?? fromScratch(members, now);
   derived.set(members, made);
@@ -158,15 +153,3 @@ const sameIds = (a: readonly string[], b: readonly string[]): boolean => {
   for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
   return true;
 };
-
-/** The first index of `sorted` whose key is not below `key`. */
-function lowerBound<T>(sorted: readonly T[], key: string, keyOf: (t: T) => string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keyOf(sorted[mid] as T) < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
